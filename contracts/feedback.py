@@ -1,0 +1,72 @@
+"""Feedback on an agent's work: the RecordFeedback command and the FeedbackRecorded event.
+
+SPEC C01–C12. The server stamps ``tenantId`` (from the API key or the Kafka message's
+``tenantid`` attribute) and ``givenBy`` (the key's subject or the ``actor`` attribute): a
+body that brings either is refused, naming the field.
+"""
+
+from enum import StrEnum
+from typing import Annotated
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+Ref = Annotated[str, StringConstraints(min_length=1, max_length=512, strip_whitespace=True)]
+
+
+class SubjectKind(StrEnum):
+    """What feedback can be given on (SPEC C03)."""
+
+    run = "run"
+    attempt = "attempt"
+    artifact = "artifact"
+    memory = "memory"
+    evaluation = "evaluation"
+
+
+class FeedbackKind(StrEnum):
+    """SPEC C04: ratings, corrections (with the corrected artifact), comments, escalations."""
+
+    rating = "rating"
+    correction = "correction"
+    comment = "comment"
+    escalation = "escalation"
+
+
+RATING_MIN, RATING_MAX = 1, 5  # our decision: the seed gives only "int"
+
+
+class Contract(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class RecordFeedback(Contract):
+    """Record one piece of feedback on a subject; the subject itself is never altered (C07).
+
+    The text of a comment and a corrected artifact are referenced, never inline (C06).
+    """
+
+    project_id: Ref = Field(alias="projectId")
+    subject_kind: SubjectKind = Field(alias="subjectKind")
+    subject_ref: Ref = Field(alias="subjectRef", description="The subject's id (C08).")
+    kind: FeedbackKind
+    rating: int | None = Field(default=None, ge=RATING_MIN, le=RATING_MAX)
+    comment_ref: Ref | None = Field(
+        default=None, alias="commentRef", description="Artifact reference of the text."
+    )
+    corrected_artifact_ref: Ref | None = Field(default=None, alias="correctedArtifactRef")
+
+
+class FeedbackRecorded(Contract):
+    """Published on ``evaluation.feedback.v1.feedback-recorded``: feedback exists on a subject."""
+
+    feedback_id: UUID = Field(alias="feedbackId")
+    tenant_id: str = Field(alias="tenantId")
+    subject_kind: SubjectKind = Field(alias="subjectKind")
+    subject_ref: str = Field(alias="subjectRef")
+    kind: FeedbackKind
+    rating: int | None = None
+
+
+# Fields the server stamps; a client that sends one is refused with the field named.
+STAMPED_FIELDS = frozenset({"tenantId", "givenBy", "givenAt", "feedbackId"})

@@ -1,0 +1,16 @@
+"""Kafka topic names: ``evaluation.<area>.v1.<event-name>``.
+
+The published ones keep the names of the service this one stands in for, exactly as written.
+"""
+
+FEEDBACK_RECORDED = "evaluation.feedback.v1.feedback-recorded"
+RECORD_FEEDBACK = "evaluation.feedback.v1.record-feedback"
+
+
+def dead_letter(topic: str) -> str:
+    """Where a message that cannot be parsed or is refused goes, with the reason."""
+    return f"{topic}.dlt"
+
+
+# Every topic this service produces or consumes, created at start-up (never auto-created).
+ALL = (FEEDBACK_RECORDED, RECORD_FEEDBACK, dead_letter(RECORD_FEEDBACK))

@@ -1,0 +1,128 @@
+"""The feedback list: every piece of feedback, by subject and kind (SPEC C12).
+
+Answers ``GET /factory/feedback``; every query is scoped to one tenant (C51).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from projections.runner import Positioned
+from services.feedback.domain import Feedback
+
+COLUMNS = (
+    "feedback_id, tenant_id, project_id, subject_kind, subject_ref, kind, rating, "
+    "comment_ref, corrected_artifact_ref, given_by, given_at, position"
+)
+
+
+class FeedbackList:
+    name = "feedback_list"
+    handles = (Feedback.Recorded,)
+
+    def ddl(self, schema: str) -> str:
+        return f"""
+        CREATE TABLE IF NOT EXISTS {schema}.feedback (
+            feedback_id uuid PRIMARY KEY,
+            tenant_id text NOT NULL,
+            project_id text NOT NULL,
+            subject_kind text NOT NULL,
+            subject_ref text NOT NULL,
+            kind text NOT NULL,
+            rating integer,
+            comment_ref text,
+            corrected_artifact_ref text,
+            given_by text NOT NULL,
+            given_at timestamptz NOT NULL,
+            position bigint NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS feedback_by_subject
+            ON {schema}.feedback (tenant_id, subject_kind, subject_ref, position DESC);
+        CREATE INDEX IF NOT EXISTS feedback_by_tenant
+            ON {schema}.feedback (tenant_id, position DESC);
+        """
+
+    async def apply(
+        self, conn: asyncpg.Connection, schema: str, batch: Sequence[Positioned]
+    ) -> None:
+        rows = [
+            (
+                p.event.originator_id,
+                p.event.tenant_id,
+                p.event.project_id,
+                p.event.subject_kind,
+                p.event.subject_ref,
+                p.event.kind,
+                p.event.rating,
+                p.event.comment_ref,
+                p.event.corrected_artifact_ref,
+                p.event.given_by,
+                p.event.timestamp,
+                p.position,
+            )
+            for p in batch
+        ]
+        await conn.executemany(
+            f"INSERT INTO {schema}.feedback ({COLUMNS}) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+            "ON CONFLICT (feedback_id) DO NOTHING",
+            rows,
+        )
+
+
+@dataclass(frozen=True)
+class FeedbackPage:
+    items: list[dict[str, Any]]
+    next_before: int | None  # pass as ``before`` for the next (older) page
+
+
+async def list_feedback(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    *,
+    subject_kind: str | None = None,
+    subject_ref: str | None = None,
+    kind: str | None = None,
+    before: int | None = None,
+    limit: int = 50,
+    schema: str = "rm_feedback_list",
+) -> FeedbackPage:
+    """Newest first, keyset-paginated on position, always within one tenant."""
+    rows = await pool.fetch(
+        f"SELECT {COLUMNS} FROM {schema}.feedback "
+        "WHERE tenant_id = $1 "
+        "AND ($2::text IS NULL OR subject_kind = $2) "
+        "AND ($3::text IS NULL OR subject_ref = $3) "
+        "AND ($4::text IS NULL OR kind = $4) "
+        "AND ($5::bigint IS NULL OR position < $5) "
+        "ORDER BY position DESC LIMIT $6",
+        tenant_id,
+        subject_kind,
+        subject_ref,
+        kind,
+        before,
+        limit + 1,
+    )
+    items = [feedback_json(row) for row in rows[:limit]]
+    next_before = rows[limit - 1]["position"] if len(rows) > limit else None
+    return FeedbackPage(items, next_before)
+
+
+def feedback_json(row: asyncpg.Record) -> dict[str, Any]:
+    """A row in the API's words (seed 004's HumanFeedback fields)."""
+    return {
+        "feedbackId": str(row["feedback_id"]),
+        "tenantId": row["tenant_id"],
+        "projectId": row["project_id"],
+        "subjectKind": row["subject_kind"],
+        "subjectRef": row["subject_ref"],
+        "kind": row["kind"],
+        "rating": row["rating"],
+        "commentRef": row["comment_ref"],
+        "correctedArtifactRef": row["corrected_artifact_ref"],
+        "givenBy": row["given_by"],
+        "givenAt": row["given_at"].isoformat(),
+        "position": row["position"],
+    }

@@ -1,0 +1,1 @@
+"""Feedback Loop's write side: one package per bounded context, plus the runtime that wires them."""

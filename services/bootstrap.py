@@ -1,0 +1,181 @@
+"""The composition root: the one place that reads settings and wires the parts together.
+
+Every process (``feedbackloop serve | api | projector | relay | inbound``) opens a Runtime and
+runs the parts it is for.
+"""
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+from fastapi import FastAPI
+from faststream.kafka import KafkaBroker
+
+from contracts import topics
+from contracts.envelope import FeedbackRecordedMessage
+from projections.feedback_list import FeedbackList
+from projections.runner import Projection, ProjectionRunner
+from services.api import create_app
+from services.auth import SCOPES, KeyRing, new_key
+from services.bus import CommandBus
+from services.embedded import start_embedded_postgres
+from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
+from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
+from services.inbound import register_inbound
+from services.kafka import ensure_topics
+from services.relay import Relay
+from services.settings import Settings
+from services.store import EventStore, open_store
+
+log = logging.getLogger("feedbackloop")
+
+HANDLERS = {**FEEDBACK_HANDLERS}
+PUBLICATIONS = {**FEEDBACK_PUBLICATIONS}
+
+
+def read_models() -> list[Projection]:
+    return [FeedbackList()]
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    database_url: str
+    store: EventStore
+    pool: asyncpg.Pool
+    bus: CommandBus
+    keys: KeyRing
+    dev_key: str | None = None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @classmethod
+    async def open(cls, settings: Settings) -> "Runtime":
+        if settings.database_url is None:
+            database_url = await asyncio.to_thread(start_embedded_postgres, settings.data_dir)
+        else:
+            database_url = settings.database_url
+        store = await asyncio.to_thread(open_store, database_url)
+        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=10)
+        keys, dev_key = load_keys(settings)
+        bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch)
+        return cls(settings, database_url, store, pool, bus, keys, dev_key)
+
+    async def close(self) -> None:
+        self.stop.set()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.bus.aclose()
+        await self.pool.close()
+        self.store.close()
+
+    def start(self, name: str, coroutine: Any) -> None:
+        self.tasks.append(asyncio.create_task(coroutine, name=name))
+
+    def start_projections(self, only: list[str] | None = None) -> None:
+        for projection in read_models():
+            if only and projection.name not in only:
+                continue
+            runner = ProjectionRunner(self.store, self.pool, projection)
+            self.start(f"projection:{projection.name}", runner.run(self.stop))
+            log.info("projection %s: running", projection.name)
+
+    async def start_relay(self) -> Relay | None:
+        if not self.settings.kafka_bootstrap_servers:
+            log.warning("relay: off (no KAFKA_BOOTSTRAP_SERVERS): events stay in the store")
+            return None
+        await self.ensure_topics()
+        relay = Relay(
+            self.store,
+            self.pool,
+            self.settings.kafka_bootstrap_servers,
+            PUBLICATIONS,
+            source=self.settings.cloudevents_source,
+        )
+        self.start("relay", relay.run(self.stop))
+        return relay
+
+    async def ensure_topics(self) -> None:
+        assert self.settings.kafka_bootstrap_servers
+        await ensure_topics(
+            self.settings.kafka_bootstrap_servers,
+            topics.ALL,
+            self.settings.topic_partitions,
+            self.settings.topic_replication_factor,
+        )
+
+    def broker(self) -> KafkaBroker:
+        broker = build_broker(self.settings.kafka_bootstrap_servers or "localhost:9092")
+        register_inbound(broker, self.bus, self.store, group_id=self.settings.inbound_group_id)
+        return broker
+
+    async def start_inbound(self) -> KafkaBroker | None:
+        if not self.settings.kafka_bootstrap_servers:
+            log.warning("inbound: off (no KAFKA_BOOTSTRAP_SERVERS): commands come over HTTP only")
+            return None
+        await self.ensure_topics()
+        broker = self.broker()
+        await broker.start()
+        log.info("inbound: consuming %s", topics.RECORD_FEEDBACK)
+        return broker
+
+    def app(self, lifespan: Any = None) -> FastAPI:
+        return create_app(
+            bus=self.bus,
+            pool=self.pool,
+            keys=self.keys,
+            read_wait_seconds=self.settings.read_wait_seconds,
+            lifespan=lifespan,
+        )
+
+
+def build_broker(bootstrap: str) -> KafkaBroker:
+    broker = KafkaBroker(bootstrap, client_id="feedbackloop")
+
+    # Declared for the AsyncAPI document; the relay itself publishes (it owns the position).
+    broker.publisher(
+        topics.FEEDBACK_RECORDED,
+        title="FeedbackRecorded",
+        description="Feedback exists on a subject. Key = feedbackId; de-duplicate on id.",
+        schema=FeedbackRecordedMessage,
+    )
+    broker.publisher(
+        topics.dead_letter(topics.RECORD_FEEDBACK),
+        title="RecordFeedbackDeadLetter",
+        description="The original message, unchanged, with dlt-error, dlt-reason, dlt-field "
+        "and dlt-original-topic/partition/offset headers.",
+    )
+    return broker
+
+
+def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
+    """Configured keys; on the embedded default with none configured, a development key."""
+    keys = KeyRing.load(settings.api_keys, settings.api_keys_file)
+    if len(keys) or not settings.embedded:
+        return keys, None
+    path = settings.data_dir / "dev-api-key.json"
+    if not path.exists():
+        key, entry = new_key("dev", "developer", list(SCOPES))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"key": key, "entry": entry}))
+        path.chmod(0o600)
+    saved = json.loads(path.read_text())
+    return KeyRing([saved["entry"]]), str(saved["key"])
+
+
+@asynccontextmanager
+async def serve_everything(runtime: Runtime) -> AsyncIterator[None]:
+    """One process runs it all: API, read models, relay and inbound consumers."""
+    runtime.start_projections()
+    await runtime.start_relay()
+    broker = await runtime.start_inbound()
+    try:
+        yield
+    finally:
+        if broker is not None:
+            await broker.stop()
+

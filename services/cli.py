@@ -1,0 +1,221 @@
+"""``feedbackloop``: run the service, or any one of its processes, and operate it."""
+
+import asyncio
+import json
+import logging
+import signal
+from typing import Annotated
+
+import typer
+import uvicorn
+from rich.console import Console
+from rich.progress import MofNCompleteColumn, Progress, TimeRemainingColumn
+
+from services.auth import SCOPES, new_key
+from services.bootstrap import Runtime, read_models, serve_everything
+from services.settings import Settings
+
+app = typer.Typer(
+    help="Feedback Loop: records feedback on AI agents' answers as events, keeps read models, "
+    "and publishes to Kafka.\n\n"
+    "Without DATABASE_URL it runs on the embedded default (a PostgreSQL under ./var, no "
+    "Kafka). With DATABASE_URL and KAFKA_BOOTSTRAP_SERVERS set, each process can run apart: "
+    "api, projector, relay, inbound.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+keys_app = typer.Typer(help="API keys: bearer keys bound to a tenant, a subject and scopes.")
+app.add_typer(keys_app, name="keys")
+console = Console(stderr=True)
+
+
+def configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+    )
+
+
+async def until_signalled(runtime: Runtime) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, runtime.stop.set)
+    await runtime.stop.wait()
+
+
+async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -> None:
+    lifespan = (lambda _app: serve_everything(runtime)) if everything else None
+    config = uvicorn.Config(runtime.app(lifespan), host=host, port=port, log_config=None)
+    if runtime.dev_key:
+        console.print(
+            f"[bold]Development API key[/] (tenant 'dev', every scope): {runtime.dev_key}\n"
+            "Try:\n"
+            f"  curl -s -X POST http://{host}:{port}/factory/feedback "
+            f"-H 'Authorization: Bearer {runtime.dev_key}' -H 'Content-Type: application/json' "
+            "-d '{\"projectId\":\"demo\",\"subjectKind\":\"run\",\"subjectRef\":\"run-1\","
+            "\"kind\":\"rating\",\"rating\":5}'\n"
+            f"  curl -s 'http://{host}:{port}/factory/feedback?subjectRef=run-1' "
+            f"-H 'Authorization: Bearer {runtime.dev_key}'"
+        )
+    await uvicorn.Server(config).serve()
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Defaults to FEEDBACKLOOP_HOST")] = None,
+    port: Annotated[int | None, typer.Option(help="Defaults to FEEDBACKLOOP_PORT")] = None,
+) -> None:
+    """Everything in one process: API, read models, and (with Kafka) relay and inbound."""
+    settings = Settings()
+    configure_logging(settings)
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            await serve_http(runtime, True, host or settings.host, port or settings.port)
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@app.command()
+def api(
+    host: Annotated[str | None, typer.Option(help="Defaults to FEEDBACKLOOP_HOST")] = None,
+    port: Annotated[int | None, typer.Option(help="Defaults to FEEDBACKLOOP_PORT")] = None,
+) -> None:
+    """The HTTP API alone (stateless; run as many replicas as you like)."""
+    settings = Settings()
+    configure_logging(settings)
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            await serve_http(runtime, False, host or settings.host, port or settings.port)
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@app.command()
+def projector(
+    only: Annotated[
+        list[str] | None, typer.Option(help="Run only these read models (repeatable)")
+    ] = None,
+) -> None:
+    """Keep the read models up to date from the event store (one runner per read model)."""
+    settings = Settings()
+    configure_logging(settings)
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            runtime.start_projections(only)
+            await until_signalled(runtime)
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@app.command()
+def relay() -> None:
+    """Publish the store's public events to Kafka (one active relay; others stand by)."""
+    settings = Settings()
+    configure_logging(settings)
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            if await runtime.start_relay() is None:
+                raise typer.Exit(2)
+            await until_signalled(runtime)
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@app.command()
+def inbound() -> None:
+    """Consume commands sent by other services on Kafka (scale out with partitions)."""
+    settings = Settings()
+    configure_logging(settings)
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        broker = None
+        try:
+            broker = await runtime.start_inbound()
+            if broker is None:
+                raise typer.Exit(2)
+            await until_signalled(runtime)
+        finally:
+            if broker is not None:
+                await broker.stop()
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@app.command()
+def rebuild(
+    name: Annotated[str, typer.Argument(help="The read model, e.g. feedback_list")],
+    swap: Annotated[bool, typer.Option(help="Swap the rebuilt model in when caught up")] = True,
+) -> None:
+    """Rebuild a read model from position 0 with a progress bar, then swap it in."""
+    from projections.runner import rebuild as rebuild_model
+
+    settings = Settings()
+    configure_logging(settings)
+    projection = next((p for p in read_models() if p.name == name), None)
+    if projection is None:
+        names = ", ".join(p.name for p in read_models())
+        raise typer.BadParameter(f"unknown read model {name!r}; known: {names}")
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            head = runtime.store.recorder.max_notification_id() or 0
+            columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeRemainingColumn())
+            with Progress(*columns, console=console) as progress:
+                task = progress.add_task(f"rebuilding {name}", total=head)
+                schema = await rebuild_model(
+                    runtime.store,
+                    runtime.pool,
+                    projection,
+                    swap=swap,
+                    progress=lambda position: progress.update(task, completed=position),
+                )
+            console.print(f"{name}: rebuilt up to position {head} in schema {schema}")
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@keys_app.command("new")
+def keys_new(
+    tenant: Annotated[str, typer.Option(help="The tenant every request of this key acts in")],
+    subject: Annotated[str, typer.Option(help="Who: a person or a service")],
+    scope: Annotated[
+        list[str], typer.Option(help=f"Repeatable; one of: {', '.join(SCOPES)}")
+    ],
+) -> None:
+    """Make a key: prints the key once, and the entry to add to FEEDBACKLOOP_API_KEYS(_FILE)."""
+    unknown = set(scope) - set(SCOPES)
+    if unknown:
+        raise typer.BadParameter(f"unknown scopes {sorted(unknown)}; known: {', '.join(SCOPES)}")
+    key, entry = new_key(tenant, subject, scope)
+    typer.echo(f"key:   {key}")
+    typer.echo(f"entry: {json.dumps(entry)}")
+
+
+@app.command()
+def contracts() -> None:
+    """Write the JSON Schemas and the AsyncAPI document into contracts/."""
+    from services.docs import write_all
+
+    for path in write_all():
+        typer.echo(f"wrote {path}")

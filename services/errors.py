@@ -1,0 +1,44 @@
+"""The errors a command can end in, mapped to HTTP statuses and dead-letter reasons at the edge.
+
+    DomainError
+    ├── NotFound            404  the thing named does not exist (for this tenant)
+    ├── InvalidTransition   409  the thing exists but is not in a state that allows this
+    ├── Conflict            409  the request contradicts one already accepted (idempotency key)
+    └── Refused(field)      422  the request is not acceptable as written; ``field`` names why
+"""
+
+from typing import Any
+
+
+class DomainError(Exception):
+    """Base of every error a decision can raise; ``code`` is machine-readable."""
+
+    code = "domain-error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, **self.details}
+
+
+class NotFound(DomainError):
+    code = "not-found"
+
+
+class InvalidTransition(DomainError):
+    code = "invalid-transition"
+
+
+class Conflict(DomainError):
+    code = "conflict"
+
+
+class Refused(DomainError):
+    code = "refused"
+
+    def __init__(self, message: str, *, field: str, **details: Any) -> None:
+        super().__init__(message, field=field, **details)
+        self.field = field

@@ -1,0 +1,1 @@
+"""Feedback context: human feedback on runs, attempts, artifacts, memories and evaluations."""

@@ -1,0 +1,113 @@
+"""The Feedback aggregate: one piece of human feedback on one subject (SPEC C01–C12).
+
+Decisions are pure: the id, the time and the command id come in with the command.
+"""
+
+from datetime import datetime
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate
+
+from contracts.feedback import FeedbackKind, RecordFeedback
+from services.errors import Conflict, Refused
+
+# Namespace of the deterministic ids: the same natural key always names the same feedback.
+FEEDBACK_NAMESPACE = UUID("7b0c1e0e-2f7c-5b7e-9a51-3f1f0c2d9a11")
+
+
+def feedback_id_for(tenant_id: str, command_key: str) -> UUID:
+    """The id of the feedback a command creates, derived from its idempotency or message key."""
+    return uuid5(FEEDBACK_NAMESPACE, f"{tenant_id}/{command_key}")
+
+
+class Feedback(Aggregate):
+    class Recorded(Aggregate.Created):
+        tenant_id: str
+        project_id: str
+        subject_kind: str
+        subject_ref: str
+        kind: str
+        rating: int | None
+        comment_ref: str | None
+        corrected_artifact_ref: str | None
+        given_by: str
+        command_id: str
+        request_digest: str
+
+    def __init__(
+        self,
+        tenant_id: str,
+        project_id: str,
+        subject_kind: str,
+        subject_ref: str,
+        kind: str,
+        rating: int | None,
+        comment_ref: str | None,
+        corrected_artifact_ref: str | None,
+        given_by: str,
+        command_id: str,
+        request_digest: str,
+    ) -> None:
+        self.tenant_id = tenant_id
+        self.project_id = project_id
+        self.subject_kind = subject_kind
+        self.subject_ref = subject_ref
+        self.kind = kind
+        self.rating = rating
+        self.comment_ref = comment_ref
+        self.corrected_artifact_ref = corrected_artifact_ref
+        self.given_by = given_by
+        self.command_id = command_id
+        self.request_digest = request_digest
+
+    @classmethod
+    def record(
+        cls,
+        command: RecordFeedback,
+        *,
+        feedback_id: UUID,
+        tenant_id: str,
+        given_by: str,
+        given_at: datetime,
+        command_id: str,
+        request_digest: str,
+    ) -> "Feedback":
+        check_feedback(command)
+        return cls._create(
+            cls.Recorded,
+            id=feedback_id,
+            timestamp=given_at,
+            tenant_id=tenant_id,
+            project_id=command.project_id,
+            subject_kind=command.subject_kind.value,
+            subject_ref=command.subject_ref,
+            kind=command.kind.value,
+            rating=command.rating,
+            comment_ref=command.comment_ref,
+            corrected_artifact_ref=command.corrected_artifact_ref,
+            given_by=given_by,
+            command_id=command_id,
+            request_digest=request_digest,
+        )
+
+    def same_request(self, tenant_id: str, request_digest: str) -> None:
+        """A repeated command must be the same request; anything else is a conflict."""
+        if self.tenant_id != tenant_id or self.request_digest != request_digest:
+            raise Conflict(
+                "this idempotency key was already used with a different request",
+                feedbackId=str(self.id),
+            )
+
+
+def check_feedback(command: RecordFeedback) -> None:
+    """What each kind of feedback must carry (C02, C04, C06)."""
+    if command.kind is FeedbackKind.rating and command.rating is None:
+        raise Refused("a rating needs a rating value", field="rating")
+    if command.kind is not FeedbackKind.rating and command.rating is not None:
+        raise Refused("only rating feedback carries a rating value", field="rating")
+    if command.kind is FeedbackKind.correction and command.corrected_artifact_ref is None:
+        raise Refused(
+            "a correction needs the corrected artifact", field="correctedArtifactRef"
+        )
+    if command.kind is FeedbackKind.comment and command.comment_ref is None:
+        raise Refused("a comment needs the artifact reference of its text", field="commentRef")

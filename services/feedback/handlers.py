@@ -1,0 +1,51 @@
+"""Command handlers of the feedback context: load, decide, hand back for the bus to append."""
+
+import hashlib
+from dataclasses import dataclass
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.feedback import RecordFeedback
+from services.bus import Decision, Handler, Issued
+from services.feedback.domain import Feedback, feedback_id_for
+from services.store import EventStore
+
+
+def request_digest(command: RecordFeedback) -> str:
+    """What makes two requests 'the same' for the idempotency key."""
+    canonical = command.model_dump_json(by_alias=True, exclude_none=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def record_feedback(store: EventStore, issued: Issued) -> Decision:
+    """SPEC C11: the same key with the same body answers the same feedback and appends nothing."""
+    command = issued.command
+    assert isinstance(command, RecordFeedback)
+    feedback_id = feedback_id_for(issued.tenant_id, issued.command_id)
+    digest = request_digest(command)
+    try:
+        existing = store.repository.get(feedback_id)
+    except AggregateNotFoundError:
+        feedback = Feedback.record(
+            command,
+            feedback_id=feedback_id,
+            tenant_id=issued.tenant_id,
+            given_by=issued.actor,
+            given_at=issued.at,
+            command_id=issued.command_id,
+            request_digest=digest,
+        )
+        return Decision([feedback], Recorded(feedback_id, True))
+    assert isinstance(existing, Feedback)
+    existing.same_request(issued.tenant_id, digest)
+    return Decision([], Recorded(feedback_id, False))
+
+
+@dataclass(frozen=True)
+class Recorded:
+    feedback_id: UUID
+    created: bool  # False when the command repeated one already accepted
+
+
+HANDLERS: dict[type, Handler] = {RecordFeedback: record_feedback}

@@ -1,0 +1,126 @@
+"""The relay: follows the notification log and publishes every public event to Kafka.
+
+At-least-once: a batch is sent with an idempotent producer (``acks=all``) and its position is
+recorded in PostgreSQL only after Kafka acknowledged every message. A crash in between
+re-publishes the same events with the same CloudEvent ``id``; consumers de-duplicate on it.
+One relay is active at a time: it holds a PostgreSQL advisory lock, and a second one waits.
+"""
+
+import asyncio
+import logging
+from typing import Any
+
+import asyncpg
+from aiokafka import AIOKafkaProducer
+from eventsourcing.utils import get_topic
+
+from services.publication import Publication, to_message
+from services.store import EVENTS_TABLE, EventStore, read_log
+
+log = logging.getLogger(__name__)
+
+LOCK_NAME = "feedbackloop-relay"
+DDL = """
+CREATE TABLE IF NOT EXISTS relay_position (
+    name text PRIMARY KEY,
+    position bigint NOT NULL
+);
+INSERT INTO relay_position VALUES ('kafka', 0) ON CONFLICT DO NOTHING;
+"""
+
+
+class Relay:
+    def __init__(
+        self,
+        store: EventStore,
+        pool: asyncpg.Pool,
+        bootstrap: str,
+        publications: dict[type, Publication],
+        *,
+        source: str,
+        batch_size: int = 500,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.bootstrap = bootstrap
+        self.source = source
+        self.batch_size = batch_size
+        self._by_topic = {get_topic(cls): p for cls, p in publications.items()}
+        self._topics = list(self._by_topic)
+        self.published = 0
+
+    async def position(self) -> int:
+        return int(await self.pool.fetchval("SELECT position FROM relay_position WHERE name = 'kafka'"))
+
+    async def run(self, stop: asyncio.Event, idle_poll: float = 1.0) -> None:
+        async with self.pool.acquire() as lock_conn:
+            await lock_conn.execute(DDL)
+            while not await lock_conn.fetchval("SELECT pg_try_advisory_lock(hashtext($1))", LOCK_NAME):
+                log.info("relay: another relay is active; standing by")
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=5)
+                    return
+                except TimeoutError:
+                    continue
+            log.info("relay: active, publishing to %s", self.bootstrap)
+            try:
+                await self._publish_until(stop, lock_conn, idle_poll)
+            finally:
+                await lock_conn.execute("SELECT pg_advisory_unlock(hashtext($1))", LOCK_NAME)
+
+    async def _publish_until(
+        self, stop: asyncio.Event, listener: asyncpg.Connection, idle_poll: float
+    ) -> None:
+        wake = asyncio.Event()
+
+        def on_notify(*_: object) -> None:
+            wake.set()
+
+        await listener.add_listener(EVENTS_TABLE, on_notify)
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self.bootstrap, enable_idempotence=True, acks="all"
+        )
+        await producer.start()
+        try:
+            while not stop.is_set():
+                wake.clear()
+                try:
+                    while await self.step(producer):
+                        pass
+                except Exception as error:  # Kafka or PostgreSQL away: keep the position
+                    log.warning("relay: %s; will retry", error)
+                waiters = [asyncio.create_task(wake.wait()), asyncio.create_task(stop.wait())]
+                await asyncio.wait(waiters, timeout=idle_poll, return_when=asyncio.FIRST_COMPLETED)
+                for task in waiters:
+                    task.cancel()
+        finally:
+            await listener.remove_listener(EVENTS_TABLE, on_notify)
+            await producer.stop()
+
+    async def step(self, producer: AIOKafkaProducer) -> bool:
+        """Publish the next batch; False when there was nothing left to publish."""
+        position = await self.position()
+        upto, notifications = await asyncio.to_thread(
+            read_log, self.store, position, self.batch_size, self._topics
+        )
+        if upto <= position:
+            return False
+        sends: list[Any] = []
+        for notification in notifications:
+            publication = self._by_topic[notification.topic]
+            event = self.store.mapper.to_domain_event(notification)
+            message = to_message(publication, event, self.source)
+            sends.append(
+                await producer.send(
+                    publication.topic,
+                    value=message.value,
+                    key=str(message.key).encode(),
+                    headers=[(k, v) for k, v in message.headers.items()],
+                )
+            )
+        await asyncio.gather(*sends)  # every message acknowledged by the broker …
+        await self.pool.execute(  # … before the position moves
+            "UPDATE relay_position SET position = $1 WHERE name = 'kafka'", upto
+        )
+        self.published += len(sends)
+        return True

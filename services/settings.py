@@ -1,0 +1,42 @@
+"""Every setting of every process, read from the environment in one place (the composition root).
+
+Without ``DATABASE_URL`` the service runs on the embedded default: a real PostgreSQL started
+from a pip wheel under ``FEEDBACKLOOP_DATA_DIR``. Without ``KAFKA_BOOTSTRAP_SERVERS`` there is
+no relay and no inbound consumer, and the service says so.
+"""
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="FEEDBACKLOOP_", extra="ignore")
+
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "FEEDBACKLOOP_DATABASE_URL")
+    )
+    kafka_bootstrap_servers: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("KAFKA_BOOTSTRAP_SERVERS", "FEEDBACKLOOP_KAFKA_BOOTSTRAP_SERVERS"),
+    )
+    data_dir: Path = Path("var")
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    api_keys: str | None = Field(default=None, description="JSON list of API key entries")
+    api_keys_file: Path | None = None
+
+    cloudevents_source: str = "urn:feedbackloop"
+    topic_partitions: int = 3
+    topic_replication_factor: int = 1
+    inbound_group_id: str = "feedbackloop-inbound"
+
+    bus_max_batch: int = 100
+    read_wait_seconds: float = 10.0  # longest wait for a read model to reach minPosition
+    log_level: str = "INFO"
+
+    @property
+    def embedded(self) -> bool:
+        return self.database_url is None
