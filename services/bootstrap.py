@@ -95,6 +95,7 @@ class Runtime:
             self.settings.kafka_bootstrap_servers,
             PUBLICATIONS,
             source=self.settings.cloudevents_source,
+            topic_prefix=self.settings.topic_prefix,
         )
         self.start("relay", relay.run(self.stop))
         return relay
@@ -103,14 +104,20 @@ class Runtime:
         assert self.settings.kafka_bootstrap_servers
         await ensure_topics(
             self.settings.kafka_bootstrap_servers,
-            topics.ALL,
+            tuple(self.settings.topic_prefix + name for name in topics.ALL),
             self.settings.topic_partitions,
             self.settings.topic_replication_factor,
         )
 
     def broker(self) -> KafkaBroker:
         broker = build_broker(self.settings.kafka_bootstrap_servers or "localhost:9092")
-        register_inbound(broker, self.bus, self.store, group_id=self.settings.inbound_group_id)
+        register_inbound(
+            broker,
+            self.bus,
+            self.store,
+            group_id=self.settings.inbound_group_id,
+            topic_prefix=self.settings.topic_prefix,
+        )
         return broker
 
     async def start_inbound(self) -> KafkaBroker | None:
@@ -120,7 +127,7 @@ class Runtime:
         await self.ensure_topics()
         broker = self.broker()
         await broker.start()
-        log.info("inbound: consuming %s", topics.RECORD_FEEDBACK)
+        log.info("inbound: consuming %s", self.settings.topic_prefix + topics.RECORD_FEEDBACK)
         return broker
 
     def app(self, lifespan: Any = None) -> FastAPI:

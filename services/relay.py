@@ -38,12 +38,14 @@ class Relay:
         publications: dict[type, Publication],
         *,
         source: str,
+        topic_prefix: str = "",
         batch_size: int = 500,
     ) -> None:
         self.store = store
         self.pool = pool
         self.bootstrap = bootstrap
         self.source = source
+        self.topic_prefix = topic_prefix
         self.batch_size = batch_size
         self._by_topic = {get_topic(cls): p for cls, p in publications.items()}
         self._topics = list(self._by_topic)
@@ -112,7 +114,7 @@ class Relay:
             message = to_message(publication, event, self.source)
             sends.append(
                 await producer.send(
-                    publication.topic,
+                    self.topic_prefix + publication.topic,
                     value=message.value,
                     key=str(message.key).encode(),
                     headers=[(k, v) for k, v in message.headers.items()],

@@ -12,7 +12,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="FEEDBACKLOOP_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="FEEDBACKLOOP_", extra="ignore", populate_by_name=True
+    )
 
     database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("DATABASE_URL", "FEEDBACKLOOP_DATABASE_URL")
@@ -29,6 +31,9 @@ class Settings(BaseSettings):
     api_keys_file: Path | None = None
 
     cloudevents_source: str = "urn:feedbackloop"
+    # Put before every topic name, e.g. "staging." (tests use a fresh one each). Empty by
+    # default, so the names are exactly the published ones.
+    topic_prefix: str = ""
     topic_partitions: int = 3
     topic_replication_factor: int = 1
     inbound_group_id: str = "feedbackloop-inbound"

@@ -1,0 +1,108 @@
+"""Fixtures: real servers for the session (see tests/servers.py), fresh state for each test."""
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+
+from services.auth import SCOPES, new_key
+from services.bootstrap import Runtime
+from services.settings import Settings
+from tests import servers
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    with servers.postgres() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> Iterator[str]:
+    with servers.kafka() as bootstrap:
+        yield bootstrap
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@pytest.fixture
+async def database_url(postgres_url: str) -> AsyncIterator[str]:
+    """A database of its own for each test: its event store, read models and relay position."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(postgres_url)
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+    finally:
+        await admin.close()
+    yield with_database(postgres_url, name)
+    admin = await asyncpg.connect(postgres_url)
+    try:
+        await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        await admin.close()
+
+
+@dataclass(frozen=True)
+class Keys:
+    """API keys of the test tenants: writer/reader of tenant A, a key of tenant B, and a
+    key of tenant A without any feedback scope."""
+
+    a: str
+    b: str
+    a_read_only: str
+    a_no_scope: str
+    entries: str  # JSON, as FEEDBACKLOOP_API_KEYS takes it
+
+
+@pytest.fixture
+def keys() -> Keys:
+    tenant_a, tenant_b = f"tenant-a-{uuid.uuid4().hex[:6]}", f"tenant-b-{uuid.uuid4().hex[:6]}"
+    a, entry_a = new_key(tenant_a, "alice", list(SCOPES))
+    b, entry_b = new_key(tenant_b, "bob", list(SCOPES))
+    ro, entry_ro = new_key(tenant_a, "reader", ["factory.feedback.read"])
+    none, entry_none = new_key(tenant_a, "nobody", ["factory.evaluation.read"])
+    return Keys(a, b, ro, none, json.dumps([entry_a, entry_b, entry_ro, entry_none]))
+
+
+def settings_for(database_url: str, keys: Keys, kafka: str | None = None) -> Settings:
+    return Settings(
+        database_url=database_url,
+        kafka_bootstrap_servers=kafka,
+        api_keys=keys.entries,
+        topic_prefix=f"t{uuid.uuid4().hex[:8]}.",
+        inbound_group_id=f"inbound-{uuid.uuid4().hex[:8]}",
+        read_wait_seconds=20,
+    )
+
+
+@pytest.fixture
+async def runtime(database_url: str, keys: Keys) -> AsyncIterator[Runtime]:
+    """The service's parts on a fresh database, without Kafka; nothing started yet."""
+    rt = await Runtime.open(settings_for(database_url, keys))
+    yield rt
+    await rt.close()
+
+
+@pytest.fixture
+async def kafka_runtime(
+    database_url: str, keys: Keys, kafka_bootstrap: str
+) -> AsyncIterator[Runtime]:
+    """The same with a real Kafka broker and topics of the test's own (a fresh prefix)."""
+    rt = await Runtime.open(settings_for(database_url, keys, kafka_bootstrap))
+    yield rt
+    await rt.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test is marked by its folder: unit, integration or e2e."""
+    for item in items:
+        for speed in ("unit", "integration", "e2e"):
+            if f"/tests/{speed}/" in str(item.path):
+                item.add_marker(getattr(pytest.mark, speed))

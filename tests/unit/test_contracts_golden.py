@@ -1,0 +1,29 @@
+"""Golden files: the checked-in schemas and AsyncAPI document are what the code generates.
+
+A failure here means a published contract changed. If the change is additive and intended,
+run ``feedbackloop contracts`` and commit; a breaking change is a new v2 topic instead.
+"""
+
+import json
+
+import pytest
+
+from services.docs import CONTRACTS_DIR, asyncapi_document, json_schemas, render
+
+
+@pytest.mark.parametrize("name", sorted(json_schemas()))
+def test_each_published_json_schema_is_pinned(name: str) -> None:
+    pinned = (CONTRACTS_DIR / "schemas" / name).read_text()
+    assert render(json_schemas()[name]) == pinned
+
+
+def test_the_asyncapi_document_is_pinned() -> None:
+    assert render(asyncapi_document()) == (CONTRACTS_DIR / "asyncapi.json").read_text()
+
+
+def test_the_asyncapi_document_names_the_seed_topics_exactly() -> None:
+    document = json.loads((CONTRACTS_DIR / "asyncapi.json").read_text())
+    addresses = {channel["address"] for channel in document["channels"].values()}
+    assert "evaluation.feedback.v1.feedback-recorded" in addresses  # SPEC C10
+    assert "evaluation.feedback.v1.record-feedback" in addresses
+    assert "evaluation.feedback.v1.record-feedback.dlt" in addresses
