@@ -105,6 +105,7 @@ class Relay:
         upto, notifications = await asyncio.to_thread(
             read_log, self.store, position, self.batch_size, self._topics
         )
+        log.debug("relay step: position %s upto %s (%d notifications)", position, upto, len(notifications))
         if upto <= position:
             return False
         sends: list[Any] = []
