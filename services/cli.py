@@ -221,3 +221,7 @@ def contracts() -> None:
 
     for path in write_all():
         typer.echo(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,204 @@
+"""The running service, driven as its users and its neighbour services drive it.
+
+The service runs as its own process (``feedbackloop serve``) on a real PostgreSQL and a real
+Kafka broker; the neighbour is plain aiokafka, none of the project's code.
+"""
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Keys
+from tests.kafka_peer import consume, produce, record_feedback_event
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Service:
+    url: str
+    prefix: str
+    log: Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def service(
+    database_url: str, kafka_bootstrap: str, keys: Keys, tmp_path: Path
+) -> Iterator[Service]:
+    port, prefix = free_port(), f"e2e{uuid.uuid4().hex[:6]}."
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
+        "FEEDBACKLOOP_API_KEYS": keys.entries,
+        "FEEDBACKLOOP_PORT": str(port),
+        "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
+        "FEEDBACKLOOP_INBOUND_GROUP_ID": f"e2e-{uuid.uuid4().hex[:6]}",
+    }
+    log = tmp_path / "service.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.cli", "serve"], cwd=ROOT, env=env, stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process, log)
+        yield Service(url, prefix, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"the service exited:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the service did not become healthy:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+async def http(service: Service) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=service.url, timeout=30) as client:
+        yield client
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+BODY = {"projectId": "p1", "subjectKind": "run", "subjectRef": "run-7", "kind": "rating", "rating": 2}
+
+
+async def listed(http: httpx.AsyncClient, key: str, count: int, **params: Any) -> list[Any]:
+    """GET the list until it shows ``count`` items: how a neighbour would wait for a message."""
+    async with asyncio.timeout(60):
+        while True:
+            response = await http.get("/factory/feedback", params=params, headers=auth(key))
+            assert response.status_code == 200, response.text
+            items: list[Any] = response.json()["items"]
+            if len(items) >= count:
+                return items
+            await asyncio.sleep(0.2)
+
+
+async def test_http_and_kafka_commands_each_land_exactly_one_event(
+    service: Service, http: httpx.AsyncClient, keys: Keys, kafka_bootstrap: str
+) -> None:
+    # A user over HTTP …
+    created = await http.post("/factory/feedback", json=BODY, headers=auth(keys.a))
+    assert created.status_code == 201, created.text
+    position = created.json()["position"]
+    mine = await http.get(
+        "/factory/feedback", params={"minPosition": position, "subjectRef": "run-7"},
+        headers=auth(keys.a),
+    )
+    assert [i["feedbackId"] for i in mine.json()["items"]] == [created.json()["feedbackId"]]
+
+    # … and a neighbour service over Kafka, sending the same command as a CloudEvent.
+    tenant = (await http.get("/factory/feedback", headers=auth(keys.a))).json()["items"][0][
+        "tenantId"
+    ]
+    command = record_feedback_event(
+        tenant, "svc-neighbour", {**BODY, "kind": "escalation", "rating": None}
+    )
+    command_topic = service.prefix + "evaluation.feedback.v1.record-feedback"
+    await produce(kafka_bootstrap, command_topic, [command])
+    items = await listed(http, keys.a, 2, subjectRef="run-7")
+    assert sorted(i["givenBy"] for i in items) == ["alice", "svc-neighbour"]
+
+    # The neighbour reads both integration events with a consumer group of its own.
+    recorded_topic = service.prefix + "evaluation.feedback.v1.feedback-recorded"
+    published = await consume(kafka_bootstrap, recorded_topic, 2)
+    envelopes = [json.loads(m.value) for m in published]
+    assert sorted(e["data"]["feedbackId"] for e in envelopes) == sorted(
+        i["feedbackId"] for i in items
+    )
+    assert {e["type"] for e in envelopes} == {"evaluation.feedback.v1.FeedbackRecorded"}
+    # Exactly one event per command: nothing else arrives.
+    assert len(await consume(kafka_bootstrap, recorded_topic, 3, timeout=3)) == 2
+    # Tenant B sees none of tenant A's feedback (SPEC C51).
+    other = await http.get("/factory/feedback", headers=auth(keys.b))
+    assert other.json()["items"] == []
+
+
+async def test_the_idempotency_key_answers_the_same_feedback_once(
+    http: httpx.AsyncClient, keys: Keys
+) -> None:
+    headers = {**auth(keys.a), "Idempotency-Key": "order-1"}
+    first = await http.post("/factory/feedback", json=BODY, headers=headers)
+    again = await http.post("/factory/feedback", json=BODY, headers=headers)
+    changed = await http.post("/factory/feedback", json={**BODY, "rating": 5}, headers=headers)
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["feedbackId"] == first.json()["feedbackId"]
+    assert changed.status_code == 409
+    assert changed.json()["error"] == "conflict"
+    items = await listed(http, keys.a, 1)
+    assert len(items) == 1
+
+
+@pytest.mark.parametrize("field", ["tenantId", "givenBy"])
+async def test_a_body_bringing_a_stamped_field_is_refused_and_nothing_stored(
+    http: httpx.AsyncClient, keys: Keys, field: str
+) -> None:
+    response = await http.post(
+        "/factory/feedback", json={**BODY, field: "mallory"}, headers=auth(keys.a)
+    )
+    assert response.status_code == 422
+    assert response.json()["field"] == field
+    assert (await http.get("/factory/feedback", headers=auth(keys.a))).json()["items"] == []
+
+
+async def test_keys_and_scopes_guard_every_route(http: httpx.AsyncClient, keys: Keys) -> None:
+    assert (await http.post("/factory/feedback", json=BODY)).status_code == 401
+    assert (await http.get("/factory/feedback", headers=auth("fl_unknown"))).status_code == 401
+    forbidden = await http.post("/factory/feedback", json=BODY, headers=auth(keys.a_read_only))
+    assert forbidden.status_code == 403
+    assert forbidden.json()["scope"] == "factory.feedback.write"
+    assert (await http.get("/factory/feedback", headers=auth(keys.a_no_scope))).status_code == 403
+
+
+async def test_bad_bodies_get_a_4xx_naming_the_problem(http: httpx.AsyncClient, keys: Keys) -> None:
+    cases = [
+        (b"{not json", "body"),
+        (b"[]", "body"),
+        (json.dumps({**BODY, "subjectKind": "planet"}).encode(), "subjectKind"),
+        (json.dumps({**BODY, "rating": None}).encode(), "rating"),
+        (json.dumps({**BODY, "subjectRef": "x" * 600}).encode(), "subjectRef"),
+        (b'{"projectId": "' + b"x" * 70_000 + b'"}', "body"),
+    ]
+    for raw, field in cases:
+        response = await http.post(
+            "/factory/feedback", content=raw,
+            headers={**auth(keys.a), "Content-Type": "application/json"},
+        )
+        assert response.status_code == 422, (field, response.text)
+        assert response.json()["field"] == field
+    assert (await http.get("/factory/feedback", headers=auth(keys.a))).json()["items"] == []
