@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from projections.runner import Positioned
+from projections.runner import Connection, Positioned
 from services.feedback.domain import Feedback
 
 COLUMNS = (
@@ -44,9 +44,7 @@ class FeedbackList:
             ON {schema}.feedback (tenant_id, position DESC);
         """
 
-    async def apply(
-        self, conn: asyncpg.Connection, schema: str, batch: Sequence[Positioned]
-    ) -> None:
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         rows = [
             (
                 p.event.originator_id,

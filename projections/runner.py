@@ -16,11 +16,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 from eventsourcing.utils import get_topic
 
 from services.store import EVENTS_TABLE, EventStore, read_log
 
 log = logging.getLogger(__name__)
+
+# A connection of the pool, as handlers and listeners receive it.
+Connection = asyncpg.Connection | PoolConnectionProxy
 
 
 @dataclass(frozen=True)
@@ -31,13 +35,14 @@ class Positioned:
 
 class Projection(Protocol):
     name: str
-    handles: tuple[type, ...]  # the event classes it reads; nothing else is fetched
+
+    @property
+    def handles(self) -> tuple[type, ...]:
+        """The event classes it reads; nothing else is fetched."""
 
     def ddl(self, schema: str) -> str: ...
 
-    async def apply(
-        self, conn: asyncpg.Connection, schema: str, batch: Sequence[Positioned]
-    ) -> None: ...
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None: ...
 
 
 def schema_of(projection: Projection) -> str:
@@ -172,9 +177,7 @@ async def rebuild(
     return live
 
 
-async def wait_for_position(
-    pool: asyncpg.Pool, schema: str, at_least: int, timeout: float
-) -> int:
+async def wait_for_position(pool: asyncpg.Pool, schema: str, at_least: int, timeout: float) -> int:
     """Wait until the read model has applied ``at_least`` (read-your-writes); returns the
     position reached, which is below ``at_least`` only when the timeout ran out."""
     position = await read_position(pool, schema)

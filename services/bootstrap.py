@@ -28,6 +28,7 @@ from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
 from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
 from services.inbound import register_inbound
 from services.kafka import ensure_topics
+from services.publication import Publication
 from services.relay import Relay
 from services.settings import Settings
 from services.store import EventStore, open_store
@@ -35,7 +36,7 @@ from services.store import EventStore, open_store
 log = logging.getLogger("feedbackloop")
 
 HANDLERS = {**FEEDBACK_HANDLERS}
-PUBLICATIONS = {**FEEDBACK_PUBLICATIONS}
+PUBLICATIONS: dict[type, Publication] = {**FEEDBACK_PUBLICATIONS}
 
 
 def read_models() -> list[Projection]:
@@ -185,4 +186,3 @@ async def serve_everything(runtime: Runtime) -> AsyncIterator[None]:
     finally:
         if broker is not None:
             await broker.stop()
-

@@ -162,7 +162,7 @@ class CommandBus:
     def _append(
         self, decided: list[tuple[Any, Decision]], tracking: Tracking | None = None
     ) -> list[Outcome]:
-        events = []
+        events: list[Any] = []
         for pending, decision in decided:
             for aggregate in decision.aggregates:
                 events.extend(aggregate.collect_events())
@@ -180,7 +180,9 @@ class CommandBus:
         outcomes = []
         for pending, decision in decided:
             mine = [
-                positions[(a.id, a.version)] for a in decision.aggregates if (a.id, a.version) in positions
+                positions[(a.id, a.version)]
+                for a in decision.aggregates
+                if (a.id, a.version) in positions
             ]
             if not mine:  # nothing new (a repeated command): anything at the head reflects it
                 head = head if head is not None else self._store.recorder.max_notification_id() or 0

@@ -53,8 +53,8 @@ async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -
             "Try:\n"
             f"  curl -s -X POST http://{host}:{port}/factory/feedback "
             f"-H 'Authorization: Bearer {runtime.dev_key}' -H 'Content-Type: application/json' "
-            "-d '{\"projectId\":\"demo\",\"subjectKind\":\"run\",\"subjectRef\":\"run-1\","
-            "\"kind\":\"rating\",\"rating\":5}'\n"
+            '-d \'{"projectId":"demo","subjectKind":"run","subjectRef":"run-1",'
+            '"kind":"rating","rating":5}\'\n'
             f"  curl -s 'http://{host}:{port}/factory/feedback?subjectRef=run-1' "
             f"-H 'Authorization: Bearer {runtime.dev_key}'",
             flush=True,
@@ -180,7 +180,11 @@ def rebuild(
         runtime = await Runtime.open(settings)
         try:
             head = runtime.store.recorder.max_notification_id() or 0
-            columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeRemainingColumn())
+            columns = (
+                *Progress.get_default_columns()[:-1],
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+            )
             with Progress(*columns, console=console) as progress:
                 task = progress.add_task(f"rebuilding {name}", total=head)
                 schema = await rebuild_model(
@@ -201,9 +205,7 @@ def rebuild(
 def keys_new(
     tenant: Annotated[str, typer.Option(help="The tenant every request of this key acts in")],
     subject: Annotated[str, typer.Option(help="Who: a person or a service")],
-    scope: Annotated[
-        list[str], typer.Option(help=f"Repeatable; one of: {', '.join(SCOPES)}")
-    ],
+    scope: Annotated[list[str], typer.Option(help=f"Repeatable; one of: {', '.join(SCOPES)}")],
 ) -> None:
     """Make a key: prints the key once, and the entry to add to FEEDBACKLOOP_API_KEYS(_FILE)."""
     unknown = set(scope) - set(SCOPES)

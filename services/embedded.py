@@ -20,7 +20,7 @@ def start_embedded_postgres(data_dir: Path) -> str:
 
         pgdata = (data_dir / "pg").resolve()
         pgdata.parent.mkdir(parents=True, exist_ok=True)
-        server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+        server = embedded_postgres.postgres_server.get_server(pgdata, cleanup_mode="stop")
     url: str = server.get_uri()
     log.info("embedded PostgreSQL at %s", pgdata)
     return url

@@ -1,10 +1,10 @@
 """The errors a command can end in, mapped to HTTP statuses and dead-letter reasons at the edge.
 
-    DomainError
-    ├── NotFound            404  the thing named does not exist (for this tenant)
-    ├── InvalidTransition   409  the thing exists but is not in a state that allows this
-    ├── Conflict            409  the request contradicts one already accepted (idempotency key)
-    └── Refused(field)      422  the request is not acceptable as written; ``field`` names why
+DomainError
+├── NotFound            404  the thing named does not exist (for this tenant)
+├── InvalidTransition   409  the thing exists but is not in a state that allows this
+├── Conflict            409  the request contradicts one already accepted (idempotency key)
+└── Refused(field)      422  the request is not acceptable as written; ``field`` names why
 """
 
 from typing import Any

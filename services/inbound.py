@@ -106,7 +106,7 @@ def register_inbound(
         description="Record feedback, sent by another service as a CloudEvent.",
     )
     async def on_record_feedback(body: AnyBody, message: KafkaMessage) -> None:
-        raw = message.raw_message
+        raw: Any = message.raw_message  # one ConsumerRecord: this subscriber is not batched
         recorder = store.process_recorder
         if await asyncio.to_thread(
             recorder.has_tracking_id, f"{raw.topic}:{raw.partition}", raw.offset
@@ -117,15 +117,15 @@ def register_inbound(
         except DomainError as error:  # refused or unparseable: it would never succeed
             await dead_letter(broker, raw, error)
         except Exception:
-            log.exception("record-feedback %s:%s@%s failed; will retry", raw.topic, raw.partition, raw.offset)
+            log.exception(
+                "record-feedback %s:%s@%s failed; will retry", raw.topic, raw.partition, raw.offset
+            )
             await asyncio.sleep(RETRY_PAUSE_SECONDS)
             raise
 
 
 async def dead_letter(broker: KafkaBroker, raw: Any, error: DomainError) -> None:
-    log.warning(
-        "dead-lettering %s:%s@%s: %s", raw.topic, raw.partition, raw.offset, error.message
-    )
+    log.warning("dead-lettering %s:%s@%s: %s", raw.topic, raw.partition, raw.offset, error.message)
     await broker.publish(
         raw.value,
         topic=topics.dead_letter(raw.topic),

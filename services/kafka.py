@@ -21,11 +21,13 @@ async def ensure_topics(
             for name in names
             if name not in existing
         ]
-        if missing:
-            try:
-                await admin.create_topics(missing)
-            except TopicAlreadyExistsError:
-                pass  # another process created it meanwhile
-            log.info("created topics %s", ", ".join(t.name for t in missing))
+        if not missing:
+            return
+        response = await admin.create_topics(missing)
+        for topic, code, *message in response.topic_errors:
+            # Another process may have created it meanwhile: that is fine.
+            if code not in (0, TopicAlreadyExistsError.errno):
+                raise RuntimeError(f"cannot create topic {topic}: error {code} {message}")
+        log.info("created topics %s", ", ".join(t.name for t in missing))
     finally:
         await admin.close()

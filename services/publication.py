@@ -44,4 +44,6 @@ def to_message(publication: Publication, event: Any, source: str) -> KafkaMessag
     tenant = getattr(event, "tenant_id", None)
     if tenant is not None:
         attributes["tenantid"] = tenant
-    return to_structured_event(CloudEvent(attributes, contract.model_dump(mode="json", by_alias=True)))
+    return to_structured_event(
+        CloudEvent(attributes, contract.model_dump(mode="json", by_alias=True))
+    )

@@ -8,12 +8,14 @@ One relay is active at a time: it holds a PostgreSQL advisory lock, and a second
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import asyncpg
 from aiokafka import AIOKafkaProducer
 from eventsourcing.utils import get_topic
 
+from projections.runner import Connection
 from services.publication import Publication, to_message
 from services.store import EVENTS_TABLE, EventStore, read_log
 
@@ -35,7 +37,7 @@ class Relay:
         store: EventStore,
         pool: asyncpg.Pool,
         bootstrap: str,
-        publications: dict[type, Publication],
+        publications: Mapping[type, Publication],
         *,
         source: str,
         topic_prefix: str = "",
@@ -52,12 +54,16 @@ class Relay:
         self.published = 0
 
     async def position(self) -> int:
-        return int(await self.pool.fetchval("SELECT position FROM relay_position WHERE name = 'kafka'"))
+        return int(
+            await self.pool.fetchval("SELECT position FROM relay_position WHERE name = 'kafka'")
+        )
 
     async def run(self, stop: asyncio.Event, idle_poll: float = 1.0) -> None:
         async with self.pool.acquire() as lock_conn:
             await lock_conn.execute(DDL)
-            while not await lock_conn.fetchval("SELECT pg_try_advisory_lock(hashtext($1))", LOCK_NAME):
+            while not await lock_conn.fetchval(
+                "SELECT pg_try_advisory_lock(hashtext($1))", LOCK_NAME
+            ):
                 log.info("relay: another relay is active; standing by")
                 try:
                     await asyncio.wait_for(stop.wait(), timeout=5)
@@ -71,7 +77,7 @@ class Relay:
                 await lock_conn.execute("SELECT pg_advisory_unlock(hashtext($1))", LOCK_NAME)
 
     async def _publish_until(
-        self, stop: asyncio.Event, listener: asyncpg.Connection, idle_poll: float
+        self, stop: asyncio.Event, listener: Connection, idle_poll: float
     ) -> None:
         wake = asyncio.Event()
 
@@ -105,7 +111,9 @@ class Relay:
         upto, notifications = await asyncio.to_thread(
             read_log, self.store, position, self.batch_size, self._topics
         )
-        log.debug("relay step: position %s upto %s (%d notifications)", position, upto, len(notifications))
+        log.debug(
+            "relay step: position %s upto %s (%d notifications)", position, upto, len(notifications)
+        )
         if upto <= position:
             return False
         sends: list[Any] = []

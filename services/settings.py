@@ -21,7 +21,9 @@ class Settings(BaseSettings):
     )
     kafka_bootstrap_servers: str | None = Field(
         default=None,
-        validation_alias=AliasChoices("KAFKA_BOOTSTRAP_SERVERS", "FEEDBACKLOOP_KAFKA_BOOTSTRAP_SERVERS"),
+        validation_alias=AliasChoices(
+            "KAFKA_BOOTSTRAP_SERVERS", "FEEDBACKLOOP_KAFKA_BOOTSTRAP_SERVERS"
+        ),
     )
     data_dir: Path = Path("var")
     host: str = "127.0.0.1"

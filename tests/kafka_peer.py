@@ -53,7 +53,9 @@ def record_feedback_event(
     ).encode()
 
 
-async def produce(bootstrap: str, topic: str, values: list[bytes], key: bytes | None = None) -> None:
+async def produce(
+    bootstrap: str, topic: str, values: list[bytes], key: bytes | None = None
+) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
     await producer.start()
     try:

@@ -106,8 +106,6 @@ def check_feedback(command: RecordFeedback) -> None:
     if command.kind is not FeedbackKind.rating and command.rating is not None:
         raise Refused("only rating feedback carries a rating value", field="rating")
     if command.kind is FeedbackKind.correction and command.corrected_artifact_ref is None:
-        raise Refused(
-            "a correction needs the corrected artifact", field="correctedArtifactRef"
-        )
+        raise Refused("a correction needs the corrected artifact", field="correctedArtifactRef")
     if command.kind is FeedbackKind.comment and command.comment_ref is None:
         raise Refused("a comment needs the artifact reference of its text", field="commentRef")

@@ -25,7 +25,7 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
     feedback_id = feedback_id_for(issued.tenant_id, issued.command_id)
     digest = request_digest(command)
     try:
-        existing = store.repository.get(feedback_id)
+        existing: Feedback = store.repository.get(feedback_id)
     except AggregateNotFoundError:
         feedback = Feedback.record(
             command,

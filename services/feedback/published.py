@@ -19,7 +19,7 @@ def feedback_recorded(event: Any) -> FeedbackRecorded:
     )
 
 
-PUBLICATIONS = {
+PUBLICATIONS: dict[type, Publication] = {
     Feedback.Recorded: Publication(
         topic=topics.FEEDBACK_RECORDED,
         type="evaluation.feedback.v1.FeedbackRecorded",

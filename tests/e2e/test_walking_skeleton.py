@@ -56,7 +56,10 @@ def service(
     log = tmp_path / "service.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "serve"], cwd=ROOT, env=env, stdout=out,
+            [sys.executable, "-m", "services.cli", "serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
             stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
@@ -94,7 +97,13 @@ def auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-BODY = {"projectId": "p1", "subjectKind": "run", "subjectRef": "run-7", "kind": "rating", "rating": 2}
+BODY = {
+    "projectId": "p1",
+    "subjectKind": "run",
+    "subjectRef": "run-7",
+    "kind": "rating",
+    "rating": 2,
+}
 
 
 async def listed(http: httpx.AsyncClient, key: str, count: int, **params: Any) -> list[Any]:
@@ -117,7 +126,8 @@ async def test_http_and_kafka_commands_each_land_exactly_one_event(
     assert created.status_code == 201, created.text
     position = created.json()["position"]
     mine = await http.get(
-        "/factory/feedback", params={"minPosition": position, "subjectRef": "run-7"},
+        "/factory/feedback",
+        params={"minPosition": position, "subjectRef": "run-7"},
         headers=auth(keys.a),
     )
     assert [i["feedbackId"] for i in mine.json()["items"]] == [created.json()["feedbackId"]]
@@ -196,7 +206,8 @@ async def test_bad_bodies_get_a_4xx_naming_the_problem(http: httpx.AsyncClient, 
     ]
     for raw, field in cases:
         response = await http.post(
-            "/factory/feedback", content=raw,
+            "/factory/feedback",
+            content=raw,
             headers={**auth(keys.a), "Content-Type": "application/json"},
         )
         assert response.status_code == 422, (field, response.text)

@@ -20,8 +20,13 @@ async def record(runtime: Runtime, n: int) -> list[str]:
         outcome = await runtime.bus.execute(
             Issued(
                 RecordFeedback.model_validate(
-                    {"projectId": "p", "subjectKind": "attempt", "subjectRef": f"a{i}",
-                     "kind": "rating", "rating": 5}
+                    {
+                        "projectId": "p",
+                        "subjectKind": "attempt",
+                        "subjectRef": f"a{i}",
+                        "kind": "rating",
+                        "rating": 5,
+                    }
                 ),
                 "tenant-r",
                 "alice",
@@ -77,7 +82,10 @@ async def test_every_feedback_is_published_as_a_cloudevent_keyed_by_its_id(
         assert envelope["subject"] == envelope["data"]["feedbackId"] == message.key.decode()
         assert envelope["source"] == "urn:feedbackloop:test"
         assert envelope["data"]["tenantId"] == "tenant-r"
-    assert await relay_for(kafka_runtime).position() == kafka_runtime.store.recorder.max_notification_id()
+    assert (
+        await relay_for(kafka_runtime).position()
+        == kafka_runtime.store.recorder.max_notification_id()
+    )
 
 
 async def test_a_relay_that_crashed_before_saving_its_position_republishes_the_same_ids(

@@ -16,7 +16,13 @@ from services.store import StoreMisconfigured, open_store
 
 def issued(tenant: str, command_id: str, rating: int = 3) -> Issued:
     command = RecordFeedback.model_validate(
-        {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "rating", "rating": rating}
+        {
+            "projectId": "p",
+            "subjectKind": "run",
+            "subjectRef": "r",
+            "kind": "rating",
+            "rating": rating,
+        }
     )
     return Issued(command, tenant, "alice", command_id, datetime.now(UTC))
 
@@ -28,9 +34,7 @@ def count_events(runtime: Runtime) -> int:
 async def test_concurrent_commands_are_appended_together_each_exactly_once(
     runtime: Runtime,
 ) -> None:
-    outcomes = await asyncio.gather(
-        *(runtime.bus.execute(issued("t", f"c{i}")) for i in range(60))
-    )
+    outcomes = await asyncio.gather(*(runtime.bus.execute(issued("t", f"c{i}")) for i in range(60)))
     positions = [o.position for o in outcomes]
     assert len(set(positions)) == 60
     assert count_events(runtime) == 60

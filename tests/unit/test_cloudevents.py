@@ -114,9 +114,22 @@ def test_a_record_feedback_cloudevent_becomes_a_tracked_command() -> None:
         (envelope(type="something.else"), "type"),
         (envelope(tenantid=None), "tenantid"),
         (envelope(actor=None), "actor"),
-        (envelope(data={"projectId": "p", "subjectKind": "run", "subjectRef": "r",
-                        "kind": "escalation", "givenBy": "mallory"}), "givenBy"),
-        (envelope(data={"projectId": "p", "subjectKind": "run", "kind": "escalation"}), "subjectRef"),
+        (
+            envelope(
+                data={
+                    "projectId": "p",
+                    "subjectKind": "run",
+                    "subjectRef": "r",
+                    "kind": "escalation",
+                    "givenBy": "mallory",
+                }
+            ),
+            "givenBy",
+        ),
+        (
+            envelope(data={"projectId": "p", "subjectKind": "run", "kind": "escalation"}),
+            "subjectRef",
+        ),
     ],
 )
 def test_a_message_that_cannot_be_applied_is_refused_naming_why(value: bytes, field: str) -> None:

@@ -102,10 +102,31 @@ def test_a_body_that_brings_a_stamped_field_is_refused_naming_it(field: str) -> 
     ("body", "field"),
     [
         ({"subjectKind": "run", "subjectRef": "r", "kind": "escalation"}, "projectId"),
-        ({"projectId": "p", "subjectKind": "planet", "subjectRef": "r", "kind": "escalation"}, "subjectKind"),
-        ({"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "rating", "rating": 9}, "rating"),
+        (
+            {"projectId": "p", "subjectKind": "planet", "subjectRef": "r", "kind": "escalation"},
+            "subjectKind",
+        ),
+        (
+            {
+                "projectId": "p",
+                "subjectKind": "run",
+                "subjectRef": "r",
+                "kind": "rating",
+                "rating": 9,
+            },
+            "rating",
+        ),
         ({"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "x"}, "kind"),
-        ({"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation", "colour": 1}, "colour"),
+        (
+            {
+                "projectId": "p",
+                "subjectKind": "run",
+                "subjectRef": "r",
+                "kind": "escalation",
+                "colour": 1,
+            },
+            "colour",
+        ),
     ],
 )
 def test_an_invalid_body_is_refused_naming_the_field(body: dict[str, object], field: str) -> None:

