@@ -19,7 +19,7 @@ from faststream.kafka import KafkaBroker
 from contracts import topics
 from contracts.envelope import FeedbackRecordedMessage
 from projections.feedback_list import FeedbackList
-from projections.runner import Projection, ProjectionRunner
+from projections.runner import Projection, ProjectionRunner, schema_of
 from services.api import create_app
 from services.auth import SCOPES, KeyRing, new_key
 from services.bus import CommandBus
@@ -130,6 +130,24 @@ class Runtime:
         await broker.start()
         log.info("inbound: consuming %s", self.settings.topic_prefix + topics.RECORD_FEEDBACK)
         return broker
+
+    async def positions(self) -> list[tuple[str, int | None]]:
+        """Each reader of the log and how far it got (None: never started here)."""
+        readers = [(f"read model {p.name}", schema_of(p)) for p in read_models()]
+        readers.append(("relay", "relay_position"))
+        found = []
+        for name, table in readers:
+            qualified = f"{table}.tracking" if table.startswith("rm_") else table
+            exists = await self.pool.fetchval("SELECT to_regclass($1) IS NOT NULL", qualified)
+            found.append(
+                (
+                    name,
+                    await self.pool.fetchval(f"SELECT position FROM {qualified}")
+                    if exists
+                    else None,
+                )
+            )
+        return found
 
     def app(self, lifespan: Any = None) -> FastAPI:
         return create_app(

@@ -201,6 +201,31 @@ def rebuild(
     asyncio.run(main())
 
 
+@app.command()
+def status() -> None:
+    """Where each reader stands: the store's head, each read model, the relay, and the lag."""
+    from rich.table import Table
+
+    settings = Settings()
+    configure_logging(settings)
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            head = runtime.store.recorder.max_notification_id() or 0
+            table = Table("reader", "position", "behind")
+            table.add_row("event store (head)", str(head), "")
+            for name, position in await runtime.positions():
+                shown = "not started" if position is None else str(position)
+                behind = "" if position is None else str(head - position)
+                table.add_row(name, shown, behind)
+            Console().print(table)
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
 @keys_app.command("new")
 def keys_new(
     tenant: Annotated[str, typer.Option(help="The tenant every request of this key acts in")],
