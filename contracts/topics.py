@@ -5,6 +5,8 @@ The published ones keep the names of the service this one stands in for, exactly
 
 FEEDBACK_RECORDED = "evaluation.feedback.v1.feedback-recorded"
 RECORD_FEEDBACK = "evaluation.feedback.v1.record-feedback"
+FEEDBACK_HANDED_OVER = "evaluation.feedback.v1.feedback-handed-over"
+AGENT_OWNER_NOTIFIED = "evaluation.feedback.v1.agent-owner-notified"
 
 
 def dead_letter(topic: str) -> str:
@@ -13,4 +15,10 @@ def dead_letter(topic: str) -> str:
 
 
 # Every topic this service produces or consumes, created at start-up (never auto-created).
-ALL = (FEEDBACK_RECORDED, RECORD_FEEDBACK, dead_letter(RECORD_FEEDBACK))
+ALL = (
+    FEEDBACK_RECORDED,
+    RECORD_FEEDBACK,
+    dead_letter(RECORD_FEEDBACK),
+    FEEDBACK_HANDED_OVER,
+    AGENT_OWNER_NOTIFIED,
+)

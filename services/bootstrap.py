@@ -18,9 +18,11 @@ from faststream.kafka import KafkaBroker
 
 from contracts import topics
 from contracts.envelope import FeedbackRecordedMessage
+from contracts.reports import AgentOwnerNotified, ReportHandedOver
 from projections.feedback_list import FeedbackList
+from projections.inbox import Inbox
 from projections.runner import Projection, ProjectionRunner, schema_of
-from services.api import create_app
+from services.api import Http, create_app
 from services.auth import SCOPES, KeyRing, new_key
 from services.bus import CommandBus
 from services.embedded import start_embedded_postgres
@@ -30,17 +32,20 @@ from services.inbound import register_inbound
 from services.kafka import ensure_topics
 from services.publication import Publication
 from services.relay import Relay
+from services.reports.handlers import HANDLERS as REPORT_HANDLERS
+from services.reports.published import PUBLICATIONS as REPORT_PUBLICATIONS
+from services.reports.webhook import HandOverWebhook
 from services.settings import Settings
 from services.store import EventStore, open_store
 
 log = logging.getLogger("feedbackloop")
 
-HANDLERS = {**FEEDBACK_HANDLERS}
-PUBLICATIONS: dict[type, Publication] = {**FEEDBACK_PUBLICATIONS}
+HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS}
+PUBLICATIONS: dict[type, Publication] = {**FEEDBACK_PUBLICATIONS, **REPORT_PUBLICATIONS}
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList()]
+    return [FeedbackList(), Inbox()]
 
 
 @dataclass
@@ -110,6 +115,26 @@ class Runtime:
             self.settings.topic_replication_factor,
         )
 
+    def start_handover_webhook(self) -> HandOverWebhook | None:
+        settings = self.settings
+        if not settings.handover_webhook_url:
+            log.info("hand-over webhook: none configured (hand-overs go to Kafka only)")
+            return None
+        if not settings.handover_webhook_secret:
+            raise ValueError("FEEDBACKLOOP_HANDOVER_WEBHOOK_SECRET is needed to sign hand-overs")
+        webhook = HandOverWebhook(
+            self.store,
+            self.bus,
+            url=settings.handover_webhook_url,
+            secret=settings.handover_webhook_secret,
+            source=settings.cloudevents_source,
+            max_attempts=settings.handover_webhook_max_attempts,
+            backoff_seconds=settings.handover_webhook_backoff_seconds,
+        )
+        self.start("handover-webhook", webhook.run(self.stop))
+        log.info("hand-over webhook: delivering to %s", settings.handover_webhook_url)
+        return webhook
+
     def broker(self) -> KafkaBroker:
         broker = build_broker(self.settings.kafka_bootstrap_servers or "localhost:9092")
         register_inbound(
@@ -150,13 +175,8 @@ class Runtime:
         return found
 
     def app(self, lifespan: Any = None) -> FastAPI:
-        return create_app(
-            bus=self.bus,
-            pool=self.pool,
-            keys=self.keys,
-            read_wait_seconds=self.settings.read_wait_seconds,
-            lifespan=lifespan,
-        )
+        http = Http(self.bus, self.pool, self.keys, self.settings.read_wait_seconds)
+        return create_app(http, lifespan=lifespan)
 
 
 def build_broker(bootstrap: str) -> KafkaBroker:
@@ -168,6 +188,20 @@ def build_broker(bootstrap: str) -> KafkaBroker:
         title="FeedbackRecorded",
         description="Feedback exists on a subject. Key = feedbackId; de-duplicate on id.",
         schema=FeedbackRecordedMessage,
+    )
+    broker.publisher(
+        topics.FEEDBACK_HANDED_OVER,
+        title="FeedbackHandedOver",
+        description="A submitted report for engineering triage (SPEC W26, W29): a CloudEvent "
+        "of type evaluation.feedback.v1.FeedbackHandedOver whose data is ReportHandedOver.",
+        schema=ReportHandedOver,
+    )
+    broker.publisher(
+        topics.AGENT_OWNER_NOTIFIED,
+        title="AgentOwnerNotified",
+        description="A report of an agent-owner kind names the agent's owner (SPEC W35): a "
+        "CloudEvent of type evaluation.feedback.v1.AgentOwnerNotified.",
+        schema=AgentOwnerNotified,
     )
     broker.publisher(
         topics.dead_letter(topics.RECORD_FEEDBACK),
@@ -197,6 +231,7 @@ def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
 async def serve_everything(runtime: Runtime) -> AsyncIterator[None]:
     """One process runs it all: API, read models, relay and inbound consumers."""
     runtime.start_projections()
+    runtime.start_handover_webhook()
     await runtime.start_relay()
     broker = await runtime.start_inbound()
     try:

@@ -48,6 +48,7 @@ class Decision:
 
     aggregates: list[Aggregate]
     result: Any
+    committed: Callable[[], None] | None = None  # runs once the events are stored
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,8 @@ class CommandBus:
             if not mine:  # nothing new (a repeated command): anything at the head reflects it
                 head = head if head is not None else self._store.recorder.max_notification_id() or 0
                 mine = [head]
+            if decision.committed is not None:
+                decision.committed()
             outcome = Outcome(decision.result, max(mine))
             outcomes.append(outcome)
             if pending is not None:

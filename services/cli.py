@@ -140,6 +140,24 @@ def relay() -> None:
 
 
 @app.command()
+def handover() -> None:
+    """Deliver hand-overs to the engineering webhook (FEEDBACKLOOP_HANDOVER_WEBHOOK_URL)."""
+    settings = Settings()
+    configure_logging(settings)
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            if runtime.start_handover_webhook() is None:
+                raise typer.Exit(2)
+            await until_signalled(runtime)
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@app.command()
 def inbound() -> None:
     """Consume commands sent by other services on Kafka (scale out with partitions)."""
     settings = Settings()

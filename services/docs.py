@@ -11,6 +11,13 @@ from faststream.specification import AsyncAPI
 
 from contracts.envelope import FeedbackRecordedMessage, RecordFeedbackMessage
 from contracts.feedback import Contract, FeedbackRecorded, RecordFeedback
+from contracts.reports import (
+    AgentOwnerNotified,
+    ComposeWrongAnswer,
+    DraftReport,
+    ReportHandedOver,
+    ReviewReport,
+)
 
 CONTRACTS_DIR = Path(__file__).resolve().parent.parent / "contracts"
 SCHEMA_MODELS: tuple[type[Contract], ...] = (
@@ -18,6 +25,11 @@ SCHEMA_MODELS: tuple[type[Contract], ...] = (
     FeedbackRecorded,
     RecordFeedbackMessage,
     FeedbackRecordedMessage,
+    DraftReport,
+    ComposeWrongAnswer,
+    ReviewReport,
+    ReportHandedOver,
+    AgentOwnerNotified,
 )
 
 

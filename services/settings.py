@@ -40,6 +40,12 @@ class Settings(BaseSettings):
     topic_replication_factor: int = 1
     inbound_group_id: str = "feedbackloop-inbound"
 
+    # Hand-overs also go to this webhook, signed with the secret (HMAC-SHA256), if set.
+    handover_webhook_url: str | None = None
+    handover_webhook_secret: str | None = None
+    handover_webhook_max_attempts: int = 5
+    handover_webhook_backoff_seconds: float = 1.0
+
     bus_max_batch: int = 100
     read_wait_seconds: float = 10.0  # longest wait for a read model to reach minPosition
     log_level: str = "INFO"

@@ -9,6 +9,7 @@ from eventsourcing.application import AggregateNotFoundError
 from contracts.feedback import RecordFeedback
 from services.bus import Decision, Handler, Issued
 from services.feedback.domain import Feedback, feedback_id_for
+from services.metrics import FEEDBACK_RECORDED
 from services.store import EventStore
 
 
@@ -36,7 +37,11 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
             command_id=issued.command_id,
             request_digest=digest,
         )
-        return Decision([feedback], Recorded(feedback_id, True))
+        return Decision(
+            [feedback],
+            Recorded(feedback_id, True),
+            committed=FEEDBACK_RECORDED.labels(issued.tenant_id, command.kind.value).inc,
+        )
     assert isinstance(existing, Feedback)
     existing.same_request(issued.tenant_id, digest)
     return Decision([], Recorded(feedback_id, False))

@@ -1,0 +1,223 @@
+"""The reviewer Inbox: every submitted report that is not handed over (SPEC W30–W33), plus
+hand-overs whose webhook failed for good, so nobody's report is dropped.
+
+Rows keep the parsed labelled block (kind, agent, model, addressee: W36, W37) next to the
+report's own words; a report without a block is listed under the unknown agent (W38).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from projections.runner import Connection, Positioned
+from services.reports.domain import Report
+from services.reports.labelled_block import parse
+
+UNKNOWN_AGENT = "(unknown agent)"
+
+COLUMNS = (
+    "report_id, tenant_id, reporter, category, message, thread, message_ref, extra_context, "
+    "kind, agent, model, addressee, status, in_inbox, handed_over, delivery_attempts, "
+    "delivery_failed, delivery_error, drafted_at, submitted_at, reviewed_by, reviewed_at, "
+    "change, link, reason, position"
+)
+
+
+class Inbox:
+    name = "inbox"
+    handles = (
+        Report.Drafted,
+        Report.Submitted,
+        Report.HandedOver,
+        Report.Triaged,
+        Report.Resolved,
+        Report.WontFix,
+        Report.HandOverDeliveryAttempted,
+        Report.HandOverDeliveryFailed,
+    )
+
+    def ddl(self, schema: str) -> str:
+        return f"""
+        CREATE TABLE IF NOT EXISTS {schema}.reports (
+            report_id uuid PRIMARY KEY,
+            tenant_id text NOT NULL,
+            reporter text NOT NULL,
+            category text NOT NULL,
+            message text NOT NULL,
+            thread text,
+            message_ref text,
+            extra_context text,
+            kind text,
+            agent text NOT NULL,
+            model text,
+            addressee text,
+            status text NOT NULL,
+            in_inbox boolean NOT NULL DEFAULT false,
+            handed_over boolean NOT NULL DEFAULT false,
+            delivery_attempts integer NOT NULL DEFAULT 0,
+            delivery_failed boolean NOT NULL DEFAULT false,
+            delivery_error text,
+            drafted_at timestamptz NOT NULL,
+            submitted_at timestamptz,
+            reviewed_by text,
+            reviewed_at timestamptz,
+            change text,
+            link text,
+            reason text,
+            position bigint NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS inbox_by_tenant
+            ON {schema}.reports (tenant_id, in_inbox, position DESC);
+        """
+
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        table = f"{schema}.reports"
+        for p in batch:
+            e, at = p.event, p.event.timestamp
+            match e:
+                case Report.Drafted():
+                    block = parse(e.extra_context)
+                    model = block.model.actual if block and block.model else None
+                    await conn.execute(
+                        f"INSERT INTO {table} (report_id, tenant_id, reporter, category, "
+                        "message, thread, message_ref, extra_context, kind, agent, model, "
+                        "addressee, status, drafted_at, position) VALUES "
+                        "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'Draft', $13, $14) "
+                        "ON CONFLICT (report_id) DO NOTHING",
+                        e.originator_id, e.tenant_id, e.reporter, e.category, e.message,
+                        e.thread, e.message_ref, e.extra_context,
+                        block.kind if block else None,
+                        (block.agent if block else None) or UNKNOWN_AGENT,
+                        model,
+                        block.addressee if block else None,
+                        at, p.position,
+                    )  # fmt: skip
+                case Report.Submitted():
+                    await self.set(conn, table, p, status="New", in_inbox=True, submitted_at=at)
+                case Report.HandedOver():
+                    await self.set(
+                        conn, table, p, status="HandedOver", handed_over=True, submitted_at=at
+                    )
+                case Report.Triaged():
+                    await self.set(
+                        conn, table, p, status="Triaged", reviewed_by=e.reviewed_by, reviewed_at=at
+                    )
+                case Report.Resolved():
+                    await self.set(
+                        conn, table, p, status="Resolved", reviewed_by=e.reviewed_by,
+                        reviewed_at=at, change=e.change, link=e.link,
+                    )  # fmt: skip
+                case Report.WontFix():
+                    await self.set(
+                        conn, table, p, status="WontFix", reviewed_by=e.reviewed_by,
+                        reviewed_at=at, reason=e.reason,
+                    )  # fmt: skip
+                case Report.HandOverDeliveryAttempted():
+                    await self.set(
+                        conn, table, p, delivery_attempts=e.attempt, delivery_error=e.error
+                    )
+                case Report.HandOverDeliveryFailed():
+                    await self.set(
+                        conn, table, p, status="New", in_inbox=True, delivery_failed=True
+                    )
+                case _:
+                    raise TypeError(f"the inbox does not handle {type(e).__name__}")
+
+    @staticmethod
+    async def set(conn: Connection, table: str, p: Positioned, **values: Any) -> None:
+        columns = ", ".join(f"{name} = ${i}" for i, name in enumerate(values, start=3))
+        await conn.execute(
+            f"UPDATE {table} SET {columns}, position = $2 WHERE report_id = $1",
+            p.event.originator_id,
+            p.position,
+            *values.values(),
+        )
+
+
+@dataclass(frozen=True)
+class InboxFilter:
+    status: str | None = None
+    category: str | None = None
+    kind: str | None = None
+    agent: str | None = None
+    addressee: str | None = None
+    submitted_before: datetime | None = None
+    submitted_after: datetime | None = None
+
+
+async def list_inbox(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    where: InboxFilter,
+    *,
+    before: int | None = None,
+    limit: int = 50,
+    schema: str = "rm_inbox",
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The tenant's Inbox, newest change first, keyset-paginated on position."""
+    rows = await pool.fetch(
+        f"SELECT {COLUMNS} FROM {schema}.reports WHERE tenant_id = $1 AND in_inbox "
+        "AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR category = $3) "
+        "AND ($4::text IS NULL OR kind = $4) AND ($5::text IS NULL OR agent = $5) "
+        "AND ($6::text IS NULL OR addressee ILIKE '%' || $6 || '%') "
+        "AND ($7::timestamptz IS NULL OR submitted_at < $7) "
+        "AND ($8::timestamptz IS NULL OR submitted_at >= $8) "
+        "AND ($9::bigint IS NULL OR position < $9) ORDER BY position DESC LIMIT $10",
+        tenant_id, where.status, where.category, where.kind, where.agent, where.addressee,
+        where.submitted_before, where.submitted_after, before, limit + 1,
+    )  # fmt: skip
+    items = [report_json(row) for row in rows[:limit]]
+    return items, (rows[limit - 1]["position"] if len(rows) > limit else None)
+
+
+async def get_report(
+    pool: asyncpg.Pool, tenant_id: str, report_id: UUID, schema: str = "rm_inbox"
+) -> dict[str, Any] | None:
+    row = await pool.fetchrow(
+        f"SELECT {COLUMNS} FROM {schema}.reports WHERE tenant_id = $1 AND report_id = $2",
+        tenant_id,
+        report_id,
+    )
+    return report_json(row) if row else None
+
+
+def report_json(row: asyncpg.Record) -> dict[str, Any]:
+    def iso(value: datetime | None) -> str | None:
+        return value.isoformat() if value else None
+
+    return {
+        "reportId": str(row["report_id"]),
+        "tenantId": row["tenant_id"],
+        "reporter": row["reporter"],
+        "category": row["category"],
+        "status": row["status"],
+        "message": row["message"],
+        "sidePanel": {"thread": row["thread"], "message": row["message_ref"]},
+        "extraContext": row["extra_context"],
+        "parsed": {
+            "kind": row["kind"],
+            "agent": row["agent"],
+            "model": row["model"],
+            "addressee": row["addressee"],
+        },
+        "handOver": {
+            "handedOver": row["handed_over"],
+            "attempts": row["delivery_attempts"],
+            "failed": row["delivery_failed"],
+            "lastError": row["delivery_error"],
+        },
+        "draftedAt": iso(row["drafted_at"]),
+        "submittedAt": iso(row["submitted_at"]),
+        "review": {
+            "reviewedBy": row["reviewed_by"],
+            "reviewedAt": iso(row["reviewed_at"]),
+            "change": row["change"],
+            "link": row["link"],
+            "reason": row["reason"],
+        },
+        "position": row["position"],
+    }

@@ -1,0 +1,62 @@
+"""HTTP routes of feedback: ``/factory/feedback`` (SPEC C11, C12)."""
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+
+from contracts.feedback import STAMPED_FIELDS, FeedbackKind, RecordFeedback, SubjectKind
+from projections.feedback_list import list_feedback
+from services.api import Http, read_command
+from services.auth import Principal
+
+
+def feedback_routes(http: Http) -> APIRouter:
+    router = APIRouter(prefix="/factory/feedback", tags=["feedback"])
+
+    @router.post("", status_code=201)
+    async def record_feedback(
+        request: Request,
+        response: Response,
+        principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
+        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    ) -> dict[str, Any]:
+        """Record feedback on a run, attempt, artifact, memory or evaluation (SPEC C01–C12).
+
+        ``tenantId`` and ``givenBy`` come from the API key. With an ``Idempotency-Key``, the
+        same key and body answer the same ``feedbackId`` and append nothing.
+        """
+        command = await read_command(request, RecordFeedback, STAMPED_FIELDS)
+        command_id = f"key/{idempotency_key}" if idempotency_key else str(uuid.uuid4())
+        outcome = await http.execute(command, principal, command_id)
+        if not outcome.result.created:
+            response.status_code = 200
+        return {"feedbackId": str(outcome.result.feedback_id), "position": outcome.position}
+
+    @router.get("")
+    async def get_feedback(
+        principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
+        subject_kind: Annotated[SubjectKind | None, Query(alias="subjectKind")] = None,
+        subject_ref: Annotated[str | None, Query(alias="subjectRef", max_length=512)] = None,
+        kind: FeedbackKind | None = None,
+        before: Annotated[int | None, Query(ge=1, description="Cursor: 'next' of a page")] = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        min_position: Annotated[
+            int | None,
+            Query(alias="minPosition", ge=0, description="Wait until this write is visible"),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Feedback by subject and kind, newest first, within the caller's tenant (C12, C51)."""
+        await http.read_at("feedback_list", min_position)
+        page = await list_feedback(
+            http.pool,
+            principal.tenant_id,
+            subject_kind=subject_kind,
+            subject_ref=subject_ref,
+            kind=kind,
+            before=before,
+            limit=limit,
+        )
+        return {"items": page.items, "next": page.next_before}
+
+    return router

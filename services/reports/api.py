@@ -1,0 +1,130 @@
+"""HTTP routes of reports: draft, compose a wrong-answer report, submit, review, the Inbox."""
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+
+from contracts.reports import (
+    STAMPED_REPORT_FIELDS,
+    Category,
+    ComposeWrongAnswer,
+    DraftReport,
+    Kind,
+    ReviewReport,
+    ReviewReportCommand,
+    ReviewStatus,
+    SubmitReport,
+)
+from projections.inbox import InboxFilter, get_report, list_inbox
+from services.api import Http, read_command
+from services.auth import Principal
+from services.bus import Outcome
+from services.errors import NotFound
+
+WRITE, READ = "factory.feedback.write", "factory.feedback.read"
+MinPosition = Annotated[
+    int | None, Query(alias="minPosition", ge=0, description="Wait until this write is visible")
+]
+
+
+def answer(outcome: Outcome, **extra: Any) -> dict[str, Any]:
+    state = outcome.result
+    return {
+        "reportId": str(state.report_id),
+        "status": state.status,
+        "category": state.category,
+        "position": outcome.position,
+        **extra,
+    }
+
+
+def report_routes(http: Http) -> APIRouter:
+    router = APIRouter(prefix="/factory/reports", tags=["reports"])
+
+    def command_id(key: str | None) -> str:
+        return f"key/{key}" if key else str(uuid.uuid4())
+
+    @router.post("", status_code=201)
+    async def draft_report(
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
+        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    ) -> dict[str, Any]:
+        """Draft a report (a preview: nowhere counted or handed over until submitted)."""
+        command = await read_command(request, DraftReport, STAMPED_REPORT_FIELDS)
+        return answer(await http.execute(command, principal, command_id(idempotency_key)))
+
+    @router.post("/wrong-answer", status_code=201)
+    async def compose_wrong_answer(
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
+        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    ) -> dict[str, Any]:
+        """Draft a wrong-answer report from the reply record and the evidence check; the
+        labelled block is composed here (SPEC W04–W13) and returned for the preview."""
+        command = await read_command(request, ComposeWrongAnswer, STAMPED_REPORT_FIELDS)
+        outcome = await http.execute(command, principal, command_id(idempotency_key))
+        return answer(outcome, kind=outcome.result.kind, extraContext=outcome.result.extra_context)
+
+    @router.post("/{report_id}/submit")
+    async def submit_report(
+        report_id: UUID, principal: Annotated[Principal, Depends(http.scope(WRITE))]
+    ) -> dict[str, Any]:
+        """Submit a draft: it is handed over (SPEC §3.2) or kept in the Inbox."""
+        outcome = await http.execute(
+            SubmitReport(report_id=report_id), principal, f"submit/{report_id}"
+        )
+        return answer(outcome, handedOver=outcome.result.status == "HandedOver")
+
+    @router.post("/{report_id}/review")
+    async def review_report(
+        report_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
+    ) -> dict[str, Any]:
+        """Move a report New → Triaged → Resolved / WontFix; ``reviewedBy`` is the caller."""
+        review = await read_command(request, ReviewReport, STAMPED_REPORT_FIELDS)
+        command = ReviewReportCommand(report_id=report_id, review=review)
+        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+
+    @router.get("/inbox")
+    async def inbox(
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        status: ReviewStatus | None = None,
+        category: Category | None = None,
+        kind: Kind | None = None,
+        agent: Annotated[str | None, Query(max_length=512)] = None,
+        addressee: Annotated[str | None, Query(max_length=512)] = None,
+        submitted_before: Annotated[datetime | None, Query(alias="submittedBefore")] = None,
+        submitted_after: Annotated[datetime | None, Query(alias="submittedAfter")] = None,
+        before: Annotated[int | None, Query(ge=1, description="Cursor: 'next' of a page")] = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """Submitted reports that were not handed over (and hand-overs nobody received)."""
+        await http.read_at("inbox", min_position)
+        where = InboxFilter(
+            status, category, kind, agent, addressee, submitted_before, submitted_after
+        )
+        items, next_before = await list_inbox(
+            http.pool, principal.tenant_id, where, before=before, limit=limit
+        )
+        return {"items": items, "next": next_before}
+
+    @router.get("/{report_id}")
+    async def get_one(
+        report_id: UUID,
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """One report in any state, with its parsed labelled block."""
+        await http.read_at("inbox", min_position)
+        report = await get_report(http.pool, principal.tenant_id, report_id)
+        if report is None:
+            raise NotFound(f"no report {report_id}", reportId=str(report_id))
+        return report
+
+    return router

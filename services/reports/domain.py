@@ -1,0 +1,234 @@
+"""The Report aggregate: drafted, submitted, then handed over or reviewed in the Inbox.
+
+    Draft ──submit──► HandedOver                     (ShouldHandOver: SPEC §3.2, W19–W31)
+      └─────submit──► New ──► Triaged ──► Resolved | WontFix      (W32, W33)
+
+A draft is a preview: it is nowhere counted or handed over (W27). Every review step is its
+own event with ``reviewed_by`` stamped from the caller. A hand-over's webhook deliveries are
+recorded attempt by attempt; one that fails for good puts the report in the Inbox.
+"""
+
+from datetime import datetime
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from contracts.reports import DraftReport
+from services.errors import InvalidTransition
+from services.reports.labelled_block import parse
+from services.reports.routing import addressee_text, is_agent_owner_kind, should_hand_over
+
+REPORT_NAMESPACE = UUID("0c9e6f2a-6d41-5c7b-a1d3-9b8e7f605a42")
+
+# The moves a reviewer may make (W32): anything else is refused, naming both states.
+REVIEW_MOVES = {("New", "Triaged"), ("Triaged", "Resolved"), ("Triaged", "WontFix")}
+
+
+def report_id_for(tenant_id: str, command_key: str) -> UUID:
+    return uuid5(REPORT_NAMESPACE, f"{tenant_id}/{command_key}")
+
+
+class Report(Aggregate):
+    class Drafted(Aggregate.Created):
+        tenant_id: str
+        reporter: str
+        category: str
+        message: str
+        thread: str | None
+        message_ref: str | None
+        extra_context: str | None
+        command_id: str
+
+    # The events, declared so that readers (the Inbox, the relay) can name them.
+    class Submitted(Aggregate.Event):
+        pass
+
+    class HandedOver(Aggregate.Event):
+        tenant_id: str
+        category: str
+        message: str
+        thread: str | None
+        message_ref: str | None
+        extra_context: str | None
+
+    class AgentOwnerNotified(Aggregate.Event):
+        tenant_id: str
+        kind: str
+        agent: str
+        addressee: str
+
+    class Triaged(Aggregate.Event):
+        reviewed_by: str
+
+    class Resolved(Aggregate.Event):
+        reviewed_by: str
+        change: str | None
+        link: str | None
+
+    class WontFix(Aggregate.Event):
+        reviewed_by: str
+        reason: str | None
+
+    class HandOverDeliveryAttempted(Aggregate.Event):
+        attempt: int
+        status_code: int | None
+        error: str | None
+
+    class HandOverDeliveryFailed(Aggregate.Event):
+        attempts: int
+        error: str | None
+
+    def __init__(
+        self,
+        tenant_id: str,
+        reporter: str,
+        category: str,
+        message: str,
+        thread: str | None,
+        message_ref: str | None,
+        extra_context: str | None,
+        command_id: str,
+    ) -> None:
+        self.tenant_id = tenant_id
+        self.reporter = reporter
+        self.category = category
+        self.message = message
+        self.thread = thread
+        self.message_ref = message_ref
+        self.extra_context = extra_context
+        self.command_id = command_id
+        self.status = "Draft"
+        self.delivery_attempts = 0
+
+    @classmethod
+    def draft(
+        cls,
+        command: DraftReport,
+        *,
+        report_id: UUID,
+        tenant_id: str,
+        reporter: str,
+        at: datetime,
+        command_id: str,
+    ) -> "Report":
+        panel = command.side_panel
+        return cls._create(
+            cls.Drafted,
+            id=report_id,
+            timestamp=at,
+            tenant_id=tenant_id,
+            reporter=reporter,
+            category=command.category,
+            message=command.message,
+            thread=panel.thread if panel else None,
+            message_ref=panel.message if panel else None,
+            extra_context=command.extra_context,
+            command_id=command_id,
+        )
+
+    def submit(self, *, at: datetime) -> None:
+        """Submit a draft: hand it over or keep it in the Inbox; submitting twice is a no-op."""
+        if self.status != "Draft":
+            return
+        if should_hand_over(self.category, self.message):
+            self._handed_over(
+                timestamp=at,
+                tenant_id=self.tenant_id,
+                category=self.category,
+                message=self.message,
+                thread=self.thread,
+                message_ref=self.message_ref,
+                extra_context=self.extra_context,
+            )
+        else:
+            self._submitted(timestamp=at)
+        block = parse(self.extra_context)
+        if block is not None and block.kind and is_agent_owner_kind(block.kind) and block.agent:
+            self._agent_owner_notified(
+                timestamp=at,
+                tenant_id=self.tenant_id,
+                kind=block.kind,
+                agent=block.agent,
+                addressee=block.addressee or addressee_text(block.kind, block.agent, []),
+            )
+
+    @event(Submitted)
+    def _submitted(self, timestamp: datetime) -> None:
+        self.status = "New"
+
+    @event(HandedOver)
+    def _handed_over(  # carries what is handed over: its consumers read nothing else
+        self,
+        tenant_id: str,
+        category: str,
+        message: str,
+        thread: str | None,
+        message_ref: str | None,
+        extra_context: str | None,
+        timestamp: datetime,
+    ) -> None:
+        self.status = "HandedOver"
+
+    @event(AgentOwnerNotified)
+    def _agent_owner_notified(
+        self, tenant_id: str, kind: str, agent: str, addressee: str, timestamp: datetime
+    ) -> None:
+        pass
+
+    def review(
+        self,
+        status: str,
+        *,
+        reviewed_by: str,
+        at: datetime,
+        change: str | None = None,
+        link: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        if (self.status, status) not in REVIEW_MOVES:
+            raise InvalidTransition(
+                f"a report cannot move from {self.status} to {status}",
+                **{"from": self.status, "to": status},
+            )
+        if status == "Triaged":
+            self._triaged(timestamp=at, reviewed_by=reviewed_by)
+        elif status == "Resolved":
+            self._resolved(timestamp=at, reviewed_by=reviewed_by, change=change, link=link)
+        else:
+            self._wont_fix(timestamp=at, reviewed_by=reviewed_by, reason=reason)
+
+    @event(Triaged)
+    def _triaged(self, reviewed_by: str, timestamp: datetime) -> None:
+        self.status = "Triaged"
+
+    @event(Resolved)
+    def _resolved(
+        self, reviewed_by: str, change: str | None, link: str | None, timestamp: datetime
+    ) -> None:
+        self.status = "Resolved"
+
+    @event(WontFix)
+    def _wont_fix(self, reviewed_by: str, reason: str | None, timestamp: datetime) -> None:
+        self.status = "WontFix"
+
+    def record_delivery(
+        self, *, at: datetime, status_code: int | None, error: str | None, final: bool
+    ) -> None:
+        """One webhook delivery attempt of a hand-over; ``final`` ends the retries."""
+        delivered = status_code is not None and 200 <= status_code < 300
+        self._delivery_attempted(
+            timestamp=at, attempt=self.delivery_attempts + 1, status_code=status_code, error=error
+        )
+        if not delivered and final:
+            self._delivery_failed(timestamp=at, attempts=self.delivery_attempts, error=error)
+
+    @event(HandOverDeliveryAttempted)
+    def _delivery_attempted(
+        self, attempt: int, status_code: int | None, error: str | None, timestamp: datetime
+    ) -> None:
+        self.delivery_attempts = attempt
+
+    @event(HandOverDeliveryFailed)
+    def _delivery_failed(self, attempts: int, error: str | None, timestamp: datetime) -> None:
+        # A hand-over nobody received is a report nobody acts on: the Inbox shows it.
+        self.status = "New"

@@ -1,0 +1,113 @@
+"""Command handlers of reports: load, decide, hand back for the bus to append."""
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.reports import (
+    ComposeWrongAnswer,
+    DraftReport,
+    RecordHandOverDelivery,
+    ReviewReportCommand,
+    SubmitReport,
+)
+from services.bus import Decision, Handler, Issued
+from services.errors import NotFound
+from services.reports.domain import Report, report_id_for
+from services.reports.wrong_answer import compose_report
+from services.store import EventStore
+
+
+@dataclass(frozen=True)
+class ReportState:
+    report_id: UUID
+    status: str
+    category: str
+    kind: str | None = None
+    extra_context: str | None = None
+
+
+def load(store: EventStore, tenant_id: str, report_id: UUID) -> Report:
+    """A report of the caller's tenant; another tenant's is as absent as a missing one."""
+    try:
+        report: Report = store.repository.get(report_id)
+    except AggregateNotFoundError:
+        raise NotFound(f"no report {report_id}", reportId=str(report_id)) from None
+    if report.tenant_id != tenant_id:
+        raise NotFound(f"no report {report_id}", reportId=str(report_id))
+    return report
+
+
+def drafted(store: EventStore, issued: Issued, draft: DraftReport, kind: str | None) -> Decision:
+    report_id = report_id_for(issued.tenant_id, issued.command_id)
+    try:
+        existing = load(store, issued.tenant_id, report_id)  # a repeated command
+    except NotFound:
+        report = Report.draft(
+            draft,
+            report_id=report_id,
+            tenant_id=issued.tenant_id,
+            reporter=issued.actor,
+            at=issued.at,
+            command_id=issued.command_id,
+        )
+        return Decision([report], state(report, kind))
+    return Decision([], state(existing, kind))
+
+
+def state(report: Report, kind: str | None = None) -> ReportState:
+    return ReportState(report.id, report.status, report.category, kind, report.extra_context)
+
+
+def draft_report(store: EventStore, issued: Issued) -> Decision:
+    assert isinstance(issued.command, DraftReport)
+    return drafted(store, issued, issued.command, None)
+
+
+def compose_wrong_answer(store: EventStore, issued: Issued) -> Decision:
+    assert isinstance(issued.command, ComposeWrongAnswer)
+    kind, draft = compose_report(issued.command)
+    return drafted(store, issued, draft, kind)
+
+
+def submit_report(store: EventStore, issued: Issued) -> Decision:
+    assert isinstance(issued.command, SubmitReport)
+    report = load(store, issued.tenant_id, issued.command.report_id)
+    report.submit(at=issued.at)
+    return Decision([report], state(report))
+
+
+def review_report(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, ReviewReportCommand)
+    report = load(store, issued.tenant_id, command.report_id)
+    review = command.review
+    report.review(
+        review.status,
+        reviewed_by=issued.actor,
+        at=issued.at,
+        change=review.change,
+        link=str(review.link) if review.link else None,
+        reason=review.reason,
+    )
+    return Decision([report], state(report))
+
+
+def record_hand_over_delivery(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, RecordHandOverDelivery)
+    report = load(store, issued.tenant_id, command.report_id)
+    report.record_delivery(
+        at=issued.at, status_code=command.status_code, error=command.error, final=command.final
+    )
+    return Decision([report], state(report))
+
+
+HANDLERS: dict[type, Handler] = {
+    DraftReport: draft_report,
+    ComposeWrongAnswer: compose_wrong_answer,
+    SubmitReport: submit_report,
+    ReviewReportCommand: review_report,
+    RecordHandOverDelivery: record_hand_over_delivery,
+}

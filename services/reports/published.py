@@ -1,0 +1,45 @@
+"""Which report events leave the service: hand-overs and agent-owner notifications."""
+
+from typing import Any
+
+from contracts import topics
+from contracts.reports import AgentOwnerNotified, ReportHandedOver, SidePanel
+from services.publication import Publication
+from services.reports.domain import Report
+
+
+def report_handed_over(event: Any) -> ReportHandedOver:
+    return ReportHandedOver(
+        report_id=event.originator_id,
+        tenant_id=event.tenant_id,
+        category=event.category,
+        message=event.message,
+        side_panel=SidePanel(thread=event.thread, message=event.message_ref),
+        extra_context=event.extra_context,
+    )
+
+
+def agent_owner_notified(event: Any) -> AgentOwnerNotified:
+    return AgentOwnerNotified(
+        report_id=event.originator_id,
+        tenant_id=event.tenant_id,
+        kind=event.kind,
+        agent=event.agent,
+        addressee=event.addressee,
+    )
+
+
+HAND_OVER = Publication(
+    topic=topics.FEEDBACK_HANDED_OVER,
+    type="evaluation.feedback.v1.FeedbackHandedOver",
+    to_contract=report_handed_over,
+)
+
+PUBLICATIONS: dict[type, Publication] = {
+    Report.HandedOver: HAND_OVER,
+    Report.AgentOwnerNotified: Publication(
+        topic=topics.AGENT_OWNER_NOTIFIED,
+        type="evaluation.feedback.v1.AgentOwnerNotified",
+        to_contract=agent_owner_notified,
+    ),
+}
