@@ -136,8 +136,8 @@ class ProjectionRunner:
                 wake.clear()
                 try:
                     await self.catch_up()
-                except (OSError, asyncpg.PostgresError) as error:
-                    log.warning("projection %s: %s; retrying", self.projection.name, error)
+                except Exception:  # never silently: say so, and try again on the next wake
+                    log.exception("projection %s failed; retrying", self.projection.name)
                 waiters = [asyncio.create_task(wake.wait()), asyncio.create_task(stop.wait())]
                 await asyncio.wait(waiters, timeout=idle_poll, return_when=asyncio.FIRST_COMPLETED)
                 for task in waiters:

@@ -6,95 +6,14 @@ Kafka broker; the neighbour is plain aiokafka, none of the project's code.
 
 import asyncio
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import uuid
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.conftest import Keys
+from tests.e2e.conftest import Service, auth
 from tests.kafka_peer import consume, produce, record_feedback_event
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Service:
-    url: str
-    prefix: str
-    log: Path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def service(
-    database_url: str, kafka_bootstrap: str, keys: Keys, tmp_path: Path
-) -> Iterator[Service]:
-    port, prefix = free_port(), f"e2e{uuid.uuid4().hex[:6]}."
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
-        "FEEDBACKLOOP_API_KEYS": keys.entries,
-        "FEEDBACKLOOP_PORT": str(port),
-        "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
-        "FEEDBACKLOOP_INBOUND_GROUP_ID": f"e2e-{uuid.uuid4().hex[:6]}",
-    }
-    log = tmp_path / "service.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process, log)
-        yield Service(url, prefix, log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    for _ in range(600):
-        if process.poll() is not None:
-            raise RuntimeError(f"the service exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"the service did not become healthy:\n{log.read_text()[-3000:]}")
-
-
-@pytest.fixture
-async def http(service: Service) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=service.url, timeout=30) as client:
-        yield client
-
-
-def auth(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 BODY = {

@@ -1,0 +1,142 @@
+"""The service as its own process (``feedbackloop serve``) on a real PostgreSQL and Kafka, and a
+webhook receiver standing in for engineering triage."""
+
+import hashlib
+import hmac
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Keys
+
+ROOT = Path(__file__).resolve().parents[2]
+WEBHOOK_SECRET = "e2e-webhook-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Receiver:
+    """A local webhook endpoint that answers ``status`` and keeps what it received, with
+    whether each signature verified."""
+
+    url: str
+    status: int = 200
+    received: list[dict[str, Any]] = field(default_factory=list)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    port = free_port()
+    state = Receiver(f"http://127.0.0.1:{port}/hand-overs")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            expected = "sha256=" + hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+            signature = self.headers.get("X-Feedbackloop-Signature", "")
+            state.received.append(
+                {
+                    "verified": hmac.compare_digest(signature, expected),
+                    "event": json.loads(body),
+                    "answered": state.status,
+                }
+            )
+            self.send_response(state.status)
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+@dataclass
+class Service:
+    url: str
+    prefix: str
+    log: Path
+
+
+@pytest.fixture
+def service(
+    database_url: str, kafka_bootstrap: str, keys: Keys, receiver: Receiver, tmp_path: Path
+) -> Iterator[Service]:
+    port, prefix = free_port(), f"e2e{uuid.uuid4().hex[:6]}."
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
+        "FEEDBACKLOOP_API_KEYS": keys.entries,
+        "FEEDBACKLOOP_PORT": str(port),
+        "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
+        "FEEDBACKLOOP_INBOUND_GROUP_ID": f"e2e-{uuid.uuid4().hex[:6]}",
+        "FEEDBACKLOOP_HANDOVER_WEBHOOK_URL": receiver.url,
+        "FEEDBACKLOOP_HANDOVER_WEBHOOK_SECRET": WEBHOOK_SECRET,
+        "FEEDBACKLOOP_HANDOVER_WEBHOOK_MAX_ATTEMPTS": "3",
+        "FEEDBACKLOOP_HANDOVER_WEBHOOK_BACKOFF_SECONDS": "0.2",
+    }
+    log = tmp_path / "service.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.cli", "serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process, log)
+        yield Service(url, prefix, log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"the service exited:\n{log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the service did not become healthy:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+async def http(service: Service) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=service.url, timeout=30) as client:
+        yield client
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}

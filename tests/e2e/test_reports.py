@@ -1,0 +1,186 @@
+"""Reports, driven over HTTP as a chat client, a reviewer and engineering triage see them."""
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Keys
+from tests.e2e.conftest import Receiver, Service, auth
+from tests.kafka_peer import consume
+from tests.unit.test_wrong_answer import SEED_FACTS
+
+
+async def inbox(http: httpx.AsyncClient, key: str, count: int, **params: Any) -> list[Any]:
+    async with asyncio.timeout(60):
+        while True:
+            response = await http.get("/factory/reports/inbox", params=params, headers=auth(key))
+            assert response.status_code == 200, response.text
+            items: list[Any] = response.json()["items"]
+            if len(items) >= count:
+                return items
+            await asyncio.sleep(0.2)
+
+
+async def until(predicate: Any, timeout: float = 60) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.1)
+
+
+async def test_a_wrong_answer_report_is_composed_submitted_and_triaged_in_the_inbox(
+    http: httpx.AsyncClient, keys: Keys
+) -> None:
+    composed = await http.post(
+        "/factory/reports/wrong-answer", json=SEED_FACTS, headers=auth(keys.a)
+    )
+    assert composed.status_code == 201, composed.text
+    draft = composed.json()
+    assert (draft["status"], draft["category"], draft["kind"]) == ("Draft", "answer", "not-found")
+    assert draft["extraContext"].startswith("Kind: not-found\nThread: sglauser/_Thread/")
+    report_id = draft["reportId"]
+    # A draft is a preview: not in the Inbox.
+    preview = await http.get(
+        f"/factory/reports/{report_id}", params={"minPosition": draft["position"]},
+        headers=auth(keys.a),
+    )  # fmt: skip
+    assert preview.json()["status"] == "Draft"
+    assert (await http.get("/factory/reports/inbox", headers=auth(keys.a))).json()["items"] == []
+
+    submitted = await http.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    assert submitted.json()["handedOver"] is False  # W21: an answer report never is
+    (item,) = await inbox(http, keys.a, 1, agent="AgenticOffice/Agent/OfficeCoach")
+    assert item["parsed"] == {
+        "kind": "not-found",
+        "agent": "AgenticOffice/Agent/OfficeCoach",
+        "model": "claude-sonnet-4-5",
+        "addressee": "agent owner (AgenticOffice/Agent/OfficeCoach — the course's maintainers)",
+    }
+    assert item["message"] == SEED_FACTS["account"]
+    assert (await http.get("/factory/reports/inbox", headers=auth(keys.b))).json()["items"] == []
+
+    async def review(body: dict[str, Any]) -> httpx.Response:
+        return await http.post(
+            f"/factory/reports/{report_id}/review", json=body, headers=auth(keys.a)
+        )
+
+    assert (await review({"status": "Triaged"})).json()["status"] == "Triaged"
+    resolved = await review(
+        {"status": "Resolved", "change": "The coach now searches the profile first.",
+         "link": "https://example.org/change/42"}
+    )  # fmt: skip
+    assert resolved.status_code == 200, resolved.text
+    refused = await review({"status": "New"})
+    assert refused.status_code == 409
+    assert refused.json()["from"] == "Resolved"
+    assert refused.json()["to"] == "New"
+    (item,) = await inbox(
+        http, keys.a, 1, status="Resolved", minPosition=resolved.json()["position"]
+    )
+    assert item["review"]["reviewedBy"] == "alice"
+    assert item["review"]["change"] == "The coach now searches the profile first."
+
+
+async def test_a_bug_report_is_handed_over_on_kafka_and_to_the_signed_webhook(
+    http: httpx.AsyncClient, keys: Keys, service: Service, receiver: Receiver,
+    kafka_bootstrap: str,
+) -> None:  # fmt: skip
+    drafted = await http.post(
+        "/factory/reports",
+        json={"category": "bug", "message": "The export button does nothing."},
+        headers=auth(keys.a),
+    )
+    report_id = drafted.json()["reportId"]
+    submitted = await http.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    assert submitted.json()["handedOver"] is True
+
+    (message,) = await consume(
+        kafka_bootstrap, service.prefix + "evaluation.feedback.v1.feedback-handed-over", 1
+    )
+    handed = json.loads(message.value)
+    assert handed["type"] == "evaluation.feedback.v1.FeedbackHandedOver"
+    assert handed["data"]["reportId"] == report_id
+    assert handed["data"]["message"] == "The export button does nothing."
+
+    await until(lambda: len(receiver.received) >= 1)
+    (delivery,) = receiver.received
+    assert delivery["verified"] is True
+    assert delivery["event"]["id"] == handed["id"]  # the same CloudEvent on both routes
+    # A handed-over report is engineering's, not the Inbox's.
+    assert (await http.get("/factory/reports/inbox", headers=auth(keys.a))).json()["items"] == []
+
+
+async def test_a_hand_over_the_webhook_never_accepts_shows_in_the_inbox(
+    http: httpx.AsyncClient, keys: Keys, receiver: Receiver
+) -> None:
+    receiver.status = 503
+    drafted = await http.post(
+        "/factory/reports",
+        json={"category": "idea", "message": "Let me export to CSV."},
+        headers=auth(keys.a),
+    )
+    report_id = drafted.json()["reportId"]
+    await http.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    (item,) = await inbox(http, keys.a, 1)
+    assert item["reportId"] == report_id
+    assert item["handOver"]["failed"] is True
+    assert item["handOver"]["attempts"] == 3
+    assert item["handOver"]["lastError"] == "HTTP 503"
+    assert len(receiver.received) == 3
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/factory/reports", {"category": "rant", "message": "x"}, "category"),
+        ("/factory/reports", {"category": "bug", "message": ""}, "message"),
+        ("/factory/reports", {"category": "bug", "message": "x" * 8_001}, "message"),
+        ("/factory/reports", {"category": "bug", "message": "x", "reviewedBy": "me"}, "reviewedBy"),
+        ("/factory/reports", {"category": "bug", "message": "x", "reporter": "me"}, "reporter"),
+        ("/factory/reports/wrong-answer", {**SEED_FACTS, "reply": {}}, "reply.agentName"),
+    ],
+)
+async def test_bad_reports_are_refused_naming_the_problem_and_nothing_is_stored(
+    http: httpx.AsyncClient, keys: Keys, path: str, body: dict[str, Any], field: str
+) -> None:
+    response = await http.post(path, json=body, headers=auth(keys.a))
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == field
+    status = await http.get("/factory/feedback", headers=auth(keys.a))
+    assert status.status_code == 200
+
+
+async def test_a_forged_reviewer_is_refused(http: httpx.AsyncClient, keys: Keys) -> None:
+    drafted = await http.post(
+        "/factory/reports", json={"category": "answer", "message": "wrong"}, headers=auth(keys.a)
+    )
+    report_id = drafted.json()["reportId"]
+    await http.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    forged = await http.post(
+        f"/factory/reports/{report_id}/review",
+        json={"status": "Triaged", "reviewedBy": "the-boss"},
+        headers=auth(keys.a),
+    )
+    assert forged.status_code == 422
+    assert forged.json()["field"] == "reviewedBy"
+    (item,) = await inbox(http, keys.a, 1)
+    assert item["status"] == "New"
+
+
+async def test_recorded_feedback_is_counted_per_tenant_and_kind(
+    http: httpx.AsyncClient, keys: Keys
+) -> None:
+    """SPEC C48: connectsoft.factory.learning.feedback, by tenant and kind, at /metrics."""
+    body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation"}
+    for _ in range(2):
+        posted = await http.post("/factory/feedback", json=body, headers=auth(keys.a))
+        assert posted.status_code == 201
+    listed = await http.get(
+        "/factory/feedback", params={"minPosition": posted.json()["position"]}, headers=auth(keys.a)
+    )
+    tenant = listed.json()["items"][0]["tenantId"]
+    metrics = (await http.get("/metrics")).text
+    line = f'connectsoft_factory_learning_feedback_total{{kind="escalation",tenant="{tenant}"}} 2.0'
+    assert line in metrics

@@ -1,0 +1,111 @@
+"""The Inbox read model on a real PostgreSQL: reports through their whole life."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from contracts.reports import (
+    ComposeWrongAnswer,
+    DraftReport,
+    RecordHandOverDelivery,
+    ReviewReport,
+    ReviewReportCommand,
+    SubmitReport,
+)
+from projections.inbox import Inbox, InboxFilter, get_report, list_inbox
+from projections.runner import ProjectionRunner, rebuild
+from services.bootstrap import Runtime
+from services.bus import Issued
+from tests.unit.test_wrong_answer import SEED_FACTS
+
+T0 = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
+
+
+async def send(runtime: Runtime, command: Any, key: str, at: datetime = T0) -> Any:
+    outcome = await runtime.bus.execute(Issued(command, "t1", "rita", key, at))
+    return outcome.result
+
+
+async def caught_up(runtime: Runtime) -> ProjectionRunner:
+    runner = ProjectionRunner(runtime.store, runtime.pool, Inbox())
+    await runner.start()
+    await runner.catch_up()
+    return runner
+
+
+async def test_a_report_lives_from_draft_to_resolved_in_the_inbox(runtime: Runtime) -> None:
+    state = await send(runtime, ComposeWrongAnswer.model_validate(SEED_FACTS), "w1")
+    await caught_up(runtime)
+    assert (await list_inbox(runtime.pool, "t1", InboxFilter()))[0] == []  # a draft: not yet
+    await send(runtime, SubmitReport(report_id=state.report_id), "s1")
+    for status in ("Triaged", "Resolved"):
+        review = ReviewReport.model_validate(
+            {"status": status, "change": "re-indexed", "link": "https://example.org/c/1"}
+        )
+        await send(runtime, ReviewReportCommand(report_id=state.report_id, review=review), status)
+    await caught_up(runtime)
+    report = await get_report(runtime.pool, "t1", state.report_id)
+    assert report is not None
+    assert report["status"] == "Resolved"
+    assert report["review"]["change"] == "re-indexed"
+    assert report["review"]["link"] == "https://example.org/c/1"
+    assert report["parsed"]["kind"] == "not-found"
+    assert await get_report(runtime.pool, "t2", state.report_id) is None  # other tenants
+
+
+async def test_the_inbox_filters_by_status_category_kind_agent_addressee_and_age(
+    runtime: Runtime,
+) -> None:
+    seed = await send(runtime, ComposeWrongAnswer.model_validate(SEED_FACTS), "w1", T0)
+    plain = await send(
+        runtime, DraftReport(category="answer", message="not a good answer"), "d1", T0
+    )
+    question = await send(
+        runtime, DraftReport(category="question", message="how do I share?"), "d2", T0
+    )
+    for n, state in enumerate((seed, plain, question)):
+        await send(
+            runtime, SubmitReport(report_id=state.report_id), f"s{n}", T0 + timedelta(days=n)
+        )
+    await caught_up(runtime)
+
+    async def ids(**where: Any) -> set[str]:
+        items, _ = await list_inbox(runtime.pool, "t1", InboxFilter(**where))
+        return {i["reportId"] for i in items}
+
+    every = {str(s.report_id) for s in (seed, plain, question)}
+    assert await ids() == every
+    assert await ids(category="question") == {str(question.report_id)}
+    assert await ids(kind="not-found") == {str(seed.report_id)}
+    assert await ids(agent="AgenticOffice/Agent/OfficeCoach") == {str(seed.report_id)}
+    assert await ids(agent="(unknown agent)") == {str(plain.report_id), str(question.report_id)}
+    assert await ids(addressee="agent owner") == {str(seed.report_id)}
+    assert await ids(submitted_before=T0 + timedelta(hours=1)) == {str(seed.report_id)}
+    assert await ids(submitted_after=T0 + timedelta(days=1)) == {
+        str(plain.report_id),
+        str(question.report_id),
+    }
+    assert await ids(status="Triaged") == set()
+
+
+async def test_a_failed_hand_over_is_shown_and_a_rebuild_equals_the_live_inbox(
+    runtime: Runtime,
+) -> None:
+    bug = await send(runtime, DraftReport(category="bug", message="crash on save"), "b1")
+    await send(runtime, SubmitReport(report_id=bug.report_id), "s1")
+    for attempt, final in ((1, False), (2, True)):
+        await send(
+            runtime,
+            RecordHandOverDelivery(report_id=bug.report_id, status_code=500, error="HTTP 500",
+                                   final=final),
+            f"d{attempt}",
+        )  # fmt: skip
+    live = await caught_up(runtime)
+    items, _ = await list_inbox(runtime.pool, "t1", InboxFilter())
+    assert [i["handOver"] for i in items] == [
+        {"handedOver": True, "attempts": 2, "failed": True, "lastError": "HTTP 500"}
+    ]
+    fresh = await rebuild(runtime.store, runtime.pool, Inbox(), swap=False)
+    query = "SELECT * FROM {}.reports ORDER BY report_id"
+    assert [tuple(r) for r in await runtime.pool.fetch(query.format(fresh))] == [
+        tuple(r) for r in await runtime.pool.fetch(query.format(live.schema))
+    ]
