@@ -98,6 +98,7 @@ async def read_command(request: Request, model: type[T], stamped: frozenset[str]
 
 
 def create_app(http: Http, *, lifespan: Any = None) -> FastAPI:
+    from services.artifacts import artifact_routes
     from services.feedback.api import feedback_routes
     from services.reports.api import report_routes
 
@@ -108,6 +109,7 @@ def create_app(http: Http, *, lifespan: Any = None) -> FastAPI:
     )
     app.include_router(feedback_routes(http))
     app.include_router(report_routes(http))
+    app.include_router(artifact_routes(http))
 
     @app.exception_handler(Unauthorized)
     async def on_unauthorized(_: Request, __: Unauthorized) -> JSONResponse:

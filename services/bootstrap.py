@@ -23,6 +23,7 @@ from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
 from projections.runner import Projection, ProjectionRunner, schema_of
 from services.api import Http, create_app
+from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, KeyRing, new_key
 from services.bus import CommandBus
 from services.embedded import start_embedded_postgres
@@ -68,6 +69,7 @@ class Runtime:
             database_url = settings.database_url
         store = await asyncio.to_thread(open_store, database_url)
         pool = await asyncpg.create_pool(database_url, min_size=1, max_size=10)
+        await ensure_artifacts_table(pool)
         keys, dev_key = load_keys(settings)
         bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch)
         return cls(settings, database_url, store, pool, bus, keys, dev_key)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from contracts.feedback import STAMPED_FIELDS, FeedbackKind, RecordFeedback, SubjectKind
 from projections.feedback_list import list_feedback
 from services.api import Http, read_command
+from services.artifacts import check_references
 from services.auth import Principal
 
 
@@ -27,6 +28,14 @@ def feedback_routes(http: Http) -> APIRouter:
         same key and body answer the same ``feedbackId`` and append nothing.
         """
         command = await read_command(request, RecordFeedback, STAMPED_FIELDS)
+        await check_references(
+            http.pool,
+            principal.tenant_id,
+            {
+                "commentRef": command.comment_ref,
+                "correctedArtifactRef": command.corrected_artifact_ref,
+            },
+        )
         command_id = f"key/{idempotency_key}" if idempotency_key else str(uuid.uuid4())
         outcome = await http.execute(command, principal, command_id)
         if not outcome.result.created:

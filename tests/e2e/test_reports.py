@@ -184,3 +184,43 @@ async def test_recorded_feedback_is_counted_per_tenant_and_kind(
     metrics = (await http.get("/metrics")).text
     line = f'connectsoft_factory_learning_feedback_total{{kind="escalation",tenant="{tenant}"}} 2.0'
     assert line in metrics
+
+
+async def test_comments_and_corrections_are_stored_as_artifacts_and_referenced(
+    http: httpx.AsyncClient, keys: Keys
+) -> None:
+    """SPEC C04, C06: text is kept as an artifact; feedback carries its reference."""
+    text = "The summary left out the second attachment.".encode()
+    stored = await http.post(
+        "/factory/artifacts", content=text, headers={**auth(keys.a), "Content-Type": "text/plain"}
+    )
+    assert stored.status_code == 201
+    ref = stored.json()["ref"]
+    again = await http.post("/factory/artifacts", content=text, headers=auth(keys.a))
+    assert again.json()["ref"] == ref  # content-addressed
+    read = await http.get(f"/factory/artifacts/{ref}", headers=auth(keys.a))
+    assert read.content == text
+    assert (await http.get(f"/factory/artifacts/{ref}", headers=auth(keys.b))).status_code == 404
+
+    base = {"projectId": "p", "subjectKind": "artifact", "subjectRef": "doc-9"}
+    kinds = [
+        {**base, "kind": "rating", "rating": 3},
+        {**base, "kind": "comment", "commentRef": ref},
+        {**base, "kind": "correction", "correctedArtifactRef": ref},
+        {**base, "kind": "escalation"},
+    ]
+    for body in kinds:
+        response = await http.post("/factory/feedback", json=body, headers=auth(keys.a))
+        assert response.status_code == 201, response.text
+    made_up = {**base, "kind": "comment", "commentRef": "artifact:sha256:" + "0" * 64}
+    refused = await http.post("/factory/feedback", json=made_up, headers=auth(keys.a))
+    assert refused.status_code == 422
+    assert refused.json()["field"] == "commentRef"
+    listed = await http.get(
+        "/factory/feedback",
+        params={"subjectRef": "doc-9", "minPosition": response.json()["position"]},
+        headers=auth(keys.a),
+    )
+    assert sorted(i["kind"] for i in listed.json()["items"]) == [
+        "comment", "correction", "escalation", "rating",
+    ]  # fmt: skip
