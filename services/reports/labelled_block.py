@@ -1,24 +1,18 @@
 """The labelled block of a wrong-answer report: plain `Label: value` lines (SPEC W04–W13, §3.4).
 
 ``compose`` writes the block that goes into extraContext; ``parse`` reads one back, tolerantly,
-and never raises. Decisions where SPEC leaves room (proposed, pinned in
-tests/unit/test_labelled_block.py):
+and never raises. Decisions where SPEC leaves room (proposed; pinned in the unit tests):
 
-- A *label line* is one whose text before the first ``": "`` (or before a final ``":"``),
-  trimmed, is label-shaped: a letter, then letters, digits, spaces, ``( ) ' / _ -``, at most
-  40 characters in all. Every other line continues the previous value.
-- Line breaks are ``\\n``, ``\\r\\n`` or ``\\r``; a value keeps its breaks as ``\\n``. ``compose``
-  puts one backslash before a continuation line that would read as a label line or that
-  already starts with a backslash; ``parse`` removes one leading backslash from every
-  continuation line. So ``compose`` → ``parse`` is lossless for any value.
-- A value is trimmed as a whole (inner lines keep their indentation); text before the first
-  label line is not part of the block.
-- A duplicate label is dropped together with its continuation lines (first wins).
-- Model: the parenthesis is left out when there is neither a requested model nor a harness;
-  ``requested: same`` or a requested model equal to the actual one parses as None (W08).
-- Tools called: items are joined with ``", "``; a call's arguments survive when their
-  parentheses balance (they may hold commas, arrows and line breaks); an item starts at
-  ``", "`` or ``"; "`` followed by ``Name(``, so a result must not contain that.
+- A *label line*: the text before its first ``": "`` (or a final ``":"``), trimmed, is a letter
+  then up to 39 letters, digits, spaces or ``( ) ' / _ -``. Other lines continue the value.
+- Line breaks are ``\\n``, ``\\r\\n`` or ``\\r``. ``compose`` puts a backslash before a continuation
+  line that would read as a label or starts with a backslash; ``parse`` drops one leading
+  backslash from every continuation line. Values are trimmed as a whole; text before the first
+  label is not part of the block; a duplicate label goes with its continuation lines.
+- Model: no parenthesis when neither a requested model nor a harness is known; ``same`` or the
+  actual model's own name as ``requested`` reads as None (W08).
+- Tools called: items joined with ``", "``; arguments read back intact when their parentheses
+  balance; a new item starts at ``", "`` or ``"; "`` before ``Name(``, which results must not hold.
 """
 
 import re
@@ -85,7 +79,6 @@ _ITEM_START = re.compile(rf"\s*({_TOOL_NAME})\(")
 _NEXT_ITEM = re.compile(rf"[,;]\s*(?={_TOOL_NAME}\()")
 _ARROW = re.compile(r"\s*(?:→|->)\s*")
 _AFTER_ARGUMENTS = re.compile(r"\s*(?:→|->|[,;]|\Z)")
-_CLOSE_BEFORE_ARROW = re.compile(r"\)(?=\s*(?:→|->))")
 
 
 def _key(label: str) -> str:
@@ -102,9 +95,6 @@ def _label_line(line: str) -> tuple[str, str] | None:
 
 def _lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-# ---- compose -------------------------------------------------------------------------------
 
 
 def compose(block: LabelledBlock) -> str:
@@ -163,9 +153,6 @@ def _tools_text(calls: tuple[ToolCall, ...]) -> str:
         return "0"
     items = ", ".join(f"{call.name}({call.arguments}) → {call.result}" for call in calls)
     return f"{len(calls)} — {items}"
-
-
-# ---- parse ---------------------------------------------------------------------------------
 
 
 def parse(text: str | None) -> LabelledBlock | None:
@@ -263,9 +250,10 @@ def _tool_calls(value: str | None) -> tuple[ToolCall, ...] | None:
 
 def _closing_parenthesis(text: str, start: int) -> int:
     """The ``)`` that closes a call's arguments. Balanced scanning, so arguments may hold commas,
-    arrows and nested calls; a stray ``)`` closes only where an arrow, a separator or the end
-    follows it; failing all that, the first ``)`` before an arrow, then the first at depth 0."""
-    depth, first_at_depth_0 = 0, None
+    arrows and nested calls; a stray ``)`` closes where an arrow, a separator or the end follows
+    it, else the first stray one does, unless no ``)`` closes: then the rest are arguments.
+    Every scan stops at the next item after a stray ``)``, so parsing stays linear."""
+    depth, stray = 0, None
     for index in range(start, len(text)):
         if text[index] == "(":
             depth += 1
@@ -274,8 +262,7 @@ def _closing_parenthesis(text: str, start: int) -> int:
         elif text[index] == ")":
             if _AFTER_ARGUMENTS.match(text, index + 1):
                 return index
-            first_at_depth_0 = index if first_at_depth_0 is None else first_at_depth_0
-    before_arrow = _CLOSE_BEFORE_ARROW.search(text, start)
-    if before_arrow is not None:
-        return before_arrow.start()
-    return len(text) if first_at_depth_0 is None else first_at_depth_0
+            stray = index if stray is None else stray
+        elif stray is not None and _NEXT_ITEM.match(text, index):
+            break
+    return len(text) if stray is None else stray

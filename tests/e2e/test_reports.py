@@ -190,7 +190,7 @@ async def test_comments_and_corrections_are_stored_as_artifacts_and_referenced(
     http: httpx.AsyncClient, keys: Keys
 ) -> None:
     """SPEC C04, C06: text is kept as an artifact; feedback carries its reference."""
-    text = "The summary left out the second attachment.".encode()
+    text = b"The summary left out the second attachment."
     stored = await http.post(
         "/factory/artifacts", content=text, headers={**auth(keys.a), "Content-Type": "text/plain"}
     )

@@ -15,7 +15,6 @@ from tests.conftest import Keys
 from tests.e2e.conftest import Service, auth
 from tests.kafka_peer import consume, produce, record_feedback_event
 
-
 BODY = {
     "projectId": "p1",
     "subjectKind": "run",

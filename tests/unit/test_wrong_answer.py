@@ -61,7 +61,8 @@ def test_the_model_line_names_the_requested_model_only_when_another_answered() -
     reply = {**SEED_FACTS["reply"], "requestedModelName": "claude-opus-4"}
     _, draft = compose_report(facts(reply=reply))
     block = parse(draft.extra_context)
-    assert block is not None and block.model is not None
+    assert block is not None
+    assert block.model is not None
     assert (block.model.actual, block.model.requested) == ("claude-sonnet-4-5", "claude-opus-4")
     same = {**SEED_FACTS["reply"], "requestedModelName": "claude-sonnet-4-5"}
     _, draft = compose_report(facts(reply=same))
@@ -77,9 +78,12 @@ def test_the_model_line_names_the_requested_model_only_when_another_answered() -
         (
             {
                 "evidence": {"node": "x/Profile", "readable": True},
-                "reply": {**SEED_FACTS["reply"], "toolCalls": [
-                    {"name": "Search", "arguments": "x/Profile", "result": "error: timeout"}
-                ]},
+                "reply": {
+                    **SEED_FACTS["reply"],
+                    "toolCalls": [
+                        {"name": "Search", "arguments": "x/Profile", "result": "error: timeout"}
+                    ],
+                },
             },
             "retrieval",
         ),
@@ -87,19 +91,34 @@ def test_the_model_line_names_the_requested_model_only_when_another_answered() -
         (
             {
                 "kind": "fabricated",
-                "reply": {**SEED_FACTS["reply"], "toolCalls": [
-                    {"name": "Get", "arguments": "sglauser/AgenticOffice/Firmenprofil",
-                     "result": "ok"}
-                ]},
+                "reply": {
+                    **SEED_FACTS["reply"],
+                    "toolCalls": [
+                        {
+                            "name": "Get",
+                            "arguments": "sglauser/AgenticOffice/Firmenprofil",
+                            "result": "ok",
+                        }
+                    ],
+                },
             },
             "fabricated",
         ),
         # A tool that is not Get or Search never counts as looking (W59's rule, reused).
         (
-            {"kind": "outdated", "reply": {**SEED_FACTS["reply"], "toolCalls": [
-                {"name": "Summarise", "arguments": "sglauser/AgenticOffice/Firmenprofil",
-                 "result": "ok"}
-            ]}},
+            {
+                "kind": "outdated",
+                "reply": {
+                    **SEED_FACTS["reply"],
+                    "toolCalls": [
+                        {
+                            "name": "Summarise",
+                            "arguments": "sglauser/AgenticOffice/Firmenprofil",
+                            "result": "ok",
+                        }
+                    ],
+                },
+            },
             "not-found",
         ),
     ],
