@@ -4,6 +4,7 @@ import asyncio
 import json
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 
@@ -31,7 +32,7 @@ async def until(predicate: Any, timeout: float = 60) -> None:
 
 
 async def test_a_wrong_answer_report_is_composed_submitted_and_triaged_in_the_inbox(
-    http: httpx.AsyncClient, keys: Keys
+    http: httpx.AsyncClient, keys: Keys, service: Service, kafka_bootstrap: str
 ) -> None:
     composed = await http.post(
         "/factory/reports/wrong-answer", json=SEED_FACTS, headers=auth(keys.a)
@@ -51,6 +52,11 @@ async def test_a_wrong_answer_report_is_composed_submitted_and_triaged_in_the_in
 
     submitted = await http.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
     assert submitted.json()["handedOver"] is False  # W21: an answer report never is
+    # not-found is an agent-owner kind: the agent's owner is told (W35).
+    (notice,) = await consume(
+        kafka_bootstrap, service.prefix + "evaluation.feedback.v1.agent-owner-notified", 1
+    )
+    assert json.loads(notice.value)["data"]["agent"] == "AgenticOffice/Agent/OfficeCoach"
     (item,) = await inbox(http, keys.a, 1, agent="AgenticOffice/Agent/OfficeCoach")
     assert item["parsed"] == {
         "kind": "not-found",
@@ -134,7 +140,15 @@ async def test_a_hand_over_the_webhook_never_accepts_shows_in_the_inbox(
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
+        ("/factory/reports", b"{not json", "body"),
+        ("/factory/reports", b'{"category": "bug", "message": "x"', "body"),
         ("/factory/reports", {"category": "rant", "message": "x"}, "category"),
+        (
+            "/factory/reports",
+            {"category": "bug", "message": "x", "extraContext": "y" * 16_001},
+            "extraContext",
+        ),
+        ("/factory/reports/wrong-answer", {**SEED_FACTS, "account": "x" * 8_001}, "account"),
         ("/factory/reports", {"category": "bug", "message": ""}, "message"),
         ("/factory/reports", {"category": "bug", "message": "x" * 8_001}, "message"),
         ("/factory/reports", {"category": "bug", "message": "x", "reviewedBy": "me"}, "reviewedBy"),
@@ -143,13 +157,29 @@ async def test_a_hand_over_the_webhook_never_accepts_shows_in_the_inbox(
     ],
 )
 async def test_bad_reports_are_refused_naming_the_problem_and_nothing_is_stored(
-    http: httpx.AsyncClient, keys: Keys, path: str, body: dict[str, Any], field: str
+    http: httpx.AsyncClient,
+    keys: Keys,
+    database_url: str,
+    path: str,
+    body: dict[str, Any] | bytes,
+    field: str,
 ) -> None:
-    response = await http.post(path, json=body, headers=auth(keys.a))
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    response = await http.post(
+        path, content=content, headers={**auth(keys.a), "Content-Type": "application/json"}
+    )
     assert response.status_code == 422, response.text
     assert response.json()["field"] == field
-    status = await http.get("/factory/feedback", headers=auth(keys.a))
-    assert status.status_code == 200
+    assert await stored_events(database_url) == 0
+
+
+async def stored_events(database_url: str) -> int:
+    """What the event store holds, read straight from PostgreSQL."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        return int(await conn.fetchval("SELECT count(*) FROM feedbackloop_events"))
+    finally:
+        await conn.close()
 
 
 async def test_a_forged_reviewer_is_refused(http: httpx.AsyncClient, keys: Keys) -> None:
