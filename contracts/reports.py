@@ -70,6 +70,14 @@ class ComposeWrongAnswer(Contract):
 
     thread: Ref
     message_ref: Ref = Field(alias="messageRef", description="The reported reply's message.")
+    prompt: Text | None = Field(
+        default=None,
+        description="The user's message the reply answered, read from the thread; an eval "
+        "case lifted from the report asks it again.",
+    )
+    context: list[Ref] = Field(
+        default_factory=list, max_length=50, description="That message's context paths."
+    )
     reply: ReplyRecord
     account: Text = Field(description="The reporter's own words, kept verbatim.")
     expected: Annotated[str, StringConstraints(max_length=MAX_MESSAGE)] | None = None

@@ -7,6 +7,9 @@ FEEDBACK_RECORDED = "evaluation.feedback.v1.feedback-recorded"
 RECORD_FEEDBACK = "evaluation.feedback.v1.record-feedback"
 FEEDBACK_HANDED_OVER = "evaluation.feedback.v1.feedback-handed-over"
 AGENT_OWNER_NOTIFIED = "evaluation.feedback.v1.agent-owner-notified"
+EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"
+EVAL_CASE_CONFIRMED = "evaluation.evals.v1.case-confirmed"
+EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"
 
 
 def dead_letter(topic: str) -> str:
@@ -21,4 +24,7 @@ ALL = (
     dead_letter(RECORD_FEEDBACK),
     FEEDBACK_HANDED_OVER,
     AGENT_OWNER_NOTIFIED,
+    EVAL_CASE_LIFTED,
+    EVAL_CASE_CONFIRMED,
+    EVAL_RUN_COMPLETED,
 )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import FastAPI, Header, Request
+from fastapi import APIRouter, FastAPI, Header, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -17,9 +17,22 @@ from pydantic import BaseModel
 from projections.runner import wait_for_position
 from services.auth import KeyRing, Principal
 from services.bus import CommandBus, Issued, Outcome, command_from
-from services.errors import Conflict, DomainError, InvalidTransition, NotFound, Refused
+from services.errors import (
+    Conflict,
+    DomainError,
+    InvalidTransition,
+    NotConfigured,
+    NotFound,
+    Refused,
+)
 
-STATUS = {NotFound: 404, InvalidTransition: 409, Conflict: 409, Refused: 422}
+STATUS = {
+    NotFound: 404,
+    InvalidTransition: 409,
+    Conflict: 409,
+    Refused: 422,
+    NotConfigured: 409,
+}
 MAX_BODY_BYTES = 64 * 1024
 
 
@@ -97,19 +110,14 @@ async def read_command(request: Request, model: type[T], stamped: frozenset[str]
     return command
 
 
-def create_app(http: Http, *, lifespan: Any = None) -> FastAPI:
-    from services.artifacts import artifact_routes
-    from services.feedback.api import feedback_routes
-    from services.reports.api import report_routes
-
+def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) -> FastAPI:
     app = FastAPI(
         title="Feedback Loop",
         summary="Feedback on AI agents' answers, recorded as events and published on Kafka.",
         lifespan=lifespan,
     )
-    app.include_router(feedback_routes(http))
-    app.include_router(report_routes(http))
-    app.include_router(artifact_routes(http))
+    for router in routers:
+        app.include_router(router)
 
     @app.exception_handler(Unauthorized)
     async def on_unauthorized(_: Request, __: Unauthorized) -> JSONResponse:

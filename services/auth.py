@@ -1,8 +1,10 @@
 """Bearer API keys, each bound to a tenant, a subject (person or service) and scopes.
 
 Keys are configured as JSON entries ``{"sha256": <hex of the key>, "tenant": ..., "subject":
-..., "scopes": [...]}`` in ``FEEDBACKLOOP_API_KEYS`` or in the file named by
-``FEEDBACKLOOP_API_KEYS_FILE``; only the key's hash is kept. ``feedbackloop keys new`` makes one.
+..., "scopes": [...], "service": false}`` in ``FEEDBACKLOOP_API_KEYS`` or in the file named by
+``FEEDBACKLOOP_API_KEYS_FILE``; only the key's hash is kept. ``feedbackloop keys new`` makes
+one. ``service`` marks a service's key, not a person's: an eval round never runs as a service
+(SPEC W57).
 """
 
 import hashlib
@@ -26,6 +28,7 @@ class Principal:
     tenant_id: str
     subject: str
     scopes: frozenset[str]
+    service: bool = False
 
 
 class KeyRing:
@@ -36,7 +39,10 @@ class KeyRing:
             if unknown:
                 raise ValueError(f"API key for {entry.get('subject')}: unknown scopes {unknown}")
             self._by_hash[entry["sha256"]] = Principal(
-                entry["tenant"], entry["subject"], frozenset(entry.get("scopes", ()))
+                entry["tenant"],
+                entry["subject"],
+                frozenset(entry.get("scopes", ())),
+                bool(entry.get("service", False)),
             )
 
     @classmethod
@@ -60,7 +66,10 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def new_key(tenant: str, subject: str, scopes: list[str]) -> tuple[str, dict[str, Any]]:
+def new_key(
+    tenant: str, subject: str, scopes: list[str], *, service: bool = False
+) -> tuple[str, dict[str, Any]]:
     """A fresh random key and the entry to configure for it."""
     key = "fl_" + secrets.token_urlsafe(32)
-    return key, {"sha256": hash_key(key), "tenant": tenant, "subject": subject, "scopes": scopes}
+    entry = {"sha256": hash_key(key), "tenant": tenant, "subject": subject, "scopes": scopes}
+    return key, {**entry, "service": service}

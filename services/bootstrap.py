@@ -18,21 +18,32 @@ from faststream.kafka import KafkaBroker
 
 from contracts import topics
 from contracts.envelope import FeedbackRecordedMessage
+from contracts.evals import EvalCaseConfirmed, EvalCaseLifted, EvalRunCompleted
 from contracts.reports import AgentOwnerNotified, ReportHandedOver
+from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
 from projections.runner import Projection, ProjectionRunner, schema_of
 from services.api import Http, create_app
+from services.artifacts import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, KeyRing, new_key
 from services.bus import CommandBus
 from services.embedded import start_embedded_postgres
+from services.evals.agents import agent_client_from_settings
+from services.evals.api import eval_routes
+from services.evals.handlers import HANDLERS as EVAL_HANDLERS
+from services.evals.published import PUBLICATIONS as EVAL_PUBLICATIONS
+from services.evals.runs import CaseRunner
+from services.evals.scoring import Thresholds
+from services.feedback.api import feedback_routes
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
 from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
 from services.inbound import register_inbound
 from services.kafka import ensure_topics
 from services.publication import Publication
 from services.relay import Relay
+from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
 from services.reports.published import PUBLICATIONS as REPORT_PUBLICATIONS
 from services.reports.webhook import HandOverWebhook
@@ -41,12 +52,16 @@ from services.store import EventStore, open_store
 
 log = logging.getLogger("feedbackloop")
 
-HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS}
-PUBLICATIONS: dict[type, Publication] = {**FEEDBACK_PUBLICATIONS, **REPORT_PUBLICATIONS}
+HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS}
+PUBLICATIONS: dict[type, Publication] = {
+    **FEEDBACK_PUBLICATIONS,
+    **REPORT_PUBLICATIONS,
+    **EVAL_PUBLICATIONS,
+}
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox()]
+    return [FeedbackList(), Inbox(), EvalCases()]
 
 
 @dataclass
@@ -178,7 +193,33 @@ class Runtime:
 
     def app(self, lifespan: Any = None) -> FastAPI:
         http = Http(self.bus, self.pool, self.keys, self.settings.read_wait_seconds)
-        return create_app(http, lifespan=lifespan)
+        routers = [
+            feedback_routes(http),
+            report_routes(http),
+            artifact_routes(http),
+            eval_routes(http, self.case_runner()),
+        ]
+        return create_app(http, routers, lifespan=lifespan)
+
+    def case_runner(self) -> CaseRunner:
+        settings = self.settings
+        client = agent_client_from_settings(
+            settings.agent_kind, settings.agent_url, settings.agent_api_key, settings.agent_model
+        )
+        if client is None:
+            log.info("evals: no agent configured (FEEDBACKLOOP_AGENT_URL): runs will say so")
+        thresholds = {
+            agent: Thresholds(**values)
+            for agent, values in json.loads(settings.evals_thresholds or "{}").items()
+        }
+        return CaseRunner(
+            self.store,
+            self.bus,
+            client,
+            default_model=settings.agent_model,
+            thresholds=thresholds,
+            reply_timeout=settings.agent_timeout_seconds,
+        )
 
 
 def build_broker(bootstrap: str) -> KafkaBroker:
@@ -205,6 +246,17 @@ def build_broker(bootstrap: str) -> KafkaBroker:
         "CloudEvent of type evaluation.feedback.v1.AgentOwnerNotified.",
         schema=AgentOwnerNotified,
     )
+    for topic, title, schema in (
+        (topics.EVAL_CASE_LIFTED, "EvalCaseLifted", EvalCaseLifted),
+        (topics.EVAL_CASE_CONFIRMED, "EvalCaseConfirmed", EvalCaseConfirmed),
+        (topics.EVAL_RUN_COMPLETED, "EvalRunCompleted", EvalRunCompleted),
+    ):
+        broker.publisher(
+            topic,
+            title=title,
+            description=f"A CloudEvent of type evaluation.evals.v1.{title}; key = caseId.",
+            schema=schema,
+        )
     broker.publisher(
         topics.dead_letter(topics.RECORD_FEEDBACK),
         title="RecordFeedbackDeadLetter",

@@ -9,7 +9,17 @@ from typing import Any
 
 from faststream.specification import AsyncAPI
 
+from contracts.agent import AgentError, AgentReply, AgentRequest
 from contracts.envelope import FeedbackRecordedMessage, RecordFeedbackMessage
+from contracts.evals import (
+    ConfirmEvalCase,
+    EvalCaseConfirmed,
+    EvalCaseLifted,
+    EvalRunCompleted,
+    LiftEvalCase,
+    PatchEvalCase,
+    RunEvalCase,
+)
 from contracts.feedback import Contract, FeedbackRecorded, RecordFeedback
 from contracts.reports import (
     AgentOwnerNotified,
@@ -30,6 +40,16 @@ SCHEMA_MODELS: tuple[type[Contract], ...] = (
     ReviewReport,
     ReportHandedOver,
     AgentOwnerNotified,
+    AgentRequest,
+    AgentReply,
+    AgentError,
+    LiftEvalCase,
+    PatchEvalCase,
+    ConfirmEvalCase,
+    RunEvalCase,
+    EvalCaseLifted,
+    EvalCaseConfirmed,
+    EvalRunCompleted,
 )
 
 

@@ -4,7 +4,8 @@ DomainError
 ├── NotFound            404  the thing named does not exist (for this tenant)
 ├── InvalidTransition   409  the thing exists but is not in a state that allows this
 ├── Conflict            409  the request contradicts one already accepted (idempotency key)
-└── Refused(field)      422  the request is not acceptable as written; ``field`` names why
+├── Refused(field)      422  the request is not acceptable as written; ``field`` names why
+└── NotConfigured       409  the service lacks what this needs (an agent, a model)
 """
 
 from typing import Any
@@ -42,3 +43,7 @@ class Refused(DomainError):
     def __init__(self, message: str, *, field: str, **details: Any) -> None:
         super().__init__(message, field=field, **details)
         self.field = field
+
+
+class NotConfigured(DomainError):
+    code = "not-configured"

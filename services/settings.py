@@ -46,6 +46,15 @@ class Settings(BaseSettings):
     handover_webhook_max_attempts: int = 5
     handover_webhook_backoff_seconds: float = 1.0
 
+    # The agent under test: "http" (our agent protocol) or "openai" (Chat Completions).
+    agent_kind: str | None = None
+    agent_url: str | None = None
+    agent_api_key: str | None = None
+    agent_model: str | None = None  # the default model when a case pins none
+    agent_timeout_seconds: float = 120.0
+    # Per-agent pass thresholds, JSON: {"<agent path>": {"looked": 0.8, "correct": 0.6}}
+    evals_thresholds: str | None = None
+
     bus_max_batch: int = 100
     read_wait_seconds: float = 10.0  # longest wait for a read model to reach minPosition
     log_level: str = "INFO"

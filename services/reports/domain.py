@@ -38,6 +38,8 @@ class Report(Aggregate):
         message_ref: str | None
         extra_context: str | None
         command_id: str
+        prompt: str | None
+        context: list[str]
 
     # The events, declared so that readers (the Inbox, the relay) can name them.
     class Submitted(Aggregate.Event):
@@ -88,6 +90,8 @@ class Report(Aggregate):
         message_ref: str | None,
         extra_context: str | None,
         command_id: str,
+        prompt: str | None,
+        context: list[str],
     ) -> None:
         self.tenant_id = tenant_id
         self.reporter = reporter
@@ -97,6 +101,8 @@ class Report(Aggregate):
         self.message_ref = message_ref
         self.extra_context = extra_context
         self.command_id = command_id
+        self.prompt = prompt  # the question the reported reply answered, if known
+        self.context = context
         self.status = "Draft"
         self.delivery_attempts = 0
 
@@ -110,6 +116,8 @@ class Report(Aggregate):
         reporter: str,
         at: datetime,
         command_id: str,
+        prompt: str | None = None,
+        context: list[str] | None = None,
     ) -> "Report":
         panel = command.side_panel
         return cls._create(
@@ -124,6 +132,8 @@ class Report(Aggregate):
             message_ref=panel.message if panel else None,
             extra_context=command.extra_context,
             command_id=command_id,
+            prompt=prompt,
+            context=list(context or []),
         )
 
     def submit(self, *, at: datetime) -> None:

@@ -39,7 +39,13 @@ def load(store: EventStore, tenant_id: str, report_id: UUID) -> Report:
     return report
 
 
-def drafted(store: EventStore, issued: Issued, draft: DraftReport, kind: str | None) -> Decision:
+def drafted(
+    store: EventStore,
+    issued: Issued,
+    draft: DraftReport,
+    kind: str | None,
+    asked: ComposeWrongAnswer | None = None,
+) -> Decision:
     report_id = report_id_for(issued.tenant_id, issued.command_id)
     try:
         existing = load(store, issued.tenant_id, report_id)  # a repeated command
@@ -51,6 +57,8 @@ def drafted(store: EventStore, issued: Issued, draft: DraftReport, kind: str | N
             reporter=issued.actor,
             at=issued.at,
             command_id=issued.command_id,
+            prompt=asked.prompt if asked else None,
+            context=list(asked.context) if asked else None,
         )
         return Decision([report], state(report, kind))
     return Decision([], state(existing, kind))
@@ -68,7 +76,7 @@ def draft_report(store: EventStore, issued: Issued) -> Decision:
 def compose_wrong_answer(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(issued.command, ComposeWrongAnswer)
     kind, draft = compose_report(issued.command)
-    return drafted(store, issued, draft, kind)
+    return drafted(store, issued, draft, kind, issued.command)
 
 
 def submit_report(store: EventStore, issued: Issued) -> Decision:

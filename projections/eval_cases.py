@@ -1,0 +1,183 @@
+"""Eval cases by agent: definition, confirmation, last run, pass/fail and the run history.
+
+Answers ``GET /factory/evals/cases`` and ``GET /factory/evals/cases/{id}``; tenant-scoped.
+"""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from projections.runner import Connection, Positioned
+from services.evals.domain import EvalCase
+
+
+class EvalCases:
+    name = "eval_cases"
+    handles = (
+        EvalCase.Lifted,
+        EvalCase.Patched,
+        EvalCase.Confirmed,
+        EvalCase.Unconfirmed,
+        EvalCase.RunRecorded,
+    )
+
+    def ddl(self, schema: str) -> str:
+        return f"""
+        CREATE TABLE IF NOT EXISTS {schema}.cases (
+            case_id uuid PRIMARY KEY,
+            tenant_id text NOT NULL,
+            ref text NOT NULL,
+            source uuid NOT NULL,
+            agent text NOT NULL,
+            definition jsonb NOT NULL,
+            confirmed_by text,
+            last_run jsonb,
+            passed boolean,
+            lifted_at timestamptz NOT NULL,
+            position bigint NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS cases_by_agent ON {schema}.cases (tenant_id, agent, ref);
+        CREATE TABLE IF NOT EXISTS {schema}.runs (
+            run_id uuid PRIMARY KEY,
+            case_id uuid NOT NULL,
+            tenant_id text NOT NULL,
+            ran_by text NOT NULL,
+            model text,
+            effort text NOT NULL,
+            summary jsonb NOT NULL,
+            threads jsonb NOT NULL,
+            recorded_at timestamptz NOT NULL,
+            position bigint NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS runs_by_case ON {schema}.runs (case_id, position DESC);
+        """
+
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        for p in batch:
+            e = p.event
+            match e:
+                case EvalCase.Lifted():
+                    definition = {
+                        "prompt": e.prompt,
+                        "context": e.context,
+                        "mustGround": e.must_ground,
+                        "mustNotAssert": e.must_not_assert,
+                        "mustAssert": e.must_assert,
+                        "model": e.model,
+                    }
+                    await conn.execute(
+                        f"INSERT INTO {schema}.cases (case_id, tenant_id, ref, source, agent, "
+                        "definition, lifted_at, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+                        "ON CONFLICT (case_id) DO NOTHING",
+                        e.originator_id, e.tenant_id, e.ref, UUID(e.source), e.agent,
+                        json.dumps(definition), e.timestamp, p.position,
+                    )  # fmt: skip
+                case EvalCase.Patched():
+                    changes = {CAMEL[name]: value for name, value in e.changes.items()}
+                    await conn.execute(
+                        f"UPDATE {schema}.cases SET definition = definition || $2::jsonb, "
+                        "position = $3 WHERE case_id = $1",
+                        e.originator_id, json.dumps(changes), p.position,
+                    )  # fmt: skip
+                case EvalCase.Confirmed() | EvalCase.Unconfirmed():
+                    await conn.execute(
+                        f"UPDATE {schema}.cases SET confirmed_by = $2, position = $3 "
+                        "WHERE case_id = $1",
+                        e.originator_id, getattr(e, "confirmed_by", None), p.position,
+                    )  # fmt: skip
+                case EvalCase.RunRecorded():
+                    run = {
+                        "runId": e.run_id, "ranBy": e.ran_by, "model": e.model,
+                        "effort": e.effort, "summary": e.summary, "threads": e.threads,
+                        "recordedAt": e.timestamp.isoformat(), "position": p.position,
+                    }  # fmt: skip
+                    await conn.execute(
+                        f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+                        "$10) ON CONFLICT (run_id) DO NOTHING",
+                        UUID(e.run_id), e.originator_id, e.tenant_id, e.ran_by, e.model,
+                        e.effort, json.dumps(e.summary), json.dumps(e.threads), e.timestamp,
+                        p.position,
+                    )  # fmt: skip
+                    await conn.execute(
+                        f"UPDATE {schema}.cases SET last_run = $2, passed = $3, position = $4 "
+                        "WHERE case_id = $1",
+                        e.originator_id, json.dumps(run), bool(e.summary["passed"]), p.position,
+                    )  # fmt: skip
+                case _:
+                    raise TypeError(f"eval cases do not handle {type(e).__name__}")
+
+
+CAMEL = {
+    "prompt": "prompt",
+    "context": "context",
+    "must_ground": "mustGround",
+    "must_not_assert": "mustNotAssert",
+    "must_assert": "mustAssert",
+    "model": "model",
+}
+
+
+def case_json(row: asyncpg.Record) -> dict[str, Any]:
+    return {
+        "caseId": str(row["case_id"]),
+        "ref": row["ref"],
+        "source": str(row["source"]),
+        "agent": row["agent"],
+        **json.loads(row["definition"]),
+        "confirmedBy": row["confirmed_by"],
+        "lastRun": json.loads(row["last_run"]) if row["last_run"] else None,
+        "passed": row["passed"],
+        "liftedAt": row["lifted_at"].isoformat(),
+        "position": row["position"],
+    }
+
+
+async def list_cases(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    *,
+    agent: str | None = None,
+    confirmed: bool | None = None,
+    schema: str = "rm_eval_cases",
+) -> list[dict[str, Any]]:
+    """Cases grouped by agent (ordered by agent, then ref)."""
+    rows = await pool.fetch(
+        f"SELECT * FROM {schema}.cases WHERE tenant_id = $1 AND ($2::text IS NULL OR agent = $2) "
+        "AND ($3::boolean IS NULL OR (confirmed_by IS NOT NULL) = $3) ORDER BY agent, ref",
+        tenant_id,
+        agent,
+        confirmed,
+    )
+    return [case_json(row) for row in rows]
+
+
+async def get_case(
+    pool: asyncpg.Pool, tenant_id: str, case_id: UUID, schema: str = "rm_eval_cases"
+) -> dict[str, Any] | None:
+    """One case with every run, newest first (earlier runs stay in the history)."""
+    row = await pool.fetchrow(
+        f"SELECT * FROM {schema}.cases WHERE tenant_id = $1 AND case_id = $2", tenant_id, case_id
+    )
+    if row is None:
+        return None
+    runs = await pool.fetch(
+        f"SELECT * FROM {schema}.runs WHERE case_id = $1 ORDER BY position DESC", case_id
+    )
+    return {
+        **case_json(row),
+        "runs": [
+            {
+                "runId": str(r["run_id"]),
+                "ranBy": r["ran_by"],
+                "model": r["model"],
+                "effort": r["effort"],
+                "summary": json.loads(r["summary"]),
+                "threads": json.loads(r["threads"]),
+                "recordedAt": r["recorded_at"].isoformat(),
+            }
+            for r in runs
+        ],
+    }

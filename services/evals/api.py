@@ -1,0 +1,125 @@
+"""HTTP routes of eval cases: lift, read, patch, confirm, run."""
+
+import uuid
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from contracts.evals import (
+    STAMPED_EVAL_FIELDS,
+    ConfirmEvalCase,
+    ConfirmEvalCaseCommand,
+    LiftEvalCase,
+    PatchEvalCase,
+    PatchEvalCaseCommand,
+    RunEvalCase,
+)
+from projections.eval_cases import get_case, list_cases
+from services.api import Http, read_command
+from services.auth import Principal
+from services.bus import Outcome
+from services.errors import NotFound
+from services.evals.runs import CaseRunner
+
+READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
+MinPosition = Annotated[
+    int | None, Query(alias="minPosition", ge=0, description="Wait until this write is visible")
+]
+
+
+def answer(outcome: Outcome) -> dict[str, Any]:
+    case = outcome.result
+    return {
+        "caseId": str(case.case_id),
+        "ref": case.ref,
+        "agent": case.agent,
+        "confirmedBy": case.confirmed_by,
+        "position": outcome.position,
+    }
+
+
+def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
+    router = APIRouter(tags=["eval cases"])
+
+    async def lift(principal: Principal, report_id: UUID) -> dict[str, Any]:
+        command = LiftEvalCase(source=report_id)
+        return answer(await http.execute(command, principal, f"lift/{report_id}"))
+
+    @router.post("/factory/evals/cases", status_code=201)
+    async def create_case(
+        request: Request, principal: Annotated[Principal, Depends(http.scope(RUN))]
+    ) -> dict[str, Any]:
+        """Create a case with only its ``source`` (a report); the lift fills the rest."""
+        command = await read_command(request, LiftEvalCase, STAMPED_EVAL_FIELDS)
+        return await lift(principal, command.source)
+
+    @router.post("/factory/reports/{report_id}/lift", status_code=201, tags=["reports"])
+    async def make_eval_case(
+        report_id: UUID, principal: Annotated[Principal, Depends(http.scope(RUN))]
+    ) -> dict[str, Any]:
+        """'Make this an eval case' on a submitted answer report (SPEC W41)."""
+        return await lift(principal, report_id)
+
+    @router.get("/factory/evals/cases")
+    async def cases(
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        agent: Annotated[str | None, Query(max_length=512)] = None,
+        confirmed: bool | None = None,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """Cases by agent, with definition, last run and pass/fail."""
+        await http.read_at("eval_cases", min_position)
+        return {"items": await list_cases(http.pool, principal.tenant_id, agent=agent,
+                                          confirmed=confirmed)}  # fmt: skip
+
+    @router.get("/factory/evals/cases/{case_id}")
+    async def case(
+        case_id: UUID,
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """One case with its runs, newest first, each with every thread's score."""
+        await http.read_at("eval_cases", min_position)
+        found = await get_case(http.pool, principal.tenant_id, case_id)
+        if found is None:
+            raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
+        return found
+
+    @router.patch("/factory/evals/cases/{case_id}")
+    async def patch_case(
+        case_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> dict[str, Any]:
+        """Edit the definition; ``confirmedBy`` cannot be written by a client (W73)."""
+        patch = await read_command(request, PatchEvalCase, STAMPED_EVAL_FIELDS)
+        command = PatchEvalCaseCommand(case_id=case_id, patch=patch)
+        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+
+    @router.post("/factory/evals/cases/{case_id}/confirm")
+    async def confirm_case(
+        case_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> dict[str, Any]:
+        """Confirm (confirmedBy = you) or unconfirm (cleared): SPEC W74, W75."""
+        body = await read_command(request, ConfirmEvalCase, STAMPED_EVAL_FIELDS)
+        command = ConfirmEvalCaseCommand(case_id=case_id, confirmed=body.confirmed)
+        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+
+    @router.post("/factory/evals/cases/{case_id}/runs", status_code=201)
+    async def run_case(
+        case_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> dict[str, Any]:
+        """Run N conversations (default 5) as you, score each, record the run."""
+        order = await read_command(request, RunEvalCase, STAMPED_EVAL_FIELDS)
+        outcome = await runner.run(principal, case_id, order)
+        await http.read_at("eval_cases", outcome.position)
+        found = await get_case(http.pool, principal.tenant_id, case_id)
+        assert found is not None
+        return {**found["lastRun"], "caseId": str(case_id)}
+
+    return router

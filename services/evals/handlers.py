@@ -1,0 +1,124 @@
+"""Command handlers of eval cases: load, decide, hand back for the bus to append."""
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.evals import (
+    ConfirmEvalCaseCommand,
+    LiftEvalCase,
+    PatchEvalCaseCommand,
+    RecordEvalRun,
+)
+from services.bus import Decision, Handler, Issued
+from services.errors import NotFound
+from services.evals.domain import EvalCase, case_id_for
+from services.evals.lift import lift
+from services.reports.handlers import load as load_report
+from services.store import EventStore
+
+# PatchEvalCase's fields as the aggregate names them.
+PATCHABLE = {
+    "prompt": "prompt",
+    "context": "context",
+    "mustGround": "must_ground",
+    "mustNotAssert": "must_not_assert",
+    "mustAssert": "must_assert",
+    "model": "model",
+}
+
+
+@dataclass(frozen=True)
+class CaseState:
+    case_id: UUID
+    ref: str
+    agent: str
+    confirmed_by: str | None
+
+
+def load_case(store: EventStore, tenant_id: str, case_id: UUID) -> EvalCase:
+    try:
+        case: EvalCase = store.repository.get(case_id)
+    except AggregateNotFoundError:
+        raise NotFound(f"no eval case {case_id}", caseId=str(case_id)) from None
+    if case.tenant_id != tenant_id:
+        raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
+    return case
+
+
+def state(case: EvalCase) -> CaseState:
+    return CaseState(case.id, case.ref, case.agent, case.confirmed_by)
+
+
+def lift_eval_case(store: EventStore, issued: Issued) -> Decision:
+    """Create the case with its source, and lift the rest from the report (W44–W50)."""
+    command = issued.command
+    assert isinstance(command, LiftEvalCase)
+    report = load_report(store, issued.tenant_id, command.source)
+    definition = lift(report)
+    case_id = case_id_for(issued.tenant_id, command.source)
+    try:
+        return Decision([], state(load_case(store, issued.tenant_id, case_id)))
+    except NotFound:
+        pass
+    case = EvalCase.create(
+        case_id=case_id,
+        tenant_id=issued.tenant_id,
+        source=command.source,
+        agent_path=definition.agent,
+        at=issued.at,
+    )
+    case.lift(
+        agent=definition.agent,
+        prompt=definition.prompt,
+        context=definition.context,
+        must_ground=definition.must_ground,
+        must_not_assert=definition.must_not_assert,
+        must_assert=definition.must_assert,
+        model=definition.model,
+        at=issued.at,
+    )
+    return Decision([case], state(case))
+
+
+def patch_eval_case(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, PatchEvalCaseCommand)
+    case = load_case(store, issued.tenant_id, command.case_id)
+    given: dict[str, Any] = command.patch.model_dump(by_alias=True, exclude_unset=True)
+    case.patch({PATCHABLE[name]: value for name, value in given.items()}, at=issued.at)
+    return Decision([case], state(case))
+
+
+def confirm_eval_case(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, ConfirmEvalCaseCommand)
+    case = load_case(store, issued.tenant_id, command.case_id)
+    case.confirm(command.confirmed, by=issued.actor, at=issued.at)
+    return Decision([case], state(case))
+
+
+def record_eval_run(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, RecordEvalRun)
+    case = load_case(store, issued.tenant_id, command.case_id)
+    case.record_run(
+        run_id=command.run_id,
+        ran_by=issued.actor,
+        model=command.model,
+        effort=command.effort,
+        threads=command.threads,
+        summary=command.summary,
+        at=issued.at,
+    )
+    return Decision([case], state(case))
+
+
+HANDLERS: dict[type, Handler] = {
+    LiftEvalCase: lift_eval_case,
+    PatchEvalCaseCommand: patch_eval_case,
+    ConfirmEvalCaseCommand: confirm_eval_case,
+    RecordEvalRun: record_eval_run,
+}

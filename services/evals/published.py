@@ -1,0 +1,63 @@
+"""Which eval events leave the service, so other services can follow agent quality."""
+
+from typing import Any
+from uuid import UUID
+
+from contracts import topics
+from contracts.evals import EvalCaseConfirmed, EvalCaseLifted, EvalRunCompleted
+from services.evals.domain import EvalCase
+from services.publication import Publication
+
+
+def case_lifted(event: Any) -> EvalCaseLifted:
+    return EvalCaseLifted(
+        case_id=event.originator_id,
+        tenant_id=event.tenant_id,
+        ref=event.ref,
+        source=UUID(event.source),
+        agent=event.agent,
+    )
+
+
+def case_confirmed(event: Any) -> EvalCaseConfirmed:
+    return EvalCaseConfirmed(
+        case_id=event.originator_id,
+        tenant_id=event.tenant_id,
+        confirmed_by=getattr(event, "confirmed_by", None),
+    )
+
+
+def run_completed(event: Any) -> EvalRunCompleted:
+    return EvalRunCompleted(
+        case_id=event.originator_id,
+        tenant_id=event.tenant_id,
+        run_id=UUID(event.run_id),
+        agent=event.agent,
+        ran_by=event.ran_by,
+        model=event.model,
+        passed=bool(event.summary["passed"]),
+        scored=int(event.summary["scored"]),
+        non_answers=int(event.summary["non_answers"]),
+    )
+
+
+CONFIRMATION = Publication(
+    topic=topics.EVAL_CASE_CONFIRMED,
+    type="evaluation.evals.v1.EvalCaseConfirmed",
+    to_contract=case_confirmed,
+)
+
+PUBLICATIONS: dict[type, Publication] = {
+    EvalCase.Lifted: Publication(
+        topic=topics.EVAL_CASE_LIFTED,
+        type="evaluation.evals.v1.EvalCaseLifted",
+        to_contract=case_lifted,
+    ),
+    EvalCase.Confirmed: CONFIRMATION,
+    EvalCase.Unconfirmed: CONFIRMATION,
+    EvalCase.RunRecorded: Publication(
+        topic=topics.EVAL_RUN_COMPLETED,
+        type="evaluation.evals.v1.EvalRunCompleted",
+        to_contract=run_completed,
+    ),
+}
