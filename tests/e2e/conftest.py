@@ -82,8 +82,19 @@ class Service:
 
 
 @pytest.fixture
+def service_env() -> dict[str, str]:
+    """More environment for the service; a test module overrides it (e.g. the agent's URL)."""
+    return {}
+
+
+@pytest.fixture
 def service(
-    database_url: str, kafka_bootstrap: str, keys: Keys, receiver: Receiver, tmp_path: Path
+    database_url: str,
+    kafka_bootstrap: str,
+    keys: Keys,
+    receiver: Receiver,
+    service_env: dict[str, str],
+    tmp_path: Path,
 ) -> Iterator[Service]:
     port, prefix = free_port(), f"e2e{uuid.uuid4().hex[:6]}."
     env = {
@@ -98,6 +109,7 @@ def service(
         "FEEDBACKLOOP_HANDOVER_WEBHOOK_SECRET": WEBHOOK_SECRET,
         "FEEDBACKLOOP_HANDOVER_WEBHOOK_MAX_ATTEMPTS": "3",
         "FEEDBACKLOOP_HANDOVER_WEBHOOK_BACKOFF_SECONDS": "0.2",
+        **service_env,
     }
     log = tmp_path / "service.log"
     with log.open("w") as out:
