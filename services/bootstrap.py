@@ -7,7 +7,7 @@ runs the parts it is for.
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,13 +73,17 @@ class Runtime:
     bus: CommandBus
     keys: KeyRing
     dev_key: str | None = None
+    stop_embedded: Callable[[], None] | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
     async def open(cls, settings: Settings) -> "Runtime":
+        stop_embedded = None
         if settings.database_url is None:
-            database_url = await asyncio.to_thread(start_embedded_postgres, settings.data_dir)
+            database_url, stop_embedded = await asyncio.to_thread(
+                start_embedded_postgres, settings.data_dir
+            )
         else:
             database_url = settings.database_url
         store = await asyncio.to_thread(open_store, database_url)
@@ -87,14 +91,18 @@ class Runtime:
         await ensure_artifacts_table(pool)
         keys, dev_key = load_keys(settings)
         bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch)
-        return cls(settings, database_url, store, pool, bus, keys, dev_key)
+        return cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
 
     async def close(self) -> None:
+        if self.stop.is_set():
+            return  # closed already
         self.stop.set()
         await asyncio.gather(*self.tasks, return_exceptions=True)
         await self.bus.aclose()
         await self.pool.close()
         self.store.close()
+        if self.stop_embedded is not None:
+            await asyncio.to_thread(self.stop_embedded)
 
     def start(self, name: str, coroutine: Any) -> None:
         self.tasks.append(asyncio.create_task(coroutine, name=name))
@@ -282,14 +290,19 @@ def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
 
 
 @asynccontextmanager
-async def serve_everything(runtime: Runtime) -> AsyncIterator[None]:
-    """One process runs it all: API, read models, relay and inbound consumers."""
-    runtime.start_projections()
-    runtime.start_handover_webhook()
-    await runtime.start_relay()
-    broker = await runtime.start_inbound()
+async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
+    """The HTTP server's lifespan. With ``everything``, one process runs it all: API, read
+    models, hand-over webhook, relay and inbound consumers. The runtime is closed here, at
+    the server's shutdown, because uvicorn re-raises SIGTERM once it has shut down."""
+    broker = None
     try:
+        if everything:
+            runtime.start_projections()
+            runtime.start_handover_webhook()
+            await runtime.start_relay()
+            broker = await runtime.start_inbound()
         yield
     finally:
         if broker is not None:
             await broker.stop()
+        await runtime.close()

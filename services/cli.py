@@ -1,9 +1,11 @@
 """``feedbackloop``: run the service, or any one of its processes, and operate it."""
 
 import asyncio
+import contextlib
 import json
 import logging
 import signal
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
@@ -12,7 +14,7 @@ from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from services.auth import SCOPES, new_key
-from services.bootstrap import Runtime, read_models, serve_everything
+from services.bootstrap import Runtime, read_models, serving
 from services.settings import Settings
 
 app = typer.Typer(
@@ -44,9 +46,25 @@ async def until_signalled(runtime: Runtime) -> None:
     await runtime.stop.wait()
 
 
+class Server(uvicorn.Server):
+    """uvicorn, stopping on SIGINT/SIGTERM without re-raising the signal afterwards (which
+    would kill the process before the runtime is closed and the embedded PostgreSQL stopped)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.handle_exit, sig, None)
+        yield
+
+
 async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -> None:
-    lifespan = (lambda _app: serve_everything(runtime)) if everything else None
-    config = uvicorn.Config(runtime.app(lifespan), host=host, port=port, log_config=None)
+    config = uvicorn.Config(
+        runtime.app(lambda _app: serving(runtime, everything)),
+        host=host,
+        port=port,
+        log_config=None,
+    )
     if runtime.dev_key:
         print(  # plain print: a curl line must not be wrapped
             f"Development API key (tenant 'dev', every scope): {runtime.dev_key}\n"
@@ -59,7 +77,7 @@ async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -
             f"-H 'Authorization: Bearer {runtime.dev_key}'",
             flush=True,
         )
-    await uvicorn.Server(config).serve()
+    await Server(config).serve()
 
 
 @app.command()
