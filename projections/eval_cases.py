@@ -154,6 +154,30 @@ async def list_cases(
     return [case_json(row) for row in rows]
 
 
+async def get_thread(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    case_id: UUID,
+    run_id: UUID,
+    index: int,
+    schema: str = "rm_eval_cases",
+) -> dict[str, Any] | None:
+    """One conversation of a run: what was asked, what the agent answered, how it scored."""
+    row = await pool.fetchrow(
+        f"SELECT ran_by, model, effort, threads FROM {schema}.runs "
+        "WHERE tenant_id = $1 AND case_id = $2 AND run_id = $3",
+        tenant_id,
+        case_id,
+        run_id,
+    )
+    if row is None:
+        return None
+    threads = [t for t in json.loads(row["threads"]) if t["index"] == index]
+    if not threads:
+        return None
+    return {**threads[0], "ranBy": row["ran_by"], "model": row["model"], "effort": row["effort"]}
+
+
 async def get_case(
     pool: asyncpg.Pool, tenant_id: str, case_id: UUID, schema: str = "rm_eval_cases"
 ) -> dict[str, Any] | None:

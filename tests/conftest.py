@@ -58,6 +58,7 @@ class Keys:
     b: str
     a_read_only: str
     a_no_scope: str
+    a_service: str  # a service's key in tenant A, every scope
     entries: str  # JSON, as FEEDBACKLOOP_API_KEYS takes it
 
 
@@ -68,7 +69,9 @@ def keys() -> Keys:
     b, entry_b = new_key(tenant_b, "bob", list(SCOPES))
     ro, entry_ro = new_key(tenant_a, "reader", ["factory.feedback.read"])
     none, entry_none = new_key(tenant_a, "nobody", ["factory.evaluation.read"])
-    return Keys(a, b, ro, none, json.dumps([entry_a, entry_b, entry_ro, entry_none]))
+    svc, entry_svc = new_key(tenant_a, "svc-nightly", list(SCOPES), service=True)
+    entries = [entry_a, entry_b, entry_ro, entry_none, entry_svc]
+    return Keys(a, b, ro, none, svc, json.dumps(entries))
 
 
 def settings_for(database_url: str, keys: Keys, kafka: str | None = None) -> Settings:

@@ -15,7 +15,7 @@ from contracts.evals import (
     PatchEvalCaseCommand,
     RunEvalCase,
 )
-from projections.eval_cases import get_case, list_cases
+from projections.eval_cases import get_case, get_thread, list_cases
 from services.api import Http, read_command
 from services.auth import Principal
 from services.bus import Outcome
@@ -84,6 +84,19 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         found = await get_case(http.pool, principal.tenant_id, case_id)
         if found is None:
             raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
+        return found
+
+    @router.get("/factory/evals/cases/{case_id}/runs/{run_id}/threads/{index}")
+    async def thread(
+        case_id: UUID,
+        run_id: UUID,
+        index: int,
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+    ) -> dict[str, Any]:
+        """The record of one conversation of a run (the link in lastRun's threads)."""
+        found = await get_thread(http.pool, principal.tenant_id, case_id, run_id, index)
+        if found is None:
+            raise NotFound(f"no thread {index} in run {run_id}", runId=str(run_id))
         return found
 
     @router.patch("/factory/evals/cases/{case_id}")

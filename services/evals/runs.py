@@ -78,7 +78,7 @@ class CaseRunner:
                 thread_ref=f"{case.ref}/_Thread/{run_id}/{index}",
                 submitter=principal.subject,
             )
-            threads.append(await self.converse(client, case, request, index))
+            threads.append(await self.converse(client, case, request, run_id, index))
         scores = [t.pop("_score") for t in threads]
         summary = summarize(scores, self.thresholds.get(case.agent, Thresholds()))
         record = RecordEvalRun(
@@ -94,7 +94,12 @@ class CaseRunner:
         )
 
     async def converse(
-        self, client: AgentClient, case: EvalCase, request: AgentRequest, index: int
+        self,
+        client: AgentClient,
+        case: EvalCase,
+        request: AgentRequest,
+        run_id: UUID,
+        index: int,
     ) -> dict[str, Any]:
         reply: AgentReply | None = None
         reason: str | None = None
@@ -118,6 +123,7 @@ class CaseRunner:
             "_score": score,
             "index": index,
             "threadRef": request.thread_ref,
+            "link": f"/factory/evals/cases/{case.id}/runs/{run_id}/threads/{index}",
             "score": asdict(score),
             "modelName": reply.model_name if reply else None,
             "text": (reply.text if reply else "")[:MAX_KEPT_TEXT],

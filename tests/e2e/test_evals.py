@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import ROOT, auth, free_port
+from tests.e2e.conftest import ROOT, Service, auth, free_port
+from tests.kafka_peer import consume
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 NODE = "sglauser/AgenticOffice/Firmenprofil"
@@ -84,7 +85,7 @@ async def lifted_case(http: httpx.AsyncClient, key: str, prompt: str) -> dict[st
 
 
 async def test_a_report_becomes_a_confirmed_case_that_runs_five_scored_conversations(
-    http: httpx.AsyncClient, keys: Keys
+    http: httpx.AsyncClient, keys: Keys, service: Service, kafka_bootstrap: str
 ) -> None:
     case = await lifted_case(http, keys.a, "Welchen Stundenansatz verrechne ich?")
     assert case["ref"].startswith("_Evals/AgenticOffice_Agent_OfficeCoach/")
@@ -106,8 +107,16 @@ async def test_a_report_becomes_a_confirmed_case_that_runs_five_scored_conversat
     assert summary["correct"] == 3  # text compared after case and whitespace folding
     assert summary["passed"] is True  # looked 4/5 = 0.8 ≥ 0.8, correct 3/5 = 0.6 ≥ 0.6
     assert all(t["threadRef"].startswith(f"{case['ref']}/_Thread/") for t in last["threads"])
+    assert (last["model"], last["effort"]) == (None, "medium")
+    assert last["position"] > case["position"]
+    record = await http.get(last["threads"][2]["link"], headers=auth(keys.a))
+    assert record.json()["text"] == "Ich weiss es nicht."
+    assert record.json()["score"]["looked"] is False
 
-    read = await http.get(f"/factory/evals/cases/{case_id}", headers=auth(keys.a))
+    read = await http.get(
+        f"/factory/evals/cases/{case_id}", params={"minPosition": last["position"]},
+        headers=auth(keys.a),
+    )  # fmt: skip
     body = read.json()
     assert body["mustGround"] == [NODE]
     assert body["mustAssert"] == "Konzept-Ansatz CHF 150 steht im Firmenprofil"
@@ -121,6 +130,30 @@ async def test_a_report_becomes_a_confirmed_case_that_runs_five_scored_conversat
     )
     assert [c["caseId"] for c in listed.json()["items"]] == [case_id]
     assert (await http.get("/factory/evals/cases", headers=auth(keys.b))).json()["items"] == []
+    # Other services follow agent quality on Kafka.
+    (completed,) = await consume(
+        kafka_bootstrap, service.prefix + "evaluation.evals.v1.run-completed", 1
+    )
+    data = json.loads(completed.value)["data"]
+    assert (data["caseId"], data["passed"], data["ranBy"]) == (case_id, True, "alice")
+
+
+async def test_a_round_never_runs_as_a_service_identity(
+    http: httpx.AsyncClient, keys: Keys
+) -> None:
+    """SPEC W56, W57: each round runs as the person who pressed Run."""
+    case = await lifted_case(http, keys.a, "Welchen Stundenansatz verrechne ich?")
+    run = await http.post(
+        f"/factory/evals/cases/{case['caseId']}/runs", json={}, headers=auth(keys.a_service)
+    )
+    assert run.status_code == 422
+    assert run.json()["field"] == "ranBy"
+    forged = await http.post(
+        f"/factory/evals/cases/{case['caseId']}/runs", json={"ranBy": "alice"},
+        headers=auth(keys.a),
+    )  # fmt: skip
+    assert forged.status_code == 422
+    assert forged.json()["field"] == "ranBy"
 
 
 async def test_a_reply_on_another_model_than_the_pinned_one_is_a_non_answer(
@@ -169,7 +202,10 @@ async def test_a_forged_confirmer_is_refused_on_create_and_on_patch(
         headers=auth(keys.a),
     )
     assert confirmed.status_code == 422
-    read = await http.get(f"/factory/evals/cases/{case['caseId']}", headers=auth(keys.a))
+    read = await http.get(
+        f"/factory/evals/cases/{case['caseId']}", params={"minPosition": case["position"]},
+        headers=auth(keys.a),
+    )  # fmt: skip
     assert read.json()["confirmedBy"] is None
 
 
