@@ -93,6 +93,13 @@ class ProjectionRunner:
         upto, notifications = await asyncio.to_thread(
             read_log, self.store, position, self.batch_size, self._topics
         )
+        log.debug(
+            "%s: %d notifications after %d, up to %d",
+            self.schema,
+            len(notifications),
+            position,
+            upto,
+        )
         if upto <= position:
             return 0
         async with self.pool.acquire() as conn, conn.transaction():
@@ -192,8 +199,11 @@ async def wait_for_position(pool: asyncpg.Pool, schema: str, at_least: int, time
         await conn.add_listener(schema, on_notify)
         try:
             async with asyncio.timeout(timeout):
-                while (position := await read_position(pool, schema)) < at_least:
-                    reached.clear()
+                while True:
+                    reached.clear()  # before reading, so a NOTIFY meanwhile is not lost
+                    position = await read_position(pool, schema)
+                    if position >= at_least:
+                        break
                     await reached.wait()
         except TimeoutError:
             pass

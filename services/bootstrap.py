@@ -23,7 +23,7 @@ from contracts.reports import AgentOwnerNotified, ReportHandedOver
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
-from projections.runner import Projection, ProjectionRunner, schema_of
+from projections.runner import Projection, ProjectionRunner, ensure_schema, schema_of
 from services.api import Http, create_app
 from services.artifacts import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
@@ -89,6 +89,8 @@ class Runtime:
         store = await asyncio.to_thread(open_store, database_url)
         pool = await asyncpg.create_pool(database_url, min_size=1, max_size=10)
         await ensure_artifacts_table(pool)
+        for projection in read_models():  # queries never meet a missing table
+            await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
         bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch)
         return cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
