@@ -3,12 +3,13 @@ bodies ``{"error": <code>, "message": …, "field": …}``. Each context adds it
 """
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, FastAPI, Header, Request
+from fastapi import APIRouter, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -25,6 +26,17 @@ from services.errors import (
     NotFound,
     Refused,
 )
+
+# ``?minPosition=`` on reads: wait until the caller's own write is visible.
+MinPosition = Annotated[
+    int | None, Query(alias="minPosition", ge=0, description="Wait until this write is visible")
+]
+
+
+def command_id(idempotency_key: str | None) -> str:
+    """The command's id: from the client's Idempotency-Key, so a retry is the same command."""
+    return f"key/{idempotency_key}" if idempotency_key else str(uuid.uuid4())
+
 
 STATUS = {
     NotFound: 404,

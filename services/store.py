@@ -10,8 +10,10 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 from uuid import UUID
 
-from eventsourcing.application import Application
+from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import Notification, ProcessRecorder
+
+from services.errors import NotFound
 
 STORE_NAME = "FeedbackLoop"
 EVENTS_TABLE = "feedbackloop_events"  # the library's naming: lower(name) + "_events"
@@ -93,3 +95,14 @@ def read_log(
     )
     upto = notifications[-1].id if len(notifications) == limit else head
     return upto, notifications
+
+
+def load_owned(store: EventStore, tenant_id: str, aggregate_id: UUID, what: str) -> Any:
+    """An aggregate of the caller's tenant; another tenant's is as absent as a missing one."""
+    try:
+        aggregate: Any = store.repository.get(aggregate_id)
+    except AggregateNotFoundError:
+        aggregate = None
+    if aggregate is None or getattr(aggregate, "tenant_id", None) != tenant_id:
+        raise NotFound(f"no {what} {aggregate_id}", id=str(aggregate_id))
+    return aggregate

@@ -16,16 +16,13 @@ from contracts.evals import (
     RunEvalCase,
 )
 from projections.eval_cases import get_case, get_thread, list_cases
-from services.api import Http, read_command
+from services.api import Http, MinPosition, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
 from services.evals.runs import CaseRunner
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
-MinPosition = Annotated[
-    int | None, Query(alias="minPosition", ge=0, description="Wait until this write is visible")
-]
 
 
 def answer(outcome: Outcome) -> dict[str, Any]:

@@ -4,8 +4,6 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError
-
 from contracts.evals import (
     ConfirmEvalCaseCommand,
     LiftEvalCase,
@@ -17,7 +15,7 @@ from services.errors import NotFound
 from services.evals.domain import EvalCase, case_id_for
 from services.evals.lift import lift
 from services.reports.handlers import load as load_report
-from services.store import EventStore
+from services.store import EventStore, load_owned
 
 # PatchEvalCase's fields as the aggregate names them.
 PATCHABLE = {
@@ -39,12 +37,7 @@ class CaseState:
 
 
 def load_case(store: EventStore, tenant_id: str, case_id: UUID) -> EvalCase:
-    try:
-        case: EvalCase = store.repository.get(case_id)
-    except AggregateNotFoundError:
-        raise NotFound(f"no eval case {case_id}", caseId=str(case_id)) from None
-    if case.tenant_id != tenant_id:
-        raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
+    case: EvalCase = load_owned(store, tenant_id, case_id, "eval case")
     return case
 
 

@@ -1,13 +1,12 @@
 """HTTP routes of feedback: ``/factory/feedback`` (SPEC C11, C12)."""
 
-import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
 from contracts.feedback import STAMPED_FIELDS, FeedbackKind, RecordFeedback, SubjectKind
 from projections.feedback_list import list_feedback
-from services.api import Http, read_command
+from services.api import Http, command_id, read_command
 from services.artifacts import check_references
 from services.auth import Principal
 
@@ -36,8 +35,7 @@ def feedback_routes(http: Http) -> APIRouter:
                 "correctedArtifactRef": command.corrected_artifact_ref,
             },
         )
-        command_id = f"key/{idempotency_key}" if idempotency_key else str(uuid.uuid4())
-        outcome = await http.execute(command, principal, command_id)
+        outcome = await http.execute(command, principal, command_id(idempotency_key))
         if not outcome.result.created:
             response.status_code = 200
         return {"feedbackId": str(outcome.result.feedback_id), "position": outcome.position}

@@ -19,15 +19,12 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.api import Http, read_command
+from services.api import Http, MinPosition, command_id, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
-MinPosition = Annotated[
-    int | None, Query(alias="minPosition", ge=0, description="Wait until this write is visible")
-]
 
 
 def answer(outcome: Outcome, **extra: Any) -> dict[str, Any]:
@@ -43,9 +40,6 @@ def answer(outcome: Outcome, **extra: Any) -> dict[str, Any]:
 
 def report_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/reports", tags=["reports"])
-
-    def command_id(key: str | None) -> str:
-        return f"key/{key}" if key else str(uuid.uuid4())
 
     @router.post("", status_code=201)
     async def draft_report(

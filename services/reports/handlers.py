@@ -3,8 +3,6 @@
 from dataclasses import dataclass
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError
-
 from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
@@ -16,7 +14,7 @@ from services.bus import Decision, Handler, Issued
 from services.errors import NotFound
 from services.reports.domain import Report, report_id_for
 from services.reports.wrong_answer import compose_report
-from services.store import EventStore
+from services.store import EventStore, load_owned
 
 
 @dataclass(frozen=True)
@@ -29,13 +27,7 @@ class ReportState:
 
 
 def load(store: EventStore, tenant_id: str, report_id: UUID) -> Report:
-    """A report of the caller's tenant; another tenant's is as absent as a missing one."""
-    try:
-        report: Report = store.repository.get(report_id)
-    except AggregateNotFoundError:
-        raise NotFound(f"no report {report_id}", reportId=str(report_id)) from None
-    if report.tenant_id != tenant_id:
-        raise NotFound(f"no report {report_id}", reportId=str(report_id))
+    report: Report = load_owned(store, tenant_id, report_id, "report")
     return report
 
 
