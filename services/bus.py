@@ -100,7 +100,11 @@ class CommandBus:
             batch = await self._next_batch()
             try:
                 await asyncio.to_thread(self._commit, batch)
-            except BaseException as error:  # a store outage fails the batch, not the bus
+            except asyncio.CancelledError:
+                for pending in batch:
+                    pending.future.cancel()
+                raise
+            except Exception as error:  # a store outage fails the batch, not the bus
                 for pending in batch:
                     pending.outcome = pending.outcome or error
             for pending in batch:
