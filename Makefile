@@ -58,10 +58,10 @@ bench: $(STAMP) system-deps
 	$(BIN)/python ops/bench.py --out var/bench
 
 up: $(STAMP) system-deps
-	$(BIN)/python ops/localservers.py up --dir var/local
+	$(BIN)/python ops/localservers.py --dir var/local up
 
 down:
-	$(PYTHON) ops/localservers.py down --dir var/local
+	$(PYTHON) ops/localservers.py --dir var/local down
 
 clean:
 	rm -rf $(VENV) var/bench
