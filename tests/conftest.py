@@ -1,6 +1,7 @@
 """Fixtures: real servers for the session (see tests/servers.py), fresh state for each test."""
 
 import json
+import signal
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -13,6 +14,13 @@ from services.auth import SCOPES, new_key
 from services.bootstrap import Runtime
 from services.settings import Settings
 from tests import servers
+
+
+def _interrupted(*_: object) -> None:
+    raise KeyboardInterrupt  # so a terminated run still tears down the servers it started
+
+
+signal.signal(signal.SIGTERM, _interrupted)
 
 
 @pytest.fixture(scope="session")
