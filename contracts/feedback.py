@@ -6,10 +6,10 @@ body that brings either is refused, naming the field.
 """
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 Ref = Annotated[str, StringConstraints(min_length=1, max_length=512, strip_whitespace=True)]
 
@@ -38,6 +38,16 @@ RATING_MIN, RATING_MAX = 1, 5  # our decision: the seed gives only "int"
 
 class Contract(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def no_nul(cls, value: Any) -> Any:
+        """PostgreSQL text cannot hold NUL: refuse it here, not in a read model later."""
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("text must not contain NUL characters")
+        if isinstance(value, list) and any(isinstance(v, str) and "\x00" in v for v in value):
+            raise ValueError("text must not contain NUL characters")
+        return value
 
 
 class RecordFeedback(Contract):

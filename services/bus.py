@@ -134,7 +134,9 @@ class CommandBus:
         for pending in batch:
             try:
                 decided.append((pending, self._decide(pending.issued)))
-            except DomainError as error:
+            except Exception as error:  # this command's failure, not its neighbours'
+                if not isinstance(error, DomainError):
+                    log.exception("%s failed", type(pending.issued.command).__name__)
                 pending.outcome = error
         if not decided:
             return
@@ -150,12 +152,12 @@ class CommandBus:
             try:
                 decision = self._decide(issued)
                 return self._append([(None, decision)], tracking=issued.tracking)[0]
-            except DomainError as error:
-                return error
             except IntegrityError:
                 if issued.tracking is not None and self._already_applied(issued.tracking):
                     return Outcome(None, self._store.recorder.max_notification_id() or 0)
                 continue  # someone else appended first: reload and decide again
+            except Exception as error:
+                return error
         return RuntimeError(f"gave up after {MAX_ATTEMPTS} concurrency conflicts")
 
     def _already_applied(self, tracking: Tracking) -> bool:

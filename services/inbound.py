@@ -74,7 +74,10 @@ def parse_command(
 
 
 def dead_letter_headers(raw: Any, error: DomainError) -> dict[str, str]:
+    """The original headers, plus why and where from."""
+    original = {key: bytes(value).decode(errors="replace") for key, value in raw.headers or ()}
     headers = {
+        **original,
         "dlt-error": error.code,
         "dlt-reason": error.message,
         "dlt-original-topic": raw.topic,

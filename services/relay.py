@@ -93,7 +93,7 @@ class Relay:
             while not stop.is_set():
                 wake.clear()
                 try:
-                    while await self.step(producer):
+                    while await self.step(producer, listener):
                         pass
                 except Exception as error:  # Kafka or PostgreSQL away: keep the position
                     log.warning("relay: %s; will retry", error)
@@ -105,9 +105,13 @@ class Relay:
             await listener.remove_listener(EVENTS_TABLE, on_notify)
             await producer.stop()
 
-    async def step(self, producer: AIOKafkaProducer) -> bool:
+    async def step(self, producer: AIOKafkaProducer, lock_conn: Connection) -> bool:
         """Publish the next batch; False when there was nothing left to publish."""
-        position = await self.position()
+        # Read and write the position on the connection holding the lock: if that session
+        # is lost (and a standby takes over), this step fails instead of racing it.
+        position = int(
+            await lock_conn.fetchval("SELECT position FROM relay_position WHERE name = 'kafka'")
+        )
         upto, notifications = await asyncio.to_thread(
             read_log, self.store, position, self.batch_size, self._topics
         )
@@ -130,8 +134,9 @@ class Relay:
                 )
             )
         await asyncio.gather(*sends)  # every message acknowledged by the broker …
-        await self.pool.execute(  # … before the position moves
-            "UPDATE relay_position SET position = $1 WHERE name = 'kafka'", upto
+        await lock_conn.execute(  # … before the position moves, and never backwards
+            "UPDATE relay_position SET position = $1 WHERE name = 'kafka' AND position < $1",
+            upto,
         )
         self.published += len(sends)
         return True

@@ -99,7 +99,7 @@ class HttpAgentClient:
         response = await _post(self._client, self.url, body, _bearer(self.api_key), self.timeout)
         if response.status_code == 200:
             try:
-                return AgentReply.model_validate(response.json())
+                return AgentReply.model_validate(_clipped_calls(response.json()))
             except ValueError as error:  # not JSON, or not an AgentReply
                 raise AgentUnavailable(f"{self.url}: unparseable reply: {error}") from error
         try:
@@ -158,6 +158,20 @@ def _names_the_model(code: str, message: str) -> bool:
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_TOOL_TEXT else text[: MAX_TOOL_TEXT - 1] + "…"
+
+
+def _clipped_calls(payload: Any) -> Any:
+    """A long tool result is kept clipped (as the OpenAI path does), not a failed reply:
+    the head of a result is where a node's path shows, which is what scoring reads."""
+    calls = payload.get("toolCalls") if isinstance(payload, dict) else None
+    if not isinstance(calls, list):
+        return payload
+    clipped = [
+        {k: _clip(v) if k in ("arguments", "result") and isinstance(v, str) else v
+         for k, v in call.items()} if isinstance(call, dict) else call
+        for call in calls
+    ]  # fmt: skip
+    return {**payload, "toolCalls": clipped}
 
 
 class OpenAIChatClient:

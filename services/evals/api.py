@@ -89,8 +89,10 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         run_id: UUID,
         index: int,
         principal: Annotated[Principal, Depends(http.scope(READ))],
+        min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """The record of one conversation of a run (the link in lastRun's threads)."""
+        await http.read_at("eval_cases", min_position)
         found = await get_thread(http.pool, principal.tenant_id, case_id, run_id, index)
         if found is None:
             raise NotFound(f"no thread {index} in run {run_id}", runId=str(run_id))
@@ -126,10 +128,13 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
     ) -> dict[str, Any]:
         """Run N conversations (default 5) as you, score each, record the run."""
         order = await read_command(request, RunEvalCase, STAMPED_EVAL_FIELDS)
-        outcome = await runner.run(principal, case_id, order)
-        await http.read_at("eval_cases", outcome.position)
-        found = await get_case(http.pool, principal.tenant_id, case_id)
-        assert found is not None
-        return {**found["lastRun"], "caseId": str(case_id)}
+        record, outcome = await runner.run(principal, case_id, order)
+        # Answered from what was recorded, not from the read model: a slow projector must
+        # not turn a recorded run into an error the client would retry (a second run).
+        return {
+            **record.model_dump(mode="json", by_alias=True),
+            "ranBy": principal.subject,
+            "position": outcome.position,
+        }
 
     return router

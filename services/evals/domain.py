@@ -82,7 +82,7 @@ class EvalCase(Aggregate):
         self.must_assert: str | None = None
         self.model: str | None = None
         self.confirmed_by: str | None = None
-        self.runs = 0
+        self.run_ids: list[str] = []
 
     @classmethod
     def create(
@@ -179,6 +179,8 @@ class EvalCase(Aggregate):
     ) -> None:
         if not self.agent:
             raise Refused("the case has not been lifted yet", field="caseId")
+        if str(run_id) in self.run_ids:
+            return  # a retry after a lost acknowledgement: recorded already
         self._run_recorded(
             tenant_id=self.tenant_id,
             agent=self.agent,
@@ -204,4 +206,4 @@ class EvalCase(Aggregate):
         summary: dict[str, Any],
         timestamp: datetime,
     ) -> None:
-        self.runs += 1
+        self.run_ids.append(run_id)

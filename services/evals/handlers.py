@@ -11,7 +11,7 @@ from contracts.evals import (
     RecordEvalRun,
 )
 from services.bus import Decision, Handler, Issued
-from services.errors import NotFound
+from services.errors import NotFound, Refused
 from services.evals.domain import EvalCase, case_id_for
 from services.evals.lift import lift
 from services.reports.handlers import load as load_report
@@ -26,6 +26,9 @@ PATCHABLE = {
     "mustAssert": "must_assert",
     "model": "model",
 }
+
+
+NULLABLE = {"mustAssert", "model"}  # null unpins the model, or drops the expected value
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,9 @@ def patch_eval_case(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(command, PatchEvalCaseCommand)
     case = load_case(store, issued.tenant_id, command.case_id)
     given: dict[str, Any] = command.patch.model_dump(by_alias=True, exclude_unset=True)
+    for name, value in given.items():
+        if value is None and name not in NULLABLE:
+            raise Refused(f"{name} cannot be cleared", field=name)
     case.patch({PATCHABLE[name]: value for name, value in given.items()}, at=issued.at)
     return Decision([case], state(case))
 

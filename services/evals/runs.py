@@ -50,7 +50,10 @@ class CaseRunner:
         self.reply_timeout = reply_timeout
         self.clock = clock
 
-    async def run(self, principal: Principal, case_id: UUID, order: RunEvalCase) -> Outcome:
+    async def run(
+        self, principal: Principal, case_id: UUID, order: RunEvalCase
+    ) -> tuple[RecordEvalRun, Outcome]:
+        """Run and record; answers what was recorded and the position it was written at."""
         if principal.service:
             raise Refused(
                 "a run runs as the person who pressed Run, never as a service identity",
@@ -89,9 +92,10 @@ class CaseRunner:
             threads=threads,
             summary=asdict(summary),
         )
-        return await self.bus.execute(
+        outcome = await self.bus.execute(
             Issued(record, principal.tenant_id, principal.subject, f"run/{run_id}", self.clock())
         )
+        return record, outcome
 
     async def converse(
         self,

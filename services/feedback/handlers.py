@@ -23,7 +23,8 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
     """SPEC C11: the same key with the same body answers the same feedback and appends nothing."""
     command = issued.command
     assert isinstance(command, RecordFeedback)
-    feedback_id = feedback_id_for(issued.tenant_id, issued.command_id)
+    # A key is the sender's own: the same key from another person is another command.
+    feedback_id = feedback_id_for(issued.tenant_id, f"{issued.actor}/{issued.command_id}")
     digest = request_digest(command)
     try:
         existing: Feedback = store.repository.get(feedback_id)

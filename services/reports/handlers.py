@@ -38,7 +38,7 @@ def drafted(
     kind: str | None,
     asked: ComposeWrongAnswer | None = None,
 ) -> Decision:
-    report_id = report_id_for(issued.tenant_id, issued.command_id)
+    report_id = report_id_for(issued.tenant_id, f"{issued.actor}/{issued.command_id}")
     try:
         existing = load(store, issued.tenant_id, report_id)  # a repeated command
     except NotFound:

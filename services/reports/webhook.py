@@ -77,14 +77,16 @@ class HandOverWebhook:
         if upto <= position:
             return False
         for notification in notifications:
-            await self.deliver(client, notification, stop)
+            if not await self.deliver(client, notification, stop):
+                return False  # stopping mid-retry: the next start resumes this hand-over
         if not notifications or notifications[-1].id < upto:  # nothing of ours in between
             await asyncio.to_thread(recorder.insert_tracking, Tracking(NAME, upto))
         return True
 
     async def deliver(
         self, client: httpx.AsyncClient, notification: Notification, stop: asyncio.Event
-    ) -> None:
+    ) -> bool:
+        """Deliver one hand-over until it is settled (True), or until asked to stop (False)."""
         event: Any = self.store.mapper.to_domain_event(notification)
         body = to_message(HAND_OVER, event, self.source).value
         headers = {
@@ -118,10 +120,10 @@ class HandOverWebhook:
             if final:
                 if error:
                     log.warning("hand-over %s not delivered: %s", event.originator_id, error)
-                return
-            await_time = self.backoff * 2 ** (attempt - 1)
+                return True
             try:
-                await asyncio.wait_for(stop.wait(), timeout=await_time)
-                return  # stopping: the next start resumes this hand-over
+                await asyncio.wait_for(stop.wait(), timeout=self.backoff * 2 ** (attempt - 1))
+                return False
             except TimeoutError:
                 pass
+        return True  # not reached: the last attempt is final

@@ -4,7 +4,14 @@ SPEC W04–W18, §3.3. The classification is a hypothesis with its evidence atta
 reviewer decides (W18). Nothing here edits the node, grants access or answers again (W17).
 """
 
-from contracts.reports import ComposeWrongAnswer, DraftReport, SidePanel, ToolCallRecord
+from contracts.reports import (
+    MAX_EXTRA_CONTEXT,
+    ComposeWrongAnswer,
+    DraftReport,
+    SidePanel,
+    ToolCallRecord,
+)
+from services.errors import Refused
 from services.reports.labelled_block import LabelledBlock, ModelLine, ToolCall, compose
 from services.reports.routing import Kind, addressee_text
 
@@ -79,11 +86,18 @@ def compose_report(facts: ComposeWrongAnswer) -> tuple[str, DraftReport]:
         addressee=addressee_text(kind, reply.agent_name, list(facts.maintainers)),
         extra={},
     )
+    extra_context = compose(block)
+    if len(extra_context) > MAX_EXTRA_CONTEXT:
+        raise Refused(
+            f"the labelled block would be {len(extra_context)} characters, over "
+            f"{MAX_EXTRA_CONTEXT}: shorten expected or the tool calls",
+            field="expected",
+        )
     draft = DraftReport(
         category="bug" if kind == Kind.retrieval.value else "answer",
         message=facts.account,
         side_panel=SidePanel(thread=facts.thread, message=facts.message_ref),
-        extra_context=compose(block),
+        extra_context=extra_context,
     )
     return kind, draft
 

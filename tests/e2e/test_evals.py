@@ -109,7 +109,9 @@ async def test_a_report_becomes_a_confirmed_case_that_runs_five_scored_conversat
     assert all(t["threadRef"].startswith(f"{case['ref']}/_Thread/") for t in last["threads"])
     assert (last["model"], last["effort"]) == (None, "medium")
     assert last["position"] > case["position"]
-    record = await http.get(last["threads"][2]["link"], headers=auth(keys.a))
+    record = await http.get(
+        last["threads"][2]["link"], params={"minPosition": last["position"]}, headers=auth(keys.a)
+    )
     assert record.json()["text"] == "Ich weiss es nicht."
     assert record.json()["score"]["looked"] is False
 
@@ -196,6 +198,11 @@ async def test_a_forged_confirmer_is_refused_on_create_and_on_patch(
     )
     assert patched.status_code == 422
     assert patched.json()["field"] == "confirmedBy"
+    cleared = await http.patch(
+        f"/factory/evals/cases/{case['caseId']}", json={"prompt": None}, headers=auth(keys.a)
+    )
+    assert cleared.status_code == 422
+    assert cleared.json()["field"] == "prompt"
     confirmed = await http.post(
         f"/factory/evals/cases/{case['caseId']}/confirm",
         json={"confirmed": True, "confirmedBy": "mallory"},

@@ -100,3 +100,48 @@ async def test_two_stores_on_one_database_never_append_one_command_twice(
         assert count_events(runtime) == 1
     finally:
         other.close()
+
+
+async def test_a_command_that_crashes_fails_alone(runtime: Runtime) -> None:
+    """An unexpected error in one handler never fails the commands batched with it."""
+    from pydantic import BaseModel
+
+    from services.bus import CommandBus, Decision
+    from services.feedback.handlers import HANDLERS
+
+    class Explode(BaseModel):
+        pass
+
+    def explode(store: object, issued: Issued) -> Decision:
+        raise ValueError("boom")
+
+    bus = CommandBus(runtime.store, {**HANDLERS, Explode: explode})
+    try:
+        results = await asyncio.gather(
+            bus.execute(issued("t", "before")),
+            bus.execute(Issued(Explode(), "t", "alice", "x", datetime.now(UTC))),
+            bus.execute(issued("t", "after")),
+            return_exceptions=True,
+        )
+    finally:
+        await bus.aclose()
+    assert isinstance(results[1], ValueError)
+    assert not isinstance(results[0], BaseException)
+    assert not isinstance(results[2], BaseException)
+    assert count_events(runtime) == 2
+
+
+async def test_an_idempotency_key_is_its_senders_own(runtime: Runtime) -> None:
+    """The same key from two people in one tenant is two commands, never one merged."""
+    first = await runtime.bus.execute(issued("t", "key/shared"))
+    other = Issued(first_command(), "t", "bob", "key/shared", datetime.now(UTC))
+    second = await runtime.bus.execute(other)
+    assert second.result.feedback_id != first.result.feedback_id
+    assert second.result.created
+    assert count_events(runtime) == 2
+
+
+def first_command() -> RecordFeedback:
+    return RecordFeedback.model_validate(
+        {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "rating", "rating": 3}
+    )

@@ -133,3 +133,11 @@ def test_an_invalid_body_is_refused_naming_the_field(body: dict[str, object], fi
     with pytest.raises(Refused) as refused:
         command_from(body, RecordFeedback, STAMPED_FIELDS)
     assert refused.value.field == field
+
+
+def test_text_with_a_nul_character_is_refused_naming_the_field() -> None:
+    """PostgreSQL text cannot hold NUL: it is refused at the door, not in a read model."""
+    body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r\x00", "kind": "escalation"}
+    with pytest.raises(Refused) as refused:
+        command_from(body, RecordFeedback, STAMPED_FIELDS)
+    assert refused.value.field == "subjectRef"
