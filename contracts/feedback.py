@@ -78,5 +78,13 @@ class FeedbackRecorded(Contract):
     rating: int | None = None
 
 
+def artifact_refs(command: RecordFeedback) -> dict[str, str | None]:
+    """The artifacts a command references, by field (checked to exist at every entry point)."""
+    return {
+        "commentRef": command.comment_ref,
+        "correctedArtifactRef": command.corrected_artifact_ref,
+    }
+
+
 # Fields the server stamps; a client that sends one is refused with the field named.
 STAMPED_FIELDS = frozenset({"tenantId", "givenBy", "givenAt", "feedbackId"})

@@ -176,8 +176,10 @@ async def rebuild(
         return fresh
     await ensure_schema(pool, projection, live)
     async with pool.acquire() as conn, conn.transaction():
-        # Wait for an in-flight batch of the live runner, then rename both at once.
+        # Wait for an in-flight batch of the live runner and hold it off; catch the fresh
+        # model up to the end (so the swap never steps back in time), then rename both.
         await conn.execute(f"LOCK TABLE {live}.tracking IN ACCESS EXCLUSIVE MODE")
+        await runner.catch_up(progress)
         await conn.execute(f"ALTER SCHEMA {live} RENAME TO {live}__old")
         await conn.execute(f"ALTER SCHEMA {fresh} RENAME TO {live}")
         await conn.execute(f"DROP SCHEMA {live}__old CASCADE")

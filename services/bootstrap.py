@@ -168,6 +168,7 @@ class Runtime:
             broker,
             self.bus,
             self.store,
+            self.pool,
             group_id=self.settings.inbound_group_id,
             topic_prefix=self.settings.topic_prefix,
         )

@@ -62,7 +62,8 @@ def asyncapi_document() -> dict[str, Any]:
     from services.inbound import register_inbound
 
     broker = build_broker("kafka:9092")
-    register_inbound(broker, bus=None, store=None, group_id="feedbackloop-inbound")  # type: ignore[arg-type]
+    # Registering reads neither the bus, the store nor the pool: only the subscriber's shape.
+    register_inbound(broker, None, None, None, group_id="feedbackloop-inbound")  # type: ignore[arg-type]
     spec = AsyncAPI(
         broker,
         title="Feedback Loop",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+import asyncpg
 from cloudevents.core.bindings.kafka import KafkaMessage as CloudEventMessage
 from cloudevents.core.bindings.kafka import from_structured_event
 from eventsourcing.persistence import Tracking
@@ -27,7 +28,8 @@ from pydantic import BaseModel, WithJsonSchema
 
 from contracts import topics
 from contracts.envelope import RecordFeedbackMessage, self_contained_schema
-from contracts.feedback import STAMPED_FIELDS, RecordFeedback
+from contracts.feedback import STAMPED_FIELDS, RecordFeedback, artifact_refs
+from services.artifacts import check_references
 from services.bus import CommandBus, Issued, command_from
 from services.errors import DomainError, Refused
 from services.store import EventStore
@@ -94,6 +96,7 @@ def register_inbound(
     broker: KafkaBroker,
     bus: CommandBus,
     store: EventStore,
+    pool: asyncpg.Pool,
     *,
     group_id: str,
     topic_prefix: str = "",
@@ -116,7 +119,11 @@ def register_inbound(
         ):
             return  # applied before the offset was committed: a redelivery
         try:
-            await bus.execute(parse_command(raw, RECORD_FEEDBACK_TYPE, RecordFeedback, clock))
+            issued = parse_command(raw, RECORD_FEEDBACK_TYPE, RecordFeedback, clock)
+            command = issued.command
+            assert isinstance(command, RecordFeedback)
+            await check_references(pool, issued.tenant_id, artifact_refs(command))
+            await bus.execute(issued)
         except DomainError as error:  # refused or unparseable: it would never succeed
             await dead_letter(broker, raw, error)
         except Exception:

@@ -4,7 +4,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
-from contracts.feedback import STAMPED_FIELDS, FeedbackKind, RecordFeedback, SubjectKind
+from contracts.feedback import (
+    STAMPED_FIELDS,
+    FeedbackKind,
+    RecordFeedback,
+    SubjectKind,
+    artifact_refs,
+)
 from projections.feedback_list import list_feedback
 from services.api import Http, command_id, read_command
 from services.artifacts import check_references
@@ -27,14 +33,7 @@ def feedback_routes(http: Http) -> APIRouter:
         same key and body answer the same ``feedbackId`` and append nothing.
         """
         command = await read_command(request, RecordFeedback, STAMPED_FIELDS)
-        await check_references(
-            http.pool,
-            principal.tenant_id,
-            {
-                "commentRef": command.comment_ref,
-                "correctedArtifactRef": command.corrected_artifact_ref,
-            },
-        )
+        await check_references(http.pool, principal.tenant_id, artifact_refs(command))
         outcome = await http.execute(command, principal, command_id(idempotency_key))
         if not outcome.result.created:
             response.status_code = 200

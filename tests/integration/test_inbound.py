@@ -65,12 +65,14 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_ap
     await kafka_runtime.ensure_topics()
     command_topic = topic(kafka_runtime, topics.RECORD_FEEDBACK)
     forged = {**DATA, "givenBy": "mallory"}
+    missing_artifact = {**DATA, "kind": "comment", "commentRef": "artifact:sha256:" + "0" * 64}
     await produce(
         kafka_bootstrap,
         command_topic,
         [
             b"{not json",
             record_feedback_event("tenant-k", "svc-a", forged),
+            record_feedback_event("tenant-k", "svc-a", missing_artifact),
             record_feedback_event("tenant-k", "svc-a", DATA),
         ],
         key=b"same-partition",
@@ -81,13 +83,15 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_ap
         assert await events_in_store(kafka_runtime, 1) == 1
     finally:
         await broker.stop()
-    dead = await consume(kafka_bootstrap, topics.dead_letter(command_topic), 2)
+    dead = await consume(kafka_bootstrap, topics.dead_letter(command_topic), 3)
     assert dead[0].value == b"{not json"  # the original, unchanged
     headers = [dict(m.headers) for m in dead]
     assert headers[0]["dlt-field"] == b"value"
     assert headers[1]["dlt-field"] == b"givenBy"
     assert b"stamped" in headers[1]["dlt-reason"]
-    for h, offset in zip(headers, (b"0", b"1"), strict=True):
+    assert headers[2]["dlt-field"] == b"commentRef"  # the same checks as over HTTP
+    assert headers[2]["content-type"] == b"application/cloudevents+json"  # originals kept
+    for h, offset in zip(headers, (b"0", b"1", b"2"), strict=True):
         assert h["dlt-original-topic"] == command_topic.encode()
         assert h["dlt-original-offset"] == offset
         assert "dlt-original-partition" in h
