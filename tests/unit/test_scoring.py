@@ -280,9 +280,12 @@ PATHS = st.lists(st.text(alphabet=LETTERS, min_size=1, max_size=8), min_size=1, 
 @PROPERTIES
 @given(
     node=PATHS,
-    name=st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=40).filter(
-        lambda name: name not in LOOKUP_TOOLS
-    ),
+    # Text a tool name can hold: no lone surrogates (not UTF-8) and no NUL (not PostgreSQL).
+    name=st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        min_size=1,
+        max_size=40,
+    ).filter(lambda name: name not in LOOKUP_TOOLS),
 )
 def test_looked_only_on_a_get_or_search(node: str, name: str) -> None:
     """W59, test «looked only on a Get/Search»."""
