@@ -17,7 +17,6 @@ from services.bootstrap import Runtime
 from services.settings import Settings
 from tests import servers
 
-
 # In CI the property tests draw the same examples every run, so a landing is never decided by
 # chance; on a developer's machine they keep exploring.
 settings.register_profile("ci", derandomize=True)
