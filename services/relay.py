@@ -7,6 +7,7 @@ One relay is active at a time: it holds a PostgreSQL advisory lock, and a second
 """
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -59,6 +60,17 @@ class Relay:
         )
 
     async def run(self, stop: asyncio.Event, idle_poll: float = 1.0) -> None:
+        """Stand by until this relay holds the lock, then publish until stopped. A lost
+        PostgreSQL session loses the lock too: the relay then stands by again."""
+        while not stop.is_set():
+            try:
+                await self._hold_and_publish(stop, idle_poll)
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+                log.warning("relay: lost its PostgreSQL session (%s); standing by again", error)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=idle_poll)
+
+    async def _hold_and_publish(self, stop: asyncio.Event, idle_poll: float) -> None:
         async with self.pool.acquire() as lock_conn:
             await lock_conn.execute(DDL)
             while not await lock_conn.fetchval(
@@ -71,10 +83,8 @@ class Relay:
                 except TimeoutError:
                     continue
             log.info("relay: active, publishing to %s", self.bootstrap)
-            try:
-                await self._publish_until(stop, lock_conn, idle_poll)
-            finally:
-                await lock_conn.execute("SELECT pg_advisory_unlock(hashtext($1))", LOCK_NAME)
+            await self._publish_until(stop, lock_conn, idle_poll)
+            await lock_conn.execute("SELECT pg_advisory_unlock(hashtext($1))", LOCK_NAME)
 
     async def _publish_until(
         self, stop: asyncio.Event, listener: Connection, idle_poll: float
@@ -96,14 +106,17 @@ class Relay:
                     while await self.step(producer, listener):
                         pass
                 except Exception as error:  # Kafka or PostgreSQL away: keep the position
+                    if listener.is_closed():
+                        raise  # the session, and with it the lock, is gone
                     log.warning("relay: %s; will retry", error)
                 waiters = [asyncio.create_task(wake.wait()), asyncio.create_task(stop.wait())]
                 await asyncio.wait(waiters, timeout=idle_poll, return_when=asyncio.FIRST_COMPLETED)
                 for task in waiters:
                     task.cancel()
         finally:
-            await listener.remove_listener(EVENTS_TABLE, on_notify)
             await producer.stop()
+            if not listener.is_closed():
+                await listener.remove_listener(EVENTS_TABLE, on_notify)
 
     async def step(self, producer: AIOKafkaProducer, lock_conn: Connection) -> bool:
         """Publish the next batch; False when there was nothing left to publish."""

@@ -120,3 +120,25 @@ async def test_only_one_relay_is_active_at_a_time(kafka_runtime: Runtime) -> Non
         stop.set()
         await asyncio.gather(active, *([standby] if standby else []))
     assert (first.published, second.published) == (5, 0)
+
+
+async def test_a_relay_that_loses_its_session_takes_the_lock_again_and_goes_on(
+    kafka_runtime: Runtime,
+) -> None:
+    await kafka_runtime.ensure_topics()
+    await record(kafka_runtime, 2)
+    relay = relay_for(kafka_runtime)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop, idle_poll=0.2))
+    try:
+        await published([relay], 2)
+        # The session holding the advisory lock dies (a failover, a network cut).
+        killed = await kafka_runtime.pool.fetchval(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'"
+        )
+        assert killed == 1
+        await record(kafka_runtime, 2)
+        await published([relay], 4)
+    finally:
+        stop.set()
+        await task
