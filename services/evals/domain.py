@@ -6,6 +6,7 @@ the rest from that report (W44–W46), so every way of creating a case gets the 
 result is recorded with every thread's score; earlier runs stay in the history.
 """
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid5
@@ -13,6 +14,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from services.errors import Refused
+from services.evals.lift import Definition
 
 CASE_NAMESPACE = UUID("5a1d7c3e-8f42-5e19-b6a0-3c2d1e0f9b87")
 
@@ -97,29 +99,13 @@ class EvalCase(Aggregate):
             ref=case_ref(agent_path, case_id),
         )
 
-    def lift(
-        self,
-        *,
-        agent: str,
-        prompt: str,
-        context: list[str],
-        must_ground: list[str],
-        must_not_assert: list[str],
-        must_assert: str | None,
-        model: str | None,
-        at: datetime,
-    ) -> None:
+    def lift(self, definition: Definition, *, at: datetime) -> None:
+        """Fill the case from its report's lift; the event also names the case for readers."""
         self._lifted(
             tenant_id=self.tenant_id,
             source=self.source,
             ref=self.ref,
-            agent=agent,
-            prompt=prompt,
-            context=context,
-            must_ground=must_ground,
-            must_not_assert=must_not_assert,
-            must_assert=must_assert,
-            model=model,
+            **asdict(definition),
             timestamp=at,
         )
 

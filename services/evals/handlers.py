@@ -66,16 +66,7 @@ def lift_eval_case(store: EventStore, issued: Issued) -> Decision:
         agent_path=definition.agent,
         at=issued.at,
     )
-    case.lift(
-        agent=definition.agent,
-        prompt=definition.prompt,
-        context=definition.context,
-        must_ground=definition.must_ground,
-        must_not_assert=definition.must_not_assert,
-        must_assert=definition.must_assert,
-        model=definition.model,
-        at=issued.at,
-    )
+    case.lift(definition, at=issued.at)
     return Decision([case], state(case))
 
 
