@@ -54,6 +54,7 @@ from services.reports.webhook import HandOverWebhook
 from services.settings import Settings
 from services.store import EventStore, open_store
 from services.supervisor import Supervisor
+from services.tracing import TraceContext
 
 log = logging.getLogger("feedbackloop")
 
@@ -227,6 +228,7 @@ class Runtime:
             eval_routes(http, self.case_runner()),
         ]
         app = create_app(http, routers, lifespan=lifespan)
+        app.add_middleware(TraceContext)
 
         @app.get("/readyz", include_in_schema=False)
         async def readyz() -> JSONResponse:

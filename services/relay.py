@@ -18,6 +18,7 @@ from eventsourcing.utils import get_topic
 
 from services.follower import Connection, Positioned, is_transient
 from services.publication import Publication, to_message
+from services.tracing import traceparent_of
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +86,15 @@ class Relay:
                 event = item.event
                 publication = self._by_topic[get_topic(type(event))]
                 message = to_message(publication, event, self.source)
+                headers = list(message.headers.items())
+                if (trace := traceparent_of(event)) is not None:
+                    headers.append(("traceparent", trace.encode()))
                 sends.append(
                     await producer.send(
                         self.topic_prefix + publication.topic,
                         value=message.value,
                         key=str(message.key).encode(),
-                        headers=list(message.headers.items()),
+                        headers=headers,
                     )
                 )
         finally:  # every message acknowledged (or failed) before the position may move

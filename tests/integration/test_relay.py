@@ -8,6 +8,8 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
+
 from contracts import topics
 from contracts.feedback import RecordFeedback
 from services.bootstrap import PUBLICATIONS, Runtime
@@ -15,6 +17,7 @@ from services.bus import Issued
 from services.follower import Follower, read_position
 from services.parked import list_parked, release
 from services.relay import Relay
+from tests.conftest import Keys
 from tests.kafka_peer import consume
 
 
@@ -245,3 +248,44 @@ async def test_an_event_the_relay_cannot_publish_is_parked_and_the_rest_flows(
     topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
     messages = await consume(kafka_bootstrap, topic, 5)
     assert sorted(m.key.decode() for m in messages) == sorted([poison, *later])
+
+
+async def test_the_trace_of_a_request_travels_to_the_message_the_relay_publishes(
+    kafka_runtime: Runtime, kafka_bootstrap: str, keys: Keys
+) -> None:
+    """Issue 7 item 4: W3C traceparent, HTTP → the event's metadata → Kafka header."""
+    traceparent = f"00-{uuid.uuid4().hex}-{uuid.uuid4().hex[:16]}-01"
+    transport = httpx.ASGITransport(app=kafka_runtime.app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        answer = await client.post(
+            "/factory/feedback",
+            json={
+                "projectId": "p",
+                "subjectKind": "run",
+                "subjectRef": "traced",
+                "kind": "rating",
+                "rating": 4,
+            },
+            headers={"Authorization": f"Bearer {keys.a}", "traceparent": traceparent},
+        )
+        assert answer.status_code == 201, answer.text
+        untraced = await client.post(
+            "/factory/feedback",
+            json={
+                "projectId": "p",
+                "subjectKind": "run",
+                "subjectRef": "x",
+                "kind": "rating",
+                "rating": 4,
+            },
+            headers={"Authorization": f"Bearer {keys.a}", "traceparent": "not-a-trace"},
+        )
+        assert untraced.status_code == 201, untraced.text
+    await run_until_published(kafka_runtime, relay_for(kafka_runtime), 2)
+    topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
+    messages = await consume(kafka_bootstrap, topic, 2)
+    traces = {
+        json.loads(m.value)["data"]["subjectRef"]: dict(m.headers).get("traceparent")
+        for m in messages
+    }
+    assert traces == {"traced": traceparent.encode(), "x": None}
