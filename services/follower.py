@@ -195,6 +195,7 @@ class Follower:
                     await asyncio.wait_for(stop.wait(), timeout=max(self.idle_poll, 1.0) * 2)
                 if stop.is_set():
                     return
+            beat = asyncio.create_task(self._beat(stop), name=f"heartbeat:{self.reader.name}")
             try:
                 self.status.say("opening")
                 await self.reader.open(self.status.say)
@@ -204,6 +205,8 @@ class Follower:
                 finally:
                     await self.reader.close()
             finally:
+                beat.cancel()
+                await asyncio.gather(beat, return_exceptions=True)
                 if not conn.is_closed():
                     await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", lock)
 
@@ -214,7 +217,6 @@ class Follower:
             wake.set()
 
         await conn.add_listener(EVENTS_TABLE, on_notify)
-        beat = asyncio.create_task(self._beat(stop), name=f"heartbeat:{self.reader.name}")
         try:
             while not stop.is_set():
                 wake.clear()
@@ -229,8 +231,6 @@ class Follower:
                 for waiter in waiters:
                     waiter.cancel()
         finally:
-            beat.cancel()
-            await asyncio.gather(beat, return_exceptions=True)
             if not conn.is_closed():
                 await conn.remove_listener(EVENTS_TABLE, on_notify)
 
