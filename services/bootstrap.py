@@ -183,7 +183,7 @@ class Runtime:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext('inbound'))")
             await ensure_inbound_tables(conn)
         consumer = self.inbound_consumer()
-        await consumer.start()
+        self.start("inbound", consumer.run(self.stop))
         return consumer
 
     async def positions(self) -> list[tuple[str, int | None]]:

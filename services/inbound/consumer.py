@@ -85,20 +85,26 @@ class InboundConsumer:
         self._max_records, self._max_attempts = max_records, max_attempts
         self._backoff, self._max_backoff = backoff, max_backoff
         self._stop = asyncio.Event()
-        self._stopping = self._stop  # the event ``run`` watches
         self._task: asyncio.Task[None] | None = None
-        self.applied = 0  # commands whose events this consumer committed
+        # What became of the messages this consumer settled (for status, tests and the bench).
+        self.applied = 0  # commands whose events it committed
         self.repeated = 0  # commands recognised by identity as applied before
-        self.failed_attempts = 0
-        self.dead_letters: DeadLetters | None = None
+        self.dead_lettered = 0
+        self.parked = 0
+        self.failed_attempts = 0  # attempts that failed for other reasons than a refusal
+        self._dead_letters: DeadLetters | None = None
+
+    @property
+    def settled(self) -> int:
+        return self.applied + self.repeated + self.dead_lettered + self.parked
 
     @property
     def topics(self) -> list[str]:
         return sorted(self._by_topic)
 
     async def start(self) -> None:
-        self._stop.clear()
-        self._task = asyncio.create_task(self.run(self._stop), name="inbound")
+        """Run in the background until ``stop()``."""
+        self._task = asyncio.create_task(self.run(asyncio.Event()), name="inbound")
 
     async def stop(self, grace: float = 10.0) -> None:
         """Stop after the poll in hand is settled (or cancel it after ``grace`` seconds: its
@@ -111,23 +117,32 @@ class InboundConsumer:
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Consume until stopped; a broken connection or a failed commit restarts the consumer
-        (after a pause), which resumes from the committed offsets."""
-        self._stopping = stop
+        """Consume until ``stop`` is set (or ``stop()`` is called); a broken connection or a
+        failed commit restarts the consumer (after a pause), which resumes from the committed
+        offsets."""
+        self._task = self._task or asyncio.current_task()
+        forward = asyncio.create_task(self._forward(stop))
         pause = self._backoff
-        while not stop.is_set():
-            try:
-                await self._consume(stop)
-                pause = self._backoff
-            except Stopped:
-                return
-            except Exception:
-                log.exception("inbound: consumer stopped; restarting in %.1fs", pause)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=pause)
-                pause = min(self._max_backoff, pause * 2)
+        try:
+            while not self._stop.is_set():
+                try:
+                    await self._consume()
+                    pause = self._backoff
+                except Stopped:
+                    return
+                except Exception:
+                    log.exception("inbound: consumer stopped; restarting in %.1fs", pause)
+                    with contextlib.suppress(Stopped):
+                        await self._pause(pause)
+                    pause = min(self._max_backoff, pause * 2)
+        finally:
+            forward.cancel()
 
-    async def _consume(self, stop: asyncio.Event) -> None:
+    async def _forward(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self._stop.set()
+
+    async def _consume(self) -> None:
         consumer = AIOKafkaConsumer(
             *self.topics,
             bootstrap_servers=self._bootstrap,
@@ -142,9 +157,9 @@ class InboundConsumer:
         try:
             await consumer.start()
             await producer.start()
-            self.dead_letters = DeadLetters(producer, self._pool)
+            self._dead_letters = DeadLetters(producer, self._pool)
             log.info("inbound: consuming %s", ", ".join(self.topics))
-            while not stop.is_set():
+            while not self._stop.is_set():
                 polled = await consumer.getmany(timeout_ms=500, max_records=self._max_records)
                 settled = await asyncio.gather(
                     *(self._settle(records) for records in polled.values()),
@@ -174,8 +189,10 @@ class InboundConsumer:
         first = records[0]
         name = f"{first.topic}:{first.partition}"
         refused += await self._apply(commands, name, records[-1].offset)
-        assert self.dead_letters is not None
-        await self.dead_letters.send(refused)
+        assert self._dead_letters is not None
+        written, parked = await self._dead_letters.send(refused)
+        self.dead_lettered += written
+        self.parked += parked
 
     async def _apply(
         self, commands: list[Command], name: str, last: int
@@ -209,6 +226,7 @@ class InboundConsumer:
                     reason = f"failed {attempts} times: {type(result).__name__}: {result}"
                     log.error("inbound: parking %s@%s: %s", name, command.record.offset, reason)
                     await park(self._pool, command.record, Failed(reason), "parked")
+                    self.parked += 1
                 return refused
             log.warning(
                 "inbound: %d message(s) of %s failed (%s); retrying in %.1fs",
@@ -231,7 +249,7 @@ class InboundConsumer:
                 if command.subscription.admit is not None:
                     await command.subscription.admit(self._pool, command.issued)
                 admitted.append((index, command))
-            except DomainError as error:
+            except Exception as error:  # a refusal, or this message's failure alone
                 results[index] = error
         received = await self._received([c.issued for _, c in admitted])
         fresh = []
@@ -274,8 +292,8 @@ class InboundConsumer:
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
-        if self._stopping.is_set():
+            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+        if self._stop.is_set():
             raise Stopped
 
     async def _store_answers(self) -> bool:

@@ -42,16 +42,14 @@ class DeadLetters:
     def __init__(self, producer: AIOKafkaProducer, pool: asyncpg.Pool) -> None:
         self._producer = producer
         self._pool = pool
-        self.written = 0
-        self.parked = 0
 
-    async def send(self, refused: list[tuple[Any, DomainError]]) -> None:
+    async def send(self, refused: list[tuple[Any, DomainError]]) -> tuple[int, int]:
         """Write each refused message to its dead-letter topic, or park it; returns when every
-        one is settled either way."""
+        one is settled either way, with how many were written and how many parked."""
         sent = await asyncio.gather(*(self._send(r, e) for r, e in refused))
+        parked = 0
         for (record, error), failure in zip(refused, sent, strict=True):
             if failure is None:
-                self.written += 1
                 continue
             log.warning(
                 "parking %s:%s@%s (%s): not dead-lettered: %s",
@@ -62,7 +60,8 @@ class DeadLetters:
                 failure,
             )
             await park(self._pool, record, error, f"not dead-lettered: {failure}")
-            self.parked += 1
+            parked += 1
+        return len(refused) - parked, parked
 
     async def _send(self, record: Any, error: DomainError) -> str | None:
         log.info(
