@@ -5,34 +5,52 @@ CloudEvents SDK's job.
 """
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, StringConstraints
 
 from contracts.feedback import Contract, FeedbackRecorded, RecordFeedback
 
+# Bounds of every attribute, checked before anything is stored: a 600 KB tenant id must be
+# refused at the door, not found too big by the relay later.
+MAX_ATTRIBUTE_LENGTH = 256
+MAX_MESSAGE_BYTES = 512 * 1024  # the whole Kafka value of a message we consume
+Attribute = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ATTRIBUTE_LENGTH)]
+
 
 class CloudEventEnvelope(Contract):
+    """CloudEvents 1.0 attributes. Extension attributes are allowed, as the specification
+    says (a neighbour's ``traceparent`` or its own); ``data`` stays strict in each message."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", populate_by_name=True)
+
     specversion: Literal["1.0"]
-    id: str = Field(description="Unique per source; consumers de-duplicate on it.")
-    source: str
-    type: str
-    subject: str | None = None
+    id: Attribute = Field(description="Unique per source; consumers de-duplicate on it.")
+    source: Attribute
+    type: Attribute
+    subject: Attribute | None = None
     time: datetime | None = None
     datacontenttype: Literal["application/json"] | None = None
-    partitionkey: str | None = Field(default=None, description="The Kafka message key.")
+    partitionkey: Attribute | None = Field(default=None, description="The Kafka message key.")
 
 
-class RecordFeedbackMessage(CloudEventEnvelope):
+class CommandEnvelope(CloudEventEnvelope):
+    """A command from another service. ``tenantid`` and ``actor`` say for whom and by whom;
+    the broker's ACL decides who may write to a command topic."""
+
+    tenantid: Attribute
+    actor: Attribute
+
+
+class RecordFeedbackMessage(CommandEnvelope):
     """A command on ``evaluation.feedback.v1.record-feedback``.
 
     ``tenantid`` and ``actor`` say for whom and by whom; the broker's ACL decides who may
-    write to this topic.
+    write to this topic. ``source`` + ``id`` is the command's identity: the same pair is
+    applied once, however often it is sent.
     """
 
     type: Literal["evaluation.feedback.v1.RecordFeedback"]
-    tenantid: str
-    actor: str
     data: RecordFeedback
 
 
@@ -42,7 +60,7 @@ class FeedbackRecordedMessage(CloudEventEnvelope):
     type: Literal["evaluation.feedback.v1.FeedbackRecorded"]
     subject: str = Field(description="The feedbackId.")
     time: datetime
-    tenantid: str
+    tenantid: Attribute
     data: FeedbackRecorded
 
 

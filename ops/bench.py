@@ -13,6 +13,12 @@ same PostgreSQL server, so that the ratio, more than the machine, is what a read
 2. Rebuilding the feedback list (``projections.runner.rebuild``) from 100,000 events.
    Baseline: reading the notification log in pages of 5,000 and decoding every event, the
    part of any rebuild that no read model can avoid.
+3. Kafka ingest: RecordFeedback CloudEvents already on a 3-partition topic, applied exactly once
+   by the real inbound consumer (``services.inbound.InboundConsumer``: parse, bounds, receipts,
+   one transaction per partition's poll), commands/s from its start to the last one settled;
+   checked afterwards: one feedback and one receipt per command. Baseline: a plain aiokafka
+   consumer of a fresh group reading the same topic and decoding each JSON value, nothing
+   stored. Kafka is started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
 
 PostgreSQL runs durably (fsync and synchronous_commit on): started here with
 ``ops/localservers.start_postgres(fast=False)``, unless BENCH_DATABASE_URL names a server; each
@@ -42,6 +48,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from eventsourcing.utils import get_topic
 from rich.console import Console
 from rich.table import Table
 
@@ -50,13 +58,17 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
 
+from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
 from projections.feedback_list import FeedbackList  # noqa: E402
 from projections.runner import rebuild  # noqa: E402
 from services.auth import new_key  # noqa: E402
-from services.bus import CommandBus, Issued  # noqa: E402
+from services.bus import CommandBus, Issued, Receipt  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import HANDLERS, request_digest  # noqa: E402
+from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
+from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
+from services.kafka import ensure_topics  # noqa: E402
 from services.store import EVENTS_TABLE, EventStore, open_store  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -348,6 +360,121 @@ def bench_read_decode(store: EventStore, page: int = 5000) -> dict[str, Any]:
     }
 
 
+# ------------------------------------------------- 3. Kafka ingest vs a plain aiokafka consumer
+
+
+def command_event(n: int, run: str) -> bytes:
+    return json.dumps(
+        {
+            "specversion": "1.0",
+            "id": f"{run}-{n}",
+            "source": "urn:bench",
+            "type": "evaluation.feedback.v1.RecordFeedback",
+            "tenantid": TENANT,
+            "actor": "bench",
+            "datacontenttype": "application/json",
+            "data": body(n),
+        }
+    ).encode()
+
+
+async def fill_topic(bootstrap: str, topic: str, total: int, run: str) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
+    await producer.start()
+    try:
+        sent = [
+            await producer.send(topic, command_event(n, run), key=f"k{n % 64}".encode())
+            for n in range(total)
+        ]
+        await asyncio.gather(*sent)
+    finally:
+        await producer.stop()
+
+
+async def plain_consumer(bootstrap: str, topic: str, total: int) -> dict[str, Any]:
+    """The baseline: read and decode every message, store nothing."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"bench-plain-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    t0 = time.perf_counter()
+    await consumer.start()
+    seen = 0
+    try:
+        while seen < total:
+            polled = await consumer.getmany(timeout_ms=500, max_records=500)
+            for records in polled.values():
+                for record in records:
+                    json.loads(record.value)
+                    seen += 1
+            await consumer.commit()
+    finally:
+        await consumer.stop()
+    seconds = time.perf_counter() - t0
+    return {"messages": seen, "seconds": round(seconds, 3), "messages_per_s": seen / seconds}
+
+
+async def inbound_consumer(
+    store: EventStore, url: str, bootstrap: str, prefix: str, total: int
+) -> dict[str, Any]:
+    """The figure: the real consumer, from its start to the last command settled."""
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
+    bus = CommandBus(store, HANDLERS)
+    try:
+        async with pool.acquire() as conn:
+            await ensure_inbound_tables(conn)
+        consumer = InboundConsumer(
+            bus,
+            store,
+            pool,
+            SUBSCRIPTIONS,
+            bootstrap=bootstrap,
+            group_id=f"bench-inbound-{uuid.uuid4().hex[:8]}",
+            topic_prefix=prefix,
+        )
+        t0 = time.perf_counter()
+        await consumer.start()
+        try:
+            while consumer.settled < total:
+                await asyncio.sleep(0.05)
+            seconds = time.perf_counter() - t0
+        finally:
+            await consumer.stop()
+        count = f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1"
+        feedback = await pool.fetchval(count, get_topic(Feedback.Recorded))
+        receipts = await pool.fetchval(count, get_topic(Receipt.Recorded))
+    finally:
+        await bus.aclose()
+        await pool.close()
+    return {
+        "commands": total,
+        "seconds": round(seconds, 3),
+        "commands_per_s": total / seconds,
+        "applied": consumer.applied,
+        "repeated": consumer.repeated,
+        "dead_lettered": consumer.dead_lettered,
+        "parked": consumer.parked,
+        "exactly_once": feedback == total == receipts == consumer.applied,
+        "transactions": bus.transactions,
+        "commands_per_transaction": round(total / max(1, bus.transactions), 1),
+    }
+
+
+async def bench_kafka(store: EventStore, url: str, bootstrap: str, total: int) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:8]
+    prefix = f"bench{run}."
+    topic = prefix + topics.RECORD_FEEDBACK
+    names = (topic, topics.dead_letter(topic))
+    await ensure_topics(bootstrap, names, partitions=3, replication_factor=1)
+    await fill_topic(bootstrap, topic, total, run)
+    baseline = await plain_consumer(bootstrap, topic, total)
+    figure = await inbound_consumer(store, url, bootstrap, prefix, total)
+    return {"kafka_inbound": figure, "kafka_plain_consumer": baseline}
+
+
 # ------------------------------------------------------------------------------ main
 
 
@@ -371,6 +498,11 @@ def part_log(store: EventStore, url: str, args: argparse.Namespace) -> dict[str,
     return {"rebuild_feedback_list": rebuilt, "read_and_decode_log": bench_read_decode(store)}
 
 
+def part_kafka(store: EventStore, url: str, args: argparse.Namespace) -> dict[str, Any]:
+    console.print(f"[bold]3.[/] {args.commands:,} RecordFeedback CloudEvents on Kafka …")
+    return asyncio.run(bench_kafka(store, url, args.kafka, args.commands))
+
+
 def code_version() -> dict[str, Any]:
     def git(*argv: str) -> str | None:
         done = subprocess.run(["git", "-C", str(ROOT), *argv], capture_output=True, text=True)
@@ -392,39 +524,74 @@ def run(server_url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
         | {f"postgres_{s}": sql(server_url, f"SHOW {s}") for s in settings},
         "code": code_version(),
     }
-    for part in ("http", "log"):
+    parts = {
+        "http": lambda store, url: part_http(store, url, args, out),
+        "log": lambda store, url: part_log(store, url, args),
+        "kafka": lambda store, url: part_kafka(store, url, args),
+    }
+    for part in args.parts:
         name = f"bench_{part}_{uuid.uuid4().hex[:8]}"
         sql(server_url, f"CREATE DATABASE {name}")
         url = urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
         store = open_store(url)
         try:
-            results |= (
-                part_http(store, url, args, out) if part == "http" else part_log(store, url, args)
-            )
+            results |= parts[part](store, url)
         finally:
             store.close()
             sql(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    http, bus, lib = (
-        results[k] for k in ("http_record_feedback", "command_bus_direct", "library_append")
-    )
-    batch_eps = lib["batched"]["events_per_s"]
-    results["ratios"] = {
-        "http_rps / library_batch_eps": round(http["requests_per_s"] / batch_eps, 3),
-        "bus_direct_cps / library_batch_eps": round(bus["commands_per_s"] / batch_eps, 3),
-        "library_batch_eps / library_single_eps": round(
+    ratios: dict[str, float] = {}
+    if "http" in args.parts:
+        http, bus, lib = (
+            results[k] for k in ("http_record_feedback", "command_bus_direct", "library_append")
+        )
+        batch_eps = lib["batched"]["events_per_s"]
+        ratios["http_rps / library_batch_eps"] = round(http["requests_per_s"] / batch_eps, 3)
+        ratios["bus_direct_cps / library_batch_eps"] = round(bus["commands_per_s"] / batch_eps, 3)
+        ratios["library_batch_eps / library_single_eps"] = round(
             batch_eps / lib["single"]["events_per_s"], 2
-        ),
-        "rebuild_eps / read_decode_eps": round(
+        )
+    if "log" in args.parts:
+        ratios["rebuild_eps / read_decode_eps"] = round(
             results["rebuild_feedback_list"]["events_per_s"]
             / results["read_and_decode_log"]["events_per_s"],
             3,
-        ),
-    }
+        )
+    if "kafka" in args.parts:
+        ratios["kafka_inbound_cps / plain_consumer_mps"] = round(
+            results["kafka_inbound"]["commands_per_s"]
+            / results["kafka_plain_consumer"]["messages_per_s"],
+            3,
+        )
+    results["ratios"] = ratios
     results["peak_rss_mb"] = peak_rss_mb()
     return results
 
 
+def print_kafka(r: dict[str, Any]) -> None:
+    inbound, plain = r["kafka_inbound"], r["kafka_plain_consumer"]
+    table = Table(title="Kafka ingest, RecordFeedback CloudEvents, 3 partitions")
+    for column in ("measurement", "figure", "baseline", "ratio"):
+        table.add_column(column, justify="left" if column == "measurement" else "right")
+    table.add_row(
+        f"Inbound consumer, {inbound['commands']:,} commands applied once",
+        f"{inbound['commands_per_s']:,.0f} cmd/s",
+        f"{plain['messages_per_s']:,.0f} msg/s (plain aiokafka, read + decode)",
+        str(r["ratios"]["kafka_inbound_cps / plain_consumer_mps"]),
+    )
+    table.add_row(
+        "  exactly once | commands per transaction",
+        f"{inbound['exactly_once']} | {inbound['commands_per_transaction']}",
+        "",
+        "",
+    )
+    console.print(table)
+
+
 def print_table(r: dict[str, Any]) -> None:
+    if "kafka_inbound" in r:
+        print_kafka(r)
+    if "http_record_feedback" not in r or "rebuild_feedback_list" not in r:
+        return
     http, bus, lib = r["http_record_feedback"], r["command_bus_direct"], r["library_append"]
     rebuilt, read, ratio, m = (
         r[k] for k in ("rebuild_feedback_list", "read_and_decode_log", "ratios", "machine")
@@ -504,7 +671,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients")
     parser.add_argument("--requests", type=int, help="timed requests [5,000; quick 1,000]")
     parser.add_argument("--events", type=int, help="events to rebuild [100,000; quick 20,000]")
+    parser.add_argument("--commands", type=int, help="Kafka commands [5,000; quick 2,000]")
+    parser.add_argument(
+        "--parts", nargs="+", choices=("http", "log", "kafka"), default=["http", "log", "kafka"]
+    )
     args = parser.parse_args(argv)
+    args.commands = args.commands or (2_000 if args.quick else 5_000)
     args.requests = args.requests or (1_000 if args.quick else 5_000)
     args.events = args.events or (20_000 if args.quick else 100_000)
     args.warmup = max(4 * args.clients, args.requests // 20)
@@ -514,21 +686,41 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     started, t0 = datetime.now(UTC), time.monotonic()
-    server, workdir = None, None
+    server, workdir, kafka = None, None, None
     try:
         if not (server_url := os.environ.get("BENCH_DATABASE_URL", "")):
             workdir = Path(tempfile.mkdtemp(prefix="fl-bench-pg-"))
             server = localservers.start_postgres(workdir, fast=False)
             server_url, args.pg_pid = server.url, server.pid
+        args.kafka = os.environ.get("BENCH_KAFKA_BOOTSTRAP_SERVERS", "")
+        if "kafka" in args.parts and not args.kafka:
+            workdir = workdir or Path(tempfile.mkdtemp(prefix="fl-bench-pg-"))
+            kafka = localservers.start_kafka(workdir / "kafka")
+            args.kafka = kafka.bootstrap
         results = run(server_url, args, out)
     finally:
+        if kafka is not None:
+            kafka.stop()
         if server is not None:
             server.stop()
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
     results["config"] = {
-        k: getattr(args, k) for k in ("quick", "clients", "requests", "warmup", "singles", "events")
-    } | {"postgres": "started here, fsync on" if server else "BENCH_DATABASE_URL"}
+        k: getattr(args, k)
+        for k in (
+            "quick",
+            "parts",
+            "clients",
+            "requests",
+            "warmup",
+            "singles",
+            "events",
+            "commands",
+        )
+    } | {
+        "postgres": "started here, fsync on" if server else "BENCH_DATABASE_URL",
+        "kafka": "started here" if kafka else "BENCH_KAFKA_BOOTSTRAP_SERVERS",
+    }
     results["started_at"] = started.isoformat(timespec="seconds")
     results["duration_s"] = round(time.monotonic() - t0, 1)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -43,7 +43,8 @@ from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
 from services.follower import Follower, Reader, ReaderStatus
 from services.follower import ensure_tables as ensure_follower_tables
 from services.health import ReaderHealth, readers_health
-from services.inbound import register_inbound
+from services.inbound import InboundConsumer, ensure_inbound_tables
+from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
 from services.publication import Publication
 from services.relay import Relay
@@ -181,27 +182,28 @@ class Runtime:
         log.info("hand-over webhook: delivering to %s", settings.handover_webhook_url)
         return webhook
 
-    def broker(self) -> KafkaBroker:
-        broker = build_broker(self.settings.kafka_bootstrap_servers or "localhost:9092")
-        register_inbound(
-            broker,
+    def inbound_consumer(self) -> InboundConsumer:
+        return InboundConsumer(
             self.bus,
             self.store,
             self.pool,
+            INBOUND_SUBSCRIPTIONS,
+            bootstrap=self.settings.kafka_bootstrap_servers or "localhost:9092",
             group_id=self.settings.inbound_group_id,
             topic_prefix=self.settings.topic_prefix,
         )
-        return broker
 
-    async def start_inbound(self) -> KafkaBroker | None:
+    async def start_inbound(self) -> InboundConsumer | None:
         if not self.settings.kafka_bootstrap_servers:
             log.warning("inbound: off (no KAFKA_BOOTSTRAP_SERVERS): commands come over HTTP only")
             return None
         await self.ensure_topics()
-        broker = self.broker()
-        await broker.start()
-        log.info("inbound: consuming %s", self.settings.topic_prefix + topics.RECORD_FEEDBACK)
-        return broker
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('inbound'))")
+            await ensure_inbound_tables(conn)
+        consumer = self.inbound_consumer()
+        self.supervisor.start("inbound", lambda: consumer.run(self.stop))
+        return consumer
 
     async def health(self, only: list[str] | None = None) -> list[ReaderHealth]:
         """How each reader stands (all known ones, or ``only`` these), from PostgreSQL."""

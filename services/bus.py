@@ -6,19 +6,37 @@ transactions/s but ~7,000–10,000 events/s in batches of 100 (``make bench``). 
 meets a concurrency conflict is redone command by command, each reloading and deciding again,
 so one conflict never fails its neighbours.
 
-An inbound Kafka message carries a tracking record ``(topic:partition, offset)``; it is
-committed with the message's events, so a redelivered message is recognised and applied once.
-A batch holds at most one tracked command, because the library writes one tracking record per
+Two ways in:
+
+- ``execute(issued)``: one command (HTTP, the hand-over webhook). Its tracking record, if any,
+  commits with its events only when it succeeds, so a failed one is tried again.
+- ``execute_batch(commands, tracking)``: a poll's commands from one Kafka partition, decided
+  together and appended in the same transaction as ONE tracking record, the partition's
+  position. Refused commands count as settled (the consumer dead-letters them).
+
+A bus batch holds at most one tracked unit, because the library writes one tracking record per
 transaction.
+
+A command with an ``identity`` (a CloudEvent's ``source`` + ``id``) is applied at most once,
+whatever the offsets say: a ``Receipt`` aggregate whose id derives from the identity is
+created with the command's events, in the same transaction. A receipt rather than trusting
+each handler, because not every effect is a create with a deterministic id (a command that
+moves an existing aggregate would move it twice); a receipt rather than a table of our own,
+because the library's transaction is the only one the events commit in. A second receipt for
+the same identity fails the append with the library's IntegrityError; the batch is then redone
+one command at a time, and a command whose receipt exists is answered ``already_applied``.
 """
 
 import asyncio
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+from uuid import UUID, uuid5
 
+from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Tracking
 from pydantic import BaseModel, ValidationError
@@ -30,6 +48,7 @@ from services.tracing import current_traceparent, stamp
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 5
+RECEIPT_NAMESPACE = UUID("41b01990-769e-4b63-86c5-4b9edb75c11d")
 
 
 @dataclass(frozen=True)
@@ -42,6 +61,7 @@ class Issued:
     command_id: str
     at: datetime
     tracking: Tracking | None = None
+    identity: str | None = None  # applied at most once under it (see the module docstring)
     trace: str | None = None  # W3C traceparent; by default the caller's (services/tracing.py)
 
 
@@ -58,16 +78,47 @@ class Decision:
 class Outcome:
     result: Any
     position: int  # a read model at this position or later reflects the command
+    already_applied: bool = False  # its identity had a receipt: nothing was decided again
 
 
 Handler = Callable[[EventStore, Issued], Decision]
+Result = Outcome | BaseException
+
+
+def receipt_id(identity: str) -> UUID:
+    return uuid5(RECEIPT_NAMESPACE, identity)
+
+
+class Receipt(Aggregate):
+    """That the command with this identity was applied; created with the command's events."""
+
+    class Recorded(Aggregate.Created):
+        identity: str
+        command: str
+
+    def __init__(self, identity: str, command: str) -> None:
+        self.identity = identity
+        self.command = command
+
+    @classmethod
+    def record(cls, identity: str, command: str, at: datetime) -> "Receipt":
+        return cls._create(
+            cls.Recorded, id=receipt_id(identity), timestamp=at, identity=identity, command=command
+        )
 
 
 @dataclass
-class _Pending:
-    issued: Issued
-    future: asyncio.Future[Outcome]
-    outcome: Outcome | BaseException | None = field(default=None)
+class _Unit:
+    """What one caller submitted: its commands, settled together."""
+
+    commands: list[Issued]
+    tracking: Tracking | None
+    batch: bool  # from execute_batch: refused commands do not hold the tracking record back
+    future: asyncio.Future[list[Result]]
+    results: list[Result | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.results = [None] * len(self.commands)
 
 
 class CommandBus:
@@ -77,21 +128,40 @@ class CommandBus:
         self._store = store
         self._handlers = handlers
         self._max_batch = max_batch
-        self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
+        self._queue: asyncio.Queue[_Unit] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
-        self._held: _Pending | None = None
+        self._held: _Unit | None = None
         self.transactions = 0  # how many appends it took (group commit makes it < commands)
+
+    def handles(self, command: type[BaseModel]) -> bool:
+        return command in self._handlers
 
     async def execute(self, issued: Issued) -> Outcome:
         """Decide and append one command; raises its DomainError, if any, to the caller."""
-        if type(issued.command) not in self._handlers:
-            raise TypeError(f"no handler for {type(issued.command).__name__}")
+        [result] = await self._submit([issued], issued.tracking, batch=False)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    async def execute_batch(
+        self, commands: Sequence[Issued], tracking: Tracking | None
+    ) -> list[Result]:
+        """Decide the commands together and append their events and ``tracking`` in one
+        transaction; answers each command's Outcome or error, in order."""
+        return await self._submit(list(commands), tracking, batch=True)
+
+    async def _submit(
+        self, commands: list[Issued], tracking: Tracking | None, *, batch: bool
+    ) -> list[Result]:
+        for issued in commands:
+            if type(issued.command) not in self._handlers:
+                raise TypeError(f"no handler for {type(issued.command).__name__}")
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._work(), name="command-bus")
-        if issued.trace is None and (trace := current_traceparent.get()) is not None:
-            issued = replace(issued, trace=trace)
-        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Pending(issued, future))
+        if (trace := current_traceparent.get()) is not None:
+            commands = [c if c.trace else replace(c, trace=trace) for c in commands]
+        future: asyncio.Future[list[Result]] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Unit(commands, tracking, batch, future))
         return await future
 
     async def aclose(self) -> None:
@@ -105,90 +175,123 @@ class CommandBus:
             try:
                 await asyncio.to_thread(self._commit, batch)
             except asyncio.CancelledError:
-                for pending in batch:
-                    pending.future.cancel()
+                for unit in batch:
+                    unit.future.cancel()
                 raise
             except Exception as error:  # a store outage fails the batch, not the bus
-                for pending in batch:
-                    pending.outcome = pending.outcome or error
-            for pending in batch:
-                if pending.future.done():
+                for unit in batch:
+                    unit.results = [error if r is None else r for r in unit.results]
+            for unit in batch:
+                if unit.future.done():
                     continue
-                if isinstance(pending.outcome, BaseException):
-                    pending.future.set_exception(pending.outcome)
-                elif pending.outcome is not None:
-                    pending.future.set_result(pending.outcome)
+                lost = RuntimeError("the command was not settled")
+                unit.future.set_result([lost if r is None else r for r in unit.results])
 
-    async def _next_batch(self) -> list[_Pending]:
+    async def _next_batch(self) -> list[_Unit]:
         first = self._held or await self._queue.get()
         self._held = None
-        batch, tracked = [first], first.issued.tracking is not None
-        while len(batch) < self._max_batch and not self._queue.empty():
-            pending = self._queue.get_nowait()
-            if tracked and pending.issued.tracking is not None:
-                self._held = pending
+        batch, size, tracked = [first], len(first.commands), first.tracking is not None
+        while size < self._max_batch and not self._queue.empty():
+            unit = self._queue.get_nowait()
+            if tracked and unit.tracking is not None:
+                self._held = unit
                 break
-            tracked = tracked or pending.issued.tracking is not None
-            batch.append(pending)
+            tracked = tracked or unit.tracking is not None
+            batch.append(unit)
+            size += len(unit.commands)
         return batch
 
-    def _commit(self, batch: list[_Pending]) -> None:
+    def _commit(self, batch: list[_Unit]) -> None:
         """Runs in a worker thread: the library is synchronous."""
-        decided: list[tuple[_Pending, Decision]] = []
-        for pending in batch:
-            try:
-                decided.append((pending, self._decide(pending.issued)))
-            except Exception as error:  # this command's failure, not its neighbours'
-                if not isinstance(error, DomainError):
-                    log.exception("%s failed", type(pending.issued.command).__name__)
-                pending.outcome = error
-        if not decided:
+        decided: list[tuple[_Unit | None, int, Decision]] = []
+        for unit in batch:
+            for index, issued in enumerate(unit.commands):
+                try:
+                    decided.append((unit, index, self._decide(issued)))
+                except Exception as error:  # this command's failure, not its neighbours'
+                    if not isinstance(error, DomainError):
+                        log.exception("%s failed", type(issued.command).__name__)
+                    unit.results[index] = error
+        tracking = next((t for unit in batch if (t := self._settled_position(unit))), None)
+        if not decided and tracking is None:
             return
         try:
-            self._append(decided)
+            self._append(decided, tracking)
         except IntegrityError:
             log.info("concurrency conflict in a batch of %d: redoing one by one", len(decided))
-            for pending, _ in decided:
-                pending.outcome = self._commit_alone(pending.issued)
+            for unit in batch:
+                self._redo(unit)
 
-    def _commit_alone(self, issued: Issued) -> Outcome | BaseException:
+    @staticmethod
+    def _settled_position(unit: _Unit) -> Tracking | None:
+        """A single command's tracking record goes with its success only; a batch's always."""
+        if unit.batch or all(not isinstance(r, BaseException) for r in unit.results):
+            return unit.tracking
+        return None
+
+    def _redo(self, unit: _Unit) -> None:
+        for index, issued in enumerate(unit.commands):
+            if unit.results[index] is None:
+                unit.results[index] = self._commit_alone(
+                    issued, None if unit.batch else unit.tracking
+                )
+        if unit.batch and unit.tracking is not None:
+            try:
+                self._store.process_recorder.insert_tracking(unit.tracking)
+                self.transactions += 1
+            except IntegrityError:
+                pass  # the position is as far or farther already
+
+    def _commit_alone(self, issued: Issued, tracking: Tracking | None) -> Result:
         for _ in range(MAX_ATTEMPTS):
             try:
+                if issued.identity is not None and self._received(issued.identity):
+                    return self._repeated()
                 decision = self._decide(issued)
-                return self._append(
-                    [(None, decision)], tracking=issued.tracking, trace=issued.trace
-                )[0]
+                return self._append([(None, 0, decision)], tracking, trace=issued.trace)[0]
             except IntegrityError:
-                if issued.tracking is not None and self._already_applied(issued.tracking):
-                    return Outcome(None, self._store.recorder.max_notification_id() or 0)
+                if tracking is not None and self._already_applied(tracking):
+                    return self._repeated()
                 continue  # someone else appended first: reload and decide again
             except Exception as error:
                 return error
         return RuntimeError(f"gave up after {MAX_ATTEMPTS} concurrency conflicts")
+
+    def _repeated(self) -> Outcome:
+        return Outcome(None, self._store.recorder.max_notification_id() or 0, already_applied=True)
+
+    def _received(self, identity: str) -> bool:
+        try:
+            self._store.repository.get(receipt_id(identity))
+        except AggregateNotFoundError:
+            return False
+        return True
 
     def _already_applied(self, tracking: Tracking) -> bool:
         recorder = self._store.process_recorder
         return recorder.has_tracking_id(tracking.application_name, tracking.notification_id)
 
     def _decide(self, issued: Issued) -> Decision:
-        return self._handlers[type(issued.command)](self._store, issued)
+        decision = self._handlers[type(issued.command)](self._store, issued)
+        if issued.identity is None:
+            return decision
+        receipt = Receipt.record(issued.identity, type(issued.command).__name__, issued.at)
+        return Decision([*decision.aggregates, receipt], decision.result, decision.committed)
 
     def _append(
         self,
-        decided: list[tuple[Any, Decision]],
-        tracking: Tracking | None = None,
+        decided: list[tuple[_Unit | None, int, Decision]],
+        tracking: Tracking | None,
         trace: str | None = None,
     ) -> list[Outcome]:
         events: list[Any] = []
-        for pending, decision in decided:
-            if pending is not None:
-                trace = pending.issued.trace
+        for unit, index, decision in decided:
+            if unit is not None:
+                trace = unit.commands[index].trace
             for aggregate in decision.aggregates:
                 for event in aggregate.collect_events():
                     stamp(event, trace)
                     events.append(event)
-            if pending is not None and pending.issued.tracking is not None:
-                tracking = pending.issued.tracking
         recordings = []
         if events or tracking:
             recordings = self._store.events.put(events, tracking=tracking)
@@ -199,7 +302,7 @@ class CommandBus:
         }
         head = None
         outcomes = []
-        for pending, decision in decided:
+        for unit, index, decision in decided:
             mine = [
                 positions[(a.id, a.version)]
                 for a in decision.aggregates
@@ -212,23 +315,35 @@ class CommandBus:
                 decision.committed()
             outcome = Outcome(decision.result, max(mine))
             outcomes.append(outcome)
-            if pending is not None:
-                pending.outcome = outcome
+            if unit is not None:
+                unit.results[index] = outcome
         return outcomes
 
 
-def command_from(data: object, model: type[BaseModel], stamped: frozenset[str]) -> BaseModel:
+def command_from(
+    data: object, model: type[BaseModel], stamped: frozenset[str], *, strict: bool | None = None
+) -> BaseModel:
     """A command from a decoded body (HTTP or a CloudEvent's data), the same for every entry
-    point: stamped fields are refused by name before anything else is read."""
+    point: stamped fields are refused by name before anything else is read.
+
+    ``strict=None`` reads as the model is declared; ``True`` reads our own commands strictly
+    (JSON types only, no coercion, unknown fields refused); ``False`` reads another service's
+    events tolerantly (unknown fields kept on the model and ignored)."""
     if not isinstance(data, dict):
         raise Refused("the command must be a JSON object", field="body")
     for name in sorted(stamped & data.keys()):
         raise Refused(f"{name} is stamped by the server; do not send it", field=name)
     try:
-        return model.model_validate(data)
+        if strict is None:
+            return model.model_validate(data)
+        if strict:
+            # JSON mode: strict Python mode would want enum instances, not their values.
+            return model.model_validate_json(json.dumps(data), strict=True, extra="forbid")
+        return model.model_validate(data, extra="allow")
     except ValidationError as exc:
         problems = [
-            {"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()
+            {"field": ".".join(str(p) for p in e["loc"]) or "body", "message": e["msg"]}
+            for e in exc.errors()
         ]
         first = problems[0]
         raise Refused(

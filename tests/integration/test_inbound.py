@@ -1,62 +1,83 @@
-"""Commands from other services on a real Kafka broker: exactly once in effect, poison to DLT."""
+"""Commands from other services on a real Kafka broker (issue 7, item 5): applied exactly once
+in effect, decided by their identity (source + id), never by offsets; poison to the DLT."""
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from aiokafka.admin import AIOKafkaAdminClient
+from eventsourcing.utils import get_topic
 
 from contracts import topics
 from services.bootstrap import Runtime
+from services.feedback.domain import Feedback
+from services.inbound import InboundConsumer, parked_inbound_count
+from services.store import EVENTS_TABLE
 from tests.kafka_peer import consume, produce, record_feedback_event
 
 DATA = {"projectId": "p", "subjectKind": "memory", "subjectRef": "m-1", "kind": "escalation"}
-
-
-async def events_in_store(runtime: Runtime, at_least: int, timeout: float = 60) -> int:
-    async with asyncio.timeout(timeout):
-        while (count := runtime.store.recorder.max_notification_id() or 0) < at_least:
-            await asyncio.sleep(0.1)
-    return count
 
 
 def topic(runtime: Runtime, name: str) -> str:
     return runtime.settings.topic_prefix + name
 
 
-async def test_a_command_message_is_applied_once_even_when_read_again(
+async def feedback_recorded(runtime: Runtime) -> int:
+    """How many feedback the store holds (each command applied once makes exactly one)."""
+    return int(
+        await runtime.pool.fetchval(
+            f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1", get_topic(Feedback.Recorded)
+        )
+    )
+
+
+async def settled(consumer: InboundConsumer, count: int, timeout: float = 60) -> None:
+    async with asyncio.timeout(timeout):
+        while consumer.settled < count:
+            await asyncio.sleep(0.1)
+
+
+@asynccontextmanager
+async def inbound(runtime: Runtime) -> AsyncIterator[InboundConsumer]:
+    consumer = await runtime.start_inbound()
+    assert consumer is not None
+    try:
+        yield consumer
+    finally:
+        await consumer.stop()
+
+
+async def test_a_command_message_is_applied_once_even_when_its_batch_is_redelivered(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
     await kafka_runtime.ensure_topics()
     command_topic = topic(kafka_runtime, topics.RECORD_FEEDBACK)
-    message = record_feedback_event("tenant-k", "svc-a", DATA)
-    await produce(kafka_bootstrap, command_topic, [message], key=b"k")
-    broker = await kafka_runtime.start_inbound()
-    assert broker is not None
-    try:
-        assert await events_in_store(kafka_runtime, 1) == 1
-    finally:
-        await broker.stop()
-    # A consumer that lost its committed offsets reads the message again: its tracking
-    # record, committed with its event, says it was applied.
+    messages = [
+        record_feedback_event("tenant-k", "svc-a", {**DATA, "subjectRef": f"m-{i}"})
+        for i in range(50)
+    ]
+    await produce(kafka_bootstrap, command_topic, messages[:25], key=b"a")
+    await produce(kafka_bootstrap, command_topic, messages[25:], key=b"b")
+    async with inbound(kafka_runtime) as consumer:
+        await settled(consumer, 50)
+    assert (consumer.applied, await feedback_recorded(kafka_runtime)) == (50, 50)
+    # A consumer restarted before it committed its offsets reads the same batches again (here:
+    # a consumer group without offsets); the receipts committed with the events say applied.
     kafka_runtime.settings.inbound_group_id = f"again-{uuid.uuid4().hex[:6]}"
     # The same CloudEvent produced twice (a neighbour's retry) is one command too.
-    await produce(kafka_bootstrap, command_topic, [message], key=b"k")
-    broker = await kafka_runtime.start_inbound()
-    assert broker is not None
-    try:
-        await tracked_up_to(kafka_runtime, command_topic, offset=1)
-    finally:
-        await broker.stop()
-    assert kafka_runtime.store.recorder.max_notification_id() == 1
-
-
-async def tracked_up_to(runtime: Runtime, command_topic: str, offset: int) -> None:
-    """Wait until some partition of the topic has applied the message at ``offset``."""
-    recorder = runtime.store.process_recorder
-    async with asyncio.timeout(60):
-        while not any(
-            (recorder.max_tracking_id(f"{command_topic}:{p}") or -1) >= offset
-            for p in range(runtime.settings.topic_partitions)
-        ):
-            await asyncio.sleep(0.1)
+    await produce(kafka_bootstrap, command_topic, messages[:1], key=b"c")
+    async with inbound(kafka_runtime) as again:
+        await settled(again, 51)
+    assert (again.applied, again.repeated) == (0, 51)
+    assert await feedback_recorded(kafka_runtime) == 50
+    # The partition's position rode with the batches: one tracking record per partition.
+    recorder = kafka_runtime.store.process_recorder
+    positions = [
+        recorder.max_tracking_id(f"{command_topic}:{p}")
+        for p in range(kafka_runtime.settings.topic_partitions)
+    ]
+    assert sorted(p for p in positions if p is not None)[-1] >= 24
 
 
 async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_applied(
@@ -77,13 +98,12 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_ap
         ],
         key=b"same-partition",
     )
-    broker = await kafka_runtime.start_inbound()
-    assert broker is not None
-    try:
-        assert await events_in_store(kafka_runtime, 1) == 1
-    finally:
-        await broker.stop()
+    async with inbound(kafka_runtime) as consumer:
+        await settled(consumer, 4)
+    assert (consumer.applied, consumer.dead_lettered) == (1, 3)
+    assert await feedback_recorded(kafka_runtime) == 1
     dead = await consume(kafka_bootstrap, topics.dead_letter(command_topic), 3)
+    dead.sort(key=lambda m: int(dict(m.headers)["dlt-original-offset"]))
     assert dead[0].value == b"{not json"  # the original, unchanged
     headers = [dict(m.headers) for m in dead]
     assert headers[0]["dlt-field"] == b"value"
@@ -95,3 +115,80 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_ap
         assert h["dlt-original-topic"] == command_topic.encode()
         assert h["dlt-original-offset"] == offset
         assert "dlt-original-partition" in h
+        assert h["dlt-error"] == b"refused"
+
+
+async def recreate(bootstrap: str, runtime: Runtime, name: str) -> None:
+    """Delete the topic and create it again (as ``make down`` wiping Kafka's data does)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics([name])
+    finally:
+        await admin.close()
+    async with asyncio.timeout(60):
+        while True:  # the broker refuses to create it while the deletion is under way
+            try:
+                await runtime.ensure_topics()
+                return
+            except RuntimeError:
+                await asyncio.sleep(0.5)
+
+
+async def test_after_the_topic_is_recreated_new_commands_apply_and_old_ones_replayed_do_not(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """Issue 7: 12 of 30 new commands were skipped silently after a Kafka reset, because
+    applied-ness was decided by (topic:partition, offset)."""
+    await kafka_runtime.ensure_topics()
+    command_topic = topic(kafka_runtime, topics.RECORD_FEEDBACK)
+
+    def commands(n: int, tag: str) -> list[bytes]:
+        return [
+            record_feedback_event("tenant-k", "svc-a", {**DATA, "subjectRef": f"{tag}-{i}"})
+            for i in range(n)
+        ]
+
+    old = commands(30, "old")
+    await produce(kafka_bootstrap, command_topic, old, key=b"k")
+    async with inbound(kafka_runtime) as consumer:
+        await settled(consumer, 30)
+    assert await feedback_recorded(kafka_runtime) == 30
+    await recreate(kafka_bootstrap, kafka_runtime, command_topic)
+    # Offsets start again at 0, below the recorded position of the same partition.
+    await produce(kafka_bootstrap, command_topic, commands(30, "new") + old, key=b"k")
+    async with inbound(kafka_runtime) as consumer:
+        await settled(consumer, 60)
+    assert (consumer.applied, consumer.repeated) == (30, 30)
+    assert await feedback_recorded(kafka_runtime) == 60
+
+
+async def test_a_message_that_keeps_failing_is_parked_and_the_partition_moves_on(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """Issue 7: a handler that always failed was retried forever and the reader never moved
+    on. Here one message's reference check fails for a reason of its own (its table is away)
+    while its neighbours, before and after it in the partition, need no such check."""
+    await kafka_runtime.ensure_topics()
+    command_topic = topic(kafka_runtime, topics.RECORD_FEEDBACK)
+    await kafka_runtime.pool.execute("ALTER TABLE artifacts RENAME TO artifacts_away")
+    with_artifact = {**DATA, "kind": "comment", "commentRef": "artifact:sha256:" + "1" * 64}
+    await produce(
+        kafka_bootstrap,
+        command_topic,
+        [
+            record_feedback_event("tenant-k", "svc-a", {**DATA, "subjectRef": "before"}),
+            record_feedback_event("tenant-k", "svc-a", with_artifact),
+            record_feedback_event("tenant-k", "svc-a", {**DATA, "subjectRef": "after"}),
+        ],
+        key=b"k",
+    )
+    async with inbound(kafka_runtime) as consumer:
+        await settled(consumer, 3)
+    assert (consumer.applied, consumer.parked, consumer.dead_lettered) == (2, 1, 0)
+    assert await parked_inbound_count(kafka_runtime.pool) == 1
+    row = await kafka_runtime.pool.fetchrow("SELECT * FROM inbound_parked")
+    assert (row["topic"], row["offset"], row["error"]) == (command_topic, 1, "failed")
+    assert "failed 5 times" in row["reason"]
+    assert "artifacts" in row["reason"]  # the error itself, to judge it by
+    assert row["payload_size"] == len(row["head"])  # small: the head is all of it

@@ -1,0 +1,30 @@
+"""What the feedback context consumes from Kafka (its HTTP side is ``api.py``)."""
+
+import asyncpg
+
+from contracts import topics
+from contracts.envelope import RecordFeedbackMessage
+from contracts.feedback import STAMPED_FIELDS, RecordFeedback, artifact_refs
+from services.artifacts import check_references
+from services.bus import Issued
+from services.inbound.subscription import Subscription
+
+
+async def referenced_artifacts_exist(pool: asyncpg.Pool, issued: Issued) -> None:
+    """The same reference check as over HTTP (SPEC C06, C08)."""
+    command = issued.command
+    assert isinstance(command, RecordFeedback)
+    await check_references(pool, issued.tenant_id, artifact_refs(command))
+
+
+SUBSCRIPTIONS = (
+    Subscription(
+        topic=topics.RECORD_FEEDBACK,
+        envelope=RecordFeedbackMessage,
+        title="RecordFeedback",
+        description="Record feedback, sent by another service as a CloudEvent.",
+        strict=True,
+        stamped=STAMPED_FIELDS,
+        admit=referenced_artifacts_exist,
+    ),
+)

@@ -1,0 +1,305 @@
+"""The consumer behind every declared subscription: a plain aiokafka loop, not FastStream's.
+
+Why not FastStream's batch subscriber (``batch=True``, 0.7): it flattens a poll of every
+partition into one tuple, its ``ack`` commits every partition's position at once and its
+``nack`` rewinds them all, so one partition's retry would hold back or replay the others.
+Here each partition's slice of a poll is settled on its own (one transaction, then its own
+offset commit), and partitions are settled concurrently. FastStream still declares the
+subscribers for the AsyncAPI document (``services.inbound.asyncapi``).
+
+Offsets are committed only after the messages are settled: applied (events, receipts and the
+partition's tracking record in one transaction), dead-lettered, or parked. Never at-most-once.
+
+Failures: a refusal (``DomainError``) is a dead letter at once; anything else is retried with
+backoff. While PostgreSQL does not answer, the wait is unbounded (doubling, capped at
+``max_backoff``) because no message could be settled anyway; while it answers, a message that
+keeps failing is parked after ``max_attempts`` and the partition moves on.
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from eventsourcing.persistence import Tracking
+
+from services.bus import CommandBus, Issued, Outcome, Result, receipt_id
+from services.errors import DomainError
+from services.inbound.dead_letters import DeadLetters
+from services.inbound.parking import park
+from services.inbound.parsing import parse
+from services.inbound.subscription import Subscription
+from services.store import EVENTS_TABLE, EventStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Command:
+    record: Any
+    subscription: Subscription
+    issued: Issued
+
+
+class Failed(DomainError):
+    """A message that kept failing for reasons of its own; parked with this reason."""
+
+    code = "failed"
+
+
+class Stopped(Exception):
+    """Asked to stop while waiting to retry: leave without committing the offsets."""
+
+
+class InboundConsumer:
+    def __init__(
+        self,
+        bus: CommandBus,
+        store: EventStore,
+        pool: asyncpg.Pool,
+        subscriptions: Sequence[Subscription],
+        *,
+        bootstrap: str,
+        group_id: str,
+        topic_prefix: str = "",
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        max_records: int = 500,
+        max_attempts: int = 5,
+        backoff: float = 0.2,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self._bus, self._store, self._pool = bus, store, pool
+        self._by_topic: dict[str, dict[str, Subscription]] = {}
+        for subscription in subscriptions:
+            if not bus.handles(subscription.model):
+                raise TypeError(f"no handler for {subscription.model.__name__}")
+            by_type = self._by_topic.setdefault(topic_prefix + subscription.topic, {})
+            by_type[subscription.cloudevent_type] = subscription
+        self._bootstrap, self._group_id, self._clock = bootstrap, group_id, clock
+        self._max_records, self._max_attempts = max_records, max_attempts
+        self._backoff, self._max_backoff = backoff, max_backoff
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        # What became of the messages this consumer settled (for status, tests and the bench).
+        self.applied = 0  # commands whose events it committed
+        self.repeated = 0  # commands recognised by identity as applied before
+        self.dead_lettered = 0
+        self.parked = 0
+        self.failed_attempts = 0  # attempts that failed for other reasons than a refusal
+        self._dead_letters: DeadLetters | None = None
+
+    @property
+    def settled(self) -> int:
+        return self.applied + self.repeated + self.dead_lettered + self.parked
+
+    @property
+    def topics(self) -> list[str]:
+        return sorted(self._by_topic)
+
+    async def start(self) -> None:
+        """Run in the background until ``stop()``."""
+        self._task = asyncio.create_task(self.run(asyncio.Event()), name="inbound")
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop after the poll in hand is settled (or cancel it after ``grace`` seconds: its
+        offsets are then not committed, and the next consumer redoes it by identity)."""
+        self._stop.set()
+        if self._task is not None:
+            done, _ = await asyncio.wait({self._task}, timeout=grace)
+            if not done:
+                self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Consume until ``stop`` is set (or ``stop()`` is called); a broken connection or a
+        failed commit restarts the consumer (after a pause), which resumes from the committed
+        offsets."""
+        self._task = self._task or asyncio.current_task()
+        forward = asyncio.create_task(self._forward(stop))
+        pause = self._backoff
+        try:
+            while not self._stop.is_set():
+                try:
+                    await self._consume()
+                    pause = self._backoff
+                except Stopped:
+                    return
+                except Exception:
+                    log.exception("inbound: consumer stopped; restarting in %.1fs", pause)
+                    with contextlib.suppress(Stopped):
+                        await self._pause(pause)
+                    pause = min(self._max_backoff, pause * 2)
+        finally:
+            forward.cancel()
+
+    async def _forward(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self._stop.set()
+
+    async def _consume(self) -> None:
+        consumer = AIOKafkaConsumer(
+            *self.topics,
+            bootstrap_servers=self._bootstrap,
+            group_id=self._group_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            # Memory stays bounded: at most this much fetched per partition and per request.
+            max_partition_fetch_bytes=1024 * 1024,
+            fetch_max_bytes=8 * 1024 * 1024,
+        )
+        producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap, acks="all")
+        try:
+            await consumer.start()
+            await producer.start()
+            self._dead_letters = DeadLetters(producer, self._pool)
+            log.info("inbound: consuming %s", ", ".join(self.topics))
+            while not self._stop.is_set():
+                polled = await consumer.getmany(timeout_ms=500, max_records=self._max_records)
+                settled = await asyncio.gather(
+                    *(self._settle(records) for records in polled.values()),
+                    return_exceptions=True,
+                )
+                for outcome in settled:
+                    if isinstance(outcome, BaseException):
+                        raise outcome
+                if polled:
+                    await consumer.commit(
+                        {tp: records[-1].offset + 1 for tp, records in polled.items()}
+                    )
+        finally:
+            await consumer.stop()
+            await producer.stop()
+
+    async def _settle(self, records: list[Any]) -> None:
+        """One partition's slice of a poll: decide, apply, dead-letter or park every message."""
+        refused: list[tuple[Any, DomainError]] = []
+        commands: list[Command] = []
+        for record in records:
+            try:
+                subscription, issued = parse(record, self._by_topic[record.topic], self._clock)
+                commands.append(Command(record, subscription, issued))
+            except DomainError as error:
+                refused.append((record, error))
+        first = records[0]
+        name = f"{first.topic}:{first.partition}"
+        refused += await self._apply(commands, name, records[-1].offset)
+        assert self._dead_letters is not None
+        written, parked = await self._dead_letters.send(refused)
+        self.dead_lettered += written
+        self.parked += parked
+
+    async def _apply(
+        self, commands: list[Command], name: str, last: int
+    ) -> list[tuple[Any, DomainError]]:
+        """Apply the commands and record the position; answers the refused ones."""
+        refused: list[tuple[Any, DomainError]] = []
+        pending, attempts, pause = commands, 0, self._backoff
+        while True:
+            try:
+                results = await self._attempt(pending, name, last, alone=attempts >= 2)
+            except Exception as error:  # the store away, most likely
+                results = [error] * len(pending)
+            retry = []
+            for command, result in zip(pending, results, strict=True):
+                if isinstance(result, Outcome):
+                    if result.already_applied:
+                        self.repeated += 1
+                    else:
+                        self.applied += 1
+                elif isinstance(result, DomainError):
+                    refused.append((command.record, result))
+                else:
+                    retry.append((command, result))
+            if not retry:
+                return refused
+            self.failed_attempts += 1
+            if await self._store_answers():
+                attempts += 1
+            if attempts >= self._max_attempts:
+                for command, result in retry:
+                    reason = f"failed {attempts} times: {type(result).__name__}: {result}"
+                    log.error("inbound: parking %s@%s: %s", name, command.record.offset, reason)
+                    await park(self._pool, command.record, Failed(reason), "parked")
+                    self.parked += 1
+                return refused
+            log.warning(
+                "inbound: %d message(s) of %s failed (%s); retrying in %.1fs",
+                len(retry),
+                name,
+                retry[0][1],
+                pause,
+            )
+            await self._pause(pause)
+            pause = min(self._max_backoff, pause * 2)
+            pending = [command for command, _ in retry]
+
+    async def _attempt(
+        self, commands: list[Command], name: str, last: int, *, alone: bool
+    ) -> list[Result]:
+        results: dict[int, Result] = {}
+        admitted: list[tuple[int, Command]] = []
+        for index, command in enumerate(commands):
+            try:
+                if command.subscription.admit is not None:
+                    await command.subscription.admit(self._pool, command.issued)
+                admitted.append((index, command))
+            except Exception as error:  # a refusal, or this message's failure alone
+                results[index] = error
+        received = await self._received([c.issued for _, c in admitted])
+        fresh = []
+        for index, command in admitted:
+            if command.issued.identity in received:
+                results[index] = Outcome(None, 0, already_applied=True)
+            else:
+                fresh.append((index, command))
+        tracking = await self._position(name, last)
+        if not fresh and tracking is None:
+            pass
+        elif alone:  # a message that failed its neighbours' transaction is tried on its own
+            for index, command in fresh:
+                [results[index]] = await self._bus.execute_batch([command.issued], None)
+            if tracking is not None:
+                await self._bus.execute_batch([], tracking)
+        else:
+            applied = await self._bus.execute_batch([c.issued for _, c in fresh], tracking)
+            results.update(zip((i for i, _ in fresh), applied, strict=True))
+        return [results[i] for i in range(len(commands))]
+
+    async def _received(self, issued: list[Issued]) -> set[str | None]:
+        """Identities applied before, in one query (a redelivered batch costs no conflicts)."""
+        by_id = {receipt_id(i.identity): i.identity for i in issued if i.identity is not None}
+        if not by_id:
+            return set()
+        rows = await self._pool.fetch(
+            f"SELECT DISTINCT originator_id FROM {EVENTS_TABLE} WHERE originator_id = ANY($1)",
+            list(by_id),
+        )
+        return {by_id[UUID(str(row["originator_id"]))] for row in rows}
+
+    async def _position(self, name: str, last: int) -> Tracking | None:
+        """The tracking record to write, if it moves the position forward. After a topic is
+        recreated its offsets restart below the recorded position: the position then stays
+        until they pass it (it only says how far a consumer got; identities decide)."""
+        recorder = self._store.process_recorder
+        position = await asyncio.to_thread(recorder.max_tracking_id, name)
+        return Tracking(name, last) if position is None or last > position else None
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+        if self._stop.is_set():
+            raise Stopped
+
+    async def _store_answers(self) -> bool:
+        try:
+            async with asyncio.timeout(5):
+                await self._pool.fetchval("SELECT 1")
+        except Exception:
+            return False
+        return True

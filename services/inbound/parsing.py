@@ -1,0 +1,80 @@
+"""From a Kafka record to a command for the bus, or a refusal naming the field: pure, no I/O.
+
+Every bound is checked before anything is stored: the whole value (``MAX_MESSAGE_BYTES``) before
+it is even parsed, the key, each attribute (``contracts.envelope``) and each payload field (the
+payload model's own ``max_length``).
+"""
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from cloudevents.core.bindings.kafka import KafkaMessage as CloudEventMessage
+from cloudevents.core.bindings.kafka import from_structured_event
+from pydantic import ValidationError
+
+from contracts.envelope import MAX_MESSAGE_BYTES, CommandEnvelope
+from services.bus import Issued, command_from
+from services.errors import Refused
+from services.inbound.subscription import Subscription
+
+MAX_KEY_BYTES = 1024
+
+
+def identity(source: str, event_id: str) -> str:
+    """A CloudEvent's identity, unambiguous even when the source holds a slash."""
+    return json.dumps([source, event_id])
+
+
+def parse(
+    record: Any, subscriptions: Mapping[str, Subscription], clock: Callable[[], datetime]
+) -> tuple[Subscription, Issued]:
+    """The subscription a structured-mode CloudEvent belongs to (by its ``type``), and the
+    command it carries; raises ``Refused`` naming the field at fault."""
+    value = record.value
+    if value is None:
+        raise Refused("the message has no value", field="value")
+    if len(value) > MAX_MESSAGE_BYTES:
+        raise Refused(
+            f"the message is {len(value)} bytes; at most {MAX_MESSAGE_BYTES} are read",
+            field="value",
+        )
+    if record.key is not None and len(record.key) > MAX_KEY_BYTES:
+        raise Refused(f"the key is longer than {MAX_KEY_BYTES} bytes", field="key")
+    headers = {key: bytes(header) for key, header in record.headers or ()}
+    try:
+        event = from_structured_event(CloudEventMessage(headers, record.key, value))
+    except Exception as error:
+        raise Refused(f"not a structured CloudEvent: {error}", field="value") from None
+    envelope = attributes(event.get_attributes())
+    subscription = subscriptions.get(envelope.type)
+    if subscription is None:
+        expected = ", ".join(sorted(subscriptions))
+        raise Refused(f"expected type {expected}, got {envelope.type}", field="type")
+    command = command_from(
+        event.get_data(), subscription.model, subscription.stamped, strict=subscription.strict
+    )
+    return subscription, Issued(
+        command=command,
+        tenant_id=envelope.tenantid,
+        actor=envelope.actor,
+        command_id=f"ce/{envelope.source}/{envelope.id}",
+        at=clock(),
+        identity=identity(envelope.source, envelope.id),
+    )
+
+
+def attributes(values: dict[str, Any]) -> CommandEnvelope:
+    """The attributes, bounded and checked; extension attributes are let through (CloudEvents
+    allows them), ``data`` is read apart."""
+    try:
+        envelope = CommandEnvelope.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "value"
+        raise Refused(f"{field}: {first['msg']}", field=field) from None
+    for name in ("tenantid", "actor"):
+        if not getattr(envelope, name).strip():
+            raise Refused(f"{name}: must not be blank", field=name)
+    return envelope

@@ -1,0 +1,50 @@
+"""What a context consumes from Kafka, declared once: topic, message (CloudEvent type and
+payload model), how strictly it is read, and the checks that need I/O before a decision."""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, get_args
+
+import asyncpg
+from pydantic import BaseModel
+
+from contracts.envelope import CommandEnvelope
+from services.bus import Issued
+
+# A check that needs the database before the decision (an artifact must exist); it raises a
+# DomainError to refuse the message.
+Admit = Callable[[asyncpg.Pool, Issued], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """One CloudEvent type on one topic.
+
+    ``envelope`` is the documented message (``contracts.envelope``): its ``type`` literal is
+    the CloudEvent type and its ``data`` the payload model, so neither is written twice. The
+    handler is the command bus's for the payload model (one registry maps each command to its
+    handler). ``strict``: our own commands, unknown fields refused and nothing coerced.
+    Tolerant (``strict=False``): other services' events, unknown fields kept on the model
+    (``model_extra``) and ignored, so a neighbour's new field is never a dead letter.
+    ``stamped``: payload fields the server sets; a message bringing one is refused by name.
+    """
+
+    topic: str
+    envelope: type[CommandEnvelope]
+    title: str
+    description: str
+    strict: bool = True
+    stamped: frozenset[str] = frozenset()
+    admit: Admit | None = None
+
+    @property
+    def cloudevent_type(self) -> str:
+        (literal,) = get_args(self.envelope.model_fields["type"].annotation)
+        return str(literal)
+
+    @property
+    def model(self) -> type[BaseModel]:
+        model: Any = self.envelope.model_fields["data"].annotation
+        assert isinstance(model, type), self.envelope
+        assert issubclass(model, BaseModel), self.envelope
+        return model

@@ -1,0 +1,184 @@
+"""Reading a Kafka record into a command, without a broker (issue 7, item 5): bounds on every
+attribute and field, strict for our commands, tolerant for other services' events."""
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import pytest
+
+from contracts.envelope import MAX_ATTRIBUTE_LENGTH, MAX_MESSAGE_BYTES, CommandEnvelope
+from contracts.feedback import Contract
+from services.errors import Refused
+from services.inbound.dead_letters import dead_letter_headers
+from services.inbound.declared import SUBSCRIPTIONS
+from services.inbound.parsing import parse
+from services.inbound.subscription import Subscription
+
+AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+RECORD_FEEDBACK = "evaluation.feedback.v1.RecordFeedback"
+DATA = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation"}
+
+
+@dataclass
+class Record:
+    """A consumer record as aiokafka hands it over (our own stand-in, for pure parsing)."""
+
+    value: bytes | None
+    topic: str = "evaluation.feedback.v1.record-feedback"
+    partition: int = 2
+    offset: int = 17
+    key: bytes | None = None
+    headers: list[tuple[str, bytes]] = field(default_factory=list)
+
+
+def envelope(**overrides: Any) -> bytes:
+    body = {
+        "specversion": "1.0",
+        "id": "m-1",
+        "source": "urn:neighbour",
+        "type": RECORD_FEEDBACK,
+        "tenantid": "t1",
+        "actor": "svc-neighbour",
+        "datacontenttype": "application/json",
+        "data": DATA,
+        **overrides,
+    }
+    return json.dumps({k: v for k, v in body.items() if v is not None}).encode()
+
+
+def parse_with(value: bytes | None, *subscriptions: Subscription, key: bytes | None = None) -> Any:
+    by_type = {s.cloudevent_type: s for s in subscriptions or SUBSCRIPTIONS}
+    return parse(Record(value, key=key), by_type, lambda: AT)
+
+
+def test_a_record_feedback_cloudevent_becomes_a_command_with_its_identity() -> None:
+    subscription, issued = parse_with(envelope())
+    assert subscription.cloudevent_type == RECORD_FEEDBACK
+    assert (issued.tenant_id, issued.actor, issued.at) == ("t1", "svc-neighbour", AT)
+    assert issued.command_id == "ce/urn:neighbour/m-1"
+    # Identity is source + id, never the offset; unambiguous when the source holds a slash.
+    assert issued.identity == json.dumps(["urn:neighbour", "m-1"])
+    assert issued.tracking is None
+    _, other = parse_with(envelope(source="urn:neighbour/m", id="1"))
+    assert other.identity != parse_with(envelope(source="urn:neighbour", id="m/1"))[1].identity
+
+
+def test_extension_attributes_are_accepted_as_cloudevents_allows() -> None:
+    _, issued = parse_with(envelope(traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01"))
+    assert issued.tenant_id == "t1"
+
+
+LONG = "x" * (MAX_ATTRIBUTE_LENGTH + 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        (b"\x00 not json", "value"),
+        (b"[1, 2]", "value"),
+        (envelope(type="something.else"), "type"),
+        (envelope(tenantid=None), "tenantid"),
+        (envelope(tenantid="   "), "tenantid"),
+        (envelope(actor=None), "actor"),
+        (envelope(data={**DATA, "givenBy": "mallory"}), "givenBy"),
+        (envelope(data={k: v for k, v in DATA.items() if k != "subjectRef"}), "subjectRef"),
+        (envelope(data=[1]), "body"),
+        # Issue 7 item 5: every attribute is bounded before anything is stored.
+        (envelope(tenantid=LONG), "tenantid"),
+        (envelope(actor=LONG), "actor"),
+        (envelope(source=LONG), "source"),
+        (envelope(id=LONG), "id"),
+        (envelope(subject=LONG), "subject"),
+        (envelope(type=LONG), "type"),
+        (envelope(data={**DATA, "subjectRef": "r" * 513}), "subjectRef"),
+        # Our own commands are read strictly: no coercion, no unknown field.
+        (envelope(data={**DATA, "kind": "rating", "rating": "5"}), "rating"),
+        (envelope(data={**DATA, "kind": "rating", "rating": 5.0}), "rating"),
+        (envelope(data={**DATA, "surprise": 1}), "surprise"),
+    ],
+)
+def test_a_message_that_cannot_be_applied_is_refused_naming_why(value: bytes, field: str) -> None:
+    with pytest.raises(Refused) as refused:
+        parse_with(value)
+    assert refused.value.field == field
+
+
+def test_a_600_kb_tenant_is_refused_before_the_value_is_even_parsed() -> None:
+    """Issue 7: a 600 KB tenantid was accepted and later stalled the relay."""
+    value = envelope(tenantid="t" * 600_000)
+    assert len(value) > MAX_MESSAGE_BYTES
+    with pytest.raises(Refused) as refused:
+        parse_with(value)
+    assert refused.value.field == "value"
+    assert "bytes" in refused.value.message
+
+
+def test_a_message_without_a_value_or_with_a_huge_key_is_refused() -> None:
+    with pytest.raises(Refused) as no_value:
+        parse_with(None)
+    assert no_value.value.field == "value"
+    with pytest.raises(Refused) as big_key:
+        parse_with(envelope(), key=b"k" * 2000)
+    assert big_key.value.field == "key"
+
+
+def test_a_gzip_compressed_2_mb_value_arrives_decompressed_and_is_refused_by_size() -> None:
+    """The broker accepts it compressed; the consumer sees the 2 MB it expands to."""
+    huge = envelope(data={**DATA, "subjectRef": "r" * 2_000_000})
+    assert len(gzip.compress(huge)) < 100_000
+    with pytest.raises(Refused) as refused:
+        parse_with(huge)
+    assert refused.value.field == "value"
+
+
+class RunCompleted(Contract):
+    run_id: str
+
+
+class RunCompletedMessage(CommandEnvelope):
+    type: Literal["neighbour.runs.v1.RunCompleted"]
+    data: RunCompleted
+
+
+TOLERANT = Subscription(
+    topic="neighbour.runs.v1.run-completed",
+    envelope=RunCompletedMessage,
+    title="RunCompleted",
+    description="Another service's event.",
+    strict=False,
+)
+
+
+def test_another_services_event_is_read_tolerantly_a_new_field_is_kept_and_ignored() -> None:
+    value = envelope(type=TOLERANT.cloudevent_type, data={"run_id": "r-1", "addedLater": {"x": 1}})
+    subscription, issued = parse_with(value, TOLERANT)
+    assert subscription is TOLERANT
+    assert isinstance(issued.command, RunCompleted)
+    assert issued.command.run_id == "r-1"
+    assert issued.command.model_extra == {"addedLater": {"x": 1}}
+
+
+def test_a_tolerant_read_still_refuses_a_missing_field() -> None:
+    with pytest.raises(Refused) as refused:
+        parse_with(envelope(type=TOLERANT.cloudevent_type, data={"runId": "r-1"}), TOLERANT)
+    assert refused.value.field == "run_id"
+
+
+def test_a_subscription_derives_its_type_and_payload_from_its_envelope_once() -> None:
+    [record_feedback] = SUBSCRIPTIONS
+    assert record_feedback.cloudevent_type == RECORD_FEEDBACK
+    assert record_feedback.model.__name__ == "RecordFeedback"
+
+
+def test_a_dead_letter_keeps_the_original_headers_and_says_why_and_where_from() -> None:
+    record = Record(b"{not json", headers=[("content-type", b"application/cloudevents+json")])
+    headers = dict(dead_letter_headers(record, Refused("bad: " + "y" * 5000, field="value")))
+    assert headers["content-type"] == b"application/cloudevents+json"
+    assert headers["dlt-error"] == b"refused"
+    assert headers["dlt-field"] == b"value"
+    assert len(headers["dlt-reason"]) <= 1000
+    assert headers["dlt-original-topic"] == record.topic.encode()
+    assert (headers["dlt-original-partition"], headers["dlt-original-offset"]) == (b"2", b"17")
