@@ -106,6 +106,7 @@ class Runtime:
             try:
                 store = await asyncio.to_thread(open_store, database_url)
                 await ensure_follower_tables(conn)
+                await ensure_inbound_tables(conn)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
         await ensure_artifacts_table(pool)
@@ -197,12 +198,13 @@ class Runtime:
         if not self.settings.kafka_bootstrap_servers:
             log.warning("inbound: off (no KAFKA_BOOTSTRAP_SERVERS): commands come over HTTP only")
             return None
-        await self.ensure_topics()
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('inbound'))")
-            await ensure_inbound_tables(conn)
         consumer = self.inbound_consumer()
-        self.supervisor.start("inbound", lambda: consumer.run(self.stop))
+
+        async def consume() -> None:  # Kafka away at start: the supervisor tries again
+            await self.ensure_topics()
+            await consumer.run(self.stop)
+
+        self.supervisor.start("inbound", consume)
         return consumer
 
     async def health(self, only: list[str] | None = None) -> list[ReaderHealth]:

@@ -18,6 +18,7 @@ from contracts.envelope import MAX_MESSAGE_BYTES, CommandEnvelope
 from services.bus import Issued, command_from
 from services.errors import Refused
 from services.inbound.subscription import Subscription
+from services.tracing import valid_traceparent
 
 MAX_KEY_BYTES = 1024
 
@@ -62,6 +63,9 @@ def parse(
         command_id=f"ce/{envelope.source}/{envelope.id}",
         at=clock(),
         identity=identity(envelope.source, envelope.id),
+        # The CloudEvents distributed-tracing extension, or the Kafka header of that name.
+        trace=valid_traceparent(event.get_extension("traceparent"))
+        or valid_traceparent(headers.get("traceparent", b"").decode("latin-1")),
     )
 
 
