@@ -1,8 +1,10 @@
 """The reviewer Inbox: every submitted report that is not handed over (SPEC W30–W33), plus
 hand-overs whose webhook failed for good, so nobody's report is dropped.
 
-Rows keep the parsed labelled block (kind, agent, model, addressee: W36, W37) next to the
-report's own words; a report without a block is listed under the unknown agent (W38).
+Rows keep the labelled block's facts (kind, agent, model, addressee: W36, W37) next to the
+report's own words; a report without a block is listed under the unknown agent (W38). The facts
+are the ones stored on ``Report.Drafted``, never the text parsed again (issue 7), so a parser
+change never changes what a rebuild produces.
 """
 
 from collections.abc import Sequence
@@ -15,7 +17,7 @@ import asyncpg
 
 from projections.runner import Connection, Positioned
 from services.reports.domain import Report
-from services.reports.labelled_block import parse
+from services.reports.facts import block_of
 
 UNKNOWN_AGENT = "(unknown agent)"
 
@@ -80,7 +82,7 @@ class Inbox:
             e, at = p.event, p.event.timestamp
             match e:
                 case Report.Drafted():
-                    block = parse(e.extra_context)
+                    block = block_of(e.facts)
                     model = block.model.actual if block and block.model else None
                     await conn.execute(
                         f"INSERT INTO {table} (report_id, tenant_id, reporter, category, "

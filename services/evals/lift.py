@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from services.errors import Refused
 from services.evals.scoring import contains_value, number_spans
 from services.reports.domain import Report
-from services.reports.labelled_block import LabelledBlock, parse
+from services.reports.labelled_block import LabelledBlock
+from services.reports.routing import Kind
 
 READABLE_NODE = re.compile(r"get\s+(\S+)\s+→\s+readable", re.IGNORECASE)
 
@@ -35,7 +36,7 @@ def liftable(report: Report) -> LabelledBlock:
     """A submitted answer report with a labelled block; anything else is refused (W49)."""
     if report.status == "Draft":
         raise Refused("a draft is not a report until it is submitted", field="source")
-    block = parse(report.extra_context)
+    block = report.facts  # as stored when the report was drafted, never the text re-parsed
     if block is None or not block.kind:
         raise Refused("the report has no labelled block (no Kind: line)", field="source")
     if report.category != "answer":
@@ -54,7 +55,7 @@ def lift(report: Report) -> Definition:
     block = liftable(report)
     assert block.agent is not None
     assert report.prompt is not None
-    must_not_assert = invented_values(block) if block.kind == "fabricated" else []
+    must_not_assert = invented_values(block) if block.kind == Kind.fabricated else []
     must_assert = block.expected
     if must_assert and any(contains_value(must_assert, v) for v in must_not_assert):
         must_assert = None  # W50: an invented value is never the expected one

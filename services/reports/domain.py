@@ -6,17 +6,29 @@
 A draft is a preview: it is nowhere counted or handed over (W27). Every review step is its
 own event with ``reviewed_by`` stamped from the caller. A hand-over's webhook deliveries are
 recorded attempt by attempt; one that fails for good puts the report in the Inbox.
+
+The labelled block's facts are decided before the report is drafted (``services.reports.facts``)
+and travel on ``Drafted``; nothing here parses text, except the upcaster of events written
+before the facts were stored.
 """
 
 from datetime import datetime
+from typing import Any
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
 from contracts.reports import DraftReport
 from services.errors import InvalidTransition
-from services.reports.labelled_block import parse
-from services.reports.routing import addressee_text, is_agent_owner_kind, should_hand_over
+from services.reports.facts import ReportFacts, block_of, facts_of
+from services.reports.labelled_block import LabelledBlock, parse
+from services.reports.routing import (
+    addressee_text,
+    canonical_kind,
+    is_agent_owner_kind,
+    parse_kind,
+    should_hand_over,
+)
 
 REPORT_NAMESPACE = UUID("0c9e6f2a-6d41-5c7b-a1d3-9b8e7f605a42")
 
@@ -30,6 +42,8 @@ def report_id_for(tenant_id: str, command_key: str) -> UUID:
 
 class Report(Aggregate):
     class Drafted(Aggregate.Created):
+        class_version = 2  # v2 stores the block's facts; v1 held only the text
+
         tenant_id: str
         reporter: str
         category: str
@@ -40,6 +54,14 @@ class Report(Aggregate):
         command_id: str
         prompt: str | None
         context: list[str]
+        facts: ReportFacts | None  # None: the report has no labelled block (W38)
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A v1 event kept only the text: parse it once, as the command handler now does
+            at the door, so every reader of an old report sees facts like a new one's. The one
+            place left that parses: a parser change can reach only events written before v2."""
+            state["facts"] = facts_of(parse(state.get("extra_context")))
 
     # The events, declared so that readers (the Inbox, the relay) can name them.
     class Submitted(Aggregate.Event):
@@ -54,10 +76,19 @@ class Report(Aggregate):
         extra_context: str | None
 
     class AgentOwnerNotified(Aggregate.Event):
+        class_version = 2  # v2 always holds a canonical kind
+
         tenant_id: str
         kind: str
         agent: str
         addressee: str
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Issue 7: v1 copied the kind as typed (``Fabricated``), which the published
+            contract's closed set refuses; such a notice is only ever of a known kind, so its
+            canonical spelling is what it meant."""
+            state["kind"] = canonical_kind(state["kind"])
 
     class Triaged(Aggregate.Event):
         reviewed_by: str
@@ -92,6 +123,7 @@ class Report(Aggregate):
         command_id: str,
         prompt: str | None,
         context: list[str],
+        facts: ReportFacts | None,
     ) -> None:
         self.tenant_id = tenant_id
         self.reporter = reporter
@@ -103,6 +135,7 @@ class Report(Aggregate):
         self.command_id = command_id
         self.prompt = prompt  # the question the reported reply answered, if known
         self.context = context
+        self.facts: LabelledBlock | None = block_of(facts)
         self.status = "Draft"
         self.delivery_attempts = 0
 
@@ -116,9 +149,12 @@ class Report(Aggregate):
         reporter: str,
         at: datetime,
         command_id: str,
+        facts: LabelledBlock | None,
         prompt: str | None = None,
         context: list[str] | None = None,
     ) -> "Report":
+        """``facts`` is the labelled block as decided at the door: from the structured record
+        for a composed report, parsed once from ``extraContext`` for free text."""
         panel = command.side_panel
         return cls._create(
             cls.Drafted,
@@ -134,6 +170,7 @@ class Report(Aggregate):
             command_id=command_id,
             prompt=prompt,
             context=list(context or []),
+            facts=facts_of(facts),
         )
 
     def submit(self, *, at: datetime) -> None:
@@ -152,14 +189,15 @@ class Report(Aggregate):
             )
         else:
             self._submitted(timestamp=at)
-        block = parse(self.extra_context)
-        if block is not None and block.kind and is_agent_owner_kind(block.kind) and block.agent:
+        block = self.facts
+        kind = parse_kind(block.kind) if block else None
+        if block and kind and is_agent_owner_kind(kind) and block.agent:
             self._agent_owner_notified(
                 timestamp=at,
                 tenant_id=self.tenant_id,
-                kind=block.kind,
+                kind=kind.value,  # the published Kind is a closed set: only ever canonical
                 agent=block.agent,
-                addressee=block.addressee or addressee_text(block.kind, block.agent, []),
+                addressee=block.addressee or addressee_text(kind, block.agent, []),
             )
 
     @event(Submitted)

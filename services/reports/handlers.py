@@ -1,4 +1,8 @@
-"""Command handlers of reports: load, decide, hand back for the bus to append."""
+"""Command handlers of reports: load, decide, hand back for the bus to append.
+
+The door of a report's facts (issue 7): a composed report brings its labelled block from the
+structured record; free text is parsed here, once, and the facts are stored on ``Drafted``.
+"""
 
 from dataclasses import dataclass
 from uuid import UUID
@@ -13,6 +17,7 @@ from contracts.reports import (
 from services.bus import Decision, Handler, Issued
 from services.errors import NotFound
 from services.reports.domain import Report, report_id_for
+from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.wrong_answer import compose_report
 from services.store import EventStore, load_owned
 
@@ -35,7 +40,7 @@ def drafted(
     store: EventStore,
     issued: Issued,
     draft: DraftReport,
-    kind: str | None,
+    facts: LabelledBlock | None,
     asked: ComposeWrongAnswer | None = None,
 ) -> Decision:
     report_id = report_id_for(issued.tenant_id, f"{issued.actor}/{issued.command_id}")
@@ -49,26 +54,28 @@ def drafted(
             reporter=issued.actor,
             at=issued.at,
             command_id=issued.command_id,
+            facts=facts,
             prompt=asked.prompt if asked else None,
             context=list(asked.context) if asked else None,
         )
-        return Decision([report], state(report, kind))
-    return Decision([], state(existing, kind))
+        return Decision([report], state(report))
+    return Decision([], state(existing))
 
 
-def state(report: Report, kind: str | None = None) -> ReportState:
+def state(report: Report) -> ReportState:
+    kind = report.facts.kind if report.facts else None
     return ReportState(report.id, report.status, report.category, kind, report.extra_context)
 
 
 def draft_report(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(issued.command, DraftReport)
-    return drafted(store, issued, issued.command, None)
+    return drafted(store, issued, issued.command, parse(issued.command.extra_context))
 
 
 def compose_wrong_answer(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(issued.command, ComposeWrongAnswer)
-    kind, draft = compose_report(issued.command)
-    return drafted(store, issued, draft, kind, issued.command)
+    block, draft = compose_report(issued.command)
+    return drafted(store, issued, draft, block, issued.command)
 
 
 def submit_report(store: EventStore, issued: Issued) -> Decision:

@@ -9,6 +9,7 @@ and never raises. Decisions where SPEC leaves room (proposed; pinned in the unit
   line that would read as a label or starts with a backslash; ``parse`` drops one leading
   backslash from every continuation line. Values are trimmed as a whole; text before the first
   label is not part of the block; a duplicate label goes with its continuation lines.
+- Kind: a known kind in any case reads as its canonical spelling; an unknown one stays as written.
 - Model: no parenthesis when neither a requested model nor a harness is known; ``same`` or the
   actual model's own name as ``requested`` reads as None (W08).
 - Tools called: items joined with ``", "``; arguments read back intact when their parentheses
@@ -18,6 +19,8 @@ and never raises. Decisions where SPEC leaves room (proposed; pinned in the unit
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+
+from services.reports.routing import canonical_kind
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,11 @@ LABELS: tuple[str, ...] = (
 _KEYS = tuple(label.casefold() for label in LABELS)
 
 _LABEL_LINE = re.compile(r"\s*([^\W\d_][\w ()'/-]{0,39}?)\s*:(?:\s(.*))?")
-_OPENING_QUOTES, _CLOSING_QUOTES = '"„“', '"“”'
+# SPEC §3.4 (amended): one pair of the quotation marks people type in English, German, French
+# and Swiss text; a mismatched pair is not a pair and stays.
+_QUOTE_PAIRS = frozenset(
+    {('"', '"'), ("„", "“"), ("“", "”"), ("«", "»"), ("»", "«"), ("‹", "›"), ("'", "'")}
+)
 _MODEL_NAME = re.compile(r"[^\s(]+")
 _TOOLS_HEAD = re.compile(r"\s*(?:[0-9]+\s*(?:[—–:-]\s*)?)?")
 _TOOL_NAME = r"[^\s(),;→]+"
@@ -182,7 +189,7 @@ def parse(text: str | None) -> LabelledBlock | None:
         found.get(key) for key in _KEYS
     )
     return LabelledBlock(
-        kind=kind,
+        kind=None if kind is None else canonical_kind(kind),  # SPEC §3.4: Fabricated → fabricated
         thread=thread,
         message=message,
         agent=None if agent is None else agent.split(" (", 1)[0].strip(),
@@ -199,7 +206,7 @@ def parse(text: str | None) -> LabelledBlock | None:
 def _unquoted(value: str | None) -> str | None:
     if value is None or len(value) < 2:
         return value
-    if value[0] in _OPENING_QUOTES and value[-1] in _CLOSING_QUOTES:
+    if (value[0], value[-1]) in _QUOTE_PAIRS:
         return value[1:-1]
     return value
 

@@ -137,6 +137,13 @@ def parse_kind(text: str | None) -> Kind | None:
         return None
 
 
+def canonical_kind(text: str) -> str:
+    """SPEC §3.4: a known kind in its canonical spelling (``Fabricated`` → ``fabricated``); an
+    unknown one is kept as written, so it is shown to people but never taken for a kind."""
+    known = parse_kind(text)
+    return text if known is None else known.value
+
+
 def is_agent_owner_kind(kind: str | None) -> bool:
     """The kinds whose addressee is the agent's owner: not-found and fabricated (W35)."""
     known = parse_kind(kind)

@@ -62,9 +62,10 @@ def evidence_line(facts: ComposeWrongAnswer) -> str | None:
     return line
 
 
-def compose_report(facts: ComposeWrongAnswer) -> tuple[str, DraftReport]:
-    """The kind and the draft: message verbatim, thread and message in the side panel,
-    the labelled block in extraContext; retrieval is a bug, every other kind an answer."""
+def compose_report(facts: ComposeWrongAnswer) -> tuple[LabelledBlock, DraftReport]:
+    """The block, built from the structured record (the facts the report stores, issue 7), and
+    the draft: message verbatim, thread and message in the side panel, the block's text in
+    extraContext; retrieval is a bug, every other kind an answer."""
     kind = classify(facts)
     reply = facts.reply
     requested = reply.requested_model_name
@@ -99,7 +100,7 @@ def compose_report(facts: ComposeWrongAnswer) -> tuple[str, DraftReport]:
         side_panel=SidePanel(thread=facts.thread, message=facts.message_ref),
         extra_context=extra_context,
     )
-    return kind, draft
+    return block, draft
 
 
 def excerpt(text: str) -> str | None:

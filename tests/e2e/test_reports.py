@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import Keys
 from tests.e2e.conftest import Receiver, Service, auth
 from tests.kafka_peer import consume
-from tests.unit.test_wrong_answer import SEED_FACTS
+from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
 
 async def inbox(http: httpx.AsyncClient, key: str, count: int, **params: Any) -> list[Any]:
@@ -87,6 +87,47 @@ async def test_a_wrong_answer_report_is_composed_submitted_and_triaged_in_the_in
     )
     assert item["review"]["reviewedBy"] == "alice"
     assert item["review"]["change"] == "The coach now searches the profile first."
+
+
+async def test_a_kind_fabricated_report_notifies_the_owner_on_kafka_and_events_keep_flowing(
+    http: httpx.AsyncClient, keys: Keys, service: Service, kafka_bootstrap: str
+) -> None:
+    """Issue 7: ``Kind: Fabricated`` (capital F) once stopped every tenant's publication; it is
+    stored as ``fabricated``, its notice reaches Kafka, and a later event still does."""
+    block = SEED_BLOCK.replace("Kind: not-found", "Kind: Fabricated")
+    drafted = await http.post(
+        "/factory/reports",
+        json={"category": "answer", "message": "It made the rate up.", "extraContext": block},
+        headers=auth(keys.a),
+    )
+    assert drafted.status_code == 201, drafted.text
+    report_id = drafted.json()["reportId"]
+    submitted = await http.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    assert submitted.status_code == 200, submitted.text
+
+    (notice,) = await consume(
+        kafka_bootstrap, service.prefix + "evaluation.feedback.v1.agent-owner-notified", 1
+    )
+    data = json.loads(notice.value)["data"]
+    assert (data["reportId"], data["kind"]) == (report_id, "fabricated")
+    assert data["agent"] == "AgenticOffice/Agent/OfficeCoach"
+
+    later = await http.post(
+        "/factory/feedback",
+        json={"projectId": "p", "subjectKind": "run", "subjectRef": "r-9", "kind": "escalation"},
+        headers=auth(keys.a),
+    )
+    assert later.status_code == 201, later.text
+    (recorded,) = await consume(
+        kafka_bootstrap, service.prefix + "evaluation.feedback.v1.feedback-recorded", 1
+    )
+    assert json.loads(recorded.value)["data"]["feedbackId"] == later.json()["feedbackId"]
+    stored = await http.get(
+        f"/factory/reports/{report_id}",
+        params={"minPosition": submitted.json()["position"]},
+        headers=auth(keys.a),
+    )
+    assert stored.json()["parsed"]["kind"] == "fabricated"
 
 
 async def test_a_bug_report_is_handed_over_on_kafka_and_to_the_signed_webhook(

@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import uuid4
 
 from contracts.reports import (
     ComposeWrongAnswer,
@@ -15,6 +16,9 @@ from projections.inbox import Inbox, InboxFilter, get_report, list_inbox
 from projections.runner import ProjectionRunner, rebuild
 from services.bootstrap import Runtime
 from services.bus import Issued
+from services.reports.domain import Report
+from services.reports.labelled_block import LabelledBlock, ModelLine
+from tests.unit.test_report_facts import FABRICATED_BLOCK, as_version_1
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 T0 = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)
@@ -109,3 +113,57 @@ async def test_a_failed_hand_over_is_shown_and_a_rebuild_equals_the_live_inbox(
     assert [tuple(r) for r in await runtime.pool.fetch(query.format(fresh))] == [
         tuple(r) for r in await runtime.pool.fetch(query.format(live.schema))
     ]
+
+
+async def test_a_kind_fabricated_free_text_report_is_listed_as_fabricated(
+    runtime: Runtime,
+) -> None:
+    """Issue 7 / SPEC §3.4: the Inbox shows the canonical kind the handler stored."""
+    body = {"category": "answer", "message": "made up", "extraContext": FABRICATED_BLOCK}
+    state = await send(runtime, DraftReport.model_validate(body), "d1")
+    await send(runtime, SubmitReport(report_id=state.report_id), "s1")
+    await caught_up(runtime)
+    items, _ = await list_inbox(runtime.pool, "t1", InboxFilter(kind="fabricated"))
+    assert [(i["reportId"], i["parsed"]["kind"]) for i in items] == [
+        (str(state.report_id), "fabricated")
+    ]
+
+
+async def test_the_inbox_shows_the_stored_facts_never_the_text_parsed_again(
+    runtime: Runtime,
+) -> None:
+    """Issue 7: what a rebuild produces depends on the stored facts only, so a parser change
+    cannot change it. Here the facts and the text disagree on purpose: the facts win."""
+    report = Report.draft(
+        DraftReport(category="answer", message="wrong", extra_context="Kind: other\nAgent: X"),
+        report_id=uuid4(), tenant_id="t1", reporter="rita", at=T0, command_id="c",
+        facts=LabelledBlock(kind="fabricated", agent="A/B", model=ModelLine("m1")),
+    )  # fmt: skip
+    report.submit(at=T0)
+    runtime.store.save(report)
+    await caught_up(runtime)
+    row = await get_report(runtime.pool, "t1", report.id)
+    assert row is not None
+    assert row["parsed"] == {"kind": "fabricated", "agent": "A/B", "model": "m1", "addressee": None}
+
+
+async def test_an_old_report_holding_only_its_text_is_projected_with_its_facts(
+    runtime: Runtime,
+) -> None:
+    """Issue 7: a v1 ``Drafted`` (no facts) in PostgreSQL is upcast when the projection reads it."""
+    report = Report.draft(
+        DraftReport(category="answer", message="wrong", extra_context=FABRICATED_BLOCK),
+        report_id=uuid4(), tenant_id="t1", reporter="rita", at=T0, command_id="c", facts=None,
+    )  # fmt: skip
+    (drafted,) = report.collect_events()
+    store = runtime.store
+    store.recorder.insert_events(
+        [as_version_1(store.mapper.to_stored_event(drafted), store, "facts")]
+    )
+    await caught_up(runtime)
+    row = await get_report(runtime.pool, "t1", report.id)
+    assert row is not None
+    assert (row["parsed"]["kind"], row["parsed"]["agent"]) == (
+        "fabricated",
+        "AgenticOffice/Agent/OfficeCoach",
+    )

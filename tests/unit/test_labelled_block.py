@@ -14,6 +14,7 @@ from services.reports.labelled_block import (
     compose,
     parse,
 )
+from services.reports.routing import Kind, parse_kind
 
 # The example block of seed 000, verbatim (three spaces before the Model parenthesis included).
 SEED_BLOCK = """\
@@ -144,14 +145,20 @@ def test_tools_called_is_read_tolerantly(value: str, calls: tuple[tuple[str, ...
     [
         ('"plain"', "plain"),
         ("„German“", "German"),
-        ('„German"', "German"),
+        ("“English”", "English"),
+        ("«français»", "français"),
+        ("»Schweiz«", "Schweiz"),
+        ("‹innen›", "innen"),
+        ("'single'", "single"),
+        ('„German"', '„German"'),  # amended §3.4: only the listed pairs, not any two marks
+        ("«mixed”", "«mixed”"),
         ('""quoted" twice"', '"quoted" twice'),  # only the outer pair goes
         ("unquoted", "unquoted"),
         ('"', '"'),
     ],
 )
 def test_answer_and_expected_lose_their_surrounding_quotes(value: str, read: str) -> None:
-    """W10, W11, §3.4."""
+    """W10, W11, §3.4 as amended: one pair of the quotation marks people type."""
     block = parse(f"Kind: other\nAnswer (excerpt): {value}\nExpected: {value}")
     assert block is not None
     assert (block.answer_excerpt, block.expected) == (read, read)
@@ -268,9 +275,14 @@ extras = st.dictionaries(
     extra_label.filter(lambda k: k.casefold() not in KNOWN), text, max_size=3
 ).filter(lambda d: len({k.casefold() for k in d}) == len(d))
 
+# What ``parse`` stores as the kind: a canonical one, or any text that names no kind (§3.4).
+stored_kinds = st.sampled_from([kind.value for kind in Kind]) | text.filter(
+    lambda k: parse_kind(k) is None
+)
+
 blocks = st.builds(
     LabelledBlock,
-    kind=text,
+    kind=stored_kinds,
     thread=st.none() | text,
     message=st.none() | text,
     agent=st.none() | text.filter(lambda a: " (" not in a),
@@ -330,3 +342,32 @@ def test_the_first_of_duplicate_labels_wins(label: str, first: str, second: str)
     field = {"Kind": "kind", "Thread": "thread", "Evidence": "evidence", "Addressee": "addressee"}
     expected = "other" if label == "Kind" else first
     assert getattr(block, field[label]) == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.sampled_from([kind.value for kind in Kind]).flatmap(
+        lambda known: st.tuples(
+            st.just(known),
+            st.lists(st.booleans(), min_size=len(known), max_size=len(known)),
+            st.sampled_from(["", " ", "\t"]),
+        )
+    )
+)
+def test_a_known_kind_in_any_case_is_stored_in_its_canonical_spelling(
+    drawn: tuple[str, list[bool], str],
+) -> None:
+    """SPEC §3.4 as amended (issue 7): ``Kind: Fabricated`` is ``fabricated``."""
+    known, flips, pad = drawn
+    spelled = "".join(c.upper() if up else c for c, up in zip(known, flips, strict=True))
+    block = parse(f"Kind: {pad}{spelled}{pad}\nAgent: A/B")
+    assert block is not None
+    assert block.kind == known
+
+
+@pytest.mark.parametrize("written", ["Halluzination", "FABRICATED-ish", "not found", ""])
+def test_an_unknown_kind_is_kept_as_written(written: str) -> None:
+    """SPEC §3.4: an unknown kind is kept as text; it is never taken for a known one."""
+    block = parse(f"Kind: {written}\nAgent: A/B")
+    assert block is not None
+    assert block.kind == written

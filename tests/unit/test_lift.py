@@ -22,10 +22,10 @@ def wrong_answer_report(submit: bool = True, **overrides: Any) -> Report:
     facts = ComposeWrongAnswer.model_validate(
         {**SEED_FACTS, "prompt": PROMPT, "context": ["sglauser/AgenticOffice"], **overrides}
     )
-    _, draft = compose_report(facts)
+    block, draft = compose_report(facts)
     report = Report.draft(
         draft, report_id=uuid4(), tenant_id="t", reporter="rita", at=AT, command_id="c",
-        prompt=facts.prompt, context=list(facts.context),
+        facts=block, prompt=facts.prompt, context=list(facts.context),
     )  # fmt: skip
     if submit:
         report.submit(at=AT)
@@ -62,7 +62,7 @@ def test_a_plain_bug_report_is_refused() -> None:
     """SPEC W49."""
     report = Report.draft(
         DraftReport(category="bug", message="crash"), report_id=uuid4(), tenant_id="t",
-        reporter="rita", at=AT, command_id="c",
+        reporter="rita", at=AT, command_id="c", facts=None,
     )  # fmt: skip
     report.submit(at=AT)
     with pytest.raises(Refused, match="labelled block"):

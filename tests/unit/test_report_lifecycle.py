@@ -9,6 +9,7 @@ import pytest
 from contracts.reports import DraftReport
 from services.errors import InvalidTransition
 from services.reports.domain import Report
+from services.reports.labelled_block import parse
 from tests.unit.test_wrong_answer import SEED_BLOCK
 
 AT = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
@@ -19,8 +20,9 @@ def draft(category: str = "answer", message: str = "x", extra: str | None = None
         {"category": category, "message": message, "extraContext": extra}
     )
     return Report.draft(
-        command, report_id=uuid4(), tenant_id="t", reporter="rita", at=AT, command_id="c"
-    )
+        command, report_id=uuid4(), tenant_id="t", reporter="rita", at=AT, command_id="c",
+        facts=parse(extra),  # as the command handler does at the door
+    )  # fmt: skip
 
 
 def events(report: Report) -> list[str]:

@@ -44,8 +44,8 @@ def facts(**overrides: Any) -> ComposeWrongAnswer:
 
 def test_the_seeds_facts_compose_the_seeds_labelled_block() -> None:
     """SPEC W05–W13: the labels in order, Model with requested/harness, tools with a count."""
-    kind, draft = compose_report(facts())
-    assert kind == "not-found"
+    block, draft = compose_report(facts())
+    assert block.kind == "not-found"
     assert draft.extra_context == SEED_BLOCK
     assert draft.category == "answer"  # W20
     assert draft.message == SEED_FACTS["account"]  # W02: verbatim
@@ -135,5 +135,5 @@ def test_a_retrieval_report_is_filed_as_a_bug() -> None:
     reply = {**SEED_FACTS["reply"], "toolCalls": [
         {"name": "Get", "arguments": "sglauser/AgenticOffice/Firmenprofil", "result": "500"}
     ]}  # fmt: skip
-    kind, draft = compose_report(facts(reply=reply))
-    assert (kind, draft.category) == ("retrieval", "bug")
+    block, draft = compose_report(facts(reply=reply))
+    assert (block.kind, draft.category) == ("retrieval", "bug")
