@@ -277,45 +277,55 @@ def start_kafka(
     timeout: float = 120.0,
     port: int | None = None,
     controller_port: int | None = None,
+    keep_data: bool = False,
 ) -> KafkaServer:
     """Format fresh storage under `workdir` and start a broker; return once it serves.
 
+    With `keep_data`, storage formatted by an earlier start is reused, on the same ports
+    (the broker's address is part of its metadata): topics and messages survive a restart.
     The java process gets its own session, so it outlives a CLI that started it and is
     spared a terminal's Ctrl-C. Its output goes to `workdir`/kafka.log.
     """
     workdir = Path(workdir).resolve()
     lib = ensure_kafka_jars(lib_dir)
     java = find_java17()
-    port = port or free_port()
-    cport = controller_port or free_port()
-    while cport == port:
-        cport = free_port()
     data_dir = workdir / "data"
-    shutil.rmtree(data_dir, ignore_errors=True)
-    data_dir.mkdir(parents=True)
     config = workdir / "server.properties"
-    config.write_text(_kafka_properties(data_dir, port, cport))
+    reuse = keep_data and (data_dir / "meta.properties").exists() and config.exists()
+    if reuse:
+        props = dict(line.split("=", 1) for line in config.read_text().splitlines() if "=" in line)
+        port = int(props["listeners"].split(",")[0].rsplit(":", 1)[1])
+        cport = int(props["controller.quorum.bootstrap.servers"].rsplit(":", 1)[1])
+    else:
+        port = port or free_port()
+        cport = controller_port or free_port()
+        while cport == port:
+            cport = free_port()
+        shutil.rmtree(data_dir, ignore_errors=True)
+        data_dir.mkdir(parents=True)
+        config.write_text(_kafka_properties(data_dir, port, cport))
     log_path = workdir / "kafka.log"
     base = [java, *KAFKA_JVM_OPTS, f"-Dlog4j2.configurationFile={KAFKA_LOG4J}", "-cp", f"{lib}/*"]
 
     t0 = time.monotonic()
-    fmt = subprocess.run(
-        [
-            *base,
-            "kafka.tools.StorageTool",
-            "format",
-            "--standalone",
-            f"--cluster-id={_cluster_id()}",
-            "--config",
-            str(config),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=workdir,
-    )
-    if fmt.returncode != 0:
-        raise RuntimeError(f"Kafka storage format failed:\n{fmt.stdout[-4000:]}")
+    if not reuse:
+        fmt = subprocess.run(
+            [
+                *base,
+                "kafka.tools.StorageTool",
+                "format",
+                "--standalone",
+                f"--cluster-id={_cluster_id()}",
+                "--config",
+                str(config),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=workdir,
+        )
+        if fmt.returncode != 0:
+            raise RuntimeError(f"Kafka storage format failed:\n{fmt.stdout[-4000:]}")
 
     with open(log_path, "ab") as out:
         proc = subprocess.Popen(
@@ -591,7 +601,7 @@ def cmd_up(d: Path, args: argparse.Namespace) -> int:
     state["postgres"] = pg.state()
     save()
     _log(f"PostgreSQL ready in {pg.seconds_to_ready}s (pid {pg.pid}, data {pg.data_dir})")
-    kafka = start_kafka(d / "kafka", lib_dir=args.kafka_lib)
+    kafka = start_kafka(d / "kafka", lib_dir=args.kafka_lib, keep_data=True)
     state["kafka"] = kafka.state()
     save()
     _log(f"Kafka ready in {kafka.seconds_to_ready}s (pid {kafka.pid}, log {kafka.log_path})")
@@ -601,7 +611,7 @@ def cmd_up(d: Path, args: argparse.Namespace) -> int:
 
 def _stop_all(kafka: KafkaServer | None, pg: PostgresServer | None, purge: bool) -> None:
     if kafka:
-        kafka.stop(remove_data=True)  # Kafka's dev data is per `up` (ports change)
+        kafka.stop(remove_data=purge)  # kept, like PostgreSQL's: `up` starts on the same data
     if pg:
         pg.stop(remove=purge)
 
@@ -614,7 +624,9 @@ def cmd_down(d: Path, args: argparse.Namespace) -> int:
     _state_file(d).unlink(missing_ok=True)
     if args.purge:
         shutil.rmtree(d, ignore_errors=True)
-    _log("stopped" + (f"; removed {d}" if args.purge else f"; PostgreSQL data kept in {d}"))
+    _log(
+        "stopped" + (f"; removed {d}" if args.purge else f"; PostgreSQL and Kafka data kept in {d}")
+    )
     return 0
 
 
@@ -689,7 +701,9 @@ def main(argv: list[str] | None = None) -> int:
         help="start both servers (durable Postgres), print DATABASE_URL= and "
         "KAFKA_BOOTSTRAP_SERVERS= lines",
     )
-    down = sub.add_parser("down", help="stop what DIR/state.json names; keeps Postgres data")
+    down = sub.add_parser(
+        "down", help="stop what DIR/state.json names; keeps PostgreSQL and Kafka data"
+    )
     down.add_argument("--purge", action="store_true", help="also delete DIR with all data")
     sub.add_parser("status", help="show pids and probe both servers; exit 1 if one is down")
     sub.add_parser("env", help="print 'export ...' lines for eval")

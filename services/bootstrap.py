@@ -14,13 +14,14 @@ from typing import Any
 
 import asyncpg
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from faststream.kafka import KafkaBroker
 
 from contracts import topics
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
-from projections.runner import Projection, ProjectionRunner, ensure_schema, schema_of
+from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
 from services.artifact_routes import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
@@ -33,6 +34,9 @@ from services.evals.handlers import HANDLERS as EVAL_HANDLERS
 from services.evals.runs import CaseRunner
 from services.feedback.api import feedback_routes
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
+from services.follower import Follower, Reader, ReaderStatus
+from services.follower import ensure_tables as ensure_follower_tables
+from services.health import ReaderHealth, readers_health
 from services.inbound import register_inbound
 from services.kafka import ensure_topics
 from services.publication import Publication
@@ -44,6 +48,8 @@ from services.reports.handlers import HANDLERS as REPORT_HANDLERS
 from services.reports.webhook import HandOverWebhook
 from services.settings import Settings
 from services.store import EventStore, open_store
+from services.supervisor import Supervisor
+from services.tracing import TraceContext
 
 log = logging.getLogger("feedbackloop")
 
@@ -67,8 +73,12 @@ class Runtime:
     keys: KeyRing
     dev_key: str | None = None
     stop_embedded: Callable[[], None] | None = None
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    supervisor: Supervisor = field(init=False)
+    readers: dict[str, ReaderStatus] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.supervisor = Supervisor(self.stop)
 
     @classmethod
     async def open(cls, settings: Settings) -> "Runtime":
@@ -79,8 +89,17 @@ class Runtime:
             )
         else:
             database_url = settings.database_url
-        store = await asyncio.to_thread(open_store, database_url)
         pool = await asyncpg.create_pool(database_url, min_size=1, max_size=10)
+        async with pool.acquire() as conn:
+            # Every process may start at once on an empty database: the library's tables and
+            # ours are created by one process at a time (DDL races on the catalogue's
+            # unique indexes otherwise).
+            await conn.execute("SELECT pg_advisory_lock(hashtext('feedbackloop-ddl'))")
+            try:
+                store = await asyncio.to_thread(open_store, database_url)
+                await ensure_follower_tables(conn)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
         await ensure_artifacts_table(pool)
         for projection in read_models():  # queries never meet a missing table
             await ensure_schema(pool, projection, schema_of(projection))
@@ -91,39 +110,39 @@ class Runtime:
     async def close(self) -> None:
         if self.stop.is_set():
             return  # closed already
-        self.stop.set()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.supervisor.aclose()
         await self.bus.aclose()
         await self.pool.close()
         self.store.close()
         if self.stop_embedded is not None:
             await asyncio.to_thread(self.stop_embedded)
 
-    def start(self, name: str, coroutine: Any) -> None:
-        self.tasks.append(asyncio.create_task(coroutine, name=name))
+    def follow(self, reader: Reader) -> Follower:
+        """Run a reader of the log on the follower, supervised."""
+        follower = Follower(self.store, self.pool, reader)
+        self.readers[reader.name] = follower.status
+        self.supervisor.start(reader.name, lambda: follower.run(self.stop))
+        return follower
 
     def start_projections(self, only: list[str] | None = None) -> None:
         for projection in read_models():
             if only and projection.name not in only:
                 continue
-            runner = ProjectionRunner(self.store, self.pool, projection)
-            self.start(f"projection:{projection.name}", runner.run(self.stop))
+            self.follow(ProjectionReader(projection))
             log.info("projection %s: running", projection.name)
 
     async def start_relay(self) -> Relay | None:
         if not self.settings.kafka_bootstrap_servers:
             log.warning("relay: off (no KAFKA_BOOTSTRAP_SERVERS): events stay in the store")
             return None
-        await self.ensure_topics()
         relay = Relay(
-            self.store,
-            self.pool,
             self.settings.kafka_bootstrap_servers,
-            PUBLICATIONS,
+            PUBLICATIONS.items(),
             source=self.settings.cloudevents_source,
             topic_prefix=self.settings.topic_prefix,
+            prepare=self.ensure_topics,
         )
-        self.start("relay", relay.run(self.stop))
+        self.follow(relay)
         return relay
 
     async def ensure_topics(self) -> None:
@@ -151,7 +170,7 @@ class Runtime:
             max_attempts=settings.handover_webhook_max_attempts,
             backoff_seconds=settings.handover_webhook_backoff_seconds,
         )
-        self.start("handover-webhook", webhook.run(self.stop))
+        self.follow(webhook)
         log.info("hand-over webhook: delivering to %s", settings.handover_webhook_url)
         return webhook
 
@@ -177,23 +196,21 @@ class Runtime:
         log.info("inbound: consuming %s", self.settings.topic_prefix + topics.RECORD_FEEDBACK)
         return broker
 
-    async def positions(self) -> list[tuple[str, int | None]]:
-        """Each reader of the log and how far it got (None: never started here)."""
-        readers = [(f"read model {p.name}", schema_of(p)) for p in read_models()]
-        readers.append(("relay", "relay_position"))
-        found = []
-        for name, table in readers:
-            qualified = f"{table}.tracking" if table.startswith("rm_") else table
-            exists = await self.pool.fetchval("SELECT to_regclass($1) IS NOT NULL", qualified)
-            found.append(
-                (
-                    name,
-                    await self.pool.fetchval(f"SELECT position FROM {qualified}")
-                    if exists
-                    else None,
-                )
-            )
-        return found
+    async def health(self, only: list[str] | None = None) -> list[ReaderHealth]:
+        """How each reader stands (all known ones, or ``only`` these), from PostgreSQL."""
+        head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
+        report = await readers_health(
+            self.pool,
+            head,
+            only=only,
+            max_lag=self.settings.reader_max_lag,
+            max_silence=self.settings.reader_max_silence_seconds,
+        )
+        for reader in report:  # this process knows better whether its own tasks still run
+            task = self.supervisor.tasks.get(reader.name)
+            if task is not None and not task.alive:
+                reader.problems.insert(0, "its task has ended")
+        return report
 
     def app(self, lifespan: Any = None) -> FastAPI:
         http = Http(self.bus, self.pool, self.keys, self.settings.read_wait_seconds)
@@ -203,7 +220,32 @@ class Runtime:
             artifact_routes(http),
             eval_routes(http, self.case_runner()),
         ]
-        return create_app(http, routers, lifespan=lifespan)
+        app = create_app(http, routers, lifespan=lifespan)
+        app.add_middleware(TraceContext)
+
+        @app.get("/readyz", include_in_schema=False)
+        async def readyz() -> JSONResponse:
+            """Ready when every reader this process runs is alive, caught up and has
+            nothing parked (``/healthz`` stays liveness)."""
+            await self.pool.fetchval("SELECT 1")
+            report = await self.health(only=list(self.readers))
+            body = {
+                "status": "ok" if all(r.ok for r in report) else "not ready",
+                "readers": [
+                    {
+                        "name": r.name,
+                        "state": r.state,
+                        "position": r.position,
+                        "lag": r.lag,
+                        "parked": r.parked,
+                        "problems": r.problems,
+                    }
+                    for r in report
+                ],
+            }
+            return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
+
+        return app
 
     def case_runner(self) -> CaseRunner:
         agent = self.settings.agent

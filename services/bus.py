@@ -15,7 +15,7 @@ transaction.
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from services.errors import DomainError, Refused
 from services.store import EventStore
+from services.tracing import current_traceparent, stamp
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class Issued:
     command_id: str
     at: datetime
     tracking: Tracking | None = None
+    trace: str | None = None  # W3C traceparent; by default the caller's (services/tracing.py)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class CommandBus:
             raise TypeError(f"no handler for {type(issued.command).__name__}")
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._work(), name="command-bus")
+        if issued.trace is None and (trace := current_traceparent.get()) is not None:
+            issued = replace(issued, trace=trace)
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         await self._queue.put(_Pending(issued, future))
         return await future
@@ -151,7 +155,9 @@ class CommandBus:
         for _ in range(MAX_ATTEMPTS):
             try:
                 decision = self._decide(issued)
-                return self._append([(None, decision)], tracking=issued.tracking)[0]
+                return self._append(
+                    [(None, decision)], tracking=issued.tracking, trace=issued.trace
+                )[0]
             except IntegrityError:
                 if issued.tracking is not None and self._already_applied(issued.tracking):
                     return Outcome(None, self._store.recorder.max_notification_id() or 0)
@@ -168,12 +174,19 @@ class CommandBus:
         return self._handlers[type(issued.command)](self._store, issued)
 
     def _append(
-        self, decided: list[tuple[Any, Decision]], tracking: Tracking | None = None
+        self,
+        decided: list[tuple[Any, Decision]],
+        tracking: Tracking | None = None,
+        trace: str | None = None,
     ) -> list[Outcome]:
         events: list[Any] = []
         for pending, decision in decided:
+            if pending is not None:
+                trace = pending.issued.trace
             for aggregate in decision.aggregates:
-                events.extend(aggregate.collect_events())
+                for event in aggregate.collect_events():
+                    stamp(event, trace)
+                    events.append(event)
             if pending is not None and pending.issued.tracking is not None:
                 tracking = pending.issued.tracking
         recordings = []

@@ -5,8 +5,8 @@ import contextlib
 import json
 import logging
 import signal
-from collections.abc import Iterator
-from typing import Annotated
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Annotated, TypeVar
 
 import typer
 import uvicorn
@@ -29,6 +29,7 @@ app = typer.Typer(
 keys_app = typer.Typer(help="API keys: bearer keys bound to a tenant, a subject and scopes.")
 app.add_typer(keys_app, name="keys")
 console = Console(stderr=True)
+T = TypeVar("T")
 
 
 def configure_logging(settings: Settings) -> None:
@@ -238,28 +239,116 @@ def rebuild(
 
 
 @app.command()
-def status() -> None:
-    """Where each reader stands: the store's head, each read model, the relay, and the lag."""
+def status(
+    reader: Annotated[
+        list[str] | None,
+        typer.Option(help="Check only these readers (repeatable), e.g. relay, rm_inbox"),
+    ] = None,
+) -> None:
+    """Where each reader of the log stands: position, lag, parked events, state.
+
+    Exits 1 when a reader is not running (no heartbeat lately), waits for something (Kafka
+    away), lags past FEEDBACKLOOP_READER_MAX_LAG, or has parked events; compose's health
+    checks call it with --reader.
+    """
     from rich.table import Table
 
     settings = Settings()
     configure_logging(settings)
 
-    async def main() -> None:
+    async def main() -> bool:
         runtime = await Runtime.open(settings)
         try:
             head = runtime.store.recorder.max_notification_id() or 0
-            table = Table("reader", "position", "behind")
-            table.add_row("event store (head)", str(head), "")
-            for name, position in await runtime.positions():
-                shown = "not started" if position is None else str(position)
-                behind = "" if position is None else str(head - position)
-                table.add_row(name, shown, behind)
-            Console().print(table)
+            report = await runtime.health(only=reader)
         finally:
             await runtime.close()
+        table = Table("reader", "position", "behind", "parked", "state", "problems")
+        table.add_row("event store (head)", str(head), "", "", "", "")
+        for r in report:
+            problems = "; ".join(r.problems) or "ok"
+            table.add_row(r.name, str(r.position), str(r.lag), str(r.parked), r.state, problems)
+        Console().print(table)
+        return all(r.ok for r in report)
 
-    asyncio.run(main())
+    if not asyncio.run(main()):
+        raise typer.Exit(1)
+
+
+parked_app = typer.Typer(
+    help="Events a reader kept failing on, parked with their reason so that the reader goes "
+    "on. Later events of the same aggregate wait behind them. Fix the cause, then retry; or "
+    "skip one for good.",
+    no_args_is_help=True,
+)
+app.add_typer(parked_app, name="parked")
+
+
+async def _with_pool(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    runtime = await Runtime.open(Settings())
+    try:
+        return await work(runtime)
+    finally:
+        await runtime.close()
+
+
+@parked_app.command("list")
+def parked_list(
+    reader: Annotated[str | None, typer.Argument(help="Only this reader's")] = None,
+) -> None:
+    """Every parked event: reader, position, aggregate, attempts and the reason."""
+    from rich.table import Table
+
+    from services.parked import list_parked
+
+    configure_logging(Settings())
+    rows = asyncio.run(_with_pool(lambda rt: list_parked(rt.pool, reader)))
+    table = Table("reader", "position", "aggregate", "version", "attempts", "reason")
+    for p in rows:
+        reason = p.error + (" (released: retrying)" if p.released else "")
+        table.add_row(
+            p.reader,
+            str(p.position),
+            str(p.originator_id),
+            str(p.originator_version),
+            str(p.attempts),
+            reason,
+        )
+    Console().print(table)
+    console.print(f"{len(rows)} parked")
+
+
+@parked_app.command("retry")
+def parked_retry(
+    reader: Annotated[str, typer.Argument(help="The reader, e.g. relay or rm_inbox")],
+    position: Annotated[
+        int | None, typer.Option(help="Only the aggregate parked at this position")
+    ] = None,
+) -> None:
+    """Release parked events: the running reader applies them in order, per aggregate."""
+    from services.parked import release
+
+    configure_logging(Settings())
+    count = asyncio.run(_with_pool(lambda rt: release(rt.pool, reader, position)))
+    console.print(f"released {count} parked events of {reader}; see: feedbackloop parked list")
+    if not count:
+        raise typer.Exit(1)
+
+
+@parked_app.command("skip")
+def parked_skip(
+    reader: Annotated[str, typer.Argument(help="The reader, e.g. relay or rm_inbox")],
+    position: Annotated[int, typer.Argument(help="The parked event's position")],
+) -> None:
+    """Drop one parked event for good (that reader never applies it); the events parked
+    behind it are released."""
+    from services.parked import skip
+
+    configure_logging(Settings())
+    if not asyncio.run(_with_pool(lambda rt: skip(rt.pool, reader, position))):
+        console.print(f"{reader} has no parked event at position {position}")
+        raise typer.Exit(1)
+    console.print(f"skipped position {position} of {reader}")
 
 
 @keys_app.command("new")

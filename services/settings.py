@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     evals_thresholds: dict[str, ThresholdSetting] = Field(default_factory=dict)
 
     bus_max_batch: int = 100
+    # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.
+    reader_max_lag: int = 10_000  # log positions behind the head
+    reader_max_silence_seconds: float = 30.0  # since its last heartbeat
     read_wait_seconds: float = 10.0  # longest wait for a read model to reach minPosition
     log_level: str = "INFO"
 

@@ -1,30 +1,33 @@
 """Delivers each hand-over to engineering triage's webhook, where one is configured.
 
-The body is the same CloudEvent the hand-over topic carries, signed with HMAC-SHA256 over the
-raw body (``X-Feedbackloop-Signature: sha256=<hex>``). Each attempt is recorded as an event on
-the report; 5xx answers, 408, 429 and network errors are retried with exponential backoff, up
-to ``max_attempts``; any other 4xx is final at once. A hand-over that was never received puts
-the report in the Inbox. The dispatcher's position commits with the final attempt's event, so a
-restart resumes with the first hand-over not yet settled.
+A reader of the log (``services/follower.py``). The body is the same CloudEvent the hand-over
+topic carries, signed with HMAC-SHA256 over the raw body (``X-Feedbackloop-Signature:
+sha256=<hex>``). Each attempt is recorded as an event on the report; 5xx answers, 408, 429
+and network errors are retried with exponential backoff, up to ``max_attempts``; any other 4xx
+is final at once. A hand-over that was never received puts the report in the Inbox. The final
+attempt's event commits with a tracking record of the hand-over's position, so a restart that
+meets a settled hand-over again skips it instead of delivering it twice.
 """
 
 import asyncio
 import hashlib
 import hmac
 import logging
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from eventsourcing.persistence import Notification, Tracking
+from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
 
 from contracts.reports import RecordHandOverDelivery
 from services.bus import CommandBus, Issued
+from services.follower import Connection, Positioned
 from services.publication import cloudevent_id, to_message
 from services.reports.domain import Report
 from services.reports.published import HAND_OVER
-from services.store import EventStore, read_log
+from services.store import EventStore
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,9 @@ def signature(secret: str, body: bytes) -> str:
 
 
 class HandOverWebhook:
+    name = NAME
+    transactional = False
+
     def __init__(
         self,
         store: EventStore,
@@ -54,40 +60,30 @@ class HandOverWebhook:
         self.url, self.secret, self.source = url, secret, source
         self.max_attempts, self.backoff = max_attempts, backoff_seconds
         self.timeout = timeout_seconds
-        self._topics = [get_topic(Report.HandedOver)]
+        self.topics = [get_topic(Report.HandedOver)]
+        self._client: httpx.AsyncClient | None = None
 
-    async def run(self, stop: asyncio.Event, idle_poll: float = 1.0) -> None:
-        async with httpx.AsyncClient(timeout=self.timeout) as client:
-            while not stop.is_set():
-                try:
-                    if not await self.step(client, stop):
-                        await asyncio.wait_for(stop.wait(), timeout=idle_poll)
-                except TimeoutError:
-                    continue
-                except Exception as error:  # the store away: try again later
-                    log.warning("hand-over webhook: %s; will retry", error)
-                    await asyncio.sleep(idle_poll)
+    async def open(self, say: Callable[[str], None]) -> None:
+        self._client = httpx.AsyncClient(timeout=self.timeout)
 
-    async def step(self, client: httpx.AsyncClient, stop: asyncio.Event) -> bool:
-        recorder = self.store.process_recorder
-        position = await asyncio.to_thread(recorder.max_tracking_id, NAME) or 0
-        upto, notifications = await asyncio.to_thread(
-            read_log, self.store, position, 50, self._topics
-        )
-        if upto <= position:
-            return False
-        for notification in notifications:
-            if not await self.deliver(client, notification, stop):
-                return False  # stopping mid-retry: the next start resumes this hand-over
-        if not notifications or notifications[-1].id < upto:  # nothing of ours in between
-            await asyncio.to_thread(recorder.insert_tracking, Tracking(NAME, upto))
-        return True
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
 
-    async def deliver(
-        self, client: httpx.AsyncClient, notification: Notification, stop: asyncio.Event
-    ) -> bool:
-        """Deliver one hand-over until it is settled (True), or until asked to stop (False)."""
-        event: Any = self.store.mapper.to_domain_event(notification)
+    async def apply(self, conn: Connection, batch: Sequence[Positioned]) -> None:
+        for item in batch:
+            settled = await asyncio.to_thread(
+                self.store.process_recorder.has_tracking_id, NAME, item.position
+            )
+            if not settled:
+                await self.deliver(item)
+
+    async def deliver(self, item: Positioned) -> None:
+        """Deliver one hand-over until it is settled; a stop meanwhile cancels the task, and
+        the next leader resumes with this hand-over."""
+        assert self._client is not None, "the follower opens the webhook before applying"
+        event: Any = item.event
         body = to_message(HAND_OVER, event, self.source).value
         headers = {
             "Content-Type": "application/cloudevents+json",
@@ -97,7 +93,7 @@ class HandOverWebhook:
         for attempt in range(1, self.max_attempts + 1):
             status, error = None, None
             try:
-                response = await client.post(self.url, content=body, headers=headers)
+                response = await self._client.post(self.url, content=body, headers=headers)
                 status = response.status_code
                 if not 200 <= status < 300:
                     error = f"HTTP {status}"
@@ -112,18 +108,13 @@ class HandOverWebhook:
                     ),
                     tenant_id=event.tenant_id,
                     actor=ACTOR,
-                    command_id=f"{NAME}/{notification.id}/{attempt}",
+                    command_id=f"{NAME}/{item.position}/{attempt}",
                     at=datetime.now(UTC),
-                    tracking=Tracking(NAME, notification.id) if final else None,
+                    tracking=Tracking(NAME, item.position) if final else None,
                 )
             )
             if final:
                 if error:
                     log.warning("hand-over %s not delivered: %s", event.originator_id, error)
-                return True
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=self.backoff * 2 ** (attempt - 1))
-                return False
-            except TimeoutError:
-                pass
-        return True  # not reached: the last attempt is final
+                return
+            await asyncio.sleep(self.backoff * 2 ** (attempt - 1))

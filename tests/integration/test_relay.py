@@ -1,15 +1,23 @@
 """The relay on a real Kafka broker: CloudEvents out, at-least-once, one active relay."""
 
 import asyncio
+import dataclasses
 import json
+import socket
 import uuid
 from datetime import UTC, datetime
+from typing import Any
+
+import httpx
 
 from contracts import topics
 from contracts.feedback import RecordFeedback
 from services.bootstrap import PUBLICATIONS, Runtime
 from services.bus import Issued
+from services.follower import Follower, read_position
+from services.parked import list_parked, release
 from services.relay import Relay
+from tests.conftest import Keys
 from tests.kafka_peer import consume
 
 
@@ -38,16 +46,22 @@ async def record(runtime: Runtime, n: int) -> list[str]:
     return ids
 
 
-def relay_for(runtime: Runtime) -> Relay:
+def relay_for(runtime: Runtime, **overrides: Any) -> Relay:
     assert runtime.settings.kafka_bootstrap_servers
+    options: dict[str, Any] = {
+        "source": "urn:feedbackloop:test",
+        "topic_prefix": runtime.settings.topic_prefix,
+        "prepare": runtime.ensure_topics,
+    }
     return Relay(
-        runtime.store,
-        runtime.pool,
-        runtime.settings.kafka_bootstrap_servers,
-        PUBLICATIONS,
-        source="urn:feedbackloop:test",
-        topic_prefix=runtime.settings.topic_prefix,
+        overrides.pop("bootstrap", runtime.settings.kafka_bootstrap_servers),
+        overrides.pop("publications", PUBLICATIONS.items()),
+        **{**options, **overrides},
     )
+
+
+def follower_for(runtime: Runtime, relay: Relay) -> Follower:
+    return Follower(runtime.store, runtime.pool, relay, idle_poll=0.2, backoff=0.05)
 
 
 async def published(relays: list[Relay], count: int) -> None:
@@ -56,9 +70,9 @@ async def published(relays: list[Relay], count: int) -> None:
             await asyncio.sleep(0.05)
 
 
-async def run_until_published(relay: Relay, count: int) -> None:
+async def run_until_published(runtime: Runtime, relay: Relay, count: int) -> None:
     stop = asyncio.Event()
-    task = asyncio.create_task(relay.run(stop))
+    task = asyncio.create_task(follower_for(runtime, relay).run(stop))
     try:
         await published([relay], count)
     finally:
@@ -71,7 +85,7 @@ async def test_every_feedback_is_published_as_a_cloudevent_keyed_by_its_id(
 ) -> None:
     await kafka_runtime.ensure_topics()
     ids = await record(kafka_runtime, 5)
-    await run_until_published(relay_for(kafka_runtime), 5)
+    await run_until_published(kafka_runtime, relay_for(kafka_runtime), 5)
     topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
     messages = await consume(kafka_bootstrap, topic, 5)
     assert sorted(m.key.decode() for m in messages) == sorted(ids)
@@ -83,7 +97,7 @@ async def test_every_feedback_is_published_as_a_cloudevent_keyed_by_its_id(
         assert envelope["source"] == "urn:feedbackloop:test"
         assert envelope["data"]["tenantId"] == "tenant-r"
     assert (
-        await relay_for(kafka_runtime).position()
+        await read_position(kafka_runtime.pool, "relay")
         == kafka_runtime.store.recorder.max_notification_id()
     )
 
@@ -93,10 +107,12 @@ async def test_a_relay_that_crashed_before_saving_its_position_republishes_the_s
 ) -> None:
     await kafka_runtime.ensure_topics()
     await record(kafka_runtime, 4)
-    await run_until_published(relay_for(kafka_runtime), 4)
+    await run_until_published(kafka_runtime, relay_for(kafka_runtime), 4)
     # The crash: Kafka had acknowledged, the position was never written.
-    await kafka_runtime.pool.execute("UPDATE relay_position SET position = 0")
-    await run_until_published(relay_for(kafka_runtime), 4)
+    await kafka_runtime.pool.execute(
+        "UPDATE reader_positions SET position = 0 WHERE reader = 'relay'"
+    )
+    await run_until_published(kafka_runtime, relay_for(kafka_runtime), 4)
     topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
     messages = await consume(kafka_bootstrap, topic, 8)
     assert len(messages) == 8  # at-least-once: published twice …
@@ -109,11 +125,11 @@ async def test_only_one_relay_is_active_at_a_time(kafka_runtime: Runtime) -> Non
     await record(kafka_runtime, 3)
     first, second = relay_for(kafka_runtime), relay_for(kafka_runtime)
     stop = asyncio.Event()
-    active = asyncio.create_task(first.run(stop))
+    active = asyncio.create_task(follower_for(kafka_runtime, first).run(stop))
     standby = None
     try:
         await published([first], 3)
-        standby = asyncio.create_task(second.run(stop))
+        standby = asyncio.create_task(follower_for(kafka_runtime, second).run(stop))
         await record(kafka_runtime, 2)
         await published([first, second], 5)
     finally:
@@ -129,7 +145,7 @@ async def test_a_relay_that_loses_its_session_takes_the_lock_again_and_goes_on(
     await record(kafka_runtime, 2)
     relay = relay_for(kafka_runtime)
     stop = asyncio.Event()
-    task = asyncio.create_task(relay.run(stop, idle_poll=0.2))
+    task = asyncio.create_task(follower_for(kafka_runtime, relay).run(stop))
     try:
         await published([relay], 2)
         # The session holding the advisory lock dies (a failover, a network cut).
@@ -142,3 +158,134 @@ async def test_a_relay_that_loses_its_session_takes_the_lock_again_and_goes_on(
     finally:
         stop.set()
         await task
+
+
+async def forward(port: int, to: str) -> asyncio.Server:
+    """A TCP door to the broker on ``port``: Kafka is "away" until it opens."""
+    host, target_port = to.rsplit(":", 1)
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, int(target_port))
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+
+    return await asyncio.start_server(on_client, "127.0.0.1", port)
+
+
+async def test_a_relay_started_while_kafka_is_away_waits_and_then_publishes_everything(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """Issue 7 item 4: no silent death; the state says what it waits for."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ids = await record(kafka_runtime, 3)
+    relay = relay_for(kafka_runtime, bootstrap=f"127.0.0.1:{port}")
+    follower = follower_for(kafka_runtime, relay)
+    stop = asyncio.Event()
+    task = asyncio.create_task(follower.run(stop))
+    door = None
+    try:
+        async with asyncio.timeout(30):
+            while not follower.status.state.startswith("waiting for Kafka"):
+                await asyncio.sleep(0.05)
+        assert relay.published == 0
+        door = await forward(port, kafka_bootstrap)
+        await published([relay], 3)
+    finally:
+        stop.set()
+        await task
+        if door is not None:
+            door.close()
+    topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
+    messages = await consume(kafka_bootstrap, topic, 3)
+    assert sorted(m.key.decode() for m in messages) == sorted(ids)
+
+
+async def test_an_event_the_relay_cannot_publish_is_parked_and_the_rest_flows(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """Issue 7 item 3: one bad event never stops every tenant's publication; after a fix,
+    `parked retry` publishes it."""
+    poison = (await record(kafka_runtime, 1))[0]
+    broken = {poison}
+    (event_class, publication), *_ = PUBLICATIONS.items()
+
+    def mapping(event: Any) -> Any:
+        if str(event.originator_id) in broken:
+            raise ValueError("this payload does not map")
+        return publication.to_contract(event)
+
+    relay = relay_for(
+        kafka_runtime,
+        publications=[(event_class, dataclasses.replace(publication, to_contract=mapping))],
+    )
+    follower = follower_for(kafka_runtime, relay)
+    later = await record(kafka_runtime, 4)
+    stop = asyncio.Event()
+    task = asyncio.create_task(follower.run(stop))
+    try:
+        await published([relay], 4)
+        (parked,) = await list_parked(kafka_runtime.pool, "relay")
+        assert str(parked.originator_id) == poison
+        assert "ValueError: this payload does not map" in parked.error
+        broken.clear()  # the fix
+        assert await release(kafka_runtime.pool, "relay") == 1
+        await published([relay], 5)
+        assert await list_parked(kafka_runtime.pool, "relay") == []
+    finally:
+        stop.set()
+        await task
+    topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
+    messages = await consume(kafka_bootstrap, topic, 5)
+    assert sorted(m.key.decode() for m in messages) == sorted([poison, *later])
+
+
+async def test_the_trace_of_a_request_travels_to_the_message_the_relay_publishes(
+    kafka_runtime: Runtime, kafka_bootstrap: str, keys: Keys
+) -> None:
+    """Issue 7 item 4: W3C traceparent, HTTP → the event's metadata → Kafka header."""
+    traceparent = f"00-{uuid.uuid4().hex}-{uuid.uuid4().hex[:16]}-01"
+    transport = httpx.ASGITransport(app=kafka_runtime.app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        answer = await client.post(
+            "/factory/feedback",
+            json={
+                "projectId": "p",
+                "subjectKind": "run",
+                "subjectRef": "traced",
+                "kind": "rating",
+                "rating": 4,
+            },
+            headers={"Authorization": f"Bearer {keys.a}", "traceparent": traceparent},
+        )
+        assert answer.status_code == 201, answer.text
+        untraced = await client.post(
+            "/factory/feedback",
+            json={
+                "projectId": "p",
+                "subjectKind": "run",
+                "subjectRef": "x",
+                "kind": "rating",
+                "rating": 4,
+            },
+            headers={"Authorization": f"Bearer {keys.a}", "traceparent": "not-a-trace"},
+        )
+        assert untraced.status_code == 201, untraced.text
+    await run_until_published(kafka_runtime, relay_for(kafka_runtime), 2)
+    topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
+    messages = await consume(kafka_bootstrap, topic, 2)
+    traces = {
+        json.loads(m.value)["data"]["subjectRef"]: dict(m.headers).get("traceparent")
+        for m in messages
+    }
+    assert traces == {"traced": traceparent.encode(), "x": None}

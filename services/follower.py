@@ -1,0 +1,521 @@
+"""The one follower of the notification log: every reader of the store runs on it.
+
+A *reader* (the relay, each read model, the hand-over webhook, every process manager) says
+which event topics it reads and how to apply a batch; the follower owns the rest:
+
+- **position**: one row per reader in ``reader_positions``, moved forward only, in the same
+  transaction as the reader's own writes (for transactional readers) or right after them;
+- **leadership**: one active follower per reader (a PostgreSQL advisory lock held by its
+  connection); others stand by and take over when that session ends;
+- **wake**: LISTEN on the store's NOTIFY channel, polling as a fallback;
+- **batching**: a page of the log at a time;
+- **parking**: an event the reader keeps failing on (after ``attempts`` tries with backoff)
+  is parked with its reason in ``parked_events`` and the reader goes on. Later events of the
+  same aggregate are parked behind it, so one aggregate's order is never broken; other
+  aggregates flow on. ``feedbackloop parked retry|skip`` releases them (see
+  ``services/parked.py``), and the live follower applies released events in order.
+
+Failures are of two kinds. A *transient* one (PostgreSQL or Kafka away, the session lost)
+sends the follower back to standby to try again with backoff: it says nothing about the
+event. Anything else is the event's own problem and leads to parking.
+"""
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from uuid import UUID
+
+import asyncpg
+from aiokafka.errors import KafkaError, KafkaTimeoutError
+from asyncpg.pool import PoolConnectionProxy
+from eventsourcing.persistence import Notification
+from eventsourcing.persistence import PersistenceError as StoreUnavailable
+
+from services import metrics
+from services.store import EVENTS_TABLE, EventStore, read_log
+
+log = logging.getLogger(__name__)
+
+Connection = asyncpg.Connection | PoolConnectionProxy
+
+DDL = """
+CREATE TABLE IF NOT EXISTS reader_positions (
+    reader text PRIMARY KEY,
+    position bigint NOT NULL DEFAULT 0,
+    state text NOT NULL DEFAULT 'new',
+    heartbeat_at timestamptz
+);
+CREATE TABLE IF NOT EXISTS parked_events (
+    reader text NOT NULL,
+    position bigint NOT NULL,
+    originator_id uuid NOT NULL,
+    originator_version bigint NOT NULL,
+    topic text NOT NULL,
+    error text NOT NULL,
+    attempts int NOT NULL,
+    behind bigint,
+    released boolean NOT NULL DEFAULT false,
+    parked_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (reader, position)
+);
+CREATE INDEX IF NOT EXISTS parked_events_aggregate ON parked_events (reader, originator_id);
+"""
+
+
+@dataclass(frozen=True)
+class Positioned:
+    """A domain event and its place in the notification log."""
+
+    position: int
+    event: Any
+
+
+class Reader(Protocol):
+    """What a reader of the log tells the follower."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def topics(self) -> Sequence[str]:
+        """The event topics it reads; nothing else is fetched."""
+
+    @property
+    def transactional(self) -> bool:
+        """Whether apply() runs in the position's transaction (read models do)."""
+
+    async def open(self, say: Callable[[str], None]) -> None:
+        """Acquire what apply() needs (a Kafka producer …); may wait, saying why."""
+
+    async def close(self) -> None: ...
+
+    async def apply(self, conn: Connection, batch: Sequence[Positioned]) -> None:
+        """Apply the batch; raise to refuse it (the follower then tries event by event)."""
+
+
+def is_transient(error: BaseException) -> bool:
+    """A failure of the surroundings, not of the event: try again, never park."""
+    if isinstance(error, KafkaError):
+        return bool(getattr(error, "retriable", False)) or isinstance(error, KafkaTimeoutError)
+    return isinstance(
+        error,
+        OSError
+        | TimeoutError
+        | asyncpg.PostgresConnectionError
+        | asyncpg.InterfaceError
+        | asyncpg.CannotConnectNowError
+        | asyncpg.AdminShutdownError
+        | StoreUnavailable,
+    )
+
+
+@dataclass
+class ReaderStatus:
+    """What this process knows of one of its readers, for /readyz and metrics."""
+
+    name: str
+    state: str = "starting"
+    position: int = 0
+    head: int = 0
+    parked: int = 0
+    applied: int = 0  # events applied since this process started
+    said_at: float = field(default_factory=time.monotonic)
+
+    def say(self, state: str) -> None:
+        if state != self.state:
+            log.info("%s: %s", self.name, state)
+        self.state = state
+        self.said_at = time.monotonic()
+
+    @property
+    def lag(self) -> int:
+        return max(self.head - self.position, 0)
+
+
+async def ensure_tables(conn: Connection) -> None:
+    await conn.execute(DDL)
+
+
+async def read_position(pool: asyncpg.Pool | Connection, reader: str) -> int:
+    value = await pool.fetchval("SELECT position FROM reader_positions WHERE reader = $1", reader)
+    return int(value or 0)
+
+
+class Follower:
+    """Runs one reader over the log; see the module docstring."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        pool: asyncpg.Pool,
+        reader: Reader,
+        *,
+        batch_size: int = 500,
+        idle_poll: float = 1.0,
+        attempts: int = 3,
+        backoff: float = 0.2,
+        heartbeat: float = 5.0,
+    ) -> None:
+        self.store, self.pool, self.reader = store, pool, reader
+        self.batch_size, self.idle_poll = batch_size, idle_poll
+        self.attempts, self.backoff, self.heartbeat = attempts, backoff, heartbeat
+        self.status = ReaderStatus(reader.name)
+        self._topics = list(reader.topics)
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Stand by until leader, then follow until stopped; a transient failure sends it back
+        to standby after a pause that grows up to 30 s."""
+        pause = self.backoff
+        while not stop.is_set():
+            try:
+                await self._lead(stop)
+                pause = self.backoff
+            except Exception as error:
+                if not is_transient(error):
+                    raise  # a bug of ours: the supervisor logs it and restarts this task
+                self.status.say(f"retrying: {type(error).__name__}: {error}")
+                log.warning("%s: %s; standing by for %.1f s", self.reader.name, error, pause)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=pause)
+                pause = min(pause * 2, 30.0)
+
+    async def _lead(self, stop: asyncio.Event) -> None:
+        async with self.pool.acquire() as conn:
+            await self._register(conn)
+            self.status.say("standby")
+            lock = f"feedbackloop-reader:{self.reader.name}"
+            while not await conn.fetchval("SELECT pg_try_advisory_lock(hashtext($1))", lock):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=max(self.idle_poll, 1.0) * 2)
+                if stop.is_set():
+                    return
+            beat = asyncio.create_task(self._beat(stop), name=f"heartbeat:{self.reader.name}")
+            try:
+                self.status.say("opening")
+                await self.reader.open(self.status.say)
+                try:
+                    self.status.say("following")
+                    await self._follow(conn, stop)
+                finally:
+                    await self.reader.close()
+            finally:
+                beat.cancel()
+                await asyncio.gather(beat, return_exceptions=True)
+                if not conn.is_closed():
+                    await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", lock)
+
+    async def _follow(self, conn: Connection, stop: asyncio.Event) -> None:
+        wake = asyncio.Event()
+
+        def on_notify(*_: object) -> None:
+            wake.set()
+
+        await conn.add_listener(EVENTS_TABLE, on_notify)
+        try:
+            while not stop.is_set():
+                wake.clear()
+                await self.release_requested(conn)
+                while await self.step(conn) and not stop.is_set():
+                    pass
+                self.status.say("following")
+                waiters = [asyncio.create_task(wake.wait()), asyncio.create_task(stop.wait())]
+                await asyncio.wait(
+                    waiters, timeout=self.idle_poll, return_when=asyncio.FIRST_COMPLETED
+                )
+                for waiter in waiters:
+                    waiter.cancel()
+        finally:
+            if not conn.is_closed():
+                await conn.remove_listener(EVENTS_TABLE, on_notify)
+
+    async def _beat(self, stop: asyncio.Event) -> None:
+        """Tells other processes (``feedbackloop status``) this reader is alive, and how."""
+        while not stop.is_set():
+            with contextlib.suppress(Exception):  # a missed beat reads as "not seen lately"
+                await self.pool.execute(
+                    "UPDATE reader_positions SET heartbeat_at = now(), state = $2 "
+                    "WHERE reader = $1",
+                    self.reader.name,
+                    self.status.state,
+                )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.heartbeat)
+
+    async def _register(self, conn: Connection) -> None:
+        await conn.execute(
+            "INSERT INTO reader_positions (reader) VALUES ($1) ON CONFLICT DO NOTHING",
+            self.reader.name,
+        )
+
+    # -- one page of the log ---------------------------------------------------------------
+
+    async def step(self, conn: Connection) -> bool:
+        """Apply the next page of the log; False when caught up."""
+        position = await read_position(conn, self.reader.name)
+        upto, notifications = await asyncio.to_thread(
+            read_log, self.store, position, self.batch_size, self._topics
+        )
+        self.status.position, self.status.head = position, max(upto, self.status.head)
+        if upto <= position:
+            self._measure()
+            return False
+        parked = await self._parked_aggregates(conn)
+        try:
+            ready = [self._decode(n) for n in notifications if n.originator_id not in parked]
+            behind = [n for n in notifications if n.originator_id in parked]
+            await self._commit(conn, ready, upto, park_behind=behind)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            log.warning(
+                "%s: a batch of %d failed (%s: %s); applying one by one",
+                self.reader.name,
+                len(notifications),
+                type(error).__name__,
+                error,
+            )
+            await self._one_by_one(conn, notifications, upto, parked)
+            await self._parked_aggregates(conn)  # to count them
+        self.status.position = upto
+        self._measure()
+        return True
+
+    async def catch_up(
+        self, conn: Connection, progress: Callable[[int], None] | None = None
+    ) -> None:
+        """Step until caught up (a rebuild; tests). The caller holds ``conn``."""
+        await self._register(conn)
+        while await self.step(conn):
+            if progress is not None:
+                progress(self.status.position)
+
+    def _decode(self, notification: Notification) -> Positioned:
+        return Positioned(notification.id, self.store.mapper.to_domain_event(notification))
+
+    async def _commit(
+        self,
+        conn: Connection,
+        batch: Sequence[Positioned],
+        upto: int,
+        park_behind: Sequence[Notification] = (),
+        parked_error: BaseException | None = None,
+        attempts: int = 0,
+    ) -> None:
+        """Apply ``batch`` and move to ``upto``; park what must wait, all at once."""
+        if batch and not self.reader.transactional:
+            await self.reader.apply(conn, batch)
+        async with conn.transaction():
+            stored = await conn.fetchval(
+                "SELECT position FROM reader_positions WHERE reader = $1 FOR UPDATE",
+                self.reader.name,
+            )
+            if upto <= stored:
+                return  # someone got here first (a swap, a former leader's last write)
+            fresh = [p for p in batch if p.position > stored]
+            if fresh and self.reader.transactional:
+                await self.reader.apply(conn, fresh)
+            self.status.applied += len(fresh)
+            for notification in park_behind:
+                await self._park(conn, notification, parked_error, attempts)
+            await conn.execute(
+                "UPDATE reader_positions SET position = $2 WHERE reader = $1",
+                self.reader.name,
+                upto,
+            )
+            await conn.execute("SELECT pg_notify($1, $2)", self.reader.name, str(upto))
+
+    async def _one_by_one(
+        self,
+        conn: Connection,
+        notifications: Sequence[Notification],
+        upto: int,
+        parked: set[UUID],
+    ) -> None:
+        for notification in notifications:
+            if notification.originator_id in parked:
+                await self._commit(conn, [], notification.id, park_behind=[notification])
+                continue
+            error = await self._try(conn, notification)
+            if error is not None:
+                await self._commit(conn, [], notification.id, [notification], error, self.attempts)
+                parked.add(UUID(str(notification.originator_id)))
+        await self._commit(conn, [], upto)
+
+    async def _try(self, conn: Connection, notification: Notification) -> BaseException | None:
+        """Apply one event with retries; the last error if it never went through."""
+        error: BaseException | None = None
+        for attempt in range(self.attempts):
+            if attempt:
+                await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                await self._commit(conn, [self._decode(notification)], notification.id)
+                return None
+            except Exception as failure:
+                if is_transient(failure):
+                    raise
+                error = failure
+        return error
+
+    # -- parking ---------------------------------------------------------------------------
+
+    async def _parked_aggregates(self, conn: Connection) -> set[UUID]:
+        rows = await conn.fetch(
+            "SELECT originator_id, count(*) FROM parked_events WHERE reader = $1 "
+            "GROUP BY originator_id",
+            self.reader.name,
+        )
+        self.status.parked = sum(row[1] for row in rows)
+        return {row[0] for row in rows}
+
+    async def _park(
+        self,
+        conn: Connection,
+        notification: Notification,
+        error: BaseException | None,
+        attempts: int,
+    ) -> None:
+        first = await conn.fetchval(
+            "SELECT min(position) FROM parked_events WHERE reader = $1 AND originator_id = $2",
+            self.reader.name,
+            notification.originator_id,
+        )
+        reason = (
+            f"{type(error).__name__}: {error}"[:2000]
+            if error is not None
+            else f"waits behind the parked event at position {first} of the same aggregate"
+        )
+        log.error(
+            "%s: parked position %d (aggregate %s v%d): %s",
+            self.reader.name,
+            notification.id,
+            notification.originator_id,
+            notification.originator_version,
+            reason,
+        )
+        await conn.execute(
+            "INSERT INTO parked_events (reader, position, originator_id, originator_version, "
+            "topic, error, attempts, behind) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+            "ON CONFLICT (reader, position) DO UPDATE SET error = EXCLUDED.error, "
+            "attempts = parked_events.attempts + EXCLUDED.attempts, released = false",
+            self.reader.name,
+            notification.id,
+            notification.originator_id,
+            notification.originator_version,
+            notification.topic,
+            reason,
+            attempts,
+            None if error is not None else first,
+        )
+        metrics.READER_PARKED_TOTAL.labels(self.reader.name).inc()
+
+    async def release_requested(self, conn: Connection) -> None:
+        """Apply released parked events (``feedbackloop parked retry``), in order per
+        aggregate; one that fails again is parked again, and so is all behind it."""
+        rows = await conn.fetch(
+            "SELECT position, originator_id, released FROM parked_events "
+            "WHERE reader = $1 ORDER BY originator_id, position",
+            self.reader.name,
+        )
+        by_aggregate: dict[UUID, list[tuple[int, bool]]] = {}
+        for row in rows:
+            by_aggregate.setdefault(row["originator_id"], []).append(
+                (row["position"], row["released"])
+            )
+        released = False
+        for aggregate, positions in by_aggregate.items():
+            if not positions[0][1]:
+                continue  # its first parked event was not released: all of it waits
+            released = True
+            for position, _ in positions:
+                if not await self._retry_parked(conn, aggregate, position):
+                    break
+        if released:
+            await self._parked_aggregates(conn)  # to count them
+
+    async def _retry_parked(self, conn: Connection, aggregate: UUID, position: int) -> bool:
+        notifications = await asyncio.to_thread(
+            lambda: list(
+                self.store.recorder.select_notifications(
+                    start=position, limit=1, stop=position, inclusive_of_start=True
+                )
+            )
+        )
+        error: BaseException | None = None
+        for attempt in range(self.attempts):
+            if attempt:
+                await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                event = [self._decode(n) for n in notifications]
+                if not self.reader.transactional:
+                    await self.reader.apply(conn, event)
+                async with conn.transaction():
+                    if self.reader.transactional:
+                        await self.reader.apply(conn, event)
+                    await conn.execute(
+                        "DELETE FROM parked_events WHERE reader = $1 AND position = $2",
+                        self.reader.name,
+                        position,
+                    )
+                log.info("%s: parked position %d applied on retry", self.reader.name, position)
+                return True
+            except Exception as failure:
+                if is_transient(failure):
+                    raise
+                error = failure
+        async with conn.transaction():
+            await conn.execute(
+                "UPDATE parked_events SET released = false "
+                "WHERE reader = $1 AND originator_id = $2",
+                self.reader.name,
+                aggregate,
+            )
+            await conn.execute(
+                "UPDATE parked_events SET attempts = attempts + $3, error = $4 "
+                "WHERE reader = $1 AND position = $2",
+                self.reader.name,
+                position,
+                self.attempts,
+                f"{type(error).__name__}: {error}"[:2000],
+            )
+        log.error("%s: parked position %d failed again: %s", self.reader.name, position, error)
+        return False
+
+    def _measure(self) -> None:
+        name = self.reader.name
+        metrics.READER_POSITION.labels(name).set(self.status.position)
+        metrics.READER_LAG.labels(name).set(self.status.lag)
+        metrics.READER_PARKED.labels(name).set(self.status.parked)
+
+
+async def wait_for_position(pool: asyncpg.Pool, reader: str, at_least: int, timeout: float) -> int:
+    """Wait until the reader has applied ``at_least`` (read-your-writes); returns the position
+    reached, which is below ``at_least`` only when the timeout ran out."""
+    position = await read_position(pool, reader)
+    if position >= at_least:
+        return position
+    reached = asyncio.Event()
+
+    def on_notify(*_: object) -> None:
+        reached.set()
+
+    async with pool.acquire() as conn:
+        await conn.add_listener(reader, on_notify)
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    reached.clear()  # before reading, so a NOTIFY meanwhile is not lost
+                    position = await read_position(pool, reader)
+                    if position >= at_least:
+                        break
+                    await reached.wait()
+        except TimeoutError:
+            pass
+        finally:
+            await conn.remove_listener(reader, on_notify)
+    return position

@@ -1,0 +1,66 @@
+"""How every reader of the log stands, read from PostgreSQL so that any process can tell:
+``feedbackloop status`` (compose's health checks) and ``/readyz``.
+
+A reader is unhealthy when it has not been seen lately (its heartbeat is older than
+``max_silence``: dead, or never started), lags more than ``max_lag`` positions behind the
+store's head, is waiting for something (Kafka away), or has parked events.
+"""
+
+from dataclasses import dataclass, field
+
+import asyncpg
+
+from services.follower import Connection
+
+
+@dataclass(frozen=True)
+class ReaderHealth:
+    name: str
+    position: int
+    lag: int
+    parked: int
+    state: str
+    seen_seconds_ago: float | None  # None: never seen
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+async def readers_health(
+    pool: asyncpg.Pool | Connection,
+    head: int,
+    *,
+    only: list[str] | None = None,
+    max_lag: int,
+    max_silence: float,
+) -> list[ReaderHealth]:
+    rows = await pool.fetch(
+        "SELECT r.reader, r.position, r.state, "
+        "extract(epoch FROM now() - r.heartbeat_at)::float8 AS silence, "
+        "(SELECT count(*) FROM parked_events p WHERE p.reader = r.reader) AS parked "
+        "FROM reader_positions r WHERE r.reader NOT LIKE '%\\_\\_rebuild' ORDER BY r.reader"
+    )
+    found = {row["reader"]: row for row in rows}
+    report = []
+    for name in only if only is not None else list(found):
+        row = found.get(name)
+        if row is None:
+            report.append(ReaderHealth(name, 0, head, 0, "never started", None, ["never started"]))
+            continue
+        lag = max(head - row["position"], 0)
+        problems = []
+        silence = row["silence"]
+        if silence is None or silence > max_silence:
+            problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
+        elif row["state"] != "following" and row["state"] != "standby":
+            problems.append(row["state"])
+        if lag > max_lag:
+            problems.append(f"{lag} positions behind (more than {max_lag})")
+        if row["parked"]:
+            problems.append(f"{row['parked']} parked events (feedbackloop parked list)")
+        report.append(
+            ReaderHealth(name, row["position"], lag, row["parked"], row["state"], silence, problems)
+        )
+    return report
