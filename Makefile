@@ -1,7 +1,7 @@
 # One command per chore, the same locally and in CI.
 #   make run    the service on the embedded default (no servers to install)
 #   make test   every test, on a real PostgreSQL and a real Kafka broker it starts itself
-#   make check  ruff format + ruff lint + mypy strict
+#   make check  ruff format + ruff lint + mypy strict + the layers (import-linter)
 #   make bench  benchmarks, written as JSON under var/bench/
 #   make up / make down   a local Kafka and PostgreSQL for development, without Docker
 
@@ -46,6 +46,7 @@ check: $(STAMP)
 	$(BIN)/ruff format --check services contracts projections tests ops
 	$(BIN)/ruff check services contracts projections tests ops
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: $(STAMP)
 	$(BIN)/ruff format services contracts projections tests ops

@@ -1,7 +1,8 @@
 """The CloudEvents 1.0 envelopes (structured JSON mode) that carry our contracts on Kafka.
 
 These models document and pin the wire shape; building and reading envelopes is the
-CloudEvents SDK's job.
+CloudEvents SDK's job. The envelope of each published event (``<Title>Message``) is derived
+from its declaration (``services.publication.Publication.envelope``), not written here.
 """
 
 from datetime import datetime
@@ -9,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints
 
-from contracts.feedback import Contract, FeedbackRecorded, RecordFeedback
+from contracts.feedback import Contract, RecordFeedback
 
 # Bounds of every attribute, checked before anything is stored: a 600 KB tenant id must be
 # refused at the door, not found too big by the relay later.
@@ -52,16 +53,6 @@ class RecordFeedbackMessage(CommandEnvelope):
 
     type: Literal["evaluation.feedback.v1.RecordFeedback"]
     data: RecordFeedback
-
-
-class FeedbackRecordedMessage(CloudEventEnvelope):
-    """Published on ``evaluation.feedback.v1.feedback-recorded``; key = feedbackId."""
-
-    type: Literal["evaluation.feedback.v1.FeedbackRecorded"]
-    subject: str = Field(description="The feedbackId.")
-    time: datetime
-    tenantid: Attribute
-    data: FeedbackRecorded
 
 
 def self_contained_schema(model: type[Contract]) -> dict[str, Any]:

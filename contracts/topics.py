@@ -17,14 +17,6 @@ def dead_letter(topic: str) -> str:
     return f"{topic}.dlt"
 
 
-# Every topic this service produces or consumes, created at start-up (never auto-created).
-ALL = (
-    FEEDBACK_RECORDED,
-    RECORD_FEEDBACK,
-    dead_letter(RECORD_FEEDBACK),
-    FEEDBACK_HANDED_OVER,
-    AGENT_OWNER_NOTIFIED,
-    EVAL_CASE_LIFTED,
-    EVAL_CASE_CONFIRMED,
-    EVAL_RUN_COMPLETED,
-)
+# The topics our own consumers read (commands sent to us). What we publish is declared with
+# each event in its context's ``published.py``; ``services.published.TOPICS`` is every topic.
+CONSUMED = (RECORD_FEEDBACK,)

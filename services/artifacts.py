@@ -2,17 +2,15 @@
 
 Feedback keeps references, never the text itself. An artifact is immutable and named by its
 content, ``artifact:sha256:<hex>``: storing the same bytes twice gives the same reference.
-Artifacts belong to one tenant.
+Artifacts belong to one tenant. This is the store; the HTTP routes are in
+``services.artifact_routes`` (the store is read by the Kafka path too, and never reaches up
+into HTTP).
 """
 
 import hashlib
-from typing import Annotated, Any
 
 import asyncpg
-from fastapi import APIRouter, Depends, Header, Request, Response
 
-from services.api import Http
-from services.auth import Principal
 from services.errors import NotFound, Refused
 
 SCHEME = "artifact:sha256:"
@@ -65,36 +63,13 @@ async def check_references(pool: asyncpg.Pool, tenant_id: str, refs: dict[str, s
             raise Refused(f"{ref} is not an artifact of this tenant", field=field)
 
 
-def artifact_routes(http: Http) -> APIRouter:
-    router = APIRouter(prefix="/factory/artifacts", tags=["artifacts"])
-
-    @router.post("", status_code=201)
-    async def store(
-        request: Request,
-        principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
-        content_type: Annotated[str, Header()] = "text/plain; charset=utf-8",
-    ) -> dict[str, Any]:
-        """Store the body as an immutable artifact; answers its reference."""
-        content = await request.body()
-        if not content:
-            raise Refused("an artifact cannot be empty", field="body")
-        if len(content) > MAX_ARTIFACT_BYTES:
-            raise Refused(f"an artifact is at most {MAX_ARTIFACT_BYTES} bytes", field="body")
-        ref = await put_artifact(http.pool, principal.tenant_id, content, content_type[:200])
-        return {"ref": ref, "bytes": len(content)}
-
-    @router.get("/{ref}")
-    async def fetch(
-        ref: str,
-        principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
-    ) -> Response:
-        row = await http.pool.fetchrow(
-            "SELECT media_type, content FROM artifacts WHERE tenant_id = $1 AND sha256 = $2",
-            principal.tenant_id,
-            ref.removeprefix(SCHEME),
-        )
-        if row is None:
-            raise NotFound(f"no artifact {ref}", ref=ref)
-        return Response(bytes(row["content"]), media_type=row["media_type"])
-
-    return router
+async def get_artifact(pool: asyncpg.Pool, tenant_id: str, ref: str) -> tuple[str, bytes]:
+    """The artifact's media type and bytes; NotFound if this tenant has no such artifact."""
+    row = await pool.fetchrow(
+        "SELECT media_type, content FROM artifacts WHERE tenant_id = $1 AND sha256 = $2",
+        tenant_id,
+        ref.removeprefix(SCHEME),
+    )
+    if row is None:
+        raise NotFound(f"no artifact {ref}", ref=ref)
+    return str(row["media_type"]), bytes(row["content"])

@@ -3,24 +3,43 @@
 Keys are configured as JSON entries ``{"sha256": <hex of the key>, "tenant": ..., "subject":
 ..., "scopes": [...], "service": false}`` in ``FEEDBACKLOOP_API_KEYS`` or in the file named by
 ``FEEDBACKLOOP_API_KEYS_FILE``; only the key's hash is kept. ``feedbackloop keys new`` makes
-one. ``service`` marks a service's key, not a person's: an eval round never runs as a service
-(SPEC W57).
+one. Entries are ``ApiKeyEntry`` models, validated when the settings are read: a bad entry
+stops the process at start, naming the setting and the field. ``service`` marks a service's
+key, not a person's: an eval round never runs as a service (SPEC W57).
 """
 
 import hashlib
-import json
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
-SCOPES = (
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Scope = Literal[
     "factory.feedback.write",
     "factory.feedback.read",
     "factory.evaluation.read",
     "factory.evaluation.run",
     "factory.assets.write",
-)
+]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+
+
+class ApiKeyEntry(BaseModel):
+    """One configured key: only its SHA-256 is kept, never the key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="hex SHA-256 of the key")
+    tenant: str = Field(min_length=1)
+    subject: str = Field(min_length=1)
+    scopes: tuple[Scope, ...] = ()
+    service: bool = False
+
+
+API_KEY_ENTRIES = TypeAdapter(list[ApiKeyEntry])
 
 
 @dataclass(frozen=True)
@@ -32,26 +51,24 @@ class Principal:
 
 
 class KeyRing:
-    def __init__(self, entries: list[dict[str, Any]]) -> None:
-        self._by_hash: dict[str, Principal] = {}
-        for entry in entries:
-            unknown = set(entry.get("scopes", ())) - set(SCOPES)
-            if unknown:
-                raise ValueError(f"API key for {entry.get('subject')}: unknown scopes {unknown}")
-            self._by_hash[entry["sha256"]] = Principal(
-                entry["tenant"],
-                entry["subject"],
-                frozenset(entry.get("scopes", ())),
-                bool(entry.get("service", False)),
+    def __init__(self, entries: Iterable[ApiKeyEntry]) -> None:
+        self._by_hash: dict[str, Principal] = {
+            entry.sha256: Principal(
+                entry.tenant, entry.subject, frozenset(entry.scopes), entry.service
             )
+            for entry in entries
+        }
 
     @classmethod
-    def load(cls, inline: str | None, file: Path | None) -> "KeyRing":
-        entries: list[dict[str, Any]] = []
-        if inline:
-            entries += json.loads(inline)
+    def load(cls, inline: Iterable[ApiKeyEntry], file: Path | None) -> "KeyRing":
+        """The entries given inline and those of the keys file, if it exists. The file is
+        validated the same way; a bad one names the file."""
+        entries = list(inline)
         if file is not None and file.exists():
-            entries += json.loads(file.read_text())
+            try:
+                entries += API_KEY_ENTRIES.validate_json(file.read_bytes())
+            except ValueError as error:
+                raise ValueError(f"FEEDBACKLOOP_API_KEYS_FILE ({file}): {error}") from None
         return cls(entries)
 
     def __len__(self) -> int:
@@ -69,7 +86,7 @@ def hash_key(key: str) -> str:
 def new_key(
     tenant: str, subject: str, scopes: list[str], *, service: bool = False
 ) -> tuple[str, dict[str, Any]]:
-    """A fresh random key and the entry to configure for it."""
+    """A fresh random key and the entry to configure for it (as JSON-ready data)."""
     key = "fl_" + secrets.token_urlsafe(32)
     entry = {"sha256": hash_key(key), "tenant": tenant, "subject": subject, "scopes": scopes}
     return key, {**entry, "service": service}

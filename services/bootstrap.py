@@ -17,29 +17,22 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from faststream.kafka import KafkaBroker
 
-from contracts import topics
-from contracts.envelope import FeedbackRecordedMessage
-from contracts.evals import EvalCaseConfirmed, EvalCaseLifted, EvalRunCompleted
-from contracts.reports import AgentOwnerNotified, ReportHandedOver
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
-from services.artifacts import artifact_routes
+from services.artifact_routes import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
-from services.auth import SCOPES, KeyRing, new_key
+from services.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.bus import CommandBus
 from services.embedded import start_embedded_postgres
 from services.evals.agents import agent_client_from_settings
 from services.evals.api import eval_routes
 from services.evals.handlers import HANDLERS as EVAL_HANDLERS
-from services.evals.published import PUBLICATIONS as EVAL_PUBLICATIONS
 from services.evals.runs import CaseRunner
-from services.evals.scoring import Thresholds
 from services.feedback.api import feedback_routes
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
-from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
 from services.follower import Follower, Reader, ReaderStatus
 from services.follower import ensure_tables as ensure_follower_tables
 from services.health import ReaderHealth, readers_health
@@ -47,24 +40,24 @@ from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
 from services.publication import Publication
+from services.published import PUBLICATIONS as DECLARED
+from services.published import TOPICS, declare_publishers
 from services.relay import Relay
 from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
-from services.reports.published import PUBLICATIONS as REPORT_PUBLICATIONS
 from services.reports.webhook import HandOverWebhook
 from services.settings import Settings
 from services.store import EventStore, open_store
 from services.supervisor import Supervisor
+from services.telemetry import configure as configure_telemetry
 from services.tracing import TraceContext
 
 log = logging.getLogger("feedbackloop")
 
 HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS}
-PUBLICATIONS: dict[type, Publication] = {
-    **FEEDBACK_PUBLICATIONS,
-    **REPORT_PUBLICATIONS,
-    **EVAL_PUBLICATIONS,
-}
+# TODO(issue 7, lead): the relay takes services.published.PUBLICATIONS (a tuple of
+# Publication, each naming its event class) once its rewrite lands; until then, keyed by class.
+PUBLICATIONS: dict[type, Publication] = {publication.event: publication for publication in DECLARED}
 
 
 def read_models() -> list[Projection]:
@@ -84,6 +77,7 @@ class Runtime:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     supervisor: Supervisor = field(init=False)
     readers: dict[str, ReaderStatus] = field(default_factory=dict)
+    untrace: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -121,6 +115,8 @@ class Runtime:
             return  # closed already
         await self.supervisor.aclose()
         await self.bus.aclose()
+        if self.untrace is not None:
+            self.untrace()
         await self.pool.close()
         self.store.close()
         if self.stop_embedded is not None:
@@ -158,7 +154,7 @@ class Runtime:
         assert self.settings.kafka_bootstrap_servers
         await ensure_topics(
             self.settings.kafka_bootstrap_servers,
-            tuple(self.settings.topic_prefix + name for name in topics.ALL),
+            tuple(self.settings.topic_prefix + name for name in TOPICS),
             self.settings.topic_partitions,
             self.settings.topic_replication_factor,
         )
@@ -233,6 +229,7 @@ class Runtime:
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)
+        self.untrace = configure_telemetry(app)  # only with OTEL_EXPORTER_OTLP_ENDPOINT set
 
         @app.get("/readyz", include_in_schema=False)
         async def readyz() -> JSONResponse:
@@ -259,67 +256,23 @@ class Runtime:
         return app
 
     def case_runner(self) -> CaseRunner:
-        settings = self.settings
-        client = agent_client_from_settings(
-            settings.agent_kind, settings.agent_url, settings.agent_api_key, settings.agent_model
-        )
+        agent = self.settings.agent
+        client = agent_client_from_settings(agent.kind, agent.url, agent.api_key, agent.model)
         if client is None:
             log.info("evals: no agent configured (FEEDBACKLOOP_AGENT_URL): runs will say so")
-        thresholds = {
-            agent: Thresholds(**values)
-            for agent, values in json.loads(settings.evals_thresholds or "{}").items()
-        }
         return CaseRunner(
             self.store,
             self.bus,
             client,
-            default_model=settings.agent_model,
-            thresholds=thresholds,
-            reply_timeout=settings.agent_timeout_seconds,
+            default_model=agent.model,
+            thresholds=self.settings.thresholds(),
+            reply_timeout=agent.timeout_seconds,
         )
 
 
 def build_broker(bootstrap: str) -> KafkaBroker:
     broker = KafkaBroker(bootstrap, client_id="feedbackloop")
-
-    # Declared for the AsyncAPI document; the relay itself publishes (it owns the position).
-    broker.publisher(
-        topics.FEEDBACK_RECORDED,
-        title="FeedbackRecorded",
-        description="Feedback exists on a subject. Key = feedbackId; de-duplicate on id.",
-        schema=FeedbackRecordedMessage,
-    )
-    broker.publisher(
-        topics.FEEDBACK_HANDED_OVER,
-        title="FeedbackHandedOver",
-        description="A submitted report for engineering triage (SPEC W26, W29): a CloudEvent "
-        "of type evaluation.feedback.v1.FeedbackHandedOver whose data is ReportHandedOver.",
-        schema=ReportHandedOver,
-    )
-    broker.publisher(
-        topics.AGENT_OWNER_NOTIFIED,
-        title="AgentOwnerNotified",
-        description="A report of an agent-owner kind names the agent's owner (SPEC W35): a "
-        "CloudEvent of type evaluation.feedback.v1.AgentOwnerNotified.",
-        schema=AgentOwnerNotified,
-    )
-    for topic, title, schema in (
-        (topics.EVAL_CASE_LIFTED, "EvalCaseLifted", EvalCaseLifted),
-        (topics.EVAL_CASE_CONFIRMED, "EvalCaseConfirmed", EvalCaseConfirmed),
-        (topics.EVAL_RUN_COMPLETED, "EvalRunCompleted", EvalRunCompleted),
-    ):
-        broker.publisher(
-            topic,
-            title=title,
-            description=f"A CloudEvent of type evaluation.evals.v1.{title}; key = caseId.",
-            schema=schema,
-        )
-    broker.publisher(
-        topics.dead_letter(topics.RECORD_FEEDBACK),
-        title="RecordFeedbackDeadLetter",
-        description="The original message, unchanged, with dlt-error, dlt-reason, dlt-field "
-        "and dlt-original-topic/partition/offset headers.",
-    )
+    declare_publishers(broker)  # derived from the declarations, as in the AsyncAPI document
     return broker
 
 
@@ -335,7 +288,7 @@ def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
         path.write_text(json.dumps({"key": key, "entry": entry}))
         path.chmod(0o600)
     saved = json.loads(path.read_text())
-    return KeyRing([saved["entry"]]), str(saved["key"])
+    return KeyRing([ApiKeyEntry.model_validate(saved["entry"])]), str(saved["key"])
 
 
 @asynccontextmanager

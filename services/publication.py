@@ -1,27 +1,65 @@
 """Domain events as integration events: CloudEvents 1.0, structured JSON mode, on Kafka.
 
+Each context declares its public events once, as ``Publication`` values in its
+``published.py``: the event class, the topic, the CloudEvent type, the payload model, the
+mapping from event to payload, the payload field that holds the key, and a title and a
+description. The relay's mapping, the AsyncAPI publishers, the JSON Schemas, the topics
+created at start and the README's topic table are all derived from these declarations
+(``services.published`` gathers them, ``services.docs`` writes the documents).
+
 The envelope is built by the CloudEvents SDK; only the mapping is ours. The CloudEvent ``id``
 is derived from the event's place in its aggregate, so a re-published event carries the same
 ``id`` and consumers de-duplicate on it.
 """
 
+import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 from uuid import UUID, uuid5
 
 from cloudevents.core.bindings.kafka import KafkaMessage, to_structured_event
 from cloudevents.core.v1.event import CloudEvent
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
+
+from contracts.envelope import CloudEventEnvelope
 
 EVENT_ID_NAMESPACE = UUID("4e3f7c1a-9b2d-5d8e-8f60-2a7b1c9d0e55")
 
 
 @dataclass(frozen=True)
 class Publication:
+    """One public event, declared once.
+
+    ``key`` names the payload field (by its wire alias) that holds the aggregate id: it is
+    the Kafka key, the CloudEvent ``subject`` and ``partitionkey``, so a consumer sees one
+    aggregate's events in order.
+    """
+
+    event: builtins.type
     topic: str
     type: str
+    payload: builtins.type[BaseModel]
     to_contract: Callable[[Any], BaseModel]
+    key: str
+    title: str
+    description: str
+
+    def envelope(self) -> builtins.type[CloudEventEnvelope]:
+        """The whole Kafka value as a model: the CloudEvent whose ``data`` is the payload.
+        Derived, so the type string and the payload are never written twice."""
+        model: builtins.type[CloudEventEnvelope] = create_model(
+            f"{self.title}Message",
+            __base__=CloudEventEnvelope,
+            __doc__=f"Published on ``{self.topic}``; key = {self.key}. {self.description}",
+            type=(Literal[self.type], ...),  # type: ignore[arg-type]  # a type made at run time
+            subject=(str, Field(description=f"The {self.key}.")),
+            time=(datetime, ...),
+            tenantid=(str, ...),
+            data=(self.payload, ...),
+        )
+        return model
 
 
 def cloudevent_id(originator_id: UUID, originator_version: int) -> str:

@@ -3,12 +3,45 @@
 Without ``DATABASE_URL`` the service runs on the embedded default: a real PostgreSQL started
 from a pip wheel under ``FEEDBACKLOOP_DATA_DIR``. Without ``KAFKA_BOOTSTRAP_SERVERS`` there is
 no relay and no inbound consumer, and the service says so.
+
+Structured settings (the API keys, the per-agent thresholds, the agent) are typed here and
+parsed by pydantic-settings from the same JSON values as always, so a bad value stops the
+process at start with a validation error that names the setting and the field.
 """
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from services.auth import API_KEY_ENTRIES, ApiKeyEntry
+from services.evals.scoring import Thresholds
+
+
+class ThresholdSetting(BaseModel):
+    """One agent's pass rates (SPEC W66); an unknown name is refused, not ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    looked: float = Field(default=Thresholds.looked, ge=0.0, le=1.0)
+    correct: float = Field(default=Thresholds.correct, ge=0.0, le=1.0)
+
+    def thresholds(self) -> Thresholds:
+        return Thresholds(looked=self.looked, correct=self.correct)
+
+
+class AgentSettings(BaseModel):
+    """The agent under test: ``http`` (our agent protocol) or ``openai`` (Chat Completions).
+    No URL: no agent, and eval runs say so."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["http", "openai"] = "http"
+    url: str | None = None
+    api_key: str | None = None
+    model: str | None = None  # the default model when a case pins none
+    timeout_seconds: float = 120.0
 
 
 class Settings(BaseSettings):
@@ -29,7 +62,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
 
-    api_keys: str | None = Field(default=None, description="JSON list of API key entries")
+    # FEEDBACKLOOP_API_KEYS: a JSON list of entries, as `feedbackloop keys new` prints them.
+    api_keys: list[ApiKeyEntry] = Field(default_factory=list)
     api_keys_file: Path | None = None
 
     cloudevents_source: str = "urn:feedbackloop"
@@ -46,14 +80,15 @@ class Settings(BaseSettings):
     handover_webhook_max_attempts: int = 5
     handover_webhook_backoff_seconds: float = 1.0
 
-    # The agent under test: "http" (our agent protocol) or "openai" (Chat Completions).
-    agent_kind: str | None = None
+    # The agent under test, FEEDBACKLOOP_AGENT_KIND / _URL / _API_KEY / _MODEL /
+    # _TIMEOUT_SECONDS; read together as `agent`.
+    agent_kind: Literal["http", "openai"] = "http"
     agent_url: str | None = None
     agent_api_key: str | None = None
-    agent_model: str | None = None  # the default model when a case pins none
-    agent_timeout_seconds: float = 120.0
+    agent_model: str | None = None
+    agent_timeout_seconds: float = Field(default=120.0, gt=0)
     # Per-agent pass thresholds, JSON: {"<agent path>": {"looked": 0.8, "correct": 0.6}}
-    evals_thresholds: str | None = None
+    evals_thresholds: dict[str, ThresholdSetting] = Field(default_factory=dict)
 
     bus_max_batch: int = 100
     # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.
@@ -62,6 +97,31 @@ class Settings(BaseSettings):
     read_wait_seconds: float = 10.0  # longest wait for a read model to reach minPosition
     log_level: str = "INFO"
 
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _entries_given_as_json(cls, value: object) -> object:
+        # The environment's JSON is decoded by pydantic-settings; this takes the same JSON
+        # text when the settings are built in code (tests, tools).
+        return API_KEY_ENTRIES.validate_json(value) if isinstance(value, str) else value
+
+    @field_validator("agent_kind", mode="before")
+    @classmethod
+    def _kind_in_any_case(cls, value: object) -> object:
+        return (value.strip().lower() or "http") if isinstance(value, str) else value
+
     @property
     def embedded(self) -> bool:
         return self.database_url is None
+
+    @property
+    def agent(self) -> AgentSettings:
+        return AgentSettings(
+            kind=self.agent_kind,
+            url=self.agent_url or None,
+            api_key=self.agent_api_key,
+            model=self.agent_model,
+            timeout_seconds=self.agent_timeout_seconds,
+        )
+
+    def thresholds(self) -> dict[str, Thresholds]:
+        return {agent: values.thresholds() for agent, values in self.evals_thresholds.items()}

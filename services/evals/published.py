@@ -1,5 +1,6 @@
 """Which eval events leave the service, so other services can follow agent quality."""
 
+from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -41,23 +42,44 @@ def run_completed(event: Any) -> EvalRunCompleted:
     )
 
 
-CONFIRMATION = Publication(
-    topic=topics.EVAL_CASE_CONFIRMED,
-    type="evaluation.evals.v1.EvalCaseConfirmed",
-    to_contract=case_confirmed,
+LIFTED = Publication(
+    event=EvalCase.Lifted,
+    topic=topics.EVAL_CASE_LIFTED,
+    type="evaluation.evals.v1.EvalCaseLifted",
+    payload=EvalCaseLifted,
+    to_contract=case_lifted,
+    key="caseId",
+    title="EvalCaseLifted",
+    description="A report became a draft eval case of an agent.",
 )
 
-PUBLICATIONS: dict[type, Publication] = {
-    EvalCase.Lifted: Publication(
-        topic=topics.EVAL_CASE_LIFTED,
-        type="evaluation.evals.v1.EvalCaseLifted",
-        to_contract=case_lifted,
-    ),
-    EvalCase.Confirmed: CONFIRMATION,
-    EvalCase.Unconfirmed: CONFIRMATION,
-    EvalCase.RunRecorded: Publication(
-        topic=topics.EVAL_RUN_COMPLETED,
-        type="evaluation.evals.v1.EvalRunCompleted",
-        to_contract=run_completed,
-    ),
-}
+CONFIRMED = Publication(
+    event=EvalCase.Confirmed,
+    topic=topics.EVAL_CASE_CONFIRMED,
+    type="evaluation.evals.v1.EvalCaseConfirmed",
+    payload=EvalCaseConfirmed,
+    to_contract=case_confirmed,
+    key="caseId",
+    title="EvalCaseConfirmed",
+    description="An eval case was confirmed (confirmedBy set) or sent back to draft "
+    "(confirmedBy null).",
+)
+
+RUN_COMPLETED = Publication(
+    event=EvalCase.RunRecorded,
+    topic=topics.EVAL_RUN_COMPLETED,
+    type="evaluation.evals.v1.EvalRunCompleted",
+    payload=EvalRunCompleted,
+    to_contract=run_completed,
+    key="caseId",
+    title="EvalRunCompleted",
+    description="An eval case was run against its agent, with the verdict.",
+)
+
+PUBLICATIONS: tuple[Publication, ...] = (
+    LIFTED,
+    CONFIRMED,
+    # Sending a case back to draft is told on the same topic, in the same contract.
+    replace(CONFIRMED, event=EvalCase.Unconfirmed),
+    RUN_COMPLETED,
+)

@@ -19,10 +19,15 @@ def feedback_recorded(event: Any) -> FeedbackRecorded:
     )
 
 
-PUBLICATIONS: dict[type, Publication] = {
-    Feedback.Recorded: Publication(
-        topic=topics.FEEDBACK_RECORDED,
-        type="evaluation.feedback.v1.FeedbackRecorded",
-        to_contract=feedback_recorded,
-    ),
-}
+RECORDED = Publication(
+    event=Feedback.Recorded,
+    topic=topics.FEEDBACK_RECORDED,
+    type="evaluation.feedback.v1.FeedbackRecorded",
+    payload=FeedbackRecorded,
+    to_contract=feedback_recorded,
+    key="feedbackId",
+    title="FeedbackRecorded",
+    description="Feedback exists on a subject (SPEC C10); de-duplicate on the CloudEvent id.",
+)
+
+PUBLICATIONS: tuple[Publication, ...] = (RECORDED,)

@@ -30,16 +30,25 @@ def agent_owner_notified(event: Any) -> AgentOwnerNotified:
 
 
 HAND_OVER = Publication(
+    event=Report.HandedOver,
     topic=topics.FEEDBACK_HANDED_OVER,
     type="evaluation.feedback.v1.FeedbackHandedOver",
+    payload=ReportHandedOver,
     to_contract=report_handed_over,
+    key="reportId",
+    title="FeedbackHandedOver",
+    description="A submitted report for engineering triage (SPEC W26, W29).",
 )
 
-PUBLICATIONS: dict[type, Publication] = {
-    Report.HandedOver: HAND_OVER,
-    Report.AgentOwnerNotified: Publication(
-        topic=topics.AGENT_OWNER_NOTIFIED,
-        type="evaluation.feedback.v1.AgentOwnerNotified",
-        to_contract=agent_owner_notified,
-    ),
-}
+OWNER_NOTIFIED = Publication(
+    event=Report.AgentOwnerNotified,
+    topic=topics.AGENT_OWNER_NOTIFIED,
+    type="evaluation.feedback.v1.AgentOwnerNotified",
+    payload=AgentOwnerNotified,
+    to_contract=agent_owner_notified,
+    key="reportId",
+    title="AgentOwnerNotified",
+    description="A report of an agent-owner kind names the agent's owner (SPEC W35).",
+)
+
+PUBLICATIONS: tuple[Publication, ...] = (HAND_OVER, OWNER_NOTIFIED)

@@ -8,7 +8,7 @@ from uuid import uuid4
 from contracts.feedback import RecordFeedback
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
-from services.feedback.published import PUBLICATIONS
+from services.feedback.published import RECORDED
 from services.publication import to_message
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -32,7 +32,7 @@ def recorded_event() -> Any:
 
 def test_feedback_recorded_is_a_structured_cloudevent_keyed_by_the_feedback_id() -> None:
     event = recorded_event()
-    message = to_message(PUBLICATIONS[Feedback.Recorded], event, "urn:test")
+    message = to_message(RECORDED, event, "urn:test")
     envelope = json.loads(message.value)
     assert message.headers["content-type"] == b"application/cloudevents+json"
     assert message.key == str(event.originator_id)
@@ -55,7 +55,7 @@ def test_feedback_recorded_is_a_structured_cloudevent_keyed_by_the_feedback_id()
 
 def test_the_cloudevent_id_is_the_same_each_time_the_event_is_published() -> None:
     event = recorded_event()
-    publication = PUBLICATIONS[Feedback.Recorded]
+    publication = RECORDED
     first = json.loads(to_message(publication, event, "urn:a").value)["id"]
     again = json.loads(to_message(publication, event, "urn:a").value)["id"]
     other = json.loads(to_message(publication, recorded_event(), "urn:a").value)["id"]

@@ -1,14 +1,23 @@
 """Golden files: the checked-in schemas and AsyncAPI document are what the code generates.
 
-A failure here means a published contract changed. If the change is additive and intended,
-run ``feedbackloop contracts`` and commit; a breaking change is a new v2 topic instead.
+A failure here means a published contract changed, or a checked-in document drifted from
+the declarations (issue 7, item 6). If the change is additive and intended, run
+``feedbackloop contracts`` and commit; a breaking change is a new v2 topic instead.
 """
 
 import json
 
 import pytest
 
-from services.docs import CONTRACTS_DIR, asyncapi_document, json_schemas, render
+from services.docs import (
+    CONTRACTS_DIR,
+    README,
+    asyncapi_document,
+    json_schemas,
+    render,
+    topic_table,
+    with_topic_table,
+)
 
 
 @pytest.mark.parametrize("name", sorted(json_schemas()))
@@ -27,3 +36,22 @@ def test_the_asyncapi_document_names_the_seed_topics_exactly() -> None:
     assert "evaluation.feedback.v1.feedback-recorded" in addresses  # SPEC C10
     assert "evaluation.feedback.v1.record-feedback" in addresses
     assert "evaluation.feedback.v1.record-feedback.dlt" in addresses
+
+
+def test_no_checked_in_schema_is_left_that_nothing_declares() -> None:
+    pinned = {path.name for path in (CONTRACTS_DIR / "schemas").glob("*.json")}
+    assert pinned == set(json_schemas())
+
+
+def test_the_readme_topic_table_is_what_the_declarations_produce() -> None:
+    readme = README.read_text()
+    assert with_topic_table(readme, topic_table(asyncapi_document())) == readme
+
+
+def test_the_readme_topic_table_lists_every_published_topic_with_its_type() -> None:
+    table = topic_table(asyncapi_document())
+    assert (
+        "| `evaluation.evals.v1.run-completed` | out | `evaluation.evals.v1.EvalRunCompleted`"
+        in (table)
+    )
+    assert "| `evaluation.feedback.v1.record-feedback` | in |" in table

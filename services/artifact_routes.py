@@ -1,0 +1,39 @@
+"""HTTP routes of the artifact store (SPEC C06): store a body, fetch it by its reference."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Request, Response
+
+from services.api import Http
+from services.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
+from services.auth import Principal
+from services.errors import Refused
+
+
+def artifact_routes(http: Http) -> APIRouter:
+    router = APIRouter(prefix="/factory/artifacts", tags=["artifacts"])
+
+    @router.post("", status_code=201)
+    async def store(
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
+        content_type: Annotated[str, Header()] = "text/plain; charset=utf-8",
+    ) -> dict[str, Any]:
+        """Store the body as an immutable artifact; answers its reference."""
+        content = await request.body()
+        if not content:
+            raise Refused("an artifact cannot be empty", field="body")
+        if len(content) > MAX_ARTIFACT_BYTES:
+            raise Refused(f"an artifact is at most {MAX_ARTIFACT_BYTES} bytes", field="body")
+        ref = await put_artifact(http.pool, principal.tenant_id, content, content_type[:200])
+        return {"ref": ref, "bytes": len(content)}
+
+    @router.get("/{ref}")
+    async def fetch(
+        ref: str,
+        principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
+    ) -> Response:
+        media_type, content = await get_artifact(http.pool, principal.tenant_id, ref)
+        return Response(content, media_type=media_type)
+
+    return router
