@@ -39,8 +39,7 @@ from services.health import ReaderHealth, readers_health
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
-from services.publication import Publication
-from services.published import PUBLICATIONS as DECLARED
+from services.published import PUBLICATIONS
 from services.published import TOPICS, declare_publishers
 from services.relay import Relay
 from services.reports.api import report_routes
@@ -55,9 +54,6 @@ from services.tracing import TraceContext
 log = logging.getLogger("feedbackloop")
 
 HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS}
-# TODO(issue 7, lead): the relay takes services.published.PUBLICATIONS (a tuple of
-# Publication, each naming its event class) once its rewrite lands; until then, keyed by class.
-PUBLICATIONS: dict[type, Publication] = {publication.event: publication for publication in DECLARED}
 
 
 def read_models() -> list[Projection]:
@@ -142,7 +138,7 @@ class Runtime:
             return None
         relay = Relay(
             self.settings.kafka_bootstrap_servers,
-            PUBLICATIONS.items(),
+            PUBLICATIONS,
             source=self.settings.cloudevents_source,
             topic_prefix=self.settings.topic_prefix,
             prepare=self.ensure_topics,

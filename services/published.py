@@ -32,6 +32,11 @@ def by_topic(publications: tuple[Publication, ...] = PUBLICATIONS) -> dict[str, 
     return first
 
 
+def by_event(publications: tuple[Publication, ...] = PUBLICATIONS) -> dict[type, Publication]:
+    """The publication of each event class (an event class is published at most once)."""
+    return {publication.event: publication for publication in publications}
+
+
 # Every topic this service produces or consumes, created at start-up (never auto-created).
 TOPICS: tuple[str, ...] = (
     *by_topic(),

@@ -32,7 +32,7 @@ class Relay:
     def __init__(
         self,
         bootstrap: str,
-        publications: Iterable[tuple[type, Publication]],
+        publications: Iterable[Publication],
         *,
         source: str,
         topic_prefix: str = "",
@@ -44,7 +44,7 @@ class Relay:
         self.topic_prefix = topic_prefix
         self.prepare = prepare  # e.g. create the topics, once Kafka answers
         self.connect_backoff = connect_backoff
-        self._by_topic = {get_topic(cls): p for cls, p in publications}
+        self._by_topic = {get_topic(p.event): p for p in publications}
         self.topics = list(self._by_topic)
         self._producer: AIOKafkaProducer | None = None
         self.published = 0

@@ -12,7 +12,8 @@ import httpx
 
 from contracts import topics
 from contracts.feedback import RecordFeedback
-from services.bootstrap import PUBLICATIONS, Runtime
+from services.bootstrap import Runtime
+from services.published import PUBLICATIONS
 from services.bus import Issued
 from services.follower import Follower, read_position
 from services.parked import list_parked, release
@@ -55,7 +56,7 @@ def relay_for(runtime: Runtime, **overrides: Any) -> Relay:
     }
     return Relay(
         overrides.pop("bootstrap", runtime.settings.kafka_bootstrap_servers),
-        overrides.pop("publications", PUBLICATIONS.items()),
+        overrides.pop("publications", PUBLICATIONS),
         **{**options, **overrides},
     )
 
@@ -218,7 +219,7 @@ async def test_an_event_the_relay_cannot_publish_is_parked_and_the_rest_flows(
     `parked retry` publishes it."""
     poison = (await record(kafka_runtime, 1))[0]
     broken = {poison}
-    (event_class, publication), *_ = PUBLICATIONS.items()
+    publication, *_ = PUBLICATIONS
 
     def mapping(event: Any) -> Any:
         if str(event.originator_id) in broken:
@@ -227,7 +228,7 @@ async def test_an_event_the_relay_cannot_publish_is_parked_and_the_rest_flows(
 
     relay = relay_for(
         kafka_runtime,
-        publications=[(event_class, dataclasses.replace(publication, to_contract=mapping))],
+        publications=[dataclasses.replace(publication, to_contract=mapping)],
     )
     follower = follower_for(kafka_runtime, relay)
     later = await record(kafka_runtime, 4)

@@ -15,7 +15,7 @@ from services.publication import to_message
 from services.reports.domain import Report
 from services.reports.handlers import HANDLERS
 from services.reports.labelled_block import LabelledBlock, parse
-from services.reports.published import PUBLICATIONS
+from services.published import by_event
 from services.store import EventStore
 from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
@@ -67,7 +67,7 @@ def test_a_fabricated_report_notifies_the_agent_owner_and_the_notice_maps_to_kaf
     handle(store, SubmitReport(report_id=report_id), "s1")
     notices = [e for e in stored_events(store) if isinstance(e, Report.AgentOwnerNotified)]
     assert [notice.kind for notice in notices] == ["fabricated"]
-    message = to_message(PUBLICATIONS[Report.AgentOwnerNotified], notices[0], "urn:test")
+    message = to_message(by_event()[Report.AgentOwnerNotified], notices[0], "urn:test")
     assert b'"kind":"fabricated"' in (message.value or b"").replace(b" ", b"")
 
 
@@ -168,7 +168,7 @@ def test_an_old_notice_with_a_capitalised_kind_loads_canonical_and_maps() -> Non
     )
     loaded = stored_events(store)[1]
     assert loaded.kind == "fabricated"
-    to_message(PUBLICATIONS[Report.AgentOwnerNotified], loaded, "urn:test")
+    to_message(by_event()[Report.AgentOwnerNotified], loaded, "urn:test")
 
 
 def test_the_lift_of_a_kind_fabricated_report_reads_its_stored_facts() -> None:

@@ -20,7 +20,7 @@ from contracts.reports import (
 )
 from services.errors import DomainError
 from services.publication import to_message
-from services.reports.published import PUBLICATIONS
+from services.published import by_event
 from services.reports.routing import Kind
 from tests.unit.test_report_facts import handle, memory_store, stored_events
 
@@ -128,7 +128,7 @@ def test_every_event_a_report_emits_maps_through_its_publication(
         with suppress(DomainError):  # a refused move emits nothing; what was emitted matters
             handle(store, command, f"step-{n}")
     for event in stored_events(store):
-        publication = PUBLICATIONS.get(type(event))
+        publication = by_event().get(type(event))
         if publication is not None:
             to_message(publication, event, "urn:test")
         if type(event).__name__ == "AgentOwnerNotified":
