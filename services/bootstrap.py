@@ -39,8 +39,7 @@ from services.health import ReaderHealth, readers_health
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
-from services.published import PUBLICATIONS
-from services.published import TOPICS, declare_publishers
+from services.published import PUBLICATIONS, TOPICS, declare_publishers
 from services.relay import Relay
 from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS

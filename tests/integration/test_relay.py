@@ -13,10 +13,10 @@ import httpx
 from contracts import topics
 from contracts.feedback import RecordFeedback
 from services.bootstrap import Runtime
-from services.published import PUBLICATIONS
 from services.bus import Issued
 from services.follower import Follower, read_position
 from services.parked import list_parked, release
+from services.published import PUBLICATIONS
 from services.relay import Relay
 from tests.conftest import Keys
 from tests.kafka_peer import consume

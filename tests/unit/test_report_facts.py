@@ -12,10 +12,10 @@ from contracts.reports import ComposeWrongAnswer, DraftReport, SubmitReport
 from services.bus import Issued
 from services.evals.lift import lift
 from services.publication import to_message
+from services.published import by_event
 from services.reports.domain import Report
 from services.reports.handlers import HANDLERS
 from services.reports.labelled_block import LabelledBlock, parse
-from services.published import by_event
 from services.store import EventStore
 from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
