@@ -1,6 +1,8 @@
 # One command per chore, the same locally and in CI.
 #   make run    the service on the embedded default (no servers to install)
 #   make test   every test, on a real PostgreSQL and a real Kafka broker it starts itself
+#   make test-faults   the fault runs at full size: kill -9 of each reader 10 times during
+#                      2,000 commands, PostgreSQL and Kafka restarted under load
 #   make check  ruff format + ruff lint + mypy strict + the layers (import-linter)
 #   make bench  benchmarks, written as JSON under var/bench/
 #   make up / make down   a local Kafka and PostgreSQL for development, without Docker
@@ -11,7 +13,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run test test-unit test-integration test-e2e check format bench up down contracts system-deps clean
+.PHONY: run test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +34,10 @@ system-deps:
 
 test: $(STAMP) system-deps
 	$(PYTEST) tests
+
+test-faults: $(STAMP) system-deps
+	FEEDBACKLOOP_FAULT_COMMANDS=2000 FEEDBACKLOOP_FAULT_KILLS=10 FEEDBACKLOOP_FAULT_RESTARTS=3 \
+		$(PYTEST) -m faults tests
 
 test-unit: $(STAMP)
 	$(PYTEST) -m unit tests

@@ -447,6 +447,22 @@ class PostgresServer:
             if self.scratch_dir:
                 shutil.rmtree(self.scratch_dir, ignore_errors=True)
 
+    def restart(self, mode: str = "immediate") -> None:
+        """`pg_ctl restart` on the same port and options. Mode "immediate" is a crash as far
+        as clients can tell: every session is cut, and the server replays its WAL at start."""
+        subprocess.run(
+            self._cmd(
+                "pg_ctl", "-D", self.data_dir, "-l", self.log_path, "-m", mode, "-w", "restart"
+            ),
+            check=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            cwd="/",
+            start_new_session=True,
+        )
+        self.pid = int(Path(self.data_dir, "postmaster.pid").read_text().split()[0])
+
     def state(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -113,6 +113,15 @@ def is_transient(error: BaseException) -> bool:
     )
 
 
+def connected(conn: Connection) -> bool:
+    """Whether the session still stands. Once it is lost, the pool detaches its proxy and
+    every method of it raises, which must not hide the failure that cut the session."""
+    try:
+        return not conn.is_closed()
+    except asyncpg.InterfaceError:
+        return False
+
+
 @dataclass
 class ReaderStatus:
     """What this process knows of one of its readers, for /readyz and metrics."""
@@ -207,7 +216,7 @@ class Follower:
             finally:
                 beat.cancel()
                 await asyncio.gather(beat, return_exceptions=True)
-                if not conn.is_closed():
+                if connected(conn):
                     await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", lock)
 
     async def _follow(self, conn: Connection, stop: asyncio.Event) -> None:
@@ -231,7 +240,7 @@ class Follower:
                 for waiter in waiters:
                     waiter.cancel()
         finally:
-            if not conn.is_closed():
+            if connected(conn):
                 await conn.remove_listener(EVENTS_TABLE, on_notify)
 
     async def _beat(self, stop: asyncio.Event) -> None:

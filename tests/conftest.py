@@ -120,8 +120,8 @@ async def kafka_runtime(
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test is marked by its folder: unit, integration or e2e."""
+    """Each test is marked by its folder: unit, integration, e2e or faults."""
     for item in items:
-        for speed in ("unit", "integration", "e2e"):
+        for speed in ("unit", "integration", "e2e", "faults"):
             if f"/tests/{speed}/" in str(item.path):
                 item.add_marker(getattr(pytest.mark, speed))
