@@ -35,7 +35,7 @@ from services.feedback.api import feedback_routes
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
 from services.follower import Follower, Reader, ReaderStatus
 from services.follower import ensure_tables as ensure_follower_tables
-from services.health import ReaderHealth, readers_health
+from services.health import ReaderHealth, inbound_health, readers_health
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
@@ -72,6 +72,7 @@ class Runtime:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     supervisor: Supervisor = field(init=False)
     readers: dict[str, ReaderStatus] = field(default_factory=dict)
+    consumer: InboundConsumer | None = None
     untrace: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
@@ -183,6 +184,7 @@ class Runtime:
             bootstrap=self.settings.kafka_bootstrap_servers or "localhost:9092",
             group_id=self.settings.inbound_group_id,
             topic_prefix=self.settings.topic_prefix,
+            prepare=self.ensure_topics,
         )
 
     async def start_inbound(self) -> InboundConsumer | None:
@@ -190,24 +192,32 @@ class Runtime:
             log.warning("inbound: off (no KAFKA_BOOTSTRAP_SERVERS): commands come over HTTP only")
             return None
         consumer = self.inbound_consumer()
-
-        async def consume() -> None:  # Kafka away at start: the supervisor tries again
-            await self.ensure_topics()
-            await consumer.run(self.stop)
-
-        self.supervisor.start("inbound", consume)
+        self.supervisor.start("inbound", lambda: consumer.run(self.stop))
+        self.consumer = consumer
         return consumer
+
+    def running(self) -> list[str]:
+        """The readers this process runs."""
+        return [*self.readers, *(["inbound"] if self.consumer else [])]
 
     async def health(self, only: list[str] | None = None) -> list[ReaderHealth]:
         """How each reader stands (all known ones, or ``only`` these), from PostgreSQL."""
         head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
+        max_lag = self.settings.reader_max_lag
+        max_silence = self.settings.reader_max_silence_seconds
+        of_log = None if only is None else [name for name in only if name != "inbound"]
         report = await readers_health(
-            self.pool,
-            head,
-            only=only,
-            max_lag=self.settings.reader_max_lag,
-            max_silence=self.settings.reader_max_silence_seconds,
+            self.pool, head, only=of_log, max_lag=max_lag, max_silence=max_silence
         )
+        if self.settings.kafka_bootstrap_servers and (only is None or "inbound" in only):
+            report.append(
+                await inbound_health(
+                    self.pool,
+                    self.settings.inbound_group_id,
+                    max_lag=max_lag,
+                    max_silence=max_silence,
+                )
+            )
         for reader in report:  # this process knows better whether its own tasks still run
             task = self.supervisor.tasks.get(reader.name)
             if task is not None and not task.alive:
@@ -231,7 +241,7 @@ class Runtime:
             """Ready when every reader this process runs is alive, caught up and has
             nothing parked (``/healthz`` stays liveness)."""
             await self.pool.fetchval("SELECT 1")
-            report = await self.health(only=list(self.readers))
+            report = await self.health(only=self.running())
             body = {
                 "status": "ok" if all(r.ok for r in report) else "not ready",
                 "readers": [

@@ -3,7 +3,8 @@
 
 A reader is unhealthy when it has not been seen lately (its heartbeat is older than
 ``max_silence``: dead, or never started), lags more than ``max_lag`` positions behind the
-store's head, is waiting for something (Kafka away), or has parked events.
+store's head, is waiting for something (Kafka away), or has parked events. The inbound
+consumers heartbeat too (``inbound_consumers``); their lag is counted in Kafka messages.
 """
 
 from dataclasses import dataclass, field
@@ -64,3 +65,32 @@ async def readers_health(
             ReaderHealth(name, row["position"], lag, row["parked"], row["state"], silence, problems)
         )
     return report
+
+
+async def inbound_health(
+    pool: asyncpg.Pool | Connection, group_id: str, *, max_lag: int, max_silence: float
+) -> ReaderHealth:
+    """The inbound consumers of ``group_id``, as one reader: alive when one has been seen
+    lately, its lag the messages its partitions hold beyond what was settled. Parked messages
+    are counted but do not fail it: they are settled (too big even for the dead-letter topic),
+    and a neighbour must not be able to make the service unready by sending one."""
+    members = await pool.fetch(
+        "SELECT state, lag, settled, extract(epoch FROM now() - heartbeat_at)::float8 AS silence "
+        "FROM inbound_consumers WHERE group_id = $1 ORDER BY heartbeat_at DESC",
+        group_id,
+    )
+    parked = await pool.fetchval("SELECT count(*) FROM inbound_parked")
+    live = [m for m in members if m["silence"] <= max_silence]
+    if not live:
+        silence = members[0]["silence"] if members else None
+        problem = "not running" if silence is None else f"not seen for {silence:.0f} s"
+        return ReaderHealth("inbound", 0, 0, parked, "stopped", silence, [problem])
+    lag = sum(m["lag"] for m in live)
+    states = sorted({m["state"] for m in live})
+    problems = [state for state in states if state != "consuming"]
+    if lag > max_lag:
+        problems.append(f"{lag} messages behind (more than {max_lag})")
+    settled = sum(m["settled"] for m in live)
+    return ReaderHealth(
+        "inbound", settled, lag, parked, ", ".join(states), live[0]["silence"], problems
+    )

@@ -14,7 +14,7 @@ from services.bus import Decision, Handler, Issued
 from services.errors import NotFound, Refused
 from services.evals.domain import EvalCase, case_id_for
 from services.evals.lift import lift
-from services.reports.handlers import load as load_report
+from services.reports.domain import Report
 from services.store import EventStore, load_owned
 
 # PatchEvalCase's fields as the aggregate names them.
@@ -52,7 +52,7 @@ def lift_eval_case(store: EventStore, issued: Issued) -> Decision:
     """Create the case with its source, and lift the rest from the report (W44–W50)."""
     command = issued.command
     assert isinstance(command, LiftEvalCase)
-    report = load_report(store, issued.tenant_id, command.source)
+    report: Report = load_owned(store, issued.tenant_id, command.source, "report")
     definition = lift(report)
     case_id = case_id_for(issued.tenant_id, command.source)
     try:

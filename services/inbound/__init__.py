@@ -17,13 +17,12 @@ may write there is the broker's ACL's business.
 
 from services.inbound.asyncapi import register_inbound
 from services.inbound.consumer import InboundConsumer
-from services.inbound.parking import ensure_inbound_tables, parked_inbound_count
+from services.inbound.parking import ensure_inbound_tables
 from services.inbound.subscription import Subscription
 
 __all__ = [
     "InboundConsumer",
     "Subscription",
     "ensure_inbound_tables",
-    "parked_inbound_count",
     "register_inbound",
 ]

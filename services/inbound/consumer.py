@@ -19,7 +19,9 @@ keeps failing is parked after ``max_attempts`` and the partition moves on.
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import os
+import socket
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -73,6 +75,8 @@ class InboundConsumer:
         max_attempts: int = 5,
         backoff: float = 0.2,
         max_backoff: float = 30.0,
+        heartbeat: float = 5.0,
+        prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._bus, self._store, self._pool = bus, store, pool
         self._by_topic: dict[str, dict[str, Subscription]] = {}
@@ -84,6 +88,10 @@ class InboundConsumer:
         self._bootstrap, self._group_id, self._clock = bootstrap, group_id, clock
         self._max_records, self._max_attempts = max_records, max_attempts
         self._backoff, self._max_backoff = backoff, max_backoff
+        self._heartbeat, self._member = heartbeat, f"{socket.gethostname()}:{os.getpid()}"
+        self._prepare = prepare  # e.g. create the topics, once Kafka answers
+        self.state = "starting"  # what it does now, for status and /readyz (via its heartbeat)
+        self.lag = 0  # messages its partitions hold beyond what it has read
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         # What became of the messages this consumer settled (for status, tests and the bench).
@@ -121,7 +129,7 @@ class InboundConsumer:
         failed commit restarts the consumer (after a pause), which resumes from the committed
         offsets."""
         self._task = self._task or asyncio.current_task()
-        forward = asyncio.create_task(self._forward(stop))
+        helpers = [asyncio.create_task(self._forward(stop)), asyncio.create_task(self._beat())]
         pause = self._backoff
         try:
             while not self._stop.is_set():
@@ -130,17 +138,36 @@ class InboundConsumer:
                     pause = self._backoff
                 except Stopped:
                     return
-                except Exception:
+                except Exception as error:
+                    self.state = f"retrying: {type(error).__name__}: {error}"[:500]
                     log.exception("inbound: consumer stopped; restarting in %.1fs", pause)
                     with contextlib.suppress(Stopped):
                         await self._pause(pause)
                     pause = min(self._max_backoff, pause * 2)
         finally:
-            forward.cancel()
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
 
     async def _forward(self, stop: asyncio.Event) -> None:
         await stop.wait()
         self._stop.set()
+
+    async def _beat(self) -> None:
+        """Tells ``feedbackloop status`` (any process) that this consumer lives, and how."""
+        while True:
+            with contextlib.suppress(Exception):  # a missed beat reads as "not seen lately"
+                await self._pool.execute(
+                    "INSERT INTO inbound_consumers (group_id, member, state, lag, settled) "
+                    "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (group_id, member) DO UPDATE SET "
+                    "state = $3, lag = $4, settled = $5, heartbeat_at = now()",
+                    self._group_id,
+                    self._member,
+                    self.state,
+                    self.lag,
+                    self.settled,
+                )
+            await asyncio.sleep(self._heartbeat)
 
     async def _consume(self) -> None:
         consumer = AIOKafkaConsumer(
@@ -155,9 +182,13 @@ class InboundConsumer:
         )
         producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap, acks="all")
         try:
+            self.state = f"waiting for Kafka at {self._bootstrap}"
+            if self._prepare is not None:
+                await self._prepare()
             await consumer.start()
             await producer.start()
             self._dead_letters = DeadLetters(producer, self._pool)
+            self.state = "consuming"
             log.info("inbound: consuming %s", ", ".join(self.topics))
             while not self._stop.is_set():
                 polled = await consumer.getmany(timeout_ms=500, max_records=self._max_records)
@@ -172,9 +203,21 @@ class InboundConsumer:
                     await consumer.commit(
                         {tp: records[-1].offset + 1 for tp, records in polled.items()}
                     )
+                self.lag = await self._lag(consumer)
         finally:
             await consumer.stop()
             await producer.stop()
+
+    @staticmethod
+    async def _lag(consumer: AIOKafkaConsumer) -> int:
+        """Messages beyond this consumer's position, over the partitions it holds (a
+        partition not yet fetched from counts nothing)."""
+        behind = 0
+        for partition in consumer.assignment():
+            end = consumer.highwater(partition)
+            if end is not None:
+                behind += max(0, end - await consumer.position(partition))
+        return behind
 
     async def _settle(self, records: list[Any]) -> None:
         """One partition's slice of a poll: decide, apply, dead-letter or park every message."""

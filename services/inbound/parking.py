@@ -31,6 +31,16 @@ CREATE TABLE IF NOT EXISTS inbound_parked (
     parked_at timestamptz NOT NULL DEFAULT now(),
     UNIQUE (topic, partition, "offset", sha256)
 );
+-- Each running consumer's heartbeat: what it is doing and how far its partitions lag.
+CREATE TABLE IF NOT EXISTS inbound_consumers (
+    group_id text NOT NULL,
+    member text NOT NULL,
+    state text NOT NULL,
+    lag bigint NOT NULL,
+    settled bigint NOT NULL,
+    heartbeat_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (group_id, member)
+);
 """
 
 
@@ -38,12 +48,6 @@ async def ensure_inbound_tables(conn: asyncpg.Connection | PoolConnectionProxy) 
     """Idempotent; call it at start under the global DDL lock (concurrent CREATE ... IF NOT
     EXISTS can still collide in PostgreSQL's catalogue)."""
     await conn.execute(DDL)
-
-
-async def parked_inbound_count(pool: asyncpg.Pool) -> int:
-    if not await pool.fetchval("SELECT to_regclass('inbound_parked') IS NOT NULL"):
-        return 0
-    return int(await pool.fetchval("SELECT count(*) FROM inbound_parked"))
 
 
 def text(value: str | bytes, limit: int = HEAD_BYTES) -> str:

@@ -2,9 +2,11 @@
 in effect, decided by their identity (source + id), never by offsets; poison to the DLT."""
 
 import asyncio
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
 from eventsourcing.utils import get_topic
@@ -12,8 +14,9 @@ from eventsourcing.utils import get_topic
 from contracts import topics
 from services.bootstrap import Runtime
 from services.feedback.domain import Feedback
-from services.inbound import InboundConsumer, parked_inbound_count
+from services.inbound import InboundConsumer
 from services.store import EVENTS_TABLE
+from tests.integration.test_relay import forward
 from tests.kafka_peer import consume, produce, record_feedback_event
 
 DATA = {"projectId": "p", "subjectKind": "memory", "subjectRef": "m-1", "kind": "escalation"}
@@ -186,9 +189,44 @@ async def test_a_message_that_keeps_failing_is_parked_and_the_partition_moves_on
     async with inbound(kafka_runtime) as consumer:
         await settled(consumer, 3)
     assert (consumer.applied, consumer.parked, consumer.dead_lettered) == (2, 1, 0)
-    assert await parked_inbound_count(kafka_runtime.pool) == 1
+    assert await kafka_runtime.pool.fetchval("SELECT count(*) FROM inbound_parked") == 1
     row = await kafka_runtime.pool.fetchrow("SELECT * FROM inbound_parked")
     assert (row["topic"], row["offset"], row["error"]) == (command_topic, 1, "failed")
     assert "failed 5 times" in row["reason"]
     assert "artifacts" in row["reason"]  # the error itself, to judge it by
     assert row["payload_size"] == len(row["head"])  # small: the head is all of it
+
+
+async def test_an_inbound_consumer_started_while_kafka_is_away_says_so_and_then_consumes(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """Issue 7 item 4: the inbound consumer heartbeats like the log's readers, so status and
+    /readyz tell "waiting for Kafka" from "consuming" from "not running"."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    kafka_runtime.settings.kafka_bootstrap_servers = f"127.0.0.1:{port}"
+    [before] = await kafka_runtime.health(only=["inbound"])
+    assert before.problems == ["not running"]
+
+    async def inbound_health_until(ready: bool) -> Any:
+        async with asyncio.timeout(60):
+            while True:
+                [health] = await kafka_runtime.health(only=["inbound"])
+                if health.ok == ready and health.problems != ["not running"]:
+                    return health
+                await asyncio.sleep(0.2)
+
+    async with inbound(kafka_runtime) as consumer:
+        waiting = await inbound_health_until(ready=False)
+        assert "Kafka" in waiting.state, waiting
+        door = await forward(port, kafka_bootstrap)
+        await produce(
+            kafka_bootstrap,
+            topic(kafka_runtime, topics.RECORD_FEEDBACK),
+            [record_feedback_event("tenant-k", "svc-a", DATA)],
+        )
+        await settled(consumer, 1)
+        consuming = await inbound_health_until(ready=True)
+        assert (consuming.state, consuming.lag) == ("consuming", 0)
+    door.close()
