@@ -65,7 +65,7 @@ from projections.runner import rebuild  # noqa: E402
 from services.auth import new_key  # noqa: E402
 from services.bus import CommandBus, Issued, Receipt  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
-from services.feedback.handlers import HANDLERS, request_digest  # noqa: E402
+from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
 from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
 from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
 from services.kafka import ensure_topics  # noqa: E402
@@ -267,7 +267,7 @@ def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
 
 
 async def drive_bus(store: EventStore, first: int, total: int, clients: int) -> dict[str, Any]:
-    bus = CommandBus(store, HANDLERS)
+    bus = CommandBus(store, HANDLERS, creates=CREATES)
     numbers, latencies = itertools.count(first), []
 
     async def worker() -> None:
@@ -422,7 +422,7 @@ async def inbound_consumer(
 ) -> dict[str, Any]:
     """The figure: the real consumer, from its start to the last command settled."""
     pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
-    bus = CommandBus(store, HANDLERS)
+    bus = CommandBus(store, HANDLERS, creates=CREATES)
     try:
         async with pool.acquire() as conn:
             await ensure_inbound_tables(conn)

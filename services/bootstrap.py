@@ -32,6 +32,7 @@ from services.evals.api import eval_routes
 from services.evals.handlers import HANDLERS as EVAL_HANDLERS
 from services.evals.runs import CaseRunner
 from services.feedback.api import feedback_routes
+from services.feedback.handlers import CREATES
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
 from services.follower import Follower, Reader, ReaderStatus
 from services.follower import ensure_tables as ensure_follower_tables
@@ -103,7 +104,7 @@ class Runtime:
         for projection in read_models():  # queries never meet a missing table
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
-        bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch)
+        bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch, creates=CREATES)
         return cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
 
     async def close(self) -> None:

@@ -42,7 +42,7 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from pydantic import BaseModel, ValidationError
 
 from services.errors import DomainError, Refused
-from services.store import EventStore
+from services.store import EventStore, existing
 from services.tracing import current_traceparent, stamp
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,9 @@ class Issued:
     tracking: Tracking | None = None
     identity: str | None = None  # applied at most once under it (see the module docstring)
     trace: str | None = None  # W3C traceparent; by default the caller's (services/tracing.py)
+    # The bus found no aggregate under the id this command creates (``Creates``): the handler
+    # need not look it up. A lookup per command would be a round trip per command.
+    new: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,10 @@ class Outcome:
 
 
 Handler = Callable[[EventStore, Issued], Decision]
+# The id of the aggregate a command creates if it is new. The bus asks which of a batch's ids
+# exist in one query and marks the others ``Issued.new``; if another process creates one
+# meanwhile, the append conflicts and the command is decided again, looked up this time.
+Creates = Callable[[Issued], UUID]
 Result = Outcome | BaseException
 
 
@@ -123,10 +130,15 @@ class _Unit:
 
 class CommandBus:
     def __init__(
-        self, store: EventStore, handlers: dict[type[BaseModel], Handler], max_batch: int = 100
+        self,
+        store: EventStore,
+        handlers: dict[type[BaseModel], Handler],
+        max_batch: int = 100,
+        creates: dict[type[BaseModel], Creates] | None = None,
     ) -> None:
         self._store = store
         self._handlers = handlers
+        self._creates = creates or {}
         self._max_batch = max_batch
         self._queue: asyncio.Queue[_Unit] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
@@ -204,9 +216,12 @@ class CommandBus:
     def _commit(self, batch: list[_Unit]) -> None:
         """Runs in a worker thread: the library is synchronous."""
         decided: list[tuple[_Unit | None, int, Decision]] = []
+        new = self._new([issued for unit in batch for issued in unit.commands])
         for unit in batch:
             for index, issued in enumerate(unit.commands):
                 try:
+                    if id(issued) in new:
+                        issued = replace(issued, new=True)
                     decided.append((unit, index, self._decide(issued)))
                 except Exception as error:  # this command's failure, not its neighbours'
                     if not isinstance(error, DomainError):
@@ -221,6 +236,16 @@ class CommandBus:
             log.info("concurrency conflict in a batch of %d: redoing one by one", len(decided))
             for unit in batch:
                 self._redo(unit)
+
+    def _new(self, commands: list[Issued]) -> set[int]:
+        """The commands (by ``id()``) whose aggregate does not exist yet, in one query."""
+        creating = {
+            id(issued): creates(issued)
+            for issued in commands
+            if (creates := self._creates.get(type(issued.command))) is not None
+        }
+        found = existing(self._store, set(creating.values()))
+        return {command for command, aggregate in creating.items() if aggregate not in found}
 
     @staticmethod
     def _settled_position(unit: _Unit) -> Tracking | None:

@@ -6,6 +6,7 @@ in one transaction.
 """
 
 import os
+from collections.abc import Collection
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 from uuid import UUID
@@ -95,6 +96,19 @@ def read_log(
     )
     upto = notifications[-1].id if len(notifications) == limit else head
     return upto, notifications
+
+
+def existing(store: EventStore, ids: Collection[UUID]) -> set[UUID]:
+    """Which of these aggregates have events, in one query."""
+    if not ids:
+        return set()
+    datastore = store.recorder.datastore  # type: ignore[attr-defined]  # PostgreSQL's
+    with datastore.get_connection() as conn, conn.cursor() as curs:
+        curs.execute(
+            f"SELECT DISTINCT originator_id FROM {EVENTS_TABLE} WHERE originator_id = ANY(%s)",
+            [list(ids)],
+        )
+        return {row["originator_id"] for row in curs.fetchall()}
 
 
 def load_owned(store: EventStore, tenant_id: str, aggregate_id: UUID, what: str) -> Any:

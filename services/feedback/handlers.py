@@ -1,13 +1,14 @@
 """Command handlers of the feedback context: load, decide, hand back for the bus to append."""
 
 import hashlib
+from contextlib import suppress
 from dataclasses import dataclass
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.feedback import RecordFeedback
-from services.bus import Decision, Handler, Issued
+from services.bus import Creates, Decision, Handler, Issued
 from services.feedback.domain import Feedback, feedback_id_for
 from services.metrics import FEEDBACK_RECORDED
 from services.store import EventStore
@@ -19,33 +20,37 @@ def request_digest(command: RecordFeedback) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def created_by(issued: Issued) -> UUID:
+    """The feedback a command creates. A key is the sender's own: the same key from another
+    person is another command."""
+    return feedback_id_for(issued.tenant_id, f"{issued.actor}/{issued.command_id}")
+
+
 def record_feedback(store: EventStore, issued: Issued) -> Decision:
     """SPEC C11: the same key with the same body answers the same feedback and appends nothing."""
     command = issued.command
     assert isinstance(command, RecordFeedback)
-    # A key is the sender's own: the same key from another person is another command.
-    feedback_id = feedback_id_for(issued.tenant_id, f"{issued.actor}/{issued.command_id}")
+    feedback_id = created_by(issued)
     digest = request_digest(command)
-    try:
-        existing: Feedback = store.repository.get(feedback_id)
-    except AggregateNotFoundError:
-        feedback = Feedback.record(
-            command,
-            feedback_id=feedback_id,
-            tenant_id=issued.tenant_id,
-            given_by=issued.actor,
-            given_at=issued.at,
-            command_id=issued.command_id,
-            request_digest=digest,
-        )
-        return Decision(
-            [feedback],
-            Recorded(feedback_id, True),
-            committed=FEEDBACK_RECORDED.labels(issued.tenant_id, command.kind.value).inc,
-        )
-    assert isinstance(existing, Feedback)
-    existing.same_request(issued.tenant_id, digest)
-    return Decision([], Recorded(feedback_id, False))
+    if not issued.new:  # the bus did not find it absent already: look
+        with suppress(AggregateNotFoundError):
+            existing: Feedback = store.repository.get(feedback_id)
+            existing.same_request(issued.tenant_id, digest)
+            return Decision([], Recorded(feedback_id, False))
+    feedback = Feedback.record(
+        command,
+        feedback_id=feedback_id,
+        tenant_id=issued.tenant_id,
+        given_by=issued.actor,
+        given_at=issued.at,
+        command_id=issued.command_id,
+        request_digest=digest,
+    )
+    return Decision(
+        [feedback],
+        Recorded(feedback_id, True),
+        committed=FEEDBACK_RECORDED.labels(issued.tenant_id, command.kind.value).inc,
+    )
 
 
 @dataclass(frozen=True)
@@ -55,3 +60,4 @@ class Recorded:
 
 
 HANDLERS: dict[type, Handler] = {RecordFeedback: record_feedback}
+CREATES: dict[type, Creates] = {RecordFeedback: created_by}

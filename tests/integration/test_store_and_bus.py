@@ -84,20 +84,24 @@ def test_db_functions_are_refused_at_start_up(database_url: str) -> None:
 async def test_two_stores_on_one_database_never_append_one_command_twice(
     runtime: Runtime, database_url: str
 ) -> None:
-    """Two API replicas racing on the same idempotency key: the loser reloads and agrees."""
+    """Two API replicas racing on the same idempotency keys: both find the feedback absent
+    (one query a batch), both append, the loser conflicts, decides again, looked up this
+    time, and agrees."""
     other = await asyncio.to_thread(open_store, database_url)
     try:
         from services.bus import CommandBus
-        from services.feedback.handlers import HANDLERS
+        from services.feedback.handlers import CREATES, HANDLERS
 
-        bus2 = CommandBus(other, HANDLERS)
-        key = f"race-{uuid.uuid4()}"
-        results = await asyncio.gather(
-            runtime.bus.execute(issued("t", key)), bus2.execute(issued("t", key))
-        )
+        bus2 = CommandBus(other, HANDLERS, creates=CREATES)
+        for _ in range(10):
+            key = f"race-{uuid.uuid4()}"
+            results = await asyncio.gather(
+                runtime.bus.execute(issued("t", key)), bus2.execute(issued("t", key))
+            )
+            assert results[0].result.feedback_id == results[1].result.feedback_id
+            assert sorted(r.result.created for r in results) == [False, True]
         await bus2.aclose()
-        assert results[0].result.feedback_id == results[1].result.feedback_id
-        assert count_events(runtime) == 1
+        assert count_events(runtime) == 10
     finally:
         other.close()
 
