@@ -33,6 +33,12 @@ class CloudEventEnvelope(Contract):
     time: datetime | None = None
     datacontenttype: Literal["application/json"] | None = None
     partitionkey: Attribute | None = Field(default=None, description="The Kafka message key.")
+    # Not an Attribute: a malformed trace is ignored, never a refusal (services/tracing.py).
+    traceparent: str | None = Field(
+        default=None,
+        description="W3C trace context (the CloudEvents distributed tracing extension): the "
+        "trace of the request or command that caused this message. Ignored unless well formed.",
+    )
 
 
 class CommandEnvelope(CloudEventEnvelope):

@@ -24,6 +24,7 @@ from cloudevents.core.v1.event import CloudEvent
 from pydantic import BaseModel, Field, create_model
 
 from contracts.envelope import CloudEventEnvelope
+from services.tracing import traceparent_of
 
 EVENT_ID_NAMESPACE = UUID("4e3f7c1a-9b2d-5d8e-8f60-2a7b1c9d0e55")
 
@@ -82,6 +83,8 @@ def to_message(publication: Publication, event: Any, source: str) -> KafkaMessag
     tenant = getattr(event, "tenant_id", None)
     if tenant is not None:
         attributes["tenantid"] = tenant
+    if (trace := traceparent_of(event)) is not None:
+        attributes["traceparent"] = trace
     return to_structured_event(
         CloudEvent(attributes, contract.model_dump(mode="json", by_alias=True))
     )

@@ -254,7 +254,8 @@ async def test_an_event_the_relay_cannot_publish_is_parked_and_the_rest_flows(
 async def test_the_trace_of_a_request_travels_to_the_message_the_relay_publishes(
     kafka_runtime: Runtime, kafka_bootstrap: str, keys: Keys
 ) -> None:
-    """Issue 7 item 4: W3C traceparent, HTTP → the event's metadata → Kafka header."""
+    """Issue 7 item 4: W3C traceparent, HTTP → the event's metadata → Kafka header and the
+    CloudEvent's extension attribute."""
     traceparent = f"00-{uuid.uuid4().hex}-{uuid.uuid4().hex[:16]}-01"
     transport = httpx.ASGITransport(app=kafka_runtime.app())
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -286,7 +287,10 @@ async def test_the_trace_of_a_request_travels_to_the_message_the_relay_publishes
     topic = kafka_runtime.settings.topic_prefix + topics.FEEDBACK_RECORDED
     messages = await consume(kafka_bootstrap, topic, 2)
     traces = {
-        json.loads(m.value)["data"]["subjectRef"]: dict(m.headers).get("traceparent")
+        json.loads(m.value)["data"]["subjectRef"]: (
+            dict(m.headers).get("traceparent", b"").decode() or None,
+            json.loads(m.value).get("traceparent"),  # the CloudEvents extension attribute
+        )
         for m in messages
     }
-    assert traces == {"traced": traceparent.encode(), "x": None}
+    assert traces == {"traced": (traceparent, traceparent), "x": (None, None)}
