@@ -66,6 +66,7 @@ from services.auth import new_key  # noqa: E402
 from services.bus import CommandBus, Issued, Receipt  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
+from services.follower import ensure_tables  # noqa: E402
 from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
 from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
 from services.kafka import ensure_topics  # noqa: E402
@@ -325,6 +326,8 @@ def fill(store: EventStore, total: int, batch: int = 500) -> float:
 async def bench_rebuild(store: EventStore, url: str, total: int) -> dict[str, Any]:
     pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
     try:
+        async with pool.acquire() as conn:
+            await ensure_tables(conn)  # the readers' positions (a service's start makes them)
         t0 = time.perf_counter()
         schema = await rebuild(store, pool, FeedbackList(), swap=True)
         seconds = time.perf_counter() - t0
