@@ -113,6 +113,14 @@ def is_transient(error: BaseException) -> bool:
     )
 
 
+async def first_of(*events: asyncio.Event, timeout: float) -> None:
+    """Wait until one of the events is set, or the timeout passes."""
+    waiters = [asyncio.create_task(event.wait()) for event in events]
+    await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    for waiter in waiters:
+        waiter.cancel()
+
+
 def connected(conn: Connection) -> bool:
     """Whether the session still stands. Once it is lost, the pool detaches its proxy and
     every method of it raises, which must not hide the failure that cut the session."""
@@ -133,10 +141,12 @@ class ReaderStatus:
     parked: int = 0
     applied: int = 0  # events applied since this process started
     said_at: float = field(default_factory=time.monotonic)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)  # the heartbeat tells at once
 
     def say(self, state: str) -> None:
         if state != self.state:
             log.info("%s: %s", self.name, state)
+            self.changed.set()
         self.state = state
         self.said_at = time.monotonic()
 
@@ -233,12 +243,7 @@ class Follower:
                 while await self.step(conn) and not stop.is_set():
                     pass
                 self.status.say("following")
-                waiters = [asyncio.create_task(wake.wait()), asyncio.create_task(stop.wait())]
-                await asyncio.wait(
-                    waiters, timeout=self.idle_poll, return_when=asyncio.FIRST_COMPLETED
-                )
-                for waiter in waiters:
-                    waiter.cancel()
+                await first_of(wake, stop, timeout=self.idle_poll)
         finally:
             if connected(conn):
                 await conn.remove_listener(EVENTS_TABLE, on_notify)
@@ -246,6 +251,7 @@ class Follower:
     async def _beat(self, stop: asyncio.Event) -> None:
         """Tells other processes (``feedbackloop status``) this reader is alive, and how."""
         while not stop.is_set():
+            self.status.changed.clear()
             with contextlib.suppress(Exception):  # a missed beat reads as "not seen lately"
                 await self.pool.execute(
                     "UPDATE reader_positions SET heartbeat_at = now(), state = $2 "
@@ -253,8 +259,7 @@ class Follower:
                     self.reader.name,
                     self.status.state,
                 )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self.heartbeat)
+            await first_of(stop, self.status.changed, timeout=self.heartbeat)
 
     async def _register(self, conn: Connection) -> None:
         await conn.execute(

@@ -90,7 +90,7 @@ class InboundConsumer:
         self._backoff, self._max_backoff = backoff, max_backoff
         self._heartbeat, self._member = heartbeat, f"{socket.gethostname()}:{os.getpid()}"
         self._prepare = prepare  # e.g. create the topics, once Kafka answers
-        self.state = "starting"  # what it does now, for status and /readyz (via its heartbeat)
+        self._state, self._changed = "starting", asyncio.Event()
         self.lag = 0  # messages its partitions hold beyond what it has read
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -101,6 +101,17 @@ class InboundConsumer:
         self.parked = 0
         self.failed_attempts = 0  # attempts that failed for other reasons than a refusal
         self._dead_letters: DeadLetters | None = None
+
+    @property
+    def state(self) -> str:
+        """What it does now, for status and /readyz: its heartbeat tells a change at once."""
+        return self._state
+
+    @state.setter
+    def state(self, state: str) -> None:
+        if state != self._state:
+            self._state = state
+            self._changed.set()
 
     @property
     def settled(self) -> int:
@@ -156,6 +167,7 @@ class InboundConsumer:
     async def _beat(self) -> None:
         """Tells ``feedbackloop status`` (any process) that this consumer lives, and how."""
         while True:
+            self._changed.clear()
             with contextlib.suppress(Exception):  # a missed beat reads as "not seen lately"
                 await self._pool.execute(
                     "INSERT INTO inbound_consumers (group_id, member, state, lag, settled) "
@@ -167,7 +179,8 @@ class InboundConsumer:
                     self.lag,
                     self.settled,
                 )
-            await asyncio.sleep(self._heartbeat)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout=self._heartbeat)
 
     async def _consume(self) -> None:
         consumer = AIOKafkaConsumer(
