@@ -138,6 +138,7 @@ class Report(Aggregate):
         self.facts: LabelledBlock | None = block_of(facts)
         self.status = "Draft"
         self.delivery_attempts = 0
+        self.delivery_settled = False  # the webhook got its hand-over, or gave up
 
     @classmethod
     def draft(
@@ -275,8 +276,10 @@ class Report(Aggregate):
         self, attempt: int, status_code: int | None, error: str | None, timestamp: datetime
     ) -> None:
         self.delivery_attempts = attempt
+        self.delivery_settled = status_code is not None and 200 <= status_code < 300
 
     @event(HandOverDeliveryFailed)
     def _delivery_failed(self, attempts: int, error: str | None, timestamp: datetime) -> None:
         # A hand-over nobody received is a report nobody acts on: the Inbox shows it.
         self.status = "New"
+        self.delivery_settled = True

@@ -4,9 +4,11 @@ A reader of the log (``services/follower.py``). The body is the same CloudEvent 
 topic carries, signed with HMAC-SHA256 over the raw body (``X-Feedbackloop-Signature:
 sha256=<hex>``). Each attempt is recorded as an event on the report; 5xx answers, 408, 429
 and network errors are retried with exponential backoff, up to ``max_attempts``; any other 4xx
-is final at once. A hand-over that was never received puts the report in the Inbox. The final
-attempt's event commits with a tracking record of the hand-over's position, so a restart that
-meets a settled hand-over again skips it instead of delivering it twice.
+is final at once. A hand-over that was never received puts the report in the Inbox. Whether a
+hand-over is settled (received, or given up on) is the report's own state, so a restart that
+meets a settled hand-over again skips it instead of delivering it twice, and a parked one
+released later is delivered whatever came after it. (Not the library's tracking record: it
+keeps only the highest position, which would pass over a released one.)
 """
 
 import asyncio
@@ -18,7 +20,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
 
 from contracts.reports import RecordHandOverDelivery
@@ -73,10 +74,10 @@ class HandOverWebhook:
 
     async def apply(self, conn: Connection, batch: Sequence[Positioned]) -> None:
         for item in batch:
-            settled = await asyncio.to_thread(
-                self.store.process_recorder.has_tracking_id, NAME, item.position
+            report: Report = await asyncio.to_thread(
+                self.store.repository.get, item.event.originator_id
             )
-            if not settled:
+            if not report.delivery_settled:
                 await self.deliver(item)
 
     async def deliver(self, item: Positioned) -> None:
@@ -110,7 +111,6 @@ class HandOverWebhook:
                     actor=ACTOR,
                     command_id=f"{NAME}/{item.position}/{attempt}",
                     at=datetime.now(UTC),
-                    tracking=Tracking(NAME, item.position) if final else None,
                 )
             )
             if final:
