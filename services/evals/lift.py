@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from services.errors import Refused
-from services.evals.scoring import contains_value, number_spans
+from services.evals.normalisation import contains_value, number_spans
 from services.reports.domain import Report
 from services.reports.labelled_block import LabelledBlock
 from services.reports.routing import Kind

@@ -1,4 +1,5 @@
-"""Scoring eval runs (SPEC §3.6, §3.7, W55, W59–W67, W70, W71): three checks and the pass rule."""
+"""Scoring eval runs (SPEC §3.6, §3.7, W55, W59–W67, W70, W71): normalisation, three checks and
+the pass rule."""
 
 import math
 import time
@@ -9,20 +10,22 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from contracts.reports import ToolCallRecord
+from services.evals.normalisation import (
+    contains_value,
+    fold,
+    is_number,
+    number_key,
+    number_spans,
+)
 from services.evals.scoring import (
     LOOKUP_TOOLS,
     CallLike,
     RunSummary,
     ThreadScore,
     Thresholds,
-    contains_value,
     correct,
-    fold,
     invented,
-    is_number,
     looked,
-    number_key,
-    number_spans,
     score_reply,
     summarize,
 )
