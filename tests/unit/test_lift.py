@@ -10,7 +10,7 @@ from contracts.reports import ComposeWrongAnswer, DraftReport
 from services.errors import Refused
 from services.evals.domain import EvalCase, agent_id, case_ref
 from services.evals.lift import lift
-from services.evals.scoring import correct
+from services.evals.scoring import correct, invented
 from services.reports.domain import Report
 from services.reports.labelled_block import parse
 from services.reports.wrong_answer import compose_report
@@ -76,6 +76,18 @@ def test_must_assert_is_the_expected_value_without_its_typed_quotes() -> None:
     reply = "Der Konzept-Ansatz CHF 150 steht im Firmenprofil, also CHF 150.00 pro Stunde."
     assert correct(reply, composed.must_assert)
     assert correct(reply, lift(free).must_assert)
+
+
+def test_an_invented_phone_number_beside_a_date_becomes_its_own_must_not_assert() -> None:
+    """SPEC §3.6 (amended), §3.5: the number and the date in parentheses are two values, so a
+    reply that repeats the invented number is caught."""
+    reply = {**SEED_FACTS["reply"], "text": "Ruf +41 44 123 45 67 (2026-03-01) an."}
+    reply["toolCalls"] = [
+        {"name": "Get", "arguments": "sglauser/AgenticOffice/Firmenprofil", "result": "ok"}
+    ]
+    definition = lift(wrong_answer_report(kind="fabricated", reply=reply))
+    assert definition.must_not_assert == ["+41 44 123 45 67", "2026-03-01"]
+    assert invented("Die Nummer ist 044 123 45 67.", definition.must_not_assert)
 
 
 def test_a_plain_bug_report_is_refused() -> None:
