@@ -32,6 +32,7 @@ _NUMBER_MARKS = frozenset("+()-–./'’,")  # §3.6's class, besides the digits
 _CURRENCIES = ("chf", "sfr.", "fr.", "franken", "eur", "euro", "usd", "gbp", "$", "€", "£")
 _LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # the line ends of str.splitlines
 _DIGIT_RUN = re.compile(r"[0-9]+")
+_NOT_DIGITS = re.compile(r"[^0-9]+")
 # What joins two digit groups of one span: whitespace other than a line break, ``) . - / ' ’``
 # and the trunk prefix ``(0)``; any other ``(`` ends the span (§3.6, amended). The alternatives
 # begin with different characters, so each step of the ``+`` has one way to go at most.
@@ -89,6 +90,8 @@ def _without_zero_decimals(number: str) -> str:
     end = len(number)
     while end and number[end - 1] not in _DIGITS:
         end -= 1  # back over a currency or a dash after the last digit
+    if number[end - 1 : end] != "0":
+        return number[:end]
     for zeros in (2, 1):
         point = end - zeros - 1
         if (
@@ -108,8 +111,7 @@ def number_key(value: str) -> str:
 
 
 def _key(normalized: str) -> str:
-    digits = [c for c in _without_zero_decimals(normalized) if c in _DIGITS]
-    return "".join(digits[-KEY_DIGITS:])
+    return _NOT_DIGITS.sub("", _without_zero_decimals(normalized))[-KEY_DIGITS:]
 
 
 def _date_end(text: str, start: int) -> int | None:
@@ -117,8 +119,10 @@ def _date_end(text: str, start: int) -> int | None:
     does. A date stands alone: with a digit, or another group of its separator, next to it, it
     is a piece of something longer (a phone number written with dots or dashes)."""
     for pattern, separator, offset in _DATES:
-        date = text[start + offset : start + offset + 1] == separator and pattern.match(text, start)
-        if not date:
+        if text[start + offset : start + offset + 1] != separator:
+            continue  # the cheap test: no separator where this shape needs one
+        date = pattern.match(text, start)
+        if date is None:
             continue
         end = date.end()
         glued = (
