@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from services.errors import Refused
-from services.evals.scoring import contains_value, number_spans
+from services.evals.normalisation import contains_value, number_spans
 from services.reports.domain import Report
 from services.reports.labelled_block import LabelledBlock
 from services.reports.routing import Kind
@@ -56,6 +56,11 @@ def lift(report: Report) -> Definition:
     assert block.agent is not None
     assert report.prompt is not None
     must_not_assert = invented_values(block) if block.kind == Kind.fabricated else []
+    # SPEC §3.4 (amended): the stored Expected is bare already. Quotes go at the door (the
+    # parser; compose_report for a structured record) and in the Drafted v1 upcaster's parse.
+    # No upcaster for v2: a quoted fact there came from a record composed before compose_report
+    # stripped, and on load it cannot be told from a free-text value whose inner pair is its own
+    # ('"«x»"' reads «x»); facts decided at the door stay decided. Patch such a case's mustAssert.
     must_assert = block.expected
     if must_assert and any(contains_value(must_assert, v) for v in must_not_assert):
         must_assert = None  # W50: an invented value is never the expected one

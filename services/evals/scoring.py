@@ -5,17 +5,18 @@ check 3 *correct* (W64), normalised as §3.6 says; the run passes by the §3.7 r
 A non-answer (W70, W71) is not an invention and is left out of every rate. Pure: no I/O.
 
 Decisions of ours where SPEC leaves room (pinned in tests/unit/test_scoring.py):
-- digits are the ASCII 0-9 after NFKC, so full-width digits count and other scripts' do not;
 - a blank mustNotAssert value is never found, and a blank mustAssert is n/a;
 - a node is named only as a whole path: a child or a longer sibling name does not count;
 - with no mustGround there is nothing to look for, so check 1 passes.
+How a reply states a value (numbers by digits, text folded) is ``services.evals.normalisation``.
 """
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from services.evals.normalisation import contains_value, fold
 
 LOOKUP_TOOLS = frozenset({"Get", "Search"})
 
@@ -29,60 +30,6 @@ class CallLike(Protocol):
     def arguments(self) -> str: ...
     @property
     def result(self) -> str: ...
-
-
-# ---- Normalisation (§3.6) --------------------------------------------------------------------
-
-_JOINERS = r"\s().\-/'’"  # what may join digit groups of one number
-_CURRENCY = r"(?:chf|eur|usd|gbp|fr\.|[$€£])"  # "such as", so ours: Fr. and GBP too
-_NUMBER_BODY = rf"[0-9+{_JOINERS}]*[0-9][0-9+{_JOINERS}]*"
-_NUMBER_VALUE = re.compile(
-    rf"\s*(?:{_CURRENCY}?{_NUMBER_BODY}|{_NUMBER_BODY}{_CURRENCY})\s*", re.IGNORECASE
-)
-# §3.6's span pattern with \d written as [0-9]: a span ends on a digit, so "67." is "67".
-_NUMBER_SPAN = re.compile(rf"\+?\(?[0-9][0-9{_JOINERS}]*[0-9]|[0-9]")
-KEY_DIGITS = 9
-
-
-def _nfkc(text: str) -> str:
-    return unicodedata.normalize("NFKC", text)
-
-
-def fold(text: str) -> str:
-    """NFKC, case folding and whitespace runs collapsed to one space (§3.6, NFKC proposed)."""
-    folded = _nfkc(_nfkc(text).casefold())  # case folding can undo NFKC (e.g. "ǰ"), so again
-    return " ".join(folded.split())
-
-
-def is_number(value: str) -> bool:
-    """A value is a number iff it holds a digit and only phone and amount punctuation, with an
-    optional currency before or after it (§3.6): ``+41 (0)44 123 45 67``, ``CHF 1'200.50``."""
-    return _NUMBER_VALUE.fullmatch(_nfkc(value)) is not None
-
-
-def number_key(value: str) -> str:
-    """The last nine digits of a number, or all of them if fewer (W61): the subscriber part,
-    whichever of +41, 0041, +41 (0) or 0 it is written with (W62)."""
-    digits = re.sub(r"[^0-9]", "", _nfkc(value))
-    return digits[-KEY_DIGITS:]
-
-
-def number_spans(text: str) -> list[str]:
-    """The maximal runs of digit groups in the text (§3.6), left to right, after NFKC; each
-    begins with ``+``, ``(`` or a digit and ends on a digit: "CHF 120.–" holds "120"."""
-    return _NUMBER_SPAN.findall(_nfkc(text))
-
-
-def contains_value(reply: str, value: str) -> bool:
-    """Does the reply state the value? Numbers compare by key against every number span of the
-    reply (W61, W62), so ``044 123 45 67`` is found in "+41 44 123 45 67" but ``123 45 67`` is
-    not found in "45 67": keys are equal only with as many digits. Text is a substring after
-    folding (W63)."""
-    if is_number(value):
-        key = number_key(value)
-        return any(number_key(span) == key for span in number_spans(reply))
-    folded = fold(value)
-    return bool(folded) and folded in fold(reply)
 
 
 # ---- The three checks ------------------------------------------------------------------------

@@ -195,15 +195,18 @@ def parse(text: str | None) -> LabelledBlock | None:
         agent=None if agent is None else agent.split(" (", 1)[0].strip(),
         model=_model(model),
         tools_called=_tool_calls(tools),
-        answer_excerpt=_unquoted(answer),
-        expected=_unquoted(expected),
+        answer_excerpt=unquoted(answer),
+        expected=unquoted(expected),
         evidence=evidence,
         addressee=addressee,
         extra={written[key]: value for key, value in found.items() if key not in _KEYS},
     )
 
 
-def _unquoted(value: str | None) -> str | None:
+def unquoted(value: str | None) -> str | None:
+    """The value without one surrounding pair of the quotation marks people type (SPEC §3.4,
+    amended): ``«Konzept-Ansatz CHF 150»`` is ``Konzept-Ansatz CHF 150``. Only one pair, and
+    only when both ends make a pair; marks inside the value stay."""
     if value is None or len(value) < 2:
         return value
     if (value[0], value[-1]) in _QUOTE_PAIRS:

@@ -12,7 +12,13 @@ from contracts.reports import (
     ToolCallRecord,
 )
 from services.errors import Refused
-from services.reports.labelled_block import LabelledBlock, ModelLine, ToolCall, compose
+from services.reports.labelled_block import (
+    LabelledBlock,
+    ModelLine,
+    ToolCall,
+    compose,
+    unquoted,
+)
 from services.reports.routing import Kind, addressee_text
 
 LOOKUP_TOOLS = frozenset({"Get", "Search"})
@@ -82,7 +88,10 @@ def compose_report(facts: ComposeWrongAnswer) -> tuple[LabelledBlock, DraftRepor
         ),
         tools_called=tuple(ToolCall(c.name, c.arguments, c.result) for c in reply.tool_calls),
         answer_excerpt=excerpt(reply.text),
-        expected=facts.expected,
+        # SPEC §3.4 (amended): the quotes a reporter types around the expected value are not
+        # part of it, in the structured record as in the block's text, so the facts stored at
+        # the door (and the eval case's mustAssert lifted from them) hold the bare value.
+        expected=unquoted(facts.expected),
         evidence=evidence_line(facts),
         addressee=addressee_text(kind, reply.agent_name, list(facts.maintainers)),
         extra={},

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.evals.scoring import correct
 from services.reports.labelled_block import (
     LABELS,
     LabelledBlock,
@@ -13,6 +14,7 @@ from services.reports.labelled_block import (
     ToolCall,
     compose,
     parse,
+    unquoted,
 )
 from services.reports.routing import Kind, parse_kind
 
@@ -162,6 +164,37 @@ def test_answer_and_expected_lose_their_surrounding_quotes(value: str, read: str
     block = parse(f"Kind: other\nAnswer (excerpt): {value}\nExpected: {value}")
     assert block is not None
     assert (block.answer_excerpt, block.expected) == (read, read)
+
+
+def test_guillemets_around_expected_go_so_check_3_can_pass() -> None:
+    """SPEC §3.4 (amended): ``Expected: «Konzept-Ansatz CHF 150»`` is the bare value, so a reply
+    that states it passes check 3 (it never could with the guillemets kept)."""
+    block = parse("Kind: not-found\nExpected: «Konzept-Ansatz CHF 150»")
+    assert block is not None
+    assert block.expected == "Konzept-Ansatz CHF 150"
+    assert correct("Der Konzept-Ansatz CHF 150 steht im Firmenprofil.", block.expected)
+
+
+QUOTE_PAIRS = (('"', '"'), ("„", "“"), ("“", "”"), ("«", "»"), ("»", "«"), ("‹", "›"), ("'", "'"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    value=st.text(st.characters(exclude_categories=("Cc", "Cs", "Zl", "Zp"))),
+    pair=st.sampled_from(QUOTE_PAIRS),
+)
+def test_exactly_one_pair_of_quotes_goes(value: str, pair: tuple[str, str]) -> None:
+    """SPEC §3.4 (amended): one surrounding pair is stripped, whatever the value holds, so a
+    quoted value reads back as itself, in Expected and Answer (excerpt) alike; a value that
+    no pair frames is left as it is, so stripping is idempotent once the pair has gone."""
+    opening, closing = pair
+    quoted = opening + value + closing
+    assert unquoted(quoted) == value
+    block = parse(f"Kind: other\nAnswer (excerpt): {quoted}\nExpected: {quoted}")
+    assert block is not None
+    assert (block.answer_excerpt, block.expected) == (value, value)
+    framed = len(value) >= 2 and (value[0], value[-1]) in QUOTE_PAIRS
+    assert (unquoted(value) == value) is not framed
 
 
 @pytest.mark.parametrize(

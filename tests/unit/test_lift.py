@@ -10,9 +10,11 @@ from contracts.reports import ComposeWrongAnswer, DraftReport
 from services.errors import Refused
 from services.evals.domain import EvalCase, agent_id, case_ref
 from services.evals.lift import lift
+from services.evals.scoring import correct, invented
 from services.reports.domain import Report
+from services.reports.labelled_block import parse
 from services.reports.wrong_answer import compose_report
-from tests.unit.test_wrong_answer import SEED_FACTS
+from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
 AT = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 PROMPT = "Welchen Stundenansatz verrechne ich für ein Konzept?"
@@ -56,6 +58,36 @@ def test_a_fabricated_answers_value_becomes_must_not_assert_never_must_assert() 
     same = lift(wrong_answer_report(kind="fabricated", reply=reply, expected="CHF 180"))
     assert same.must_not_assert == ["180"]
     assert same.must_assert is None
+
+
+def test_must_assert_is_the_expected_value_without_its_typed_quotes() -> None:
+    """SPEC §3.4 (amended), §3.5: mustAssert is the stored Expected value, stripped of the pair
+    of quotes the reporter typed, so check 3 can pass; for a composed report and for free text."""
+    composed = lift(wrong_answer_report(expected="«Konzept-Ansatz CHF 150»"))
+    text = SEED_BLOCK.replace('"Konzept-Ansatz CHF 150 steht im Firmenprofil"', "„CHF 150.–“")
+    free = Report.draft(
+        DraftReport(category="answer", message="wrong", extra_context=text),
+        report_id=uuid4(), tenant_id="t", reporter="rita", at=AT, command_id="c",
+        facts=parse(text), prompt=PROMPT,
+    )  # fmt: skip
+    free.submit(at=AT)
+    assert composed.must_assert == "Konzept-Ansatz CHF 150"
+    assert lift(free).must_assert == "CHF 150.–"
+    reply = "Der Konzept-Ansatz CHF 150 steht im Firmenprofil, also CHF 150.00 pro Stunde."
+    assert correct(reply, composed.must_assert)
+    assert correct(reply, lift(free).must_assert)
+
+
+def test_an_invented_phone_number_beside_a_date_becomes_its_own_must_not_assert() -> None:
+    """SPEC §3.6 (amended), §3.5: the number and the date in parentheses are two values, so a
+    reply that repeats the invented number is caught."""
+    reply = {**SEED_FACTS["reply"], "text": "Ruf +41 44 123 45 67 (2026-03-01) an."}
+    reply["toolCalls"] = [
+        {"name": "Get", "arguments": "sglauser/AgenticOffice/Firmenprofil", "result": "ok"}
+    ]
+    definition = lift(wrong_answer_report(kind="fabricated", reply=reply))
+    assert definition.must_not_assert == ["+41 44 123 45 67", "2026-03-01"]
+    assert invented("Die Nummer ist 044 123 45 67.", definition.must_not_assert)
 
 
 def test_a_plain_bug_report_is_refused() -> None:

@@ -149,6 +149,30 @@ def test_an_old_drafted_event_holding_only_the_text_loads_with_typed_facts() -> 
     assert drafted.facts["kind"] == "fabricated"
 
 
+def test_an_old_drafted_event_with_guillemets_around_expected_loads_them_stripped() -> None:
+    """SPEC §3.4 (amended): a v1 event kept only its text, and the upcaster reads it with the
+    rule of today, so its Expected (and the mustAssert lifted from it) has no quotes left."""
+    text = FABRICATED_BLOCK.replace(
+        '"Konzept-Ansatz CHF 150 steht im Firmenprofil"', "«Konzept-Ansatz CHF 150»"
+    )
+    report = Report.draft(
+        DraftReport(category="answer", message="wrong", extra_context=text),
+        report_id=uuid4(), tenant_id="t", reporter="rita", at=AT, command_id="c", facts=None,
+        prompt="Welcher Stundenansatz?",
+    )  # fmt: skip
+    report.submit(at=AT)
+    drafted, *later = report.collect_events()
+    store = memory_store()
+    store.recorder.insert_events(
+        [as_version_1(store.mapper.to_stored_event(drafted), store, "facts")]
+        + [store.mapper.to_stored_event(event) for event in later]
+    )
+    loaded: Report = store.repository.get(report.id)
+    assert loaded.facts is not None
+    assert loaded.facts.expected == "Konzept-Ansatz CHF 150"
+    assert lift(loaded).must_assert == "Konzept-Ansatz CHF 150"
+
+
 def test_an_old_notice_with_a_capitalised_kind_loads_canonical_and_maps() -> None:
     """Issue 7: a v1 notice stored as ``Fabricated`` no longer stops the relay's mapping."""
     report = Report.draft(

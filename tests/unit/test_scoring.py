@@ -1,24 +1,31 @@
-"""Scoring eval runs (SPEC §3.6, §3.7, W55, W59–W67, W70, W71): three checks and the pass rule."""
+"""Scoring eval runs (SPEC §3.6, §3.7, W55, W59–W67, W70, W71): normalisation, three checks and
+the pass rule."""
+
+import math
+import time
+from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from contracts.reports import ToolCallRecord
+from services.evals.normalisation import (
+    contains_value,
+    fold,
+    is_number,
+    number_key,
+    number_spans,
+)
 from services.evals.scoring import (
     LOOKUP_TOOLS,
     CallLike,
     RunSummary,
     ThreadScore,
     Thresholds,
-    contains_value,
     correct,
-    fold,
     invented,
-    is_number,
     looked,
-    number_key,
-    number_spans,
     score_reply,
     summarize,
 )
@@ -70,6 +77,8 @@ def test_the_forms_of_one_subscriber_number_find_each_other(value: str, written:
         "12.03.2024",
         "044/123 45 67",
         "１２０",  # full-width digits are digits after NFKC
+        "CHF 120.–",  # §3.6 (amended): the en dash and the comma are in the class
+        "120,50 €",
     ],
 )
 def test_digits_with_phone_or_amount_punctuation_and_a_currency_are_a_number(value: str) -> None:
@@ -83,10 +92,8 @@ def test_digits_with_phone_or_amount_punctuation_and_a_currency_are_a_number(val
         "",
         "CHF",
         "Firmenprofil",
-        "120 Franken",
         "12%",
         "CHF 120 EUR",  # a currency before or after, not both
-        "CHF 120.–",  # the en dash is not in §3.6's class: such a price is compared as text
         "١٢٠",  # proposed: digits are ASCII 0-9 after NFKC, so other scripts' are text
     ],
 )
@@ -172,6 +179,197 @@ def test_a_number_never_matches_on_fewer_digits_than_its_own_key(
     shortened = joiner.join(tail[i : i + 2] for i in range(0, len(tail), 2))
     assert contains_value(f"It is {value}, sure.", value)
     assert not contains_value(f"It is {shortened}, sure.", value)
+
+
+# ---- Number spans and amounts (§3.6, amended) ------------------------------------------------
+
+
+def test_a_phone_number_followed_by_a_date_in_parentheses_is_found() -> None:
+    """SPEC §3.6 (amended): a span never crosses a ``(`` other than the trunk prefix ``(0)``, and
+    a date is a span of its own, so an invented number beside a date is seen."""
+    reply = "Ruf +41 44 123 45 67 (2026-03-01) an."
+    assert number_spans(reply) == ["+41 44 123 45 67", "2026-03-01"]
+    assert contains_value(reply, "044 123 45 67")
+    assert invented(reply, ["044 123 45 67"])
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("044 123 45 67\n2026", ["044 123 45 67", "2026"]),
+        ("044 123\r\n45 67", ["044 123", "45 67"]),
+        ("044 123\u2028 45 67", ["044 123", "45 67"]),
+        ("Tel. 044 123 45 67 (Büro) 079 765 43 21", ["044 123 45 67", "079 765 43 21"]),
+        ("12 (34) 56", ["12", "(34) 56"]),
+        ("+41 (0)44 123 45 67", ["+41 (0)44 123 45 67"]),  # the trunk prefix joins
+        ("(044) 123 45 67", ["(044) 123 45 67"]),  # a span may begin with "("
+    ],
+)
+def test_a_span_never_crosses_a_line_break_or_a_parenthesis_but_the_trunk_prefix(
+    text: str, spans: list[str]
+) -> None:
+    """SPEC §3.6 (amended)."""
+    assert number_spans(text) == spans
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("044 123 45 67 2026-03-01", ["044 123 45 67", "2026-03-01"]),
+        ("044 123 45 67 01.03.2026 12 30", ["044 123 45 67", "01.03.2026", "12 30"]),
+        ("ab 2026-03-01-2026-03-31", ["2026-03-01-2026-03-31"]),  # glued: no date alone
+        ("044.12.03.2026", ["044.12.03.2026"]),  # a phone number written with dots
+        ("0441-12-12-34", ["0441-12-12-34"]),
+        ("2026-13-01", ["2026-13-01"]),  # no month 13: not a date, but still a number
+    ],
+)
+def test_a_date_is_a_span_of_its_own_and_never_part_of_a_longer_one(
+    text: str, spans: list[str]
+) -> None:
+    """SPEC §3.6 (amended). Proposed: a date's shape with another group of its separator, or a
+    digit, right next to it is part of something longer (a phone number), and a date has a
+    real month and day, so phone numbers with dashes or dots are rarely cut."""
+    assert number_spans(text) == spans
+
+
+@pytest.mark.parametrize("value", ["CHF 150.00", "CHF 150.–", "150 Franken", "150,00 €", "150.-"])
+@pytest.mark.parametrize(
+    "reply", ["Es kostet CHF 150.00.", "CHF 150.– pro Stunde", "150 Franken", "150,– Fr."]
+)
+def test_a_trailing_decimal_part_of_zeros_or_a_dash_is_dropped(value: str, reply: str) -> None:
+    """SPEC §3.6 (amended): ``CHF 150.00``, ``CHF 150.–`` and ``150 Franken`` all carry 150."""
+    assert is_number(value)
+    assert number_key(value) == "150"
+    assert contains_value(reply, value)
+    assert correct(reply, value)
+
+
+def test_150_franken_is_a_number_value() -> None:
+    """SPEC §3.6 (amended) lists it beside "CHF 150.00" as carrying 150, and the currency list
+    is "such as CHF, EUR or $": we read Franken (like Fr. and SFr.) as a currency, so an
+    Expected of "150 Franken" is met by "CHF 150.–" and not by "CHF 1'500"."""
+    assert is_number("150 Franken")
+    assert is_number("Franken 150")
+    assert correct("Der Ansatz ist CHF 150.– pro Stunde.", "150 Franken")
+    assert not correct("Der Ansatz ist CHF 1'500.", "150 Franken")
+    assert not is_number("150 Franken pro Stunde")  # a word besides the currency: text
+
+
+@pytest.mark.parametrize(
+    ("value", "key"),
+    [("1.000", "1000"), ("150.000", "150000"), ("150.50", "15050"), ("150.05", "15005")],
+)
+def test_only_a_decimal_part_of_one_or_two_zeros_is_dropped(value: str, key: str) -> None:
+    """Proposed where SPEC §3.6 (amended) gives ``.00`` and ``.0``: three zeros are a thousands
+    group in German text (``CHF 1.000``), and other decimals carry their digits."""
+    assert number_key(value) == key
+
+
+@st.composite
+def written_numbers(draw: st.DrawFn) -> tuple[str, str]:
+    """One number's digits (groups of three from the left) written twice, each time with
+    separators, an optional ``+``, currency and zero or dash decimals drawn anew."""
+    digits = draw(st.text(alphabet="0123456789", min_size=1, max_size=15))
+    groups = [digits[i : i + 3] for i in range(0, len(digits), 3)]
+
+    def spelling() -> str:
+        joiners = [draw(st.sampled_from([" ", ".", "-", "/", "'", "’", ""])) for _ in groups]
+        body = groups[0] + "".join(j + g for j, g in zip(joiners[1:], groups[1:], strict=True))
+        sign = draw(st.sampled_from(["", "+"]))
+        decimals = draw(st.sampled_from(["", ".00", ".0", ".–", ".-", ",00"]))
+        form = draw(st.sampled_from(["{}", "CHF {}", "{} Franken", "Fr. {}", "{} €"]))
+        return form.format(sign + body + decimals)
+
+    # A last group of zeros after a "." would itself read as a decimal part.
+    assume(len(groups) == 1 or groups[-1].strip("0"))
+    return spelling(), spelling()
+
+
+@PROPERTIES
+@given(number=written_numbers(), before=st.sampled_from(["", "Es sind ", "Total:\n", "("]))
+def test_any_number_written_with_any_separators_is_found_in_any_other_spelling(
+    number: tuple[str, str], before: str
+) -> None:
+    """SPEC §3.6 (amended): digit groups joined by spaces or phone punctuation, with a currency
+    and a zero or dash decimal part, are one number, whichever way it is written."""
+    value, written = number
+    assert is_number(value)
+    assert contains_value(f"{before}{written}, sicher.", value)
+
+
+# ---- Linear matching (§3.6, amended) ---------------------------------------------------------
+#
+# Each budget is a multiple of a trivial baseline timed in the same test on the same input: one
+# Python-level look at every character. Measured ratios on a 10,000-character input are about
+# 1-3 for is_number and up to about 60-90 for the span scan (5,000 spans, on a busy machine); a
+# quadratic matcher is thousands of times the baseline, and the old back-tracking is_number ran
+# for hours at this size (1.1 s at 361 characters, 22 s at 1,000).
+LINEAR_BUDGET = 300
+LONG = 10_000
+
+
+def fastest(action: Callable[[], object], repeat: int = 7) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def baseline(text: str) -> float:
+    return fastest(lambda: sum(1 for c in text if c in "0123456789"))
+
+
+def long(piece: str, end: str = "") -> str:
+    """The piece repeated to at least 10,000 characters, then the end."""
+    return piece * math.ceil(LONG / len(piece)) + end
+
+
+ADVERSARIAL_VALUES = {
+    "whitespace then digits": " " * (LONG // 3) + "1" * (LONG * 2 // 3 + 1) + "x",
+    "digits then whitespace": "1" * (LONG // 2) + " " * (LONG // 2) + "x",
+    "digit groups": long("1 ", "x"),
+    "dotted groups": long("1.", "x"),
+    "parentheses": "(" * (LONG // 2) + "1" * (LONG // 2) + "x",
+    "two currencies": "CHF " + long("1 ", "EUR"),
+    "trunk prefixes": long("+41 (0)", "x"),
+    "a long number": long("1 "),
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("value", ADVERSARIAL_VALUES.values(), ids=ADVERSARIAL_VALUES.keys())
+def test_a_10000_character_value_is_decided_in_linear_time(value: str) -> None:
+    """SPEC §3.6 (amended): no back-tracking; a 10,000-character Expected is decided in
+    milliseconds, as a value and as check 3 against a reply of the same length."""
+    assert fastest(lambda: is_number(value)) < LINEAR_BUDGET * baseline(value)
+    assert fastest(lambda: correct(value, value)) < LINEAR_BUDGET * baseline(value)
+
+
+ADVERSARIAL_REPLIES = {
+    "digit groups": long("1 ", "x"),
+    "dotted groups": long("1."),
+    "dashed groups": long("1-"),
+    "open parentheses": long("(1", ")"),
+    "nested parentheses": "(" * (LONG // 2) + "1" * (LONG // 2) + ")" * (LONG // 2),
+    "trunk prefixes": long("1(0)"),
+    "dates": long("2026-03-01 "),
+    "dotted dates": long("12.03.2024."),
+    "phones and dates": long("+41 44 123 45 67 (2026-03-01)\n"),
+    "joiners, no digits": long(". -/'’)", "1"),
+    "one digit, long gap": "1" + " " * LONG + "x",
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("reply", ADVERSARIAL_REPLIES.values(), ids=ADVERSARIAL_REPLIES.keys())
+def test_the_number_spans_of_a_10000_character_reply_are_found_in_linear_time(
+    reply: str,
+) -> None:
+    """SPEC §3.6 (amended): matching is linear in the length of the reply too."""
+    assert len(reply) >= LONG
+    assert fastest(lambda: invented(reply, ["044 123 45 67"])) < LINEAR_BUDGET * baseline(reply)
 
 
 # ---- Text (§3.6, W63) ------------------------------------------------------------------------

@@ -137,3 +137,15 @@ def test_a_retrieval_report_is_filed_as_a_bug() -> None:
     ]}  # fmt: skip
     block, draft = compose_report(facts(reply=reply))
     assert (block.kind, draft.category) == ("retrieval", "bug")
+
+
+@pytest.mark.parametrize("typed", ["«Konzept-Ansatz CHF 150»", '"Konzept-Ansatz CHF 150"'])
+def test_quotes_typed_around_the_expected_value_are_not_stored(typed: str) -> None:
+    """SPEC §3.4 (amended): the structured record's expected value loses one pair of typed
+    quotes at the door, as a free-text ``Expected:`` line does; the block's text reads back as
+    the stored facts."""
+    block, draft = compose_report(facts(expected=typed))
+    assert block.expected == "Konzept-Ansatz CHF 150"
+    assert draft.extra_context is not None
+    assert 'Expected: "Konzept-Ansatz CHF 150"' in draft.extra_context.split("\n")
+    assert parse(draft.extra_context) == block
