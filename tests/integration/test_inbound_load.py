@@ -5,6 +5,7 @@ parked with a reason, no partition stalled."""
 import asyncio
 import json
 import random
+import tracemalloc
 from collections.abc import Callable
 
 from aiokafka import AIOKafkaProducer
@@ -78,6 +79,7 @@ async def test_a_thousand_valid_commands_among_a_thousand_malformed_are_each_app
     random.Random(7).shuffle(messages)
     await produce_interleaved(kafka_bootstrap, command_topic, messages)
 
+    tracemalloc.start()
     consumer = await kafka_runtime.start_inbound()
     assert consumer is not None
     try:
@@ -86,6 +88,13 @@ async def test_a_thousand_valid_commands_among_a_thousand_malformed_are_each_app
                 await asyncio.sleep(0.2)
     finally:
         await consumer.stop()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    # Bounded memory: what a poll may fetch is capped (1 MiB a partition, 8 MiB a request),
+    # and a message is refused by size before it is decoded; 2 MB values pass through, one
+    # partition's poll at a time. The whole topic holds more than 10 MB decompressed.
+    print(f"peak Python memory while consuming: {peak / 2**20:.1f} MiB")
+    assert peak < 48 * 2**20
 
     recorded = await kafka_runtime.pool.fetchval(
         f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1", get_topic(Feedback.Recorded)
