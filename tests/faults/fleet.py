@@ -49,6 +49,8 @@ class Fleet:
     logs: Path
     url: str
     prefix: str
+    database_url: str
+    kafka: str
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     starts: Counter[str] = field(default_factory=Counter)
 
@@ -96,6 +98,16 @@ class Fleet:
             timeout=60,
         )
 
+    async def assert_exactly_once(self, load: "Load") -> None:
+        """Once the dust settles: every command has exactly one effect, every event is on
+        Kafka, the read model holds each item once, nothing is parked, every process still
+        runs, and ``feedbackloop status`` says all is well."""
+        outcome = await settled(self.database_url, self.kafka, self.prefix, load.expected)
+        assert outcome.problems(load.expected) == [], self.tail()
+        assert self.exited() == {}, self.tail()
+        status = self.status()
+        assert status.returncode == 0, status.stdout + status.stderr
+
     def stop(self) -> None:
         for process in self.processes.values():
             if process.poll() is None:
@@ -127,7 +139,7 @@ def running_fleet(
         "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
         "FEEDBACKLOOP_INBOUND_GROUP_ID": f"{prefix}inbound",
     }
-    fleet = Fleet(env, logs, f"http://127.0.0.1:{port}", prefix)
+    fleet = Fleet(env, logs, f"http://127.0.0.1:{port}", prefix, database_url, kafka)
     fleet.start(*ROLES)
     try:
         yield fleet

@@ -18,7 +18,6 @@ from tests.faults.fleet import (
     Fleet,
     Load,
     running_fleet,
-    settled,
 )
 
 pytestmark = pytest.mark.timeout(1200)
@@ -40,11 +39,7 @@ async def test_every_process_started_at_once_on_an_empty_database_comes_up(
         await fleet.wait_for_api()
         load = Load(fleet.url, keys.a, kafka_bootstrap, prefix, commands=20, seconds=1)
         await load.run()
-        outcome = await settled(database_url, kafka_bootstrap, prefix, load.expected)
-        assert outcome.problems(load.expected) == [], fleet.tail()
-        assert fleet.exited() == {}, fleet.tail()
-        status = fleet.status()
-        assert status.returncode == 0, status.stdout + status.stderr
+        await fleet.assert_exactly_once(load)
 
 
 async def test_readers_killed_with_sigkill_during_load_lose_and_double_nothing(
@@ -57,7 +52,5 @@ async def test_readers_killed_with_sigkill_during_load_lose_and_double_nothing(
         load = Load(fleet.url, keys.a, kafka_bootstrap, prefix, commands=COMMANDS, seconds=seconds)
         await asyncio.gather(load.run(), kill_nine(fleet, KILLS))
 
-        outcome = await settled(database_url, kafka_bootstrap, prefix, load.expected)
-        assert outcome.problems(load.expected) == [], fleet.tail()
+        await fleet.assert_exactly_once(load)
         assert {role: fleet.starts[role] for role in READERS} == dict.fromkeys(READERS, KILLS + 1)
-        assert fleet.exited() == {}, fleet.tail()
