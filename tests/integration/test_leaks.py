@@ -1,0 +1,111 @@
+"""Issue 8, "Leaks across tenants and people": each leak closed, over HTTP on a real PostgreSQL.
+
+Tenant A's people are alice (``keys.a``) and anna (``keys.a_other``); bob (``keys.b``) is of
+tenant B; ``keys.a_service`` is a service of tenant A.
+"""
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import httpx
+import pytest
+
+from contracts.feedback import RecordFeedback
+from services.bootstrap import Runtime
+from services.bus import Issued
+from services.errors import Refused
+from services.feedback.subscriptions import referenced_artifacts_exist
+from tests.conftest import Keys
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+async def client(runtime: Runtime) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=runtime.app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        yield http
+
+
+async def store_artifact(client: httpx.AsyncClient, key: str, text: bytes) -> str:
+    stored = await client.post("/factory/artifacts", content=text, headers=auth(key))
+    assert stored.status_code == 201, stored.text
+    ref: str = stored.json()["ref"]
+    return ref
+
+
+def comment(ref: str, field: str = "commentRef") -> dict[str, Any]:
+    kind = "comment" if field == "commentRef" else "correction"
+    return {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": kind, field: ref}
+
+
+def spellings(ref: str) -> list[str]:
+    digest = ref.removeprefix("artifact:sha256:")
+    return [f"ARTIFACT:sha256:{digest}", f"artifact:SHA256:{digest}", f"Artifact:Sha256:{digest}"]
+
+
+# --- item 1: another tenant's artifact under another spelling of the scheme ------------------
+
+
+async def test_another_tenants_artifact_is_refused_in_any_spelling_of_the_scheme(
+    client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 1 (SPEC C06, C08): scheme and algorithm are case-insensitive (RFC 3986),
+    so ``ARTIFACT:sha256:`` and ``artifact:SHA256:`` are checked like ``artifact:sha256:``."""
+    theirs = await store_artifact(client, keys.b, b"tenant B's private note")
+    for field in ("commentRef", "correctedArtifactRef"):
+        for ref in spellings(theirs):
+            refused = await client.post(
+                "/factory/feedback", json=comment(ref, field), headers=auth(keys.a)
+            )
+            assert refused.status_code == 422, (field, ref, refused.text)
+            assert refused.json()["field"] == field
+            assert "not an artifact of this tenant" in refused.json()["message"]
+
+
+async def test_an_own_artifact_in_another_spelling_is_stored_in_the_normal_one(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 1: the reference is stored normalised, whatever spelling was sent."""
+    ours = await store_artifact(client, keys.a, b"a note of our own")
+    upper = "ARTIFACT:SHA256:" + ours.removeprefix("artifact:sha256:").upper()
+    recorded = await client.post("/factory/feedback", json=comment(upper), headers=auth(keys.a))
+    assert recorded.status_code == 201, recorded.text
+    stored = runtime.store.repository.get(UUID(recorded.json()["feedbackId"]))
+    assert stored.comment_ref == ours
+    read = await client.get(f"/factory/artifacts/{upper}", headers=auth(keys.a))
+    assert read.status_code == 200
+    assert read.content == b"a note of our own"
+
+
+async def test_a_malformed_reference_in_our_scheme_is_refused_naming_the_field(
+    client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 1: ``artifact:`` is ours; anything but sha256 and 64 hex digits is refused."""
+    for ref in ("artifact:md5:abc", "ARTIFACT:sha256:xyz", "artifact:sha256:" + "a" * 63):
+        refused = await client.post("/factory/feedback", json=comment(ref), headers=auth(keys.a))
+        assert refused.status_code == 422, ref
+        assert refused.json()["field"] == "commentRef"
+    other_system = await client.post(
+        "/factory/feedback", json=comment("s3://bucket/note.txt"), headers=auth(keys.a)
+    )
+    assert other_system.status_code == 201  # another system's reference, taken as it is (C08)
+
+
+async def test_the_kafka_path_checks_every_spelling_of_the_scheme_too(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 1: the inbound RecordFeedback's reference check (SPEC C06, C08)."""
+    theirs = await store_artifact(client, keys.b, b"tenant B's private note")
+    tenant_a = runtime.keys.identify(keys.a)
+    assert tenant_a is not None
+    for ref in spellings(theirs):
+        command = RecordFeedback.model_validate(comment(ref))
+        issued = Issued(command, tenant_a.tenant_id, "svc", "k1", datetime.now(UTC))
+        with pytest.raises(Refused) as refused:
+            await referenced_artifacts_exist(runtime.pool, issued)
+        assert refused.value.field == "commentRef"
