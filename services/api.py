@@ -11,8 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from projections.runner import wait_for_position
@@ -167,9 +166,5 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
     async def healthz() -> dict[str, str]:
         await http.pool.fetchval("SELECT 1")
         return {"status": "ok"}
-
-    @app.get("/metrics", include_in_schema=False)
-    async def metrics() -> PlainTextResponse:
-        return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     return app

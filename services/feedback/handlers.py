@@ -11,7 +11,7 @@ from contracts.feedback import RecordFeedback, artifact_refs
 from services.artifact_refs import normal_refs
 from services.bus import Creates, Decision, Handler, Issued
 from services.feedback.domain import Feedback, feedback_id_for
-from services.metrics import FEEDBACK_RECORDED
+from services.metrics import FEEDBACK_RECORDED, tenant_label
 from services.store import EventStore
 
 
@@ -62,7 +62,7 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
     return Decision(
         [feedback],
         Recorded(feedback_id, True),
-        committed=FEEDBACK_RECORDED.labels(issued.tenant_id, command.kind.value).inc,
+        committed=FEEDBACK_RECORDED.labels(tenant_label(issued.tenant_id), command.kind.value).inc,
     )
 
 

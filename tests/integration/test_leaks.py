@@ -4,6 +4,7 @@ Tenant A's people are alice (``keys.a``) and anna (``keys.a_other``); bob (``key
 tenant B; ``keys.a_service`` is a service of tenant A.
 """
 
+import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -11,13 +12,14 @@ from uuid import UUID
 
 import httpx
 import pytest
+from prometheus_client import generate_latest
 
 from contracts.feedback import RecordFeedback
 from services.bootstrap import Runtime
 from services.bus import Issued
 from services.errors import Refused
 from services.feedback.subscriptions import referenced_artifacts_exist
-from tests.conftest import Keys
+from tests.conftest import Keys, settings_for
 
 
 def auth(key: str) -> dict[str, str]:
@@ -109,3 +111,76 @@ async def test_the_kafka_path_checks_every_spelling_of_the_scheme_too(
         with pytest.raises(Refused) as refused:
             await referenced_artifacts_exist(runtime.pool, issued)
         assert refused.value.field == "commentRef"
+
+
+# --- item 2: /metrics apart from the API, without tenant ids unless configured ----------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def record_rating(client: httpx.AsyncClient, key: str) -> None:
+    body = {
+        "projectId": "p",
+        "subjectKind": "run",
+        "subjectRef": "r",
+        "kind": "rating",
+        "rating": 4,
+    }
+    recorded = await client.post("/factory/feedback", json=body, headers=auth(key))
+    assert recorded.status_code == 201, recorded.text
+
+
+async def test_metrics_are_not_served_by_the_api(client: httpx.AsyncClient, keys: Keys) -> None:
+    """Issue 8 item 2: whoever reaches the API is not therefore an operator."""
+    assert (await client.get("/metrics")).status_code == 404
+    assert (await client.get("/metrics", headers=auth(keys.a))).status_code == 404
+
+
+async def test_metrics_are_served_on_their_own_port_without_tenant_ids(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 2 (SPEC C48): the feedback counter by kind; the tenant label stays empty
+    unless FEEDBACKLOOP_METRICS_TENANT_LABELS is set."""
+    runtime.settings.metrics_port = free_port()
+    port = runtime.serve_metrics()
+    await record_rating(client, keys.a)
+    tenant = runtime.keys.identify(keys.a)
+    assert tenant is not None
+    async with httpx.AsyncClient() as scraper:
+        scraped = await scraper.get(f"http://127.0.0.1:{port}/metrics")
+    assert scraped.status_code == 200
+    assert 'connectsoft_factory_learning_feedback_total{kind="rating",tenant=""}' in scraped.text
+    assert tenant.tenant_id not in scraped.text
+
+
+async def test_tenant_ids_are_labels_only_when_configured(database_url: str, keys: Keys) -> None:
+    """Issue 8 item 2: an operator who wants per-tenant counts (C48's tenant dimension) asks."""
+    settings = settings_for(database_url, keys).model_copy(update={"metrics_tenant_labels": True})
+    runtime = await Runtime.open(settings)
+    try:
+        transport = httpx.ASGITransport(app=runtime.app())
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            await record_rating(client, keys.a)
+        tenant = runtime.keys.identify(keys.a)
+        assert tenant is not None
+        assert f'kind="rating",tenant="{tenant.tenant_id}"' in generate_latest().decode()
+    finally:
+        await runtime.close()
+
+
+async def test_a_metrics_port_that_is_taken_stops_the_process_naming_the_setting(
+    runtime: Runtime,
+) -> None:
+    """Issue 8 item 2: metrics an operator counts on must not go missing quietly; 0 is off."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        runtime.settings.metrics_port = taken.getsockname()[1]
+        with pytest.raises(RuntimeError, match="FEEDBACKLOOP_METRICS_PORT"):
+            runtime.serve_metrics()
+    runtime.settings.metrics_port = 0
+    assert runtime.serve_metrics() is None
