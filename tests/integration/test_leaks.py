@@ -8,7 +8,7 @@ import socket
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import httpx
 import pytest
@@ -184,3 +184,73 @@ async def test_a_metrics_port_that_is_taken_stops_the_process_naming_the_setting
             runtime.serve_metrics()
     runtime.settings.metrics_port = 0
     assert runtime.serve_metrics() is None
+
+
+# --- item 3: a draft is its author's until submitted ------------------------------------------
+
+
+async def draft(client: httpx.AsyncClient, key: str, message: str = "it said CHF 200") -> str:
+    body = {"category": "answer", "message": message}
+    drafted = await client.post("/factory/reports", json=body, headers=auth(key))
+    assert drafted.status_code == 201, drafted.text
+    report_id: str = drafted.json()["reportId"]
+    return report_id
+
+
+async def test_another_persons_draft_is_absent_on_read_submit_review_and_lift(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 3 (SPEC W27: a draft is not a report until Submit): alice's draft is
+    hers; to anna, of the same tenant, it answers 404 exactly as a report that is not there."""
+    runtime.start_projections()
+    report_id = await draft(client, keys.a)
+    absent = str(uuid4())
+    for rid in (report_id, absent):
+        answers = [
+            await client.get(f"/factory/reports/{rid}", headers=auth(keys.a_other)),
+            await client.post(f"/factory/reports/{rid}/submit", headers=auth(keys.a_other)),
+            await client.post(
+                f"/factory/reports/{rid}/review",
+                json={"status": "Triaged"},
+                headers=auth(keys.a_other),
+            ),
+            await client.post(f"/factory/reports/{rid}/lift", headers=auth(keys.a_other)),
+        ]
+        assert [a.status_code for a in answers] == [404] * 4, [a.text for a in answers]
+        assert {a.json()["error"] for a in answers} == {"not-found"}
+    own = await client.get(f"/factory/reports/{report_id}", headers=auth(keys.a))
+    assert own.status_code == 200  # the author previews it
+    assert own.json()["status"] == "Draft"
+
+    submitted = await client.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    assert submitted.status_code == 200, submitted.text
+    position = submitted.json()["position"]
+    seen = await client.get(
+        f"/factory/reports/{report_id}",
+        params={"minPosition": position},
+        headers=auth(keys.a_other),
+    )
+    assert seen.status_code == 200  # submitted: a report for the tenant's reviewers
+    reviewed = await client.post(
+        f"/factory/reports/{report_id}/review",
+        json={"status": "Triaged"},
+        headers=auth(keys.a_other),
+    )
+    assert reviewed.status_code == 200, reviewed.text
+    assert reviewed.json()["status"] == "Triaged"
+
+
+async def test_the_inbox_lists_submitted_reports_only_not_even_the_authors_drafts(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 3 (SPEC W27, W30): drafts are in nobody's Inbox."""
+    runtime.start_projections()
+    await draft(client, keys.a, "still a draft")
+    submitted_id = await draft(client, keys.a, "submitted")
+    submitted = await client.post(f"/factory/reports/{submitted_id}/submit", headers=auth(keys.a))
+    position = submitted.json()["position"]
+    for key in (keys.a, keys.a_other):
+        inbox = await client.get(
+            "/factory/reports/inbox", params={"minPosition": position}, headers=auth(key)
+        )
+        assert [i["reportId"] for i in inbox.json()["items"]] == [submitted_id]
