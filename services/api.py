@@ -23,6 +23,7 @@ from services.errors import (
     InvalidTransition,
     NotConfigured,
     NotFound,
+    NotPermitted,
     Refused,
 )
 
@@ -43,6 +44,7 @@ STATUS = {
     Conflict: 409,
     Refused: 422,
     NotConfigured: 409,
+    NotPermitted: 403,
 }
 MAX_BODY_BYTES = 64 * 1024
 
@@ -91,7 +93,14 @@ class Http:
         return check
 
     async def execute(self, command: BaseModel, principal: Principal, command_id: str) -> Outcome:
-        issued = Issued(command, principal.tenant_id, principal.subject, command_id, self.clock())
+        issued = Issued(
+            command,
+            principal.tenant_id,
+            principal.subject,
+            command_id,
+            self.clock(),
+            service=principal.service,
+        )
         return await self.bus.execute(issued)
 
     async def read_at(self, read_model: str, min_position: int | None) -> None:

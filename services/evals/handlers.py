@@ -87,7 +87,7 @@ def confirm_eval_case(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, ConfirmEvalCaseCommand)
     case = load_case(store, issued.tenant_id, command.case_id)
-    case.confirm(command.confirmed, by=issued.actor, at=issued.at)
+    case.confirm(command.confirmed, by=issued.actor, by_service=issued.service, at=issued.at)
     return Decision([case], state(case))
 
 

@@ -20,6 +20,7 @@ from services.bus import Issued
 from services.errors import Refused
 from services.feedback.subscriptions import referenced_artifacts_exist
 from tests.conftest import Keys, settings_for
+from tests.unit.test_wrong_answer import SEED_FACTS
 
 
 def auth(key: str) -> dict[str, str]:
@@ -254,3 +255,38 @@ async def test_the_inbox_lists_submitted_reports_only_not_even_the_authors_draft
             "/factory/reports/inbox", params={"minPosition": position}, headers=auth(key)
         )
         assert [i["reportId"] for i in inbox.json()["items"]] == [submitted_id]
+
+
+# --- item 4: only people confirm an eval case -------------------------------------------------
+
+
+async def test_a_service_key_cannot_confirm_an_eval_case(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 4 (SPEC W74–W76): confirmedBy is a person, the one the nightly runs act
+    as; a service's key is refused with 403, naming why, and nothing is confirmed."""
+    facts = {**SEED_FACTS, "prompt": "Welchen Stundenansatz verrechne ich?"}
+    drafted = await client.post("/factory/reports/wrong-answer", json=facts, headers=auth(keys.a))
+    report_id = drafted.json()["reportId"]
+    await client.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    lifted = await client.post(f"/factory/reports/{report_id}/lift", headers=auth(keys.a))
+    assert lifted.status_code == 201, lifted.text
+    case_id = lifted.json()["caseId"]
+
+    by_service = await client.post(
+        f"/factory/evals/cases/{case_id}/confirm",
+        json={"confirmed": True},
+        headers=auth(keys.a_service),
+    )
+    assert by_service.status_code == 403, by_service.text
+    body = by_service.json()
+    assert (body["error"], body["field"]) == ("not-permitted", "confirmedBy")
+    assert "only a person may confirm" in body["message"]
+    case = runtime.store.repository.get(UUID(case_id))
+    assert case.confirmed_by is None  # nothing was stamped
+
+    by_person = await client.post(
+        f"/factory/evals/cases/{case_id}/confirm", json={"confirmed": True}, headers=auth(keys.a)
+    )
+    assert by_person.status_code == 200
+    assert by_person.json()["confirmedBy"] == "alice"
