@@ -290,3 +290,37 @@ async def test_a_service_key_cannot_confirm_an_eval_case(
     )
     assert by_person.status_code == 200
     assert by_person.json()["confirmedBy"] == "alice"
+
+
+# --- item 5: artifacts are downloads, never in the uploader's Content-Type ---------------------
+
+
+async def test_an_artifact_is_served_as_a_plain_text_download_never_as_uploaded(
+    client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 5: an uploaded ``text/html`` must not render (and run) in a reader's
+    browser; the bytes come back unchanged."""
+    page = b"<html><script>fetch('/factory/reports/inbox')</script></html>"
+    stored = await client.post(
+        "/factory/artifacts", content=page, headers={**auth(keys.a), "Content-Type": "text/html"}
+    )
+    read = await client.get(
+        f"/factory/artifacts/{stored.json()['ref']}", headers=auth(keys.a_other)
+    )
+    assert read.status_code == 200
+    assert read.content == page
+    assert read.headers["content-type"] == "text/plain; charset=utf-8"
+    assert read.headers["x-content-type-options"] == "nosniff"
+    assert read.headers["content-disposition"] == "attachment"
+    assert "sandbox" in read.headers["content-security-policy"]
+
+    binary = b"\x89PNG\r\n\x1a\n\xff\xfe"
+    stored = await client.post(
+        "/factory/artifacts",
+        content=binary,
+        headers={**auth(keys.a), "Content-Type": "image/svg+xml"},
+    )
+    read = await client.get(f"/factory/artifacts/{stored.json()['ref']}", headers=auth(keys.a))
+    assert read.content == binary
+    assert read.headers["content-type"] == "application/octet-stream"
+    assert read.headers["content-disposition"] == "attachment"
