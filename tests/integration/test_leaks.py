@@ -19,6 +19,7 @@ from services.bootstrap import Runtime
 from services.bus import Issued
 from services.errors import Refused
 from services.feedback.subscriptions import referenced_artifacts_exist
+from services.store import EVENTS_TABLE, TENANTS_TABLE, ensure_tenants_table, owned
 from tests.conftest import Keys, settings_for
 from tests.unit.test_wrong_answer import SEED_FACTS
 
@@ -324,3 +325,62 @@ async def test_an_artifact_is_served_as_a_plain_text_download_never_as_uploaded(
     assert read.content == binary
     assert read.headers["content-type"] == "application/octet-stream"
     assert read.headers["content-disposition"] == "attachment"
+
+
+# --- item 6: another tenant's id takes the same path as an id that does not exist ---------------
+
+
+async def test_another_tenants_id_is_refused_by_the_same_path_as_a_random_one(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 8 item 6: a write route refused another tenant's existing id measurably later
+    than a random id (the aggregate was loaded, then its tenant compared). Now both are one
+    probe of the owners' table by (id, tenant) that finds nothing, and neither reads a single
+    event of the aggregate."""
+    theirs = await draft(client, keys.b)
+    await client.post(f"/factory/reports/{theirs}/submit", headers=auth(keys.b))
+    reads: list[object] = []
+    recorder = runtime.store.recorder
+    real_select = recorder.select_events
+
+    def counted(*args: Any, **kwargs: Any) -> Any:  # the real store, only counted
+        reads.append(args)
+        return real_select(*args, **kwargs)
+
+    monkeypatch.setattr(recorder, "select_events", counted)
+    answers = {}
+    for name, rid in (("theirs", theirs), ("random", str(uuid4()))):
+        submitted = await client.post(f"/factory/reports/{rid}/submit", headers=auth(keys.a))
+        reviewed = await client.post(
+            f"/factory/reports/{rid}/review", json={"status": "Triaged"}, headers=auth(keys.a)
+        )
+        answers[name] = [
+            (r.status_code, r.json()["error"], r.json()["message"].replace(rid, "ID"))
+            for r in (submitted, reviewed)
+        ]
+    assert answers["theirs"] == answers["random"] == [(404, "not-found", "no report ID")] * 2
+    assert reads == []  # no event of either was read: the owners' table answered
+
+    tenant_a, tenant_b = runtime.keys.identify(keys.a), runtime.keys.identify(keys.b)
+    assert tenant_a is not None
+    assert tenant_b is not None
+    assert owned(runtime.store, tenant_b.tenant_id, UUID(theirs))
+    assert not owned(runtime.store, tenant_a.tenant_id, UUID(theirs))
+
+
+async def test_the_owners_table_is_filled_with_every_append_and_for_aggregates_stored_before(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 6: the owners' table is written by the database in the transaction that
+    appends an aggregate's first event, and on first start for a store that predates it."""
+    report_id = UUID(await draft(client, keys.a))
+    tenant = runtime.keys.identify(keys.a)
+    assert tenant is not None
+    assert owned(runtime.store, tenant.tenant_id, report_id)
+    async with runtime.pool.acquire() as conn:  # as a store before issue 8 was
+        await conn.execute(f"DROP TRIGGER feedbackloop_record_tenant ON {EVENTS_TABLE}")
+        await conn.execute(f"DROP TABLE {TENANTS_TABLE}")
+    ensure_tenants_table(runtime.store)
+    assert owned(runtime.store, tenant.tenant_id, report_id)
+    listed = await runtime.pool.fetchval(f"SELECT count(*) FROM {TENANTS_TABLE}")
+    assert listed == 1  # the report only: nothing without a tenant is listed
