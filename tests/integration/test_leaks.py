@@ -299,8 +299,8 @@ async def test_a_service_key_cannot_confirm_an_eval_case(
 async def test_an_artifact_is_served_as_a_plain_text_download_never_as_uploaded(
     client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 5: an uploaded ``text/html`` must not render (and run) in a reader's
-    browser; the bytes come back unchanged."""
+    """Issue 8 item 5 (SPEC C06: artifacts hold people's text): an uploaded ``text/html``
+    must not render (and run) in a reader's browser; the bytes come back unchanged."""
     page = b"<html><script>fetch('/factory/reports/inbox')</script></html>"
     stored = await client.post(
         "/factory/artifacts", content=page, headers={**auth(keys.a), "Content-Type": "text/html"}
@@ -333,7 +333,8 @@ async def test_an_artifact_is_served_as_a_plain_text_download_never_as_uploaded(
 async def test_another_tenants_id_is_refused_by_the_same_path_as_a_random_one(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 8 item 6: a write route refused another tenant's existing id measurably later
+    """Issue 8 item 6 (SPEC C51: every write is scoped by tenant, and says nothing of
+    another tenant's data): a write route refused another tenant's existing id measurably later
     than a random id (the aggregate was loaded, then its tenant compared). Now both are one
     probe of the owners' table by (id, tenant) that finds nothing, and neither reads a single
     event of the aggregate."""
