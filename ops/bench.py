@@ -161,6 +161,7 @@ def start_api(url: str, keys: str, out: Path) -> tuple[subprocess.Popen[bytes], 
     port = localservers.free_port()
     env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys}
     env |= {"FEEDBACKLOOP_HOST": "127.0.0.1", "FEEDBACKLOOP_PORT": str(port)}
+    env["FEEDBACKLOOP_METRICS_PORT"] = "0"  # not measured here; and 9464 may be taken
     env["FEEDBACKLOOP_LOG_LEVEL"] = "WARNING"  # no access-log line per request
     # The code of this checkout, also when the venv's editable install points at another one.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))

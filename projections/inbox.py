@@ -177,12 +177,16 @@ async def list_inbox(
 
 
 async def get_report(
-    pool: asyncpg.Pool, tenant_id: str, report_id: UUID, schema: str = "rm_inbox"
+    pool: asyncpg.Pool, tenant_id: str, report_id: UUID, *, reader: str, schema: str = "rm_inbox"
 ) -> dict[str, Any] | None:
+    """One report of the tenant as ``reader`` may see it: a draft only by its author, until
+    it is submitted (issue 8); anyone else's draft is as absent as a missing report."""
     row = await pool.fetchrow(
-        f"SELECT {COLUMNS} FROM {schema}.reports WHERE tenant_id = $1 AND report_id = $2",
+        f"SELECT {COLUMNS} FROM {schema}.reports WHERE tenant_id = $1 AND report_id = $2 "
+        "AND (status <> 'Draft' OR reporter = $3)",
         tenant_id,
         report_id,
+        reader,
     )
     return report_json(row) if row else None
 

@@ -11,8 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from projections.runner import wait_for_position
@@ -24,6 +23,7 @@ from services.errors import (
     InvalidTransition,
     NotConfigured,
     NotFound,
+    NotPermitted,
     Refused,
 )
 
@@ -44,6 +44,7 @@ STATUS = {
     Conflict: 409,
     Refused: 422,
     NotConfigured: 409,
+    NotPermitted: 403,
 }
 MAX_BODY_BYTES = 64 * 1024
 
@@ -92,7 +93,14 @@ class Http:
         return check
 
     async def execute(self, command: BaseModel, principal: Principal, command_id: str) -> Outcome:
-        issued = Issued(command, principal.tenant_id, principal.subject, command_id, self.clock())
+        issued = Issued(
+            command,
+            principal.tenant_id,
+            principal.subject,
+            command_id,
+            self.clock(),
+            service=principal.service,
+        )
         return await self.bus.execute(issued)
 
     async def read_at(self, read_model: str, min_position: int | None) -> None:
@@ -167,9 +175,5 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
     async def healthz() -> dict[str, str]:
         await http.pool.fetchval("SELECT 1")
         return {"status": "ok"}
-
-    @app.get("/metrics", include_in_schema=False)
-    async def metrics() -> PlainTextResponse:
-        return PlainTextResponse(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     return app

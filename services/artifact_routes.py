@@ -33,7 +33,25 @@ def artifact_routes(http: Http) -> APIRouter:
         ref: str,
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
     ) -> Response:
-        media_type, content = await get_artifact(http.pool, principal.tenant_id, ref)
-        return Response(content, media_type=media_type)
+        """The artifact's bytes, as a download: never in the uploader's Content-Type."""
+        _uploaded_as, content = await get_artifact(http.pool, principal.tenant_id, ref)
+        return Response(content, headers=download_headers(content))
 
     return router
+
+
+def download_headers(content: bytes) -> dict[str, str]:
+    """Issue 8 item 5: whoever uploads chooses the Content-Type, so serving it would let one
+    person's ``text/html`` run as script in another's browser, on our origin. Text is served
+    as plain text, anything else as bytes; never sniffed, never rendered inline."""
+    try:
+        content.decode("utf-8")
+        media_type = "text/plain; charset=utf-8"
+    except UnicodeDecodeError:
+        media_type = "application/octet-stream"
+    return {
+        "Content-Type": media_type,
+        "X-Content-Type-Options": "nosniff",
+        "Content-Disposition": "attachment",
+        "Content-Security-Policy": "default-src 'none'; sandbox",
+    }

@@ -2,7 +2,8 @@
 
 Feedback keeps references, never the text itself. An artifact is immutable and named by its
 content, ``artifact:sha256:<hex>``: storing the same bytes twice gives the same reference.
-Artifacts belong to one tenant. This is the store; the HTTP routes are in
+Artifacts belong to one tenant; a reference is checked and kept in its normal spelling
+(``services.artifact_refs``). This is the store; the HTTP routes are in
 ``services.artifact_routes`` (the store is read by the Kafka path too, and never reaches up
 into HTTP).
 """
@@ -11,9 +12,9 @@ import hashlib
 
 import asyncpg
 
+from services.artifact_refs import SCHEME, normal_refs
 from services.errors import NotFound, Refused
 
-SCHEME = "artifact:sha256:"
 MAX_ARTIFACT_BYTES = 1024 * 1024
 DDL = """
 CREATE TABLE IF NOT EXISTS artifacts (
@@ -47,6 +48,7 @@ async def put_artifact(pool: asyncpg.Pool, tenant_id: str, content: bytes, media
 
 
 async def artifact_exists(pool: asyncpg.Pool, tenant_id: str, ref: str) -> bool:
+    """Whether this tenant has the artifact; ``ref`` in its normal spelling."""
     found = await pool.fetchval(
         "SELECT true FROM artifacts WHERE tenant_id = $1 AND sha256 = $2",
         tenant_id,
@@ -56,9 +58,10 @@ async def artifact_exists(pool: asyncpg.Pool, tenant_id: str, ref: str) -> bool:
 
 
 async def check_references(pool: asyncpg.Pool, tenant_id: str, refs: dict[str, str | None]) -> None:
-    """A reference in our own scheme must name an artifact of the caller's tenant; other
-    schemes are references to other systems, taken as they are (C08)."""
-    for field, ref in refs.items():
+    """A reference in our own scheme, in any spelling of it, must name an artifact of the
+    caller's tenant (issue 8); other schemes are references to other systems, taken as they
+    are (C08)."""
+    for field, ref in normal_refs(refs).items():
         if ref and ref.startswith(SCHEME) and not await artifact_exists(pool, tenant_id, ref):
             raise Refused(f"{ref} is not an artifact of this tenant", field=field)
 
@@ -68,7 +71,7 @@ async def get_artifact(pool: asyncpg.Pool, tenant_id: str, ref: str) -> tuple[st
     row = await pool.fetchrow(
         "SELECT media_type, content FROM artifacts WHERE tenant_id = $1 AND sha256 = $2",
         tenant_id,
-        ref.removeprefix(SCHEME),
+        ref.lower().removeprefix(SCHEME),  # any spelling of the scheme names the same bytes
     )
     if row is None:
         raise NotFound(f"no artifact {ref}", ref=ref)

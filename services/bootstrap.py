@@ -16,6 +16,7 @@ import asyncpg
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from faststream.kafka import KafkaBroker
+from prometheus_client import start_http_server
 
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
@@ -40,6 +41,7 @@ from services.health import ReaderHealth, inbound_health, readers_health
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
+from services.metrics import show_tenant_ids
 from services.published import PUBLICATIONS, TOPICS, declare_publishers
 from services.relay import Relay
 from services.reports.api import report_routes
@@ -75,6 +77,7 @@ class Runtime:
     readers: dict[str, ReaderStatus] = field(default_factory=dict)
     consumer: InboundConsumer | None = None
     untrace: Callable[[], None] | None = None
+    unserve_metrics: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -104,6 +107,7 @@ class Runtime:
         for projection in read_models():  # queries never meet a missing table
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
+        show_tenant_ids(settings.metrics_tenant_labels)
         bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch, creates=CREATES)
         return cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
 
@@ -114,10 +118,36 @@ class Runtime:
         await self.bus.aclose()
         if self.untrace is not None:
             self.untrace()
+        if self.unserve_metrics is not None:
+            self.unserve_metrics()
         await self.pool.close()
         self.store.close()
         if self.stop_embedded is not None:
             await asyncio.to_thread(self.stop_embedded)
+
+    def serve_metrics(self) -> int | None:
+        """Serve ``/metrics`` on the metrics port, apart from the API (issue 8); answers the
+        port, or None when ``FEEDBACKLOOP_METRICS_PORT`` is 0. A port that is taken stops the
+        process: metrics an operator counts on must not go missing quietly."""
+        host, port = self.settings.metrics_host, self.settings.metrics_port
+        if not port:
+            log.info("metrics: off (FEEDBACKLOOP_METRICS_PORT=0)")
+            return None
+        try:
+            server, _thread = start_http_server(port, host)
+        except OSError as exc:
+            raise RuntimeError(
+                f"metrics: cannot serve on {host}:{port} ({exc}); set FEEDBACKLOOP_METRICS_PORT "
+                "to a free port, or 0 for none"
+            ) from None
+
+        def stop() -> None:
+            server.shutdown()
+            server.server_close()
+
+        self.unserve_metrics = stop
+        log.info("metrics: http://%s:%d/metrics", host, server.server_port)
+        return int(server.server_port)
 
     def follow(self, reader: Reader) -> Follower:
         """Run a reader of the log on the follower, supervised."""

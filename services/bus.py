@@ -66,6 +66,7 @@ class Issued:
     # The bus found no aggregate under the id this command creates (``Creates``): the handler
     # need not look it up. A lookup per command would be a round trip per command.
     new: bool = False
+    service: bool = False  # the actor is a service, not a person (a service's API key)
 
 
 @dataclass(frozen=True)

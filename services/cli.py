@@ -93,6 +93,7 @@ def serve(
     async def main() -> None:
         runtime = await Runtime.open(settings)
         try:
+            runtime.serve_metrics()
             await serve_http(runtime, True, host or settings.host, port or settings.port)
         finally:
             await runtime.close()
@@ -112,6 +113,7 @@ def api(
     async def main() -> None:
         runtime = await Runtime.open(settings)
         try:
+            runtime.serve_metrics()
             await serve_http(runtime, False, host or settings.host, port or settings.port)
         finally:
             await runtime.close()
@@ -132,6 +134,7 @@ def projector(
     async def main() -> None:
         runtime = await Runtime.open(settings)
         try:
+            runtime.serve_metrics()
             runtime.start_projections(only)
             await until_signalled(runtime)
         finally:
@@ -149,6 +152,7 @@ def relay() -> None:
     async def main() -> None:
         runtime = await Runtime.open(settings)
         try:
+            runtime.serve_metrics()
             if await runtime.start_relay() is None:
                 raise typer.Exit(2)
             await until_signalled(runtime)
@@ -167,6 +171,7 @@ def handover() -> None:
     async def main() -> None:
         runtime = await Runtime.open(settings)
         try:
+            runtime.serve_metrics()
             if runtime.start_handover_webhook() is None:
                 raise typer.Exit(2)
             await until_signalled(runtime)
@@ -186,6 +191,7 @@ def inbound() -> None:
         runtime = await Runtime.open(settings)
         broker = None
         try:
+            runtime.serve_metrics()
             broker = await runtime.start_inbound()
             if broker is None:
                 raise typer.Exit(2)

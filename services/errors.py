@@ -5,6 +5,8 @@ DomainError
 ├── InvalidTransition   409  the thing exists but is not in a state that allows this
 ├── Conflict            409  the request contradicts one already accepted (idempotency key)
 ├── Refused(field)      422  the request is not acceptable as written; ``field`` names why
+├── NotPermitted(field) 403  this caller may not do this, whatever it writes (a service
+│                            confirming an eval case); ``field`` names what it would set
 └── NotConfigured       409  the service lacks what this needs (an agent, a model)
 """
 
@@ -39,6 +41,14 @@ class Conflict(DomainError):
 
 class Refused(DomainError):
     code = "refused"
+
+    def __init__(self, message: str, *, field: str, **details: Any) -> None:
+        super().__init__(message, field=field, **details)
+        self.field = field
+
+
+class NotPermitted(DomainError):
+    code = "not-permitted"
 
     def __init__(self, message: str, *, field: str, **details: Any) -> None:
         super().__init__(message, field=field, **details)

@@ -1,8 +1,30 @@
-"""Prometheus metrics, exposed at ``/metrics`` (seed 004's metric names, dots as underscores)."""
+"""Prometheus metrics (seed 004's metric names, dots as underscores).
+
+They are served at ``/metrics`` on a port of their own (``FEEDBACKLOOP_METRICS_PORT``), never
+on the API's: whoever reaches the API is not therefore an operator (issue 8). A tenant's id
+is a label value only where the operator says so (``FEEDBACKLOOP_METRICS_TENANT_LABELS``):
+otherwise whoever can scrape would learn every tenant's name and how busy it is.
+"""
 
 from prometheus_client import Counter, Gauge
 
-# SPEC C48: connectsoft.factory.learning.feedback, counter, {feedback}, by tenant and kind.
+_tenant_ids_shown = False
+
+
+def show_tenant_ids(shown: bool) -> None:
+    """Set once by the composition root from the settings."""
+    global _tenant_ids_shown
+    _tenant_ids_shown = shown
+
+
+def tenant_label(tenant_id: str) -> str:
+    """The ``tenant`` label's value: the id if configured, else empty (Prometheus reads an
+    empty label as no label, so every tenant's count adds up in one series)."""
+    return tenant_id if _tenant_ids_shown else ""
+
+
+# SPEC C48: connectsoft.factory.learning.feedback, counter, {feedback}, by tenant and kind
+# (the tenant only where configured: ``tenant_label``).
 FEEDBACK_RECORDED = Counter(
     "connectsoft_factory_learning_feedback",
     "Feedback recorded, by tenant and kind.",

@@ -61,6 +61,12 @@ class Settings(BaseSettings):
     data_dir: Path = Path("var")
     host: str = "127.0.0.1"
     port: int = 8000
+    # Prometheus metrics on a port of their own, apart from the API (issue 8); 0 turns them
+    # off. Every long-running process serves its own, so give each a port of its own when
+    # several run on one host. Tenant ids appear as label values only if asked for.
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int = Field(default=9464, ge=0, le=65535)
+    metrics_tenant_labels: bool = False
 
     # FEEDBACKLOOP_API_KEYS: a JSON list of entries, as `feedbackloop keys new` prints them.
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)

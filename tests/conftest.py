@@ -68,7 +68,7 @@ async def database_url(postgres_url: str) -> AsyncIterator[str]:
 @dataclass(frozen=True)
 class Keys:
     """API keys of the test tenants: writer/reader of tenant A, a key of tenant B, and a
-    key of tenant A without any feedback scope."""
+    key of tenant A without any feedback scope; ``a_other`` is a second person of tenant A."""
 
     a: str
     b: str
@@ -76,6 +76,7 @@ class Keys:
     a_no_scope: str
     a_service: str  # a service's key in tenant A, every scope
     entries: str  # JSON, as FEEDBACKLOOP_API_KEYS takes it
+    a_other: str = ""  # a second person of tenant A (anna), every scope
 
 
 @pytest.fixture
@@ -86,8 +87,9 @@ def keys() -> Keys:
     ro, entry_ro = new_key(tenant_a, "reader", ["factory.feedback.read"])
     none, entry_none = new_key(tenant_a, "nobody", ["factory.evaluation.read"])
     svc, entry_svc = new_key(tenant_a, "svc-nightly", list(SCOPES), service=True)
-    entries = [entry_a, entry_b, entry_ro, entry_none, entry_svc]
-    return Keys(a, b, ro, none, svc, json.dumps(entries))
+    other, entry_other = new_key(tenant_a, "anna", list(SCOPES))
+    entries = [entry_a, entry_b, entry_ro, entry_none, entry_svc, entry_other]
+    return Keys(a, b, ro, none, svc, json.dumps(entries), other)
 
 
 def settings_for(database_url: str, keys: Keys, kafka: str | None = None) -> Settings:

@@ -13,7 +13,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from services.errors import Refused
+from services.errors import NotPermitted, Refused
 from services.evals.lift import Definition
 
 CASE_NAMESPACE = UUID("5a1d7c3e-8f42-5e19-b6a0-3c2d1e0f9b87")
@@ -137,8 +137,18 @@ class EvalCase(Aggregate):
         for name, value in changes.items():
             setattr(self, name, value)
 
-    def confirm(self, confirmed: bool, *, by: str, at: datetime) -> None:
-        """Confirming stamps the caller (W74); unconfirming clears it (W75)."""
+    def confirm(self, confirmed: bool, *, by: str, by_service: bool, at: datetime) -> None:
+        """Confirming stamps the caller (W74); unconfirming clears it (W75).
+
+        Only a person confirms (W74: "when a person saves the case confirmed"; W76: the
+        night runs as the stamped person): a service would make the runner act as nobody.
+        A service may still unconfirm: that only takes a case out of the nightly runs."""
+        if confirmed and by_service:
+            raise NotPermitted(
+                "only a person may confirm an eval case (SPEC W74, W76): this key is a "
+                "service's, and the nightly runs act as the person who confirmed",
+                field="confirmedBy",
+            )
         if confirmed and self.confirmed_by != by:
             self._confirmed(tenant_id=self.tenant_id, confirmed_by=by, timestamp=at)
         elif not confirmed and self.confirmed_by is not None:

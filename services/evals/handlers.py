@@ -53,6 +53,7 @@ def lift_eval_case(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, LiftEvalCase)
     report: Report = load_owned(store, issued.tenant_id, command.source, "report")
+    report.check_visible_to(issued.actor)  # another person's draft is absent (issue 8)
     definition = lift(report)
     case_id = case_id_for(issued.tenant_id, command.source)
     try:
@@ -86,7 +87,7 @@ def confirm_eval_case(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, ConfirmEvalCaseCommand)
     case = load_case(store, issued.tenant_id, command.case_id)
-    case.confirm(command.confirmed, by=issued.actor, at=issued.at)
+    case.confirm(command.confirmed, by=issued.actor, by_service=issued.service, at=issued.at)
     return Decision([case], state(case))
 
 

@@ -7,10 +7,11 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
-from contracts.feedback import RecordFeedback
+from contracts.feedback import RecordFeedback, artifact_refs
+from services.artifact_refs import normal_refs
 from services.bus import Creates, Decision, Handler, Issued
 from services.feedback.domain import Feedback, feedback_id_for
-from services.metrics import FEEDBACK_RECORDED
+from services.metrics import FEEDBACK_RECORDED, tenant_label
 from services.store import EventStore
 
 
@@ -18,6 +19,18 @@ def request_digest(command: RecordFeedback) -> str:
     """What makes two requests 'the same' for the idempotency key."""
     canonical = command.model_dump_json(by_alias=True, exclude_none=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def with_normal_refs(command: RecordFeedback) -> RecordFeedback:
+    """The command with its artifact references in their one spelling (issue 8): that is
+    what is stored, and what makes a repeated request the same one."""
+    refs = normal_refs(artifact_refs(command))
+    return command.model_copy(
+        update={
+            "comment_ref": refs["commentRef"],
+            "corrected_artifact_ref": refs["correctedArtifactRef"],
+        }
+    )
 
 
 def created_by(issued: Issued) -> UUID:
@@ -28,8 +41,8 @@ def created_by(issued: Issued) -> UUID:
 
 def record_feedback(store: EventStore, issued: Issued) -> Decision:
     """SPEC C11: the same key with the same body answers the same feedback and appends nothing."""
-    command = issued.command
-    assert isinstance(command, RecordFeedback)
+    assert isinstance(issued.command, RecordFeedback)
+    command = with_normal_refs(issued.command)
     feedback_id = created_by(issued)
     digest = request_digest(command)
     if not issued.new:  # the bus did not find it absent already: look
@@ -49,7 +62,7 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
     return Decision(
         [feedback],
         Recorded(feedback_id, True),
-        committed=FEEDBACK_RECORDED.labels(issued.tenant_id, command.kind.value).inc,
+        committed=FEEDBACK_RECORDED.labels(tenant_label(issued.tenant_id), command.kind.value).inc,
     )
 
 

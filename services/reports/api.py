@@ -116,7 +116,9 @@ def report_routes(http: Http) -> APIRouter:
     ) -> dict[str, Any]:
         """One report in any state, with its parsed labelled block."""
         await http.read_at("inbox", min_position)
-        report = await get_report(http.pool, principal.tenant_id, report_id)
+        report = await get_report(
+            http.pool, principal.tenant_id, report_id, reader=principal.subject
+        )
         if report is None:
             raise NotFound(f"no report {report_id}", reportId=str(report_id))
         return report

@@ -19,7 +19,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from contracts.reports import DraftReport
-from services.errors import InvalidTransition
+from services.errors import InvalidTransition, NotFound
 from services.reports.facts import ReportFacts, block_of, facts_of
 from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.routing import (
@@ -173,6 +173,12 @@ class Report(Aggregate):
             context=list(context or []),
             facts=facts_of(facts),
         )
+
+    def check_visible_to(self, actor: str) -> None:
+        """A draft is its author's until submitted (issue 8; W27: a draft is not a report
+        yet): to anyone else it is as absent as a report that does not exist."""
+        if self.status == "Draft" and self.reporter != actor:
+            raise NotFound(f"no report {self.id}", id=str(self.id))
 
     def submit(self, *, at: datetime) -> None:
         """Submit a draft: hand it over or keep it in the Inbox; submitting twice is a no-op."""

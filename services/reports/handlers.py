@@ -36,6 +36,13 @@ def load(store: EventStore, tenant_id: str, report_id: UUID) -> Report:
     return report
 
 
+def load_for(store: EventStore, issued: Issued, report_id: UUID) -> Report:
+    """The report as the caller may see it: another person's draft is absent (issue 8)."""
+    report = load(store, issued.tenant_id, report_id)
+    report.check_visible_to(issued.actor)
+    return report
+
+
 def drafted(
     store: EventStore,
     issued: Issued,
@@ -80,7 +87,7 @@ def compose_wrong_answer(store: EventStore, issued: Issued) -> Decision:
 
 def submit_report(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(issued.command, SubmitReport)
-    report = load(store, issued.tenant_id, issued.command.report_id)
+    report = load_for(store, issued, issued.command.report_id)
     report.submit(at=issued.at)
     return Decision([report], state(report))
 
@@ -88,7 +95,7 @@ def submit_report(store: EventStore, issued: Issued) -> Decision:
 def review_report(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, ReviewReportCommand)
-    report = load(store, issued.tenant_id, command.report_id)
+    report = load_for(store, issued, command.report_id)
     review = command.review
     report.review(
         review.status,

@@ -79,6 +79,7 @@ class Service:
     url: str
     prefix: str
     log: Path
+    metrics_url: str  # the metrics port's /metrics, apart from the API (issue 8)
 
 
 @pytest.fixture
@@ -96,13 +97,14 @@ def service(
     service_env: dict[str, str],
     tmp_path: Path,
 ) -> Iterator[Service]:
-    port, prefix = free_port(), f"e2e{uuid.uuid4().hex[:6]}."
+    port, metrics_port, prefix = free_port(), free_port(), f"e2e{uuid.uuid4().hex[:6]}."
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
         "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
         "FEEDBACKLOOP_API_KEYS": keys.entries,
         "FEEDBACKLOOP_PORT": str(port),
+        "FEEDBACKLOOP_METRICS_PORT": str(metrics_port),
         "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
         "FEEDBACKLOOP_INBOUND_GROUP_ID": f"e2e-{uuid.uuid4().hex[:6]}",
         "FEEDBACKLOOP_HANDOVER_WEBHOOK_URL": receiver.url,
@@ -123,7 +125,7 @@ def service(
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(url, process, log)
-        yield Service(url, prefix, log)
+        yield Service(url, prefix, log, f"http://127.0.0.1:{metrics_port}/metrics")
     finally:
         process.terminate()
         try:

@@ -240,10 +240,11 @@ async def test_a_forged_reviewer_is_refused(http: httpx.AsyncClient, keys: Keys)
     assert item["status"] == "New"
 
 
-async def test_recorded_feedback_is_counted_per_tenant_and_kind(
-    http: httpx.AsyncClient, keys: Keys
+async def test_recorded_feedback_is_counted_by_kind_on_the_metrics_port(
+    http: httpx.AsyncClient, service: Service, keys: Keys
 ) -> None:
-    """SPEC C48: connectsoft.factory.learning.feedback, by tenant and kind, at /metrics."""
+    """SPEC C48: connectsoft.factory.learning.feedback, by kind; issue 8 item 2: served on the
+    metrics port, not the API's, and without tenant ids unless configured."""
     body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation"}
     for _ in range(2):
         posted = await http.post("/factory/feedback", json=body, headers=auth(keys.a))
@@ -252,9 +253,10 @@ async def test_recorded_feedback_is_counted_per_tenant_and_kind(
         "/factory/feedback", params={"minPosition": posted.json()["position"]}, headers=auth(keys.a)
     )
     tenant = listed.json()["items"][0]["tenantId"]
-    metrics = (await http.get("/metrics")).text
-    line = f'connectsoft_factory_learning_feedback_total{{kind="escalation",tenant="{tenant}"}} 2.0'
-    assert line in metrics
+    assert (await http.get("/metrics")).status_code == 404
+    metrics = (await http.get(service.metrics_url)).text
+    assert 'connectsoft_factory_learning_feedback_total{kind="escalation",tenant=""} 2.0' in metrics
+    assert tenant not in metrics
 
 
 async def test_comments_and_corrections_are_stored_as_artifacts_and_referenced(

@@ -138,6 +138,7 @@ def running_fleet(
         "FEEDBACKLOOP_PORT": str(port),
         "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
         "FEEDBACKLOOP_INBOUND_GROUP_ID": f"{prefix}inbound",
+        "FEEDBACKLOOP_METRICS_PORT": "0",  # several processes on one host: no metrics port each
     }
     fleet = Fleet(env, logs, f"http://127.0.0.1:{port}", prefix, database_url, kafka)
     fleet.start(*ROLES)

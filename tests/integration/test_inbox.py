@@ -47,13 +47,15 @@ async def test_a_report_lives_from_draft_to_resolved_in_the_inbox(runtime: Runti
         )
         await send(runtime, ReviewReportCommand(report_id=state.report_id, review=review), status)
     await caught_up(runtime)
-    report = await get_report(runtime.pool, "t1", state.report_id)
+    report = await get_report(runtime.pool, "t1", state.report_id, reader="rita")
     assert report is not None
     assert report["status"] == "Resolved"
     assert report["review"]["change"] == "re-indexed"
     assert report["review"]["link"] == "https://example.org/c/1"
     assert report["parsed"]["kind"] == "not-found"
-    assert await get_report(runtime.pool, "t2", state.report_id) is None  # other tenants
+    assert (
+        await get_report(runtime.pool, "t2", state.report_id, reader="rita") is None
+    )  # other tenants
 
 
 async def test_the_inbox_filters_by_status_category_kind_agent_addressee_and_age(
@@ -142,7 +144,7 @@ async def test_the_inbox_shows_the_stored_facts_never_the_text_parsed_again(
     report.submit(at=T0)
     runtime.store.save(report)
     await caught_up(runtime)
-    row = await get_report(runtime.pool, "t1", report.id)
+    row = await get_report(runtime.pool, "t1", report.id, reader="rita")
     assert row is not None
     assert row["parsed"] == {"kind": "fabricated", "agent": "A/B", "model": "m1", "addressee": None}
 
@@ -161,7 +163,7 @@ async def test_an_old_report_holding_only_its_text_is_projected_with_its_facts(
         [as_version_1(store.mapper.to_stored_event(drafted), store, "facts")]
     )
     await caught_up(runtime)
-    row = await get_report(runtime.pool, "t1", report.id)
+    row = await get_report(runtime.pool, "t1", report.id, reader="rita")
     assert row is not None
     assert (row["parsed"]["kind"], row["parsed"]["agent"]) == (
         "fabricated",

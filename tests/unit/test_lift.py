@@ -7,7 +7,7 @@ from uuid import uuid4
 import pytest
 
 from contracts.reports import ComposeWrongAnswer, DraftReport
-from services.errors import Refused
+from services.errors import NotPermitted, Refused
 from services.evals.domain import EvalCase, agent_id, case_ref
 from services.evals.lift import lift
 from services.evals.scoring import correct, invented
@@ -132,7 +132,19 @@ def test_a_case_is_created_with_only_its_source_under_the_agents_evals() -> None
 def test_confirming_stamps_the_caller_and_unconfirming_clears_it() -> None:
     """SPEC W74, W75."""
     case = EvalCase.create(case_id=uuid4(), tenant_id="t", source=uuid4(), agent_path="A", at=AT)
-    case.confirm(True, by="carla", at=AT)
+    case.confirm(True, by="carla", by_service=False, at=AT)
     assert case.confirmed_by == "carla"
-    case.confirm(False, by="dave", at=AT)
+    case.confirm(False, by="dave", by_service=False, at=AT)
+    assert case.confirmed_by is None
+
+
+def test_a_service_cannot_confirm_a_case_but_may_unconfirm_it() -> None:
+    """Issue 8 item 4 (SPEC W74, W76): only a person confirms; the night runs as them."""
+    case = EvalCase.create(case_id=uuid4(), tenant_id="t", source=uuid4(), agent_path="A", at=AT)
+    with pytest.raises(NotPermitted) as refused:
+        case.confirm(True, by="svc-nightly", by_service=True, at=AT)
+    assert refused.value.field == "confirmedBy"
+    assert case.confirmed_by is None
+    case.confirm(True, by="carla", by_service=False, at=AT)
+    case.confirm(False, by="svc-nightly", by_service=True, at=AT)
     assert case.confirmed_by is None
