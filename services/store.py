@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 from uuid import UUID
 
-from eventsourcing.application import Application
+from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import Notification, ProcessRecorder
 
 from services.errors import NotFound
@@ -169,7 +169,12 @@ def owned(store: EventStore, tenant_id: str, aggregate_id: UUID) -> bool:
     tenant's id measurably slower to refuse than an id that does not exist, which told
     whoever probed that it exists. Here both find no row through the same probe of a small
     table; only the caller's own aggregate is then loaded."""
-    datastore = store.recorder.datastore  # type: ignore[attr-defined]  # PostgreSQL's
+    datastore = getattr(store.recorder, "datastore", None)
+    if datastore is None:  # the in-memory store of the unit tests: no timing to hide
+        try:
+            return getattr(store.repository.get(aggregate_id), "tenant_id", None) == tenant_id
+        except AggregateNotFoundError:
+            return False
     with datastore.get_connection() as conn, conn.cursor() as curs:
         curs.execute(
             f"SELECT 1 FROM {TENANTS_TABLE} WHERE aggregate_id = %s AND tenant_id = %s",

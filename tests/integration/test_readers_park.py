@@ -83,7 +83,10 @@ async def test_a_read_model_parks_a_report_it_cannot_project_and_retry_applies_i
     follower = Follower(runtime.store, runtime.pool, reader, idle_poll=0.1, backoff=0.01)
 
     async def projected(schema: str = "rm_inbox") -> dict[UUID, Any]:
-        reports = {r: await get_report(runtime.pool, "t1", r, schema) for r in (bad, *good)}
+        reports = {
+            r: await get_report(runtime.pool, "t1", r, reader="rita", schema=schema)
+            for r in (bad, *good)
+        }
         return {r: report for r, report in reports.items() if report is not None}
 
     async def parked_all() -> bool:  # drafted, submitted, triaged
