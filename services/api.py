@@ -3,13 +3,14 @@ bodies ``{"error": <code>, "message": …, "field": …}``. Each context adds it
 """
 
 import json
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, FastAPI, Header, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -27,10 +28,15 @@ from services.errors import (
     Refused,
 )
 
+# Positions and cursors are PostgreSQL bigints: a larger number is refused, not overflowed.
+MAX_BIGINT = 2**63 - 1
 # ``?minPosition=`` on reads: wait until the caller's own write is visible.
 MinPosition = Annotated[
-    int | None, Query(alias="minPosition", ge=0, description="Wait until this write is visible")
+    int | None,
+    Query(alias="minPosition", ge=0, le=MAX_BIGINT, description="Wait until this write is visible"),
 ]
+# ``?before=`` on lists: the ``next`` of the previous page.
+Before = Annotated[int | None, Query(ge=1, le=MAX_BIGINT, description="Cursor: 'next' of a page")]
 
 
 def command_id(idempotency_key: str | None) -> str:
@@ -46,6 +52,11 @@ STATUS = {
     NotConfigured: 409,
 }
 MAX_BODY_BYTES = 64 * 1024
+# Deeper than any of our contracts nests (a few levels), far below the parser's recursion
+# limit: a body nested a thousand deep is refused before it is parsed.
+MAX_DEPTH = 32
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 def error(status: int, code: str, message: str, **details: Any) -> JSONResponse:
@@ -108,15 +119,55 @@ class Http:
 T = TypeVar("T", bound=BaseModel)
 
 
+def nesting_depth(raw: bytes) -> int:
+    """How deeply arrays and objects nest in a JSON text, brackets inside strings aside."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for byte in brackets:
+        depth += 1 if byte in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def parse_json(raw: bytes) -> Any:
+    """A request body as JSON, read the way our contracts publish it: nesting bounded before
+    parsing, no duplicate keys (which one would win is the parser's accident), no NaN or
+    Infinity (not JSON)."""
+    if nesting_depth(raw) > MAX_DEPTH:
+        raise Refused(f"the body nests deeper than {MAX_DEPTH} levels", field="body")
+    try:
+        return json.loads(raw or b"null", object_pairs_hook=_unique_keys, parse_constant=_not_json)
+    except ValueError as exc:
+        raise Refused(f"the body is not JSON: {exc}", field="body") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise Refused(f"the key {key!r} appears more than once", field=key)
+        found[key] = value
+    return found
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+async def refuse_nul(request: Request) -> None:
+    """PostgreSQL text cannot hold NUL: a query parameter or path segment with one is refused,
+    naming it, instead of failing in a query (a dependency of every route)."""
+    for name, value in [*request.query_params.multi_items(), *request.path_params.items()]:
+        if "\x00" in name or "\x00" in str(value):
+            raise Refused(f"{name!r} must not contain NUL characters", field=name)
+
+
 async def read_command(request: Request, model: type[T], stamped: frozenset[str]) -> T:
     """A command from the request body; stamped fields are refused by name."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
         raise Refused(f"the body is over {MAX_BODY_BYTES} bytes", field="body")
-    try:
-        data = json.loads(raw or b"null")
-    except ValueError as exc:
-        raise Refused(f"the body is not JSON: {exc}", field="body") from None
+    data = parse_json(raw)
     command = command_from(data, model, stamped)
     assert isinstance(command, model)
     return command
@@ -127,6 +178,7 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         title="Feedback Loop",
         summary="Feedback on AI agents' answers, recorded as events and published on Kafka.",
         lifespan=lifespan,
+        dependencies=[Depends(refuse_nul)],
     )
     for router in routers:
         app.include_router(router)

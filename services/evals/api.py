@@ -4,7 +4,7 @@ import uuid
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from contracts.evals import (
     STAMPED_EVAL_FIELDS,
@@ -23,6 +23,7 @@ from services.errors import NotFound
 from services.evals.runs import CaseRunner
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
+MAX_THREADS = 1_000  # a run holds at most 20 conversations; any larger index is refused
 
 
 def answer(outcome: Outcome) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
     async def thread(
         case_id: UUID,
         run_id: UUID,
-        index: int,
+        index: Annotated[int, Path(ge=0, le=MAX_THREADS)],
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:

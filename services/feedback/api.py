@@ -12,7 +12,7 @@ from contracts.feedback import (
     artifact_refs,
 )
 from projections.feedback_list import list_feedback
-from services.api import Http, command_id, read_command
+from services.api import Before, Http, MinPosition, command_id, read_command
 from services.artifacts import check_references
 from services.auth import Principal
 
@@ -45,12 +45,9 @@ def feedback_routes(http: Http) -> APIRouter:
         subject_kind: Annotated[SubjectKind | None, Query(alias="subjectKind")] = None,
         subject_ref: Annotated[str | None, Query(alias="subjectRef", max_length=512)] = None,
         kind: FeedbackKind | None = None,
-        before: Annotated[int | None, Query(ge=1, description="Cursor: 'next' of a page")] = None,
+        before: Before = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
-        min_position: Annotated[
-            int | None,
-            Query(alias="minPosition", ge=0, description="Wait until this write is visible"),
-        ] = None,
+        min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Feedback by subject and kind, newest first, within the caller's tenant (C12, C51)."""
         await http.read_at("feedback_list", min_position)

@@ -19,7 +19,7 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.api import Http, MinPosition, command_id, read_command
+from services.api import Before, Http, MinPosition, command_id, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
@@ -94,7 +94,7 @@ def report_routes(http: Http) -> APIRouter:
         addressee: Annotated[str | None, Query(max_length=512)] = None,
         submitted_before: Annotated[datetime | None, Query(alias="submittedBefore")] = None,
         submitted_after: Annotated[datetime | None, Query(alias="submittedAfter")] = None,
-        before: Annotated[int | None, Query(ge=1, description="Cursor: 'next' of a page")] = None,
+        before: Before = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
