@@ -39,6 +39,19 @@ MinPosition = Annotated[
 Before = Annotated[int | None, Query(ge=1, le=MAX_BIGINT, description="Cursor: 'next' of a page")]
 
 
+# ``Idempotency-Key``: a retry with the same key is the same command (SPEC C11). An empty key
+# is refused rather than read as "no key": the client meant to send one.
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        description="The same key and body answer the first result (200); another body 409.",
+    ),
+]
+
+
 def command_id(idempotency_key: str | None) -> str:
     """The command's id: from the client's Idempotency-Key, so a retry is the same command."""
     return f"key/{idempotency_key}" if idempotency_key else str(uuid.uuid4())
@@ -162,13 +175,21 @@ async def refuse_nul(request: Request) -> None:
             raise Refused(f"{name!r} must not contain NUL characters", field=name)
 
 
+async def no_body(request: Request) -> None:
+    """A route that takes no body refuses one instead of ignoring what the client meant."""
+    if await request.body():
+        raise Refused("this route takes no body", field="body")
+
+
 async def read_command(request: Request, model: type[T], stamped: frozenset[str]) -> T:
     """A command from the request body; stamped fields are refused by name."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
         raise Refused(f"the body is over {MAX_BODY_BYTES} bytes", field="body")
     data = parse_json(raw)
-    command = command_from(data, model, stamped)
+    # Strict with ourselves (STYLE 12): JSON types as the schema publishes them, nothing
+    # coerced ("3", 4.0 or true for an integer, 0 for a boolean are refused).
+    command = command_from(data, model, stamped, strict=True)
     assert isinstance(command, model)
     return command
 

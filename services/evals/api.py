@@ -16,7 +16,7 @@ from contracts.evals import (
     RunEvalCase,
 )
 from projections.eval_cases import get_case, get_thread, list_cases
-from services.api import Http, MinPosition, read_command
+from services.api import Http, MinPosition, no_body, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
@@ -54,9 +54,13 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
 
     @router.post("/factory/reports/{report_id}/lift", status_code=201, tags=["reports"])
     async def make_eval_case(
-        report_id: UUID, principal: Annotated[Principal, Depends(http.scope(RUN))]
+        report_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
     ) -> dict[str, Any]:
-        """'Make this an eval case' on a submitted answer report (SPEC W41)."""
+        """'Make this an eval case' on a submitted answer report (SPEC W41). Takes no body:
+        ``confirmedBy`` and the rest are never the client's to say (W73)."""
+        await no_body(request)
         return await lift(principal, report_id)
 
     @router.get("/factory/evals/cases")

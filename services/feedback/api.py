@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from contracts.feedback import (
     STAMPED_FIELDS,
@@ -12,7 +12,7 @@ from contracts.feedback import (
     artifact_refs,
 )
 from projections.feedback_list import list_feedback
-from services.api import Before, Http, MinPosition, command_id, read_command
+from services.api import Before, Http, IdempotencyKey, MinPosition, command_id, read_command
 from services.artifacts import check_references
 from services.auth import Principal
 
@@ -25,7 +25,7 @@ def feedback_routes(http: Http) -> APIRouter:
         request: Request,
         response: Response,
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
-        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
         """Record feedback on a run, attempt, artifact, memory or evaluation (SPEC C01–C12).
 

@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from contracts.reports import (
     STAMPED_REPORT_FIELDS,
@@ -19,10 +19,18 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.api import Before, Http, MinPosition, command_id, read_command
+from services.api import (
+    Before,
+    Http,
+    IdempotencyKey,
+    MinPosition,
+    command_id,
+    no_body,
+    read_command,
+)
 from services.auth import Principal
 from services.bus import Outcome
-from services.errors import NotFound
+from services.errors import NotFound, Refused
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
@@ -38,6 +46,18 @@ def answer(outcome: Outcome, **extra: Any) -> dict[str, Any]:
     }
 
 
+def replayed(outcome: Outcome, response: Response) -> None:
+    """A repeated Idempotency-Key with the same body answers 200, not 201 (SPEC C11)."""
+    if not outcome.result.created:
+        response.status_code = 200
+
+
+def says_what_changed(review: ReviewReport) -> None:
+    """A Resolved report tells the reporter what changed (README): a change or a link."""
+    if review.status == "Resolved" and not (review.change or "").strip() and review.link is None:
+        raise Refused("a Resolved report says what changed: send change or link", field="change")
+
+
 def report_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/reports", tags=["reports"])
 
@@ -45,29 +65,40 @@ def report_routes(http: Http) -> APIRouter:
     async def draft_report(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
-        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+        response: Response,
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Draft a report (a preview: nowhere counted or handed over until submitted)."""
+        """Draft a report (a preview: nowhere counted or handed over until submitted). With an
+        ``Idempotency-Key``, the same key and body answer the same report (200) and another
+        body is a conflict (409), as feedback does (SPEC C11)."""
         command = await read_command(request, DraftReport, STAMPED_REPORT_FIELDS)
-        return answer(await http.execute(command, principal, command_id(idempotency_key)))
+        outcome = await http.execute(command, principal, command_id(idempotency_key))
+        replayed(outcome, response)
+        return answer(outcome)
 
     @router.post("/wrong-answer", status_code=201)
     async def compose_wrong_answer(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
-        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+        response: Response,
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
         """Draft a wrong-answer report from the reply record and the evidence check; the
-        labelled block is composed here (SPEC W04–W13) and returned for the preview."""
+        labelled block is composed here (SPEC W04–W13) and returned for the preview.
+        Idempotent like a draft (SPEC C11)."""
         command = await read_command(request, ComposeWrongAnswer, STAMPED_REPORT_FIELDS)
         outcome = await http.execute(command, principal, command_id(idempotency_key))
+        replayed(outcome, response)
         return answer(outcome, kind=outcome.result.kind, extraContext=outcome.result.extra_context)
 
     @router.post("/{report_id}/submit")
     async def submit_report(
-        report_id: UUID, principal: Annotated[Principal, Depends(http.scope(WRITE))]
+        report_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
     ) -> dict[str, Any]:
-        """Submit a draft: it is handed over (SPEC §3.2) or kept in the Inbox."""
+        """Submit a draft: it is handed over (SPEC §3.2) or kept in the Inbox. Takes no body."""
+        await no_body(request)
         outcome = await http.execute(
             SubmitReport(report_id=report_id), principal, f"submit/{report_id}"
         )
@@ -81,6 +112,7 @@ def report_routes(http: Http) -> APIRouter:
     ) -> dict[str, Any]:
         """Move a report New → Triaged → Resolved / WontFix; ``reviewedBy`` is the caller."""
         review = await read_command(request, ReviewReport, STAMPED_REPORT_FIELDS)
+        says_what_changed(review)
         command = ReviewReportCommand(report_id=report_id, review=review)
         return answer(await http.execute(command, principal, str(uuid.uuid4())))
 

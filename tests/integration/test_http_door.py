@@ -100,3 +100,135 @@ async def test_a_cursor_beyond_64_bits_is_refused(client: httpx.AsyncClient, rou
     """Issue 8 item 1: ``before`` past a bigint was an OverflowError (500)."""
     refused(await client.get(route, params={"before": 2**64}), 422, "before")
     assert (await client.get(route, params={"before": 2**63 - 1})).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "key"),
+    [
+        ("/factory/feedback", b'{"rating":5,"rating":1}', "rating"),
+        (
+            f"/factory/reports/{uuid.uuid4()}/review",
+            b'{"status":"New","status":"Triaged"}',
+            "status",
+        ),
+        (
+            f"/factory/evals/cases/{uuid.uuid4()}/confirm",
+            b'{"confirmed":1,"confirmed":0}',
+            "confirmed",
+        ),
+    ],
+)
+async def test_a_duplicate_key_in_a_json_object_is_refused_naming_it(
+    client: httpx.AsyncClient, runtime: Runtime, route: str, body: bytes, key: str
+) -> None:
+    """Issue 8 item 2: which duplicate wins was the parser's accident; now neither does."""
+    refused(await client.post(route, content=body), 422, key)
+    assert await event_count(runtime) == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("rating", True), ("rating", "3"), ("rating", 4.0), ("subjectRef", 7), ("kind", None)],
+)
+async def test_feedback_types_are_not_coerced(
+    client: httpx.AsyncClient, runtime: Runtime, field: str, value: object
+) -> None:
+    """Issue 8 item 2, STYLE 12: JSON types as published; ``true`` was stored as rating 1."""
+    answer = await client.post("/factory/feedback", json={**FEEDBACK, "rating": 4, field: value})
+    refused(answer, 422, field)
+    assert await event_count(runtime) == 0
+
+
+async def test_a_boolean_is_not_read_from_a_number(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Issue 8 item 2: ``evidence.readable: 0`` became false; ``confirmed: 1`` true."""
+    body = {**WRONG_ANSWER, "evidence": {"node": "n", "readable": 0}}
+    refused(await client.post("/factory/reports/wrong-answer", json=body), 422, "evidence.readable")
+    answer = await client.post(
+        f"/factory/evals/cases/{uuid.uuid4()}/confirm", json={"confirmed": 1}
+    )
+    refused(answer, 422, "confirmed")
+    assert await event_count(runtime) == 0
+
+
+WRONG_ANSWER = {
+    "thread": "t-1",
+    "messageRef": "m-2",
+    "reply": {"agentName": "Office/Agent/Coach", "modelName": "m"},
+    "account": "It said the course does not exist.",
+}
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "other"),
+    [
+        ("/factory/reports", {"category": "praise", "message": "nice"}, {"message": "meh"}),
+        ("/factory/reports/wrong-answer", WRONG_ANSWER, {"account": "Something else."}),
+    ],
+)
+async def test_a_report_idempotency_key_replays_with_200_and_conflicts_with_another_body(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    route: str,
+    body: dict[str, Any],
+    other: dict[str, Any],
+) -> None:
+    """Issue 8 item 2, SPEC C11: every write route behaves as feedback does; another body
+    under a used key was answered 201 with the first report and its content dropped."""
+    key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
+    first = await client.post(route, json=body, headers=key)
+    assert first.status_code == 201, first.text
+    count = await event_count(runtime)
+    again = await client.post(route, json=body, headers=key)
+    assert again.status_code == 200, again.text
+    assert again.json()["reportId"] == first.json()["reportId"]
+    refused(await client.post(route, json={**body, **other}, headers=key), 409)
+    assert await event_count(runtime) == count
+
+
+@pytest.mark.parametrize("route", ["/factory/feedback", "/factory/reports"])
+async def test_an_empty_idempotency_key_is_refused(
+    client: httpx.AsyncClient, runtime: Runtime, route: str
+) -> None:
+    """Issue 8 item 2: an empty key was read as no key (a new command each retry)."""
+    body = {**FEEDBACK, "rating": 4} if route == "/factory/feedback" else {"category": "idea"}
+    answer = await client.post(route, json=body, headers={"Idempotency-Key": ""})
+    refused(answer, 422, "Idempotency-Key")
+    assert await event_count(runtime) == 0
+
+
+async def draft_and_submit(client: httpx.AsyncClient, category: str = "answer") -> str:
+    drafted = await client.post("/factory/reports", json={"category": category, "message": "m"})
+    assert drafted.status_code == 201, drafted.text
+    report_id: str = drafted.json()["reportId"]
+    submitted = await client.post(f"/factory/reports/{report_id}/submit")
+    assert submitted.status_code == 200, submitted.text
+    return report_id
+
+
+async def test_submit_and_lift_refuse_a_body(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    """Issue 8 item 2, SPEC W73: a route without a body refused to read one but accepted it;
+    ``/lift`` with ``{"confirmedBy": "mallory"}`` must not be accepted."""
+    drafted = await client.post("/factory/reports", json={"category": "answer", "message": "m"})
+    report_id = drafted.json()["reportId"]
+    count = await event_count(runtime)
+    refused(await client.post(f"/factory/reports/{report_id}/submit", json={}), 422, "body")
+    lift = await client.post(f"/factory/reports/{report_id}/lift", json={"confirmedBy": "mallory"})
+    refused(lift, 422, "body")
+    assert await event_count(runtime) == count
+
+
+async def test_resolved_needs_a_change_or_a_link(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Issue 8 item 2: the README promises a Resolved report says what changed."""
+    report_id = await draft_and_submit(client)
+    review = f"/factory/reports/{report_id}/review"
+    assert (await client.post(review, json={"status": "Triaged"})).status_code == 200
+    count = await event_count(runtime)
+    for body in ({"status": "Resolved"}, {"status": "Resolved", "change": "  "}):
+        refused(await client.post(review, json=body), 422, "change")
+    assert await event_count(runtime) == count
+    link = {"status": "Resolved", "link": "https://example.org/change/1"}
+    assert (await client.post(review, json=link)).status_code == 200
