@@ -27,13 +27,21 @@ from services.errors import (
     NotFound,
     Refused,
 )
+from services.positions import PositionSeal
+from services.store import EVENTS_TABLE
 
 # Positions and cursors are PostgreSQL bigints: a larger number is refused, not overflowed.
 MAX_BIGINT = 2**63 - 1
-# ``?minPosition=`` on reads: wait until the caller's own write is visible.
+# ``?minPosition=`` on reads: wait until the caller's own write is visible. The value is the
+# opaque ``position`` a write answered (services/positions.py), never a number.
 MinPosition = Annotated[
-    int | None,
-    Query(alias="minPosition", ge=0, le=MAX_BIGINT, description="Wait until this write is visible"),
+    str | None,
+    Query(
+        alias="minPosition",
+        min_length=1,
+        max_length=200,
+        description="The `position` a write answered: wait until that write is visible",
+    ),
 ]
 # ``?before=`` on lists: the ``next`` of the previous page.
 Before = Annotated[int | None, Query(ge=1, le=MAX_BIGINT, description="Cursor: 'next' of a page")]
@@ -86,8 +94,8 @@ class Forbidden(Exception):
 
 
 class NotYetVisible(Exception):
-    def __init__(self, read_model: str, position: int, wanted: int) -> None:
-        self.read_model, self.position, self.wanted = read_model, position, wanted
+    def __init__(self, read_model: str) -> None:
+        self.read_model = read_model
 
 
 @dataclass
@@ -98,6 +106,7 @@ class Http:
     pool: Any
     keys: KeyRing
     read_wait_seconds: float
+    positions: PositionSeal
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
@@ -119,14 +128,27 @@ class Http:
         issued = Issued(command, principal.tenant_id, principal.subject, command_id, self.clock())
         return await self.bus.execute(issued)
 
-    async def read_at(self, read_model: str, min_position: int | None) -> None:
-        """Read-your-writes: wait until the read model has applied ``min_position``."""
+    def position(self, outcome: Outcome, principal: Principal) -> str:
+        """The ``position`` a write answers: its place in the log, sealed for its tenant."""
+        return self.positions.seal(outcome.position, principal.tenant_id)
+
+    async def read_at(
+        self, read_model: str, min_position: str | None, principal: Principal
+    ) -> None:
+        """Read-your-writes: wait until the read model has applied ``min_position``.
+
+        A position past the log's head cannot be waited into existence: refused at once
+        instead of holding the request for the whole wait."""
         if min_position is None:
             return
+        wanted = self.positions.open(min_position, principal.tenant_id)
+        head = await self.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}")
+        if wanted > (head or 0):
+            raise Refused("minPosition is past every write so far", field="minPosition")
         schema = f"rm_{read_model}"
-        reached = await wait_for_position(self.pool, schema, min_position, self.read_wait_seconds)
-        if reached < min_position:
-            raise NotYetVisible(read_model, reached, min_position)
+        reached = await wait_for_position(self.pool, schema, wanted, self.read_wait_seconds)
+        if reached < wanted:
+            raise NotYetVisible(read_model)
 
 
 T = TypeVar("T", bound=BaseModel)
@@ -216,12 +238,14 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
 
     @app.exception_handler(NotYetVisible)
     async def on_not_yet_visible(_: Request, exc: NotYetVisible) -> JSONResponse:
-        return error(
+        # Says nothing of where the log is: that would tell of other tenants' writes.
+        response = error(
             503,
             "not-yet-visible",
-            f"the {exc.read_model} read model is at position {exc.position}, not yet {exc.wanted}",
-            position=exc.position,
+            f"the {exc.read_model} read model has not applied that write yet; try again",
         )
+        response.headers["Retry-After"] = "1"
+        return response
 
     @app.exception_handler(DomainError)
     async def on_domain_error(_: Request, exc: DomainError) -> JSONResponse:

@@ -40,6 +40,7 @@ from services.health import ReaderHealth, inbound_health, readers_health
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
+from services.positions import PositionSeal, ensure_position_key
 from services.published import PUBLICATIONS, TOPICS, declare_publishers
 from services.relay import Relay
 from services.reports.api import report_routes
@@ -75,6 +76,7 @@ class Runtime:
     readers: dict[str, ReaderStatus] = field(default_factory=dict)
     consumer: InboundConsumer | None = None
     untrace: Callable[[], None] | None = None
+    positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -101,11 +103,14 @@ class Runtime:
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
         await ensure_artifacts_table(pool)
+        position_key = await ensure_position_key(pool)
         for projection in read_models():  # queries never meet a missing table
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
         bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch, creates=CREATES)
-        return cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
+        runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
+        runtime.positions = PositionSeal(position_key)
+        return runtime
 
     async def close(self) -> None:
         if self.stop.is_set():
@@ -226,7 +231,8 @@ class Runtime:
         return report
 
     def app(self, lifespan: Any = None) -> FastAPI:
-        http = Http(self.bus, self.pool, self.keys, self.settings.read_wait_seconds)
+        wait = self.settings.read_wait_seconds
+        http = Http(self.bus, self.pool, self.keys, wait, self.positions)
         routers = [
             feedback_routes(http),
             report_routes(http),

@@ -26,14 +26,14 @@ READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 MAX_THREADS = 1_000  # a run holds at most 20 conversations; any larger index is refused
 
 
-def answer(outcome: Outcome) -> dict[str, Any]:
+def answer(position: str, outcome: Outcome) -> dict[str, Any]:
     case = outcome.result
     return {
         "caseId": str(case.case_id),
         "ref": case.ref,
         "agent": case.agent,
         "confirmedBy": case.confirmed_by,
-        "position": outcome.position,
+        "position": position,
     }
 
 
@@ -42,7 +42,8 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
 
     async def lift(principal: Principal, report_id: UUID) -> dict[str, Any]:
         command = LiftEvalCase(source=report_id)
-        return answer(await http.execute(command, principal, f"lift/{report_id}"))
+        outcome = await http.execute(command, principal, f"lift/{report_id}")
+        return answer(http.position(outcome, principal), outcome)
 
     @router.post("/factory/evals/cases", status_code=201)
     async def create_case(
@@ -71,7 +72,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Cases by agent, with definition, last run and pass/fail."""
-        await http.read_at("eval_cases", min_position)
+        await http.read_at("eval_cases", min_position, principal)
         return {"items": await list_cases(http.pool, principal.tenant_id, agent=agent,
                                           confirmed=confirmed)}  # fmt: skip
 
@@ -82,7 +83,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One case with its runs, newest first, each with every thread's score."""
-        await http.read_at("eval_cases", min_position)
+        await http.read_at("eval_cases", min_position, principal)
         found = await get_case(http.pool, principal.tenant_id, case_id)
         if found is None:
             raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
@@ -97,7 +98,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """The record of one conversation of a run (the link in lastRun's threads)."""
-        await http.read_at("eval_cases", min_position)
+        await http.read_at("eval_cases", min_position, principal)
         found = await get_thread(http.pool, principal.tenant_id, case_id, run_id, index)
         if found is None:
             raise NotFound(f"no thread {index} in run {run_id}", runId=str(run_id))
@@ -112,7 +113,8 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         """Edit the definition; ``confirmedBy`` cannot be written by a client (W73)."""
         patch = await read_command(request, PatchEvalCase, STAMPED_EVAL_FIELDS)
         command = PatchEvalCaseCommand(case_id=case_id, patch=patch)
-        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        return answer(http.position(outcome, principal), outcome)
 
     @router.post("/factory/evals/cases/{case_id}/confirm")
     async def confirm_case(
@@ -123,7 +125,8 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         """Confirm (confirmedBy = you) or unconfirm (cleared): SPEC W74, W75."""
         body = await read_command(request, ConfirmEvalCase, STAMPED_EVAL_FIELDS)
         command = ConfirmEvalCaseCommand(case_id=case_id, confirmed=body.confirmed)
-        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        return answer(http.position(outcome, principal), outcome)
 
     @router.post("/factory/evals/cases/{case_id}/runs", status_code=201)
     async def run_case(
@@ -139,7 +142,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         return {
             **record.model_dump(mode="json", by_alias=True),
             "ranBy": principal.subject,
-            "position": outcome.position,
+            "position": http.position(outcome, principal),
         }
 
     return router

@@ -37,7 +37,10 @@ def feedback_routes(http: Http) -> APIRouter:
         outcome = await http.execute(command, principal, command_id(idempotency_key))
         if not outcome.result.created:
             response.status_code = 200
-        return {"feedbackId": str(outcome.result.feedback_id), "position": outcome.position}
+        return {
+            "feedbackId": str(outcome.result.feedback_id),
+            "position": http.position(outcome, principal),
+        }
 
     @router.get("")
     async def get_feedback(
@@ -50,7 +53,7 @@ def feedback_routes(http: Http) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Feedback by subject and kind, newest first, within the caller's tenant (C12, C51)."""
-        await http.read_at("feedback_list", min_position)
+        await http.read_at("feedback_list", min_position, principal)
         page = await list_feedback(
             http.pool,
             principal.tenant_id,

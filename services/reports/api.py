@@ -35,13 +35,13 @@ from services.errors import NotFound, Refused
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
 
-def answer(outcome: Outcome, **extra: Any) -> dict[str, Any]:
+def answer(position: str, outcome: Outcome, **extra: Any) -> dict[str, Any]:
     state = outcome.result
     return {
         "reportId": str(state.report_id),
         "status": state.status,
         "category": state.category,
-        "position": outcome.position,
+        "position": position,
         **extra,
     }
 
@@ -74,7 +74,7 @@ def report_routes(http: Http) -> APIRouter:
         command = await read_command(request, DraftReport, STAMPED_REPORT_FIELDS)
         outcome = await http.execute(command, principal, command_id(idempotency_key))
         replayed(outcome, response)
-        return answer(outcome)
+        return answer(http.position(outcome, principal), outcome)
 
     @router.post("/wrong-answer", status_code=201)
     async def compose_wrong_answer(
@@ -89,7 +89,12 @@ def report_routes(http: Http) -> APIRouter:
         command = await read_command(request, ComposeWrongAnswer, STAMPED_REPORT_FIELDS)
         outcome = await http.execute(command, principal, command_id(idempotency_key))
         replayed(outcome, response)
-        return answer(outcome, kind=outcome.result.kind, extraContext=outcome.result.extra_context)
+        return answer(
+            http.position(outcome, principal),
+            outcome,
+            kind=outcome.result.kind,
+            extraContext=outcome.result.extra_context,
+        )
 
     @router.post("/{report_id}/submit")
     async def submit_report(
@@ -102,7 +107,11 @@ def report_routes(http: Http) -> APIRouter:
         outcome = await http.execute(
             SubmitReport(report_id=report_id), principal, f"submit/{report_id}"
         )
-        return answer(outcome, handedOver=outcome.result.status == "HandedOver")
+        return answer(
+            http.position(outcome, principal),
+            outcome,
+            handedOver=outcome.result.status == "HandedOver",
+        )
 
     @router.post("/{report_id}/review")
     async def review_report(
@@ -114,7 +123,8 @@ def report_routes(http: Http) -> APIRouter:
         review = await read_command(request, ReviewReport, STAMPED_REPORT_FIELDS)
         says_what_changed(review)
         command = ReviewReportCommand(report_id=report_id, review=review)
-        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        return answer(http.position(outcome, principal), outcome)
 
     @router.get("/inbox")
     async def inbox(
@@ -131,7 +141,7 @@ def report_routes(http: Http) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Submitted reports that were not handed over (and hand-overs nobody received)."""
-        await http.read_at("inbox", min_position)
+        await http.read_at("inbox", min_position, principal)
         where = InboxFilter(
             status, category, kind, agent, addressee, submitted_before, submitted_after
         )
@@ -147,7 +157,7 @@ def report_routes(http: Http) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One report in any state, with its parsed labelled block."""
-        await http.read_at("inbox", min_position)
+        await http.read_at("inbox", min_position, principal)
         report = await get_report(http.pool, principal.tenant_id, report_id)
         if report is None:
             raise NotFound(f"no report {report_id}", reportId=str(report_id))

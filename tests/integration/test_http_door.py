@@ -2,6 +2,7 @@
 the one error shape, never a 5xx, and never storing anything. In-process (the ASGI app) on a
 real PostgreSQL."""
 
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -232,3 +233,65 @@ async def test_resolved_needs_a_change_or_a_link(
     assert await event_count(runtime) == count
     link = {"status": "Resolved", "link": "https://example.org/change/1"}
     assert (await client.post(review, json=link)).status_code == 200
+
+
+def tenant_of(runtime: Runtime, key: str) -> str:
+    principal = runtime.keys.identify(key)
+    assert principal is not None
+    return principal.tenant_id
+
+
+async def test_a_min_position_past_the_head_is_refused_at_once(
+    client: httpx.AsyncClient, runtime: Runtime, keys: Keys
+) -> None:
+    """Issue 8 item 3: a position that cannot exist yet held the request for the whole wait."""
+    token = runtime.positions.seal(10**12, tenant_of(runtime, keys.a))
+    started = time.monotonic()
+    answer = await client.get("/factory/feedback", params={"minPosition": token})
+    refused(answer, 422, "minPosition")
+    assert time.monotonic() - started < 2
+
+
+async def test_positions_are_opaque_tokens_of_one_tenant(
+    client: httpx.AsyncClient, runtime: Runtime, keys: Keys
+) -> None:
+    """Issue 8 item 3: a global position told a tenant how much the others wrote; a token
+    reveals nothing, and one of another tenant or tampered with is refused."""
+    runtime.start_projections()
+    written = await client.post("/factory/feedback", json={**FEEDBACK, "rating": 4})
+    token = written.json()["position"]
+    assert isinstance(token, str)
+    assert not token.isdigit()
+    again = await client.post("/factory/feedback", json={**FEEDBACK, "rating": 3})
+    assert again.json()["position"] != token
+    read = await client.get("/factory/feedback", params={"minPosition": token})
+    assert read.status_code == 200, read.text
+    assert len(read.json()["items"]) >= 1
+    other = {"Authorization": f"Bearer {keys.b}"}
+    refused(
+        await client.get("/factory/feedback", params={"minPosition": token}, headers=other),
+        422,
+        "minPosition",
+    )
+    tampered = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+    for bad in (tampered, "1", "not a token"):
+        answer = await client.get("/factory/feedback", params={"minPosition": bad})
+        refused(answer, 422, "minPosition")
+
+
+async def test_not_yet_visible_says_nothing_of_the_log(runtime: Runtime, keys: Keys) -> None:
+    """Issue 8 item 3: the 503 named the read model's global position."""
+    runtime.settings = runtime.settings.model_copy(update={"read_wait_seconds": 0.3})
+    transport = httpx.ASGITransport(app=runtime.app())
+    headers = {"Authorization": f"Bearer {keys.a}"}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers=headers
+    ) as http:
+        written = await http.post("/factory/feedback", json={**FEEDBACK, "rating": 4})
+        token = written.json()["position"]
+        answer = await http.get("/factory/feedback", params={"minPosition": token})
+    body = refused(answer, 503)
+    assert body["error"] == "not-yet-visible"
+    assert "position" not in body
+    assert not any(ch.isdigit() for ch in body["message"])
+    assert answer.headers["retry-after"] == "1"
