@@ -11,23 +11,22 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 from projections.runner import wait_for_position
 from services.auth import KeyRing, Principal
 from services.bus import CommandBus, Issued, Outcome, command_from
-from services.errors import (
-    Conflict,
-    DomainError,
-    InvalidTransition,
-    NotConfigured,
-    NotFound,
-    Refused,
-)
+from services.errors import Refused
 from services.positions import PositionSeal
+from services.problems import (
+    Forbidden,
+    NotYetVisible,
+    TooLarge,
+    Unauthorized,
+    install_error_handlers,
+)
 from services.store import EVENTS_TABLE
 
 # Positions and cursors are PostgreSQL bigints: a larger number is refused, not overflowed.
@@ -65,37 +64,12 @@ def command_id(idempotency_key: str | None) -> str:
     return f"key/{idempotency_key}" if idempotency_key else str(uuid.uuid4())
 
 
-STATUS = {
-    NotFound: 404,
-    InvalidTransition: 409,
-    Conflict: 409,
-    Refused: 422,
-    NotConfigured: 409,
-}
 MAX_BODY_BYTES = 64 * 1024
 # Deeper than any of our contracts nests (a few levels), far below the parser's recursion
 # limit: a body nested a thousand deep is refused before it is parsed.
 MAX_DEPTH = 32
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
-
-def error(status: int, code: str, message: str, **details: Any) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message, **details}, status_code=status)
-
-
-class Unauthorized(Exception):
-    pass
-
-
-class Forbidden(Exception):
-    def __init__(self, scope: str) -> None:
-        self.scope = scope
-
-
-class NotYetVisible(Exception):
-    def __init__(self, read_model: str) -> None:
-        self.read_model = read_model
 
 
 @dataclass
@@ -207,7 +181,7 @@ async def read_command(request: Request, model: type[T], stamped: frozenset[str]
     """A command from the request body; stamped fields are refused by name."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
-        raise Refused(f"the body is over {MAX_BODY_BYTES} bytes", field="body")
+        raise TooLarge(MAX_BODY_BYTES)
     data = parse_json(raw)
     # Strict with ourselves (STYLE 12): JSON types as the schema publishes them, nothing
     # coerced ("3", 4.0 or true for an integer, 0 for a boolean are refused).
@@ -226,39 +200,7 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
     for router in routers:
         app.include_router(router)
 
-    @app.exception_handler(Unauthorized)
-    async def on_unauthorized(_: Request, __: Unauthorized) -> JSONResponse:
-        response = error(401, "unauthorized", "send a valid API key: Authorization: Bearer <key>")
-        response.headers["WWW-Authenticate"] = "Bearer"
-        return response
-
-    @app.exception_handler(Forbidden)
-    async def on_forbidden(_: Request, exc: Forbidden) -> JSONResponse:
-        return error(403, "forbidden", f"this key lacks the scope {exc.scope}", scope=exc.scope)
-
-    @app.exception_handler(NotYetVisible)
-    async def on_not_yet_visible(_: Request, exc: NotYetVisible) -> JSONResponse:
-        # Says nothing of where the log is: that would tell of other tenants' writes.
-        response = error(
-            503,
-            "not-yet-visible",
-            f"the {exc.read_model} read model has not applied that write yet; try again",
-        )
-        response.headers["Retry-After"] = "1"
-        return response
-
-    @app.exception_handler(DomainError)
-    async def on_domain_error(_: Request, exc: DomainError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=STATUS.get(type(exc), 400))
-
-    @app.exception_handler(RequestValidationError)
-    async def on_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [
-            {"field": ".".join(str(p) for p in e["loc"][1:]), "message": e["msg"]}
-            for e in exc.errors()
-        ]
-        first = problems[0]["field"] if problems else None
-        return error(422, "invalid", "the request is not valid", field=first, problems=problems)
+    install_error_handlers(app)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

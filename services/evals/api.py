@@ -53,7 +53,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         command = await read_command(request, LiftEvalCase, STAMPED_EVAL_FIELDS)
         return await lift(principal, command.source)
 
-    @router.post("/factory/reports/{report_id}/lift", status_code=201, tags=["reports"])
+    @router.post("/factory/reports/{report_id:uuid}/lift", status_code=201, tags=["reports"])
     async def make_eval_case(
         report_id: UUID,
         request: Request,
@@ -76,7 +76,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         return {"items": await list_cases(http.pool, principal.tenant_id, agent=agent,
                                           confirmed=confirmed)}  # fmt: skip
 
-    @router.get("/factory/evals/cases/{case_id}")
+    @router.get("/factory/evals/cases/{case_id:uuid}")
     async def case(
         case_id: UUID,
         principal: Annotated[Principal, Depends(http.scope(READ))],
@@ -89,7 +89,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
             raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
         return found
 
-    @router.get("/factory/evals/cases/{case_id}/runs/{run_id}/threads/{index}")
+    @router.get("/factory/evals/cases/{case_id:uuid}/runs/{run_id:uuid}/threads/{index}")
     async def thread(
         case_id: UUID,
         run_id: UUID,
@@ -104,7 +104,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
             raise NotFound(f"no thread {index} in run {run_id}", runId=str(run_id))
         return found
 
-    @router.patch("/factory/evals/cases/{case_id}")
+    @router.patch("/factory/evals/cases/{case_id:uuid}")
     async def patch_case(
         case_id: UUID,
         request: Request,
@@ -116,7 +116,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         outcome = await http.execute(command, principal, str(uuid.uuid4()))
         return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases/{case_id}/confirm")
+    @router.post("/factory/evals/cases/{case_id:uuid}/confirm")
     async def confirm_case(
         case_id: UUID,
         request: Request,
@@ -128,7 +128,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         outcome = await http.execute(command, principal, str(uuid.uuid4()))
         return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases/{case_id}/runs", status_code=201)
+    @router.post("/factory/evals/cases/{case_id:uuid}/runs", status_code=201)
     async def run_case(
         case_id: UUID,
         request: Request,

@@ -96,7 +96,7 @@ def report_routes(http: Http) -> APIRouter:
             extraContext=outcome.result.extra_context,
         )
 
-    @router.post("/{report_id}/submit")
+    @router.post("/{report_id:uuid}/submit")
     async def submit_report(
         report_id: UUID,
         request: Request,
@@ -113,7 +113,7 @@ def report_routes(http: Http) -> APIRouter:
             handedOver=outcome.result.status == "HandedOver",
         )
 
-    @router.post("/{report_id}/review")
+    @router.post("/{report_id:uuid}/review")
     async def review_report(
         report_id: UUID,
         request: Request,
@@ -150,7 +150,7 @@ def report_routes(http: Http) -> APIRouter:
         )
         return {"items": items, "next": next_before}
 
-    @router.get("/{report_id}")
+    @router.get("/{report_id:uuid}")
     async def get_one(
         report_id: UUID,
         principal: Annotated[Principal, Depends(http.scope(READ))],

@@ -38,7 +38,8 @@ def refused(answer: httpx.Response, status: int, field: str | None = None) -> di
     assert answer.status_code == status, answer.text
     assert answer.headers["content-type"].startswith("application/json")
     body: dict[str, Any] = answer.json()
-    assert {"error", "message"} <= body.keys(), body
+    assert {"error", "message", "field", "problems"} <= body.keys(), body
+    assert isinstance(body["problems"], list)
     if field is not None:
         assert body.get("field") == field, body
     return body
@@ -295,3 +296,80 @@ async def test_not_yet_visible_says_nothing_of_the_log(runtime: Runtime, keys: K
     assert "position" not in body
     assert not any(ch.isdigit() for ch in body["message"])
     assert answer.headers["retry-after"] == "1"
+
+
+async def test_an_unknown_route_answers_the_error_shape(client: httpx.AsyncClient) -> None:
+    """Issue 8 item 4: one error shape everywhere, Starlette's 404 included."""
+    body = refused(await client.get("/factory/nothing-here"), 404)
+    assert body["error"] == "not-found"
+
+
+@pytest.mark.parametrize(
+    ("method", "route"),
+    [
+        ("GET", "/factory/reports/wrong-answer"),
+        ("DELETE", "/factory/feedback"),
+        ("PUT", f"/factory/reports/{uuid.uuid4()}"),
+        ("GET", f"/factory/evals/cases/{uuid.uuid4()}/confirm"),
+    ],
+)
+async def test_a_wrong_method_is_405_not_422(
+    client: httpx.AsyncClient, method: str, route: str
+) -> None:
+    """Issue 8 item 4: ``GET /factory/reports/wrong-answer`` was read as a report id (422)."""
+    answer = await client.request(method, route)
+    body = refused(answer, 405)
+    assert body["error"] == "method-not-allowed"
+    assert answer.headers["allow"]
+
+
+@pytest.mark.parametrize(
+    ("route", "field"),
+    [
+        ("/factory/feedback?limit=0", "limit"),
+        ("/factory/feedback?subjectKind=planet", "subjectKind"),
+        ("/factory/reports/inbox?submittedBefore=yesterday", "submittedBefore"),
+        (f"/factory/evals/cases/{uuid.uuid4()}/runs/{uuid.uuid4()}/threads/-1", "index"),
+    ],
+)
+async def test_invalid_query_and_path_parameters_answer_the_error_shape(
+    client: httpx.AsyncClient, route: str, field: str
+) -> None:
+    """Issue 8 item 4: parameters are named in ``field`` and listed in ``problems``."""
+    body = refused(await client.get(route), 422, field)
+    assert body["problems"][0]["field"] == field
+
+
+async def test_keys_and_scopes_answer_the_error_shape(
+    client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 8 item 4: 401 and 403 carry the same fields as every other error."""
+    refused(await client.get("/factory/feedback", headers={"Authorization": "Bearer nope"}), 401)
+    no_scope = {"Authorization": f"Bearer {keys.a_no_scope}"}
+    body = refused(await client.get("/factory/feedback", headers=no_scope), 403)
+    assert body["scope"] == "factory.feedback.read"
+
+
+async def test_a_body_over_the_limit_is_413(client: httpx.AsyncClient, runtime: Runtime) -> None:
+    """Issue 8 items 4, 5: too large is its own status, in the error shape."""
+    body = {**FEEDBACK, "rating": 4, "subjectRef": "x" * 70_000}
+    refused(await client.post("/factory/feedback", json=body), 413, "body")
+    assert await event_count(runtime) == 0
+
+
+async def test_an_unexpected_failure_answers_500_in_the_error_shape(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 8 item 4: a failure nobody foresaw still answers JSON, not text."""
+    app = runtime.app()
+
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    app.add_api_route("/broken", broken)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        body = refused(await http.get("/broken"), 500)
+    assert body["error"] == "internal"
+    assert "a bug" not in body["message"]
+    assert "GET /broken failed" in caplog.text
