@@ -139,3 +139,66 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_failure(request: Request, exc: Exception) -> JSONResponse:
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
         return error(500, "internal", "the service failed on this request; it is logged")
+
+
+_EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
+    401: (
+        "No valid API key.",
+        {"error": "unauthorized", "message": "send a valid API key: Authorization: Bearer <key>"},
+    ),
+    403: (
+        "The key lacks the scope.",
+        {
+            "error": "forbidden",
+            "message": "this key lacks the scope factory.feedback.write",
+            "scope": "factory.feedback.write",
+        },
+    ),
+    404: ("Not found (for this tenant).", {"error": "not-found", "message": "no report …"}),
+    409: (
+        "Conflicts with what was accepted (an Idempotency-Key with another body), or the state "
+        "does not allow it.",
+        {
+            "error": "conflict",
+            "message": "this idempotency key was already used with a different request",
+        },
+    ),
+    413: (
+        "The body is over 64 KiB.",
+        {"error": "too-large", "message": "the body is over 65536 bytes", "field": "body"},
+    ),
+    422: (
+        "Refused as written: the body (not JSON, too deep, a duplicate key, a wrong type, a "
+        "stamped field) or a parameter; `field` names it.",
+        {
+            "error": "refused",
+            "message": "rating: Input should be a valid integer",
+            "field": "rating",
+            "problems": [{"field": "rating", "message": "Input should be a valid integer"}],
+        },
+    ),
+    503: (
+        "The read model has not applied `minPosition` within the wait; retry (Retry-After).",
+        {"error": "not-yet-visible", "message": "the inbox read model has not applied that …"},
+    ),
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The errors a route can answer, for ``/openapi.json``: the shape and an example each."""
+    return {
+        status: {
+            "model": ErrorBody,
+            "description": _EXAMPLES[status][0],
+            "content": {
+                "application/json": {
+                    "example": {"field": None, "problems": [], **_EXAMPLES[status][1]}
+                }
+            },
+        }
+        for status in statuses
+    }
+
+
+WRITE_ERRORS = error_responses(401, 403, 404, 409, 413, 422)
+READ_ERRORS = error_responses(401, 403, 404, 422, 503)

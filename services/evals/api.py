@@ -6,6 +6,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
+from contracts.answers import CaseList, CaseWithRuns, CaseWritten, RunRecorded, ThreadRecord
 from contracts.evals import (
     STAMPED_EVAL_FIELDS,
     ConfirmEvalCase,
@@ -16,11 +17,12 @@ from contracts.evals import (
     RunEvalCase,
 )
 from projections.eval_cases import get_case, get_thread, list_cases
-from services.api import Http, MinPosition, no_body, read_command
+from services.api import Http, MinPosition, body, no_body, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
 from services.evals.runs import CaseRunner
+from services.problems import READ_ERRORS, WRITE_ERRORS
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 MAX_THREADS = 1_000  # a run holds at most 20 conversations; any larger index is refused
@@ -45,7 +47,13 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         outcome = await http.execute(command, principal, f"lift/{report_id}")
         return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases", status_code=201)
+    @router.post(
+        "/factory/evals/cases",
+        status_code=201,
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(LiftEvalCase, {"source": "0b6f3c1e-8a52-4c1e-9d55-3f0d2a7e9b10"}),
+    )
     async def create_case(
         request: Request, principal: Annotated[Principal, Depends(http.scope(RUN))]
     ) -> dict[str, Any]:
@@ -53,7 +61,13 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         command = await read_command(request, LiftEvalCase, STAMPED_EVAL_FIELDS)
         return await lift(principal, command.source)
 
-    @router.post("/factory/reports/{report_id:uuid}/lift", status_code=201, tags=["reports"])
+    @router.post(
+        "/factory/reports/{report_id:uuid}/lift",
+        status_code=201,
+        tags=["reports"],
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+    )
     async def make_eval_case(
         report_id: UUID,
         request: Request,
@@ -64,7 +78,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         await no_body(request)
         return await lift(principal, report_id)
 
-    @router.get("/factory/evals/cases")
+    @router.get("/factory/evals/cases", response_model=CaseList, responses=READ_ERRORS)
     async def cases(
         principal: Annotated[Principal, Depends(http.scope(READ))],
         agent: Annotated[str | None, Query(max_length=512)] = None,
@@ -76,7 +90,9 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         return {"items": await list_cases(http.pool, principal.tenant_id, agent=agent,
                                           confirmed=confirmed)}  # fmt: skip
 
-    @router.get("/factory/evals/cases/{case_id:uuid}")
+    @router.get(
+        "/factory/evals/cases/{case_id:uuid}", response_model=CaseWithRuns, responses=READ_ERRORS
+    )
     async def case(
         case_id: UUID,
         principal: Annotated[Principal, Depends(http.scope(READ))],
@@ -89,7 +105,11 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
             raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
         return found
 
-    @router.get("/factory/evals/cases/{case_id:uuid}/runs/{run_id:uuid}/threads/{index}")
+    @router.get(
+        "/factory/evals/cases/{case_id:uuid}/runs/{run_id:uuid}/threads/{index}",
+        response_model=ThreadRecord,
+        responses=READ_ERRORS,
+    )
     async def thread(
         case_id: UUID,
         run_id: UUID,
@@ -104,7 +124,12 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
             raise NotFound(f"no thread {index} in run {run_id}", runId=str(run_id))
         return found
 
-    @router.patch("/factory/evals/cases/{case_id:uuid}")
+    @router.patch(
+        "/factory/evals/cases/{case_id:uuid}",
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(PatchEvalCase, {"mustAssert": "42", "mustGround": ["Office/Course"]}),
+    )
     async def patch_case(
         case_id: UUID,
         request: Request,
@@ -116,7 +141,12 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         outcome = await http.execute(command, principal, str(uuid.uuid4()))
         return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases/{case_id:uuid}/confirm")
+    @router.post(
+        "/factory/evals/cases/{case_id:uuid}/confirm",
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(ConfirmEvalCase, {"confirmed": True}),
+    )
     async def confirm_case(
         case_id: UUID,
         request: Request,
@@ -128,7 +158,13 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         outcome = await http.execute(command, principal, str(uuid.uuid4()))
         return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases/{case_id:uuid}/runs", status_code=201)
+    @router.post(
+        "/factory/evals/cases/{case_id:uuid}/runs",
+        status_code=201,
+        response_model=RunRecorded,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(RunEvalCase, {"conversations": 5, "effort": "medium"}),
+    )
     async def run_case(
         case_id: UUID,
         request: Request,

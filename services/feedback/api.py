@@ -4,6 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
+from contracts.answers import FeedbackPage, FeedbackWritten
 from contracts.feedback import (
     STAMPED_FIELDS,
     FeedbackKind,
@@ -12,15 +13,30 @@ from contracts.feedback import (
     artifact_refs,
 )
 from projections.feedback_list import list_feedback
-from services.api import Before, Http, IdempotencyKey, MinPosition, command_id, read_command
+from services.api import Before, Http, IdempotencyKey, MinPosition, body, command_id, read_command
 from services.artifacts import check_references
 from services.auth import Principal
+from services.problems import READ_ERRORS, WRITE_ERRORS
+
+EXAMPLE = {
+    "projectId": "demo",
+    "subjectKind": "run",
+    "subjectRef": "run-1",
+    "kind": "rating",
+    "rating": 5,
+}
 
 
 def feedback_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/feedback", tags=["feedback"])
 
-    @router.post("", status_code=201)
+    @router.post(
+        "",
+        status_code=201,
+        response_model=FeedbackWritten,
+        responses={200: {"model": FeedbackWritten, "description": "A replay"}, **WRITE_ERRORS},
+        openapi_extra=body(RecordFeedback, EXAMPLE),
+    )
     async def record_feedback(
         request: Request,
         response: Response,
@@ -42,7 +58,7 @@ def feedback_routes(http: Http) -> APIRouter:
             "position": http.position(outcome, principal),
         }
 
-    @router.get("")
+    @router.get("", response_model=FeedbackPage, responses=READ_ERRORS)
     async def get_feedback(
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
         subject_kind: Annotated[SubjectKind | None, Query(alias="subjectKind")] = None,

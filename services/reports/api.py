@@ -7,6 +7,13 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
+from contracts.answers import (
+    InboxPage,
+    ReportSubmitted,
+    ReportView,
+    ReportWritten,
+    WrongAnswerDrafted,
+)
 from contracts.reports import (
     STAMPED_REPORT_FIELDS,
     Category,
@@ -24,6 +31,7 @@ from services.api import (
     Http,
     IdempotencyKey,
     MinPosition,
+    body,
     command_id,
     no_body,
     read_command,
@@ -31,6 +39,7 @@ from services.api import (
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound, Refused
+from services.problems import READ_ERRORS, WRITE_ERRORS
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
@@ -44,6 +53,15 @@ def answer(position: str, outcome: Outcome, **extra: Any) -> dict[str, Any]:
         "position": position,
         **extra,
     }
+
+
+WRONG_ANSWER_EXAMPLE = {
+    "thread": "thread-1",
+    "messageRef": "message-2",
+    "reply": {"agentName": "Office/Agent/Coach", "modelName": "claude-sonnet-4-5"},
+    "account": "It said my course does not exist.",
+    "evidence": {"node": "Office/Course/42", "readable": True},
+}
 
 
 def replayed(outcome: Outcome, response: Response) -> None:
@@ -61,7 +79,13 @@ def says_what_changed(review: ReviewReport) -> None:
 def report_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/reports", tags=["reports"])
 
-    @router.post("", status_code=201)
+    @router.post(
+        "",
+        status_code=201,
+        response_model=ReportWritten,
+        responses={200: {"model": ReportWritten, "description": "A replay"}, **WRITE_ERRORS},
+        openapi_extra=body(DraftReport, {"category": "idea", "message": "Export as PDF"}),
+    )
     async def draft_report(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
@@ -76,7 +100,13 @@ def report_routes(http: Http) -> APIRouter:
         replayed(outcome, response)
         return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/wrong-answer", status_code=201)
+    @router.post(
+        "/wrong-answer",
+        status_code=201,
+        response_model=WrongAnswerDrafted,
+        responses={200: {"model": WrongAnswerDrafted, "description": "A replay"}, **WRITE_ERRORS},
+        openapi_extra=body(ComposeWrongAnswer, WRONG_ANSWER_EXAMPLE),
+    )
     async def compose_wrong_answer(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
@@ -96,7 +126,7 @@ def report_routes(http: Http) -> APIRouter:
             extraContext=outcome.result.extra_context,
         )
 
-    @router.post("/{report_id:uuid}/submit")
+    @router.post("/{report_id:uuid}/submit", response_model=ReportSubmitted, responses=WRITE_ERRORS)
     async def submit_report(
         report_id: UUID,
         request: Request,
@@ -113,7 +143,12 @@ def report_routes(http: Http) -> APIRouter:
             handedOver=outcome.result.status == "HandedOver",
         )
 
-    @router.post("/{report_id:uuid}/review")
+    @router.post(
+        "/{report_id:uuid}/review",
+        response_model=ReportWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(ReviewReport, {"status": "Resolved", "change": "Search the profile."}),
+    )
     async def review_report(
         report_id: UUID,
         request: Request,
@@ -126,7 +161,7 @@ def report_routes(http: Http) -> APIRouter:
         outcome = await http.execute(command, principal, str(uuid.uuid4()))
         return answer(http.position(outcome, principal), outcome)
 
-    @router.get("/inbox")
+    @router.get("/inbox", response_model=InboxPage, responses=READ_ERRORS)
     async def inbox(
         principal: Annotated[Principal, Depends(http.scope(READ))],
         status: ReviewStatus | None = None,
@@ -150,7 +185,7 @@ def report_routes(http: Http) -> APIRouter:
         )
         return {"items": items, "next": next_before}
 
-    @router.get("/{report_id:uuid}")
+    @router.get("/{report_id:uuid}", response_model=ReportView, responses=READ_ERRORS)
     async def get_one(
         report_id: UUID,
         principal: Annotated[Principal, Depends(http.scope(READ))],

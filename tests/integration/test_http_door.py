@@ -373,3 +373,51 @@ async def test_an_unexpected_failure_answers_500_in_the_error_shape(
     assert body["error"] == "internal"
     assert "a bug" not in body["message"]
     assert "GET /broken failed" in caplog.text
+
+
+BODIES = {
+    ("post", "/factory/feedback"): "RecordFeedback",
+    ("post", "/factory/reports"): "DraftReport",
+    ("post", "/factory/reports/wrong-answer"): "ComposeWrongAnswer",
+    ("post", "/factory/reports/{report_id}/review"): "ReviewReport",
+    ("post", "/factory/evals/cases"): "LiftEvalCase",
+    ("patch", "/factory/evals/cases/{case_id}"): "PatchEvalCase",
+    ("post", "/factory/evals/cases/{case_id}/confirm"): "ConfirmEvalCase",
+    ("post", "/factory/evals/cases/{case_id}/runs"): "RunEvalCase",
+}
+RAW = {("post", "/factory/artifacts")}  # bytes as they come, of any media type
+
+
+async def test_the_openapi_document_declares_bodies_answers_and_errors(
+    client: httpx.AsyncClient,
+) -> None:
+    """Issue 8 item 5: every request body, every response model (no untyped object) and
+    every error status a route can answer, with examples."""
+    document = (await client.get("/openapi.json")).json()
+    schemas = document["components"]["schemas"]
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            name = BODIES.get((method, path))
+            if name is not None:
+                content = operation["requestBody"]["content"]["application/json"]
+                assert content["schema"]["$ref"] == f"#/components/schemas/{name}"
+                assert content["example"]
+                assert name in schemas
+            elif (method, path) in RAW:
+                assert "*/*" in operation["requestBody"]["content"]
+            else:
+                assert "requestBody" not in operation, (method, path)
+            success = [s for s in operation["responses"] if s.startswith("2")]
+            for status in success:
+                if path.startswith("/factory/artifacts/"):
+                    continue  # the artifact as stored: bytes of its own media type
+                schema = operation["responses"][status]["content"]["application/json"]["schema"]
+                assert "$ref" in schema, (method, path, status)
+            expected = {"401", "403", "404", "422"} | (
+                {"409", "413"} if method != "get" else {"503"}
+            )
+            assert expected <= operation["responses"].keys(), (method, path)
+            for status in expected:
+                answer = operation["responses"][status]["content"]["application/json"]
+                assert answer["schema"]["$ref"] == "#/components/schemas/ErrorBody"
+                assert {"error", "message", "field", "problems"} <= answer["example"].keys()
