@@ -13,6 +13,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import PlainTextResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
@@ -74,6 +75,11 @@ _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
+# Declared as the OpenAPI security scheme; a missing or malformed header is our 401, not
+# FastAPI's 403.
+BEARER = HTTPBearer(auto_error=False, description="An API key: `feedbackloop keys new`.")
+
+
 @dataclass
 class Http:
     """What routes need: the command path, the read side, the keys and the clock."""
@@ -88,10 +94,12 @@ class Http:
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""
 
-        async def check(authorization: Annotated[str | None, Header()] = None) -> Principal:
-            if not authorization or not authorization.lower().startswith("bearer "):
+        async def check(
+            credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+        ) -> Principal:
+            if credentials is None:
                 raise Unauthorized()
-            principal = self.keys.identify(authorization[7:].strip())
+            principal = self.keys.identify(credentials.credentials)
             if principal is None:
                 raise Unauthorized()
             if required not in principal.scopes:
