@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import PlainTextResponse
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
@@ -181,6 +183,26 @@ async def refuse_nul(request: Request) -> None:
             raise Refused(f"{name!r} must not contain NUL characters", field=name)
 
 
+def query_names(dependant: Dependant) -> frozenset[str]:
+    """The query parameters a route (and each of its dependencies) declares."""
+    names = {param.alias for param in dependant.query_params}
+    for dependency in dependant.dependencies:
+        names |= query_names(dependency)
+    return frozenset(names)
+
+
+async def refuse_unknown_query(request: Request) -> None:
+    """Strict with ourselves (STYLE 12): a query parameter the route does not declare is
+    refused, naming it — a misspelt filter would otherwise answer everything unfiltered."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    known = query_names(route.dependant)
+    for name in request.query_params:
+        if name not in known:
+            raise Refused(f"this route has no query parameter {name!r}", field=name)
+
+
 async def no_body(request: Request) -> None:
     """A route that takes no body refuses one instead of ignoring what the client meant."""
     if await request.body():
@@ -261,7 +283,7 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         title="Feedback Loop",
         summary="Feedback on AI agents' answers, recorded as events and published on Kafka.",
         lifespan=lifespan,
-        dependencies=[Depends(refuse_nul)],
+        dependencies=[Depends(refuse_nul), Depends(refuse_unknown_query)],
     )
     for router in routers:
         app.include_router(router)

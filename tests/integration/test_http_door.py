@@ -421,3 +421,13 @@ async def test_the_openapi_document_declares_bodies_answers_and_errors(
                 answer = operation["responses"][status]["content"]["application/json"]
                 assert answer["schema"]["$ref"] == "#/components/schemas/ErrorBody"
                 assert {"error", "message", "field", "problems"} <= answer["example"].keys()
+
+
+@pytest.mark.parametrize(
+    "route", ["/factory/feedback?subjectref=x", "/factory/reports/inbox?agnet=a"]
+)
+async def test_an_unknown_query_parameter_is_refused_naming_it(
+    client: httpx.AsyncClient, route: str
+) -> None:
+    """Issue 8 items 2, 6 (STYLE 12): a misspelt filter was ignored, answering everything."""
+    refused(await client.get(route), 422, route.split("?")[1].split("=")[0])
