@@ -20,7 +20,10 @@ Position = Annotated[
     ),
 ]
 Cursor = Annotated[
-    int | None, Field(description="Pass as `before` for the next page; null on the last.")
+    str | None, Field(description="Pass as `before` for the next page; null on the last.")
+]
+Order = Annotated[
+    str, Field(description="An opaque token of your tenant; also a valid `minPosition`.")
 ]
 
 
@@ -45,7 +48,7 @@ class FeedbackItem(Answer):
     corrected_artifact_ref: str | None = Field(alias="correctedArtifactRef")
     given_by: str = Field(alias="givenBy")
     given_at: Timestamp = Field(alias="givenAt")
-    position: int = Field(description="Order in the list (newest first).")
+    position: Order
 
 
 class FeedbackPage(Answer):
@@ -110,7 +113,7 @@ class ReportView(Answer):
     drafted_at: Timestamp | None = Field(alias="draftedAt")
     submitted_at: Timestamp | None = Field(alias="submittedAt")
     review: ReviewState
-    position: int = Field(description="Order in the Inbox (newest first).")
+    position: Order
 
 
 class InboxPage(Answer):
@@ -184,7 +187,7 @@ class RunView(Answer):
 
 
 class LastRun(RunView):
-    position: int
+    position: Order
 
 
 class CaseView(Answer):
@@ -202,7 +205,7 @@ class CaseView(Answer):
     last_run: LastRun | None = Field(alias="lastRun")
     passed: bool | None
     lifted_at: Timestamp = Field(alias="liftedAt")
-    position: int
+    position: Order
 
 
 class CaseWithRuns(CaseView):

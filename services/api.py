@@ -34,8 +34,6 @@ from services.problems import (
 )
 from services.store import EVENTS_TABLE
 
-# Positions and cursors are PostgreSQL bigints: a larger number is refused, not overflowed.
-MAX_BIGINT = 2**63 - 1
 # ``?minPosition=`` on reads: wait until the caller's own write is visible. The value is the
 # opaque ``position`` a write answered (services/positions.py), never a number.
 MinPosition = Annotated[
@@ -47,8 +45,11 @@ MinPosition = Annotated[
         description="The `position` a write answered: wait until that write is visible",
     ),
 ]
-# ``?before=`` on lists: the ``next`` of the previous page.
-Before = Annotated[int | None, Query(ge=1, le=MAX_BIGINT, description="Cursor: 'next' of a page")]
+# ``?before=`` on lists: the ``next`` of the previous page, a token like a position.
+Before = Annotated[
+    str | None,
+    Query(min_length=1, max_length=200, description="Cursor: the `next` of the previous page"),
+]
 
 
 # ``Idempotency-Key``: a retry with the same key is the same command (SPEC C11). An empty key
@@ -117,6 +118,21 @@ class Http:
     def position(self, outcome: Outcome, principal: Principal) -> str:
         """The ``position`` a write answers: its place in the log, sealed for its tenant."""
         return self.positions.seal(outcome.position, principal.tenant_id)
+
+    def sealed(self, position: int | None, principal: Principal) -> str | None:
+        """A read model's position as the API shows it (the order of a list, a cursor)."""
+        if position is None:
+            return None
+        return self.positions.seal(position, principal.tenant_id)
+
+    def cursor(self, before: str | None, principal: Principal) -> int | None:
+        """``?before=``: the position in a cursor this tenant was given."""
+        if before is None:
+            return None
+        return self.positions.open(before, principal.tenant_id, field="before")
+
+    def with_position(self, item: dict[str, Any], principal: Principal) -> dict[str, Any]:
+        return {**item, "position": self.sealed(item["position"], principal)}
 
     async def read_at(
         self, read_model: str, min_position: str | None, principal: Principal

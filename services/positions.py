@@ -46,15 +46,15 @@ class PositionSeal:
         sealed = self._aead.encrypt(nonce, position.to_bytes(8, "big"), tenant_id.encode())
         return base64.urlsafe_b64encode(nonce + sealed).rstrip(b"=").decode()
 
-    def open(self, token: str, tenant_id: str) -> int:
+    def open(self, token: str, tenant_id: str, field: str = FIELD) -> int:
         """The position in a token this tenant was given; anything else is refused."""
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
             plain = self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], tenant_id.encode())
         except (ValueError, binascii.Error, InvalidTag):
             raise Refused(
-                "minPosition is not a position this tenant was given: pass back the "
-                "position a write answered",
-                field=FIELD,
+                f"{field} is not a position this tenant was given: pass back one the "
+                "service answered",
+                field=field,
             ) from None
         return int.from_bytes(plain, "big")

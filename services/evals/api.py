@@ -39,6 +39,12 @@ def answer(position: str, outcome: Outcome) -> dict[str, Any]:
     }
 
 
+def sealed_case(http: Http, case: dict[str, Any], principal: Principal) -> dict[str, Any]:
+    """A case with its positions (its own, its last run's) as tokens of the tenant."""
+    last_run = case["lastRun"] and http.with_position(case["lastRun"], principal)
+    return {**http.with_position(case, principal), "lastRun": last_run}
+
+
 def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
     router = APIRouter(tags=["eval cases"])
 
@@ -87,8 +93,8 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
     ) -> dict[str, Any]:
         """Cases by agent, with definition, last run and pass/fail."""
         await http.read_at("eval_cases", min_position, principal)
-        return {"items": await list_cases(http.pool, principal.tenant_id, agent=agent,
-                                          confirmed=confirmed)}  # fmt: skip
+        found = await list_cases(http.pool, principal.tenant_id, agent=agent, confirmed=confirmed)
+        return {"items": [sealed_case(http, case, principal) for case in found]}
 
     @router.get(
         "/factory/evals/cases/{case_id:uuid}", response_model=CaseWithRuns, responses=READ_ERRORS
@@ -103,7 +109,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         found = await get_case(http.pool, principal.tenant_id, case_id)
         if found is None:
             raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
-        return found
+        return sealed_case(http, found, principal)
 
     @router.get(
         "/factory/evals/cases/{case_id:uuid}/runs/{run_id:uuid}/threads/{index}",

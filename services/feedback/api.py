@@ -76,9 +76,10 @@ def feedback_routes(http: Http) -> APIRouter:
             subject_kind=subject_kind,
             subject_ref=subject_ref,
             kind=kind,
-            before=before,
+            before=http.cursor(before, principal),
             limit=limit,
         )
-        return {"items": page.items, "next": page.next_before}
+        items = [http.with_position(item, principal) for item in page.items]
+        return {"items": items, "next": http.sealed(page.next_before, principal)}
 
     return router

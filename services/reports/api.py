@@ -181,9 +181,14 @@ def report_routes(http: Http) -> APIRouter:
             status, category, kind, agent, addressee, submitted_before, submitted_after
         )
         items, next_before = await list_inbox(
-            http.pool, principal.tenant_id, where, before=before, limit=limit
+            http.pool,
+            principal.tenant_id,
+            where,
+            before=http.cursor(before, principal),
+            limit=limit,
         )
-        return {"items": items, "next": next_before}
+        sealed = [http.with_position(item, principal) for item in items]
+        return {"items": sealed, "next": http.sealed(next_before, principal)}
 
     @router.get("/{report_id:uuid}", response_model=ReportView, responses=READ_ERRORS)
     async def get_one(
@@ -196,6 +201,6 @@ def report_routes(http: Http) -> APIRouter:
         report = await get_report(http.pool, principal.tenant_id, report_id)
         if report is None:
             raise NotFound(f"no report {report_id}", reportId=str(report_id))
-        return report
+        return http.with_position(report, principal)
 
     return router

@@ -98,10 +98,15 @@ async def test_a_nul_in_a_query_parameter_or_path_segment_is_refused_naming_it(
 
 
 @pytest.mark.parametrize("route", ["/factory/feedback", "/factory/reports/inbox"])
-async def test_a_cursor_beyond_64_bits_is_refused(client: httpx.AsyncClient, route: str) -> None:
-    """Issue 8 item 1: ``before`` past a bigint was an OverflowError (500)."""
+async def test_a_cursor_beyond_64_bits_is_refused(
+    client: httpx.AsyncClient, runtime: Runtime, keys: Keys, route: str
+) -> None:
+    """Issue 8 items 1, 3: ``before`` past a bigint was an OverflowError (500); a cursor is
+    now a token of the tenant like a position, so a number of any size is refused."""
     refused(await client.get(route, params={"before": 2**64}), 422, "before")
-    assert (await client.get(route, params={"before": 2**63 - 1})).status_code == 200
+    refused(await client.get(route, params={"before": 2**63 - 1}), 422, "before")
+    cursor = runtime.positions.seal(2**63 - 1, tenant_of(runtime, keys.a))
+    assert (await client.get(route, params={"before": cursor})).status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -431,3 +436,23 @@ async def test_an_unknown_query_parameter_is_refused_naming_it(
 ) -> None:
     """Issue 8 items 2, 6 (STYLE 12): a misspelt filter was ignored, answering everything."""
     refused(await client.get(route), 422, route.split("?")[1].split("=")[0])
+
+
+async def test_list_positions_and_cursors_are_tokens_of_the_tenant(
+    client: httpx.AsyncClient, runtime: Runtime, keys: Keys
+) -> None:
+    """Issue 8 item 3: each item's position and the ``next`` cursor were global positions."""
+    runtime.start_projections()
+    for rating in (1, 2, 3):
+        written = await client.post("/factory/feedback", json={**FEEDBACK, "rating": rating})
+    token = written.json()["position"]
+    first = await client.get("/factory/feedback", params={"minPosition": token, "limit": 2})
+    assert first.status_code == 200, first.text
+    page = first.json()
+    assert all(isinstance(item["position"], str) for item in page["items"])
+    assert [item["rating"] for item in page["items"]] == [3, 2]
+    second = await client.get("/factory/feedback", params={"before": page["next"], "limit": 2})
+    assert [item["rating"] for item in second.json()["items"]] == [1]
+    other = {"Authorization": f"Bearer {keys.b}"}
+    answer = await client.get("/factory/feedback", params={"before": page["next"]}, headers=other)
+    refused(answer, 422, "before")
