@@ -207,16 +207,21 @@ def query_names(dependant: Dependant) -> frozenset[str]:
     return frozenset(names)
 
 
-async def refuse_unknown_query(request: Request) -> None:
+async def check_query(request: Request) -> None:
     """Strict with ourselves (STYLE 12): a query parameter the route does not declare is
-    refused, naming it — a misspelt filter would otherwise answer everything unfiltered."""
+    refused, naming it — a misspelt filter would otherwise answer everything unfiltered — and
+    so is one given twice (which one counts would be the framework's accident)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
         return
     known = query_names(route.dependant)
-    for name in request.query_params:
+    seen: set[str] = set()
+    for name, _ in request.query_params.multi_items():
         if name not in known:
             raise Refused(f"this route has no query parameter {name!r}", field=name)
+        if name in seen:
+            raise Refused(f"the query parameter {name!r} is given more than once", field=name)
+        seen.add(name)
 
 
 async def no_body(request: Request) -> None:
@@ -299,7 +304,7 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         title="Feedback Loop",
         summary="Feedback on AI agents' answers, recorded as events and published on Kafka.",
         lifespan=lifespan,
-        dependencies=[Depends(refuse_nul), Depends(refuse_unknown_query)],
+        dependencies=[Depends(refuse_nul), Depends(check_query)],
     )
     for router in routers:
         app.include_router(router)
