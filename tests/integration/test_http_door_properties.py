@@ -30,6 +30,8 @@ WRITES = {
     "/factory/evals/cases": ["source"],
     f"/factory/evals/cases/{SOME_ID}/confirm": ["confirmed"],
     f"/factory/evals/cases/{SOME_ID}/runs": ["conversations", "effort"],
+    f"PATCH /factory/evals/cases/{SOME_ID}": ["prompt", "context", "mustGround",
+                                              "mustNotAssert", "mustAssert", "model"],
 }  # fmt: skip
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
@@ -73,6 +75,12 @@ async def client(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClien
         yield http
 
 
+async def send(client: httpx.AsyncClient, route: str, body: bytes) -> httpx.Response:
+    """POST, unless the route names its method ("PATCH /…")."""
+    method, _, path = route.rpartition(" ")
+    return await client.request(method or "POST", path, content=body)
+
+
 async def event_count(runtime: Runtime) -> int:
     count = await runtime.pool.fetchval(f"SELECT count(*) FROM {EVENTS_TABLE}")
     assert isinstance(count, int)
@@ -83,7 +91,7 @@ async def refused_and_nothing_stored(
     client: httpx.AsyncClient, runtime: Runtime, route: str, body: bytes
 ) -> None:
     before = await event_count(runtime)
-    answer = await client.post(route, content=body)
+    answer = await send(client, route, body)
     assert 400 <= answer.status_code < 500, (route, body[:200], answer.text)
     assert answer.headers["content-type"].startswith("application/json")
     shape: dict[str, Any] = answer.json()
@@ -109,7 +117,7 @@ async def test_any_json_in_the_fields_of_a_write_is_refused_or_stores_nothing(
     if route in ("/factory/feedback", "/factory/reports", "/factory/reports/wrong-answer"):
         # A drawn body could be a valid command: then it is accepted, nothing else.
         before = await event_count(runtime)
-        answer = await client.post(route, content=body)
+        answer = await send(client, route, body)
         if answer.status_code < 300:
             assert await event_count(runtime) > before
             return
