@@ -17,7 +17,7 @@ from fastapi.responses import PlainTextResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from projections.runner import wait_for_position
@@ -45,6 +45,18 @@ MinPosition = Annotated[
         description="The `position` a write answered: wait until that write is visible",
     ),
 ]
+# An instant in a query: an RFC 3339 date-time with its offset, as the schema's format says.
+# Read laxly, a number was a Unix timestamp and a bare date midnight somewhere.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def rfc3339(value: object) -> object:
+    if not (isinstance(value, str) and _RFC3339.fullmatch(value)):
+        raise ValueError("expected an RFC 3339 date-time with its offset: 2026-11-30T08:00:00Z")
+    return value
+
+
+Instant = Annotated[datetime, BeforeValidator(rfc3339)]
 # ``?before=`` on lists: the ``next`` of the previous page, a token like a position.
 Before = Annotated[
     str | None,

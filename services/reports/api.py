@@ -1,7 +1,6 @@
 """HTTP routes of reports: draft, compose a wrong-answer report, submit, review, the Inbox."""
 
 import uuid
-from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -30,6 +29,7 @@ from services.api import (
     Before,
     Http,
     IdempotencyKey,
+    Instant,
     MinPosition,
     body,
     command_id,
@@ -169,8 +169,8 @@ def report_routes(http: Http) -> APIRouter:
         kind: Kind | None = None,
         agent: Annotated[str | None, Query(max_length=512)] = None,
         addressee: Annotated[str | None, Query(max_length=512)] = None,
-        submitted_before: Annotated[datetime | None, Query(alias="submittedBefore")] = None,
-        submitted_after: Annotated[datetime | None, Query(alias="submittedAfter")] = None,
+        submitted_before: Annotated[Instant | None, Query(alias="submittedBefore")] = None,
+        submitted_after: Annotated[Instant | None, Query(alias="submittedAfter")] = None,
         before: Before = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         min_position: MinPosition = None,

@@ -334,6 +334,8 @@ async def test_a_wrong_method_is_405_not_422(
         ("/factory/feedback?limit=0", "limit"),
         ("/factory/feedback?subjectKind=planet", "subjectKind"),
         ("/factory/reports/inbox?submittedBefore=yesterday", "submittedBefore"),
+        ("/factory/reports/inbox?submittedAfter=0.7", "submittedAfter"),
+        ("/factory/reports/inbox?submittedAfter=2026-11-30", "submittedAfter"),
         (f"/factory/evals/cases/{uuid.uuid4()}/runs/{uuid.uuid4()}/threads/-1", "index"),
     ],
 )
