@@ -12,18 +12,17 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.dependencies.models import Dependant
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import PlainTextResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, BeforeValidator
-from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from projections.runner import wait_for_position
 from services.auth import KeyRing, Principal
 from services.bus import CommandBus, Issued, Outcome, command_from
 from services.errors import Refused
+from services.openapi import with_bodies
 from services.positions import PositionSeal
 from services.problems import (
     Forbidden,
@@ -253,62 +252,6 @@ async def read_command(request: Request, model: type[T], stamped: frozenset[str]
     command = command_from(data, model, stamped, strict=True)
     assert isinstance(command, model)
     return command
-
-
-# The request bodies routes read themselves (``read_command``), by schema name: declared in
-# ``/openapi.json`` as FastAPI declares the bodies it reads.
-_BODIES: dict[str, type[BaseModel]] = {}
-
-
-def body(model: type[BaseModel], example: dict[str, Any]) -> dict[str, Any]:
-    """``openapi_extra`` of a route that reads ``model`` from its JSON body."""
-    _BODIES[model.__name__] = model
-    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
-    content = {"application/json": {"schema": schema, "example": example}}
-    return {"requestBody": {"required": True, "content": content}}
-
-
-# A body taken as it comes (an artifact): any media type, bytes.
-RAW_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
-    }
-}
-RAW_ANSWER = {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}
-
-
-def with_bodies(app: FastAPI) -> Callable[[], dict[str, Any]]:
-    """``app.openapi`` with the schemas of the bodies routes read themselves."""
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            document = get_openapi(
-                title=app.title, version=app.version, summary=app.summary, routes=app.routes
-            )
-            models: list[tuple[type[BaseModel], JsonSchemaMode]] = [
-                (model, "validation") for model in _BODIES.values()
-            ]
-            _, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
-            schemas = document.setdefault("components", {}).setdefault("schemas", {})
-            schemas.update(defs.get("$defs", {}))
-            app.openapi_schema = with_null_fields(document)
-        return app.openapi_schema
-
-    return openapi
-
-
-def with_null_fields(document: dict[str, Any]) -> dict[str, Any]:
-    """Error examples with ``"field": null`` where no field is wrong: FastAPI drops nulls
-    from the document it generates, and the example would then miss a field the shape has."""
-    for methods in document.get("paths", {}).values():
-        for operation in methods.values():
-            for answer in operation.get("responses", {}).values():
-                content = answer.get("content", {}).get("application/json", {})
-                example = content.get("example")
-                if content.get("schema", {}).get("$ref", "").endswith("/ErrorBody"):
-                    example.setdefault("field", None)
-    return document
 
 
 def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) -> FastAPI:

@@ -5,10 +5,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Request, Response
 
 from contracts.answers import ArtifactStored
-from services.api import RAW_ANSWER, RAW_BODY, Http
+from services.api import Http
 from services.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
 from services.auth import Principal
 from services.errors import Refused
+from services.openapi import RAW_ANSWER, RAW_BODY
 from services.problems import READ_ERRORS, WRITE_ERRORS
 
 

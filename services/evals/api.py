@@ -17,11 +17,12 @@ from contracts.evals import (
     RunEvalCase,
 )
 from projections.eval_cases import get_case, get_thread, list_cases
-from services.api import Http, MinPosition, body, no_body, read_command
+from services.api import Http, MinPosition, no_body, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
 from services.evals.runs import CaseRunner
+from services.openapi import body
 from services.problems import READ_ERRORS, WRITE_ERRORS
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"

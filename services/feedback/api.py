@@ -13,9 +13,10 @@ from contracts.feedback import (
     artifact_refs,
 )
 from projections.feedback_list import list_feedback
-from services.api import Before, Http, IdempotencyKey, MinPosition, body, command_id, read_command
+from services.api import Before, Http, IdempotencyKey, MinPosition, command_id, read_command
 from services.artifacts import check_references
 from services.auth import Principal
+from services.openapi import body
 from services.problems import READ_ERRORS, WRITE_ERRORS
 
 EXAMPLE = {

@@ -31,7 +31,6 @@ from services.api import (
     IdempotencyKey,
     Instant,
     MinPosition,
-    body,
     command_id,
     no_body,
     read_command,
@@ -39,6 +38,7 @@ from services.api import (
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound, Refused
+from services.openapi import body
 from services.problems import READ_ERRORS, WRITE_ERRORS
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
