@@ -2,7 +2,8 @@
 #   make run    the service on the embedded default (no servers to install)
 #   make test   every test, on a real PostgreSQL and a real Kafka broker it starts itself
 #   make test-faults   the fault runs at full size: kill -9 of each reader 10 times during
-#                      2,000 commands, PostgreSQL and Kafka restarted under load
+#                      2,000 commands, PostgreSQL and Kafka restarted under load, and
+#                      schemathesis at 150 examples per operation and mode (20 in make test)
 #   make check  ruff format + ruff lint + mypy strict + the layers (import-linter)
 #   make bench  benchmarks, written as JSON under var/bench/
 #   make up / make down   a local Kafka and PostgreSQL for development, without Docker
@@ -38,6 +39,7 @@ test: $(STAMP) system-deps
 test-faults: $(STAMP) system-deps
 	FEEDBACKLOOP_FAULT_COMMANDS=2000 FEEDBACKLOOP_FAULT_KILLS=10 FEEDBACKLOOP_FAULT_RESTARTS=3 \
 		$(PYTEST) -m faults tests
+	FEEDBACKLOOP_SCHEMATHESIS_EXAMPLES=150 $(PYTEST) tests/integration/test_openapi_fuzz.py
 
 test-unit: $(STAMP)
 	$(PYTEST) -m unit tests

@@ -9,9 +9,27 @@ from enum import StrEnum
 from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 
-Ref = Annotated[str, StringConstraints(min_length=1, max_length=512, strip_whitespace=True)]
+
+def stripped(value: str) -> str:
+    """Surrounding whitespace is not part of a reference; blank is no reference."""
+    value = value.strip()
+    if not value:
+        raise ValueError("must not be blank")
+    return value
+
+
+# Lengths count what was sent, as the published schema says (``strip_whitespace`` would count
+# after stripping: 513 characters with a leading space were accepted against maxLength 512).
+Ref = Annotated[str, StringConstraints(min_length=1, max_length=512), AfterValidator(stripped)]
 
 
 class SubjectKind(StrEnum):

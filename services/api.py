@@ -3,33 +3,74 @@ bodies ``{"error": <code>, "message": …, "field": …}``. Each context adds it
 """
 
 import json
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, FastAPI, Header, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, BeforeValidator
 
 from projections.runner import wait_for_position
 from services.auth import KeyRing, Principal
 from services.bus import CommandBus, Issued, Outcome, command_from
-from services.errors import (
-    Conflict,
-    DomainError,
-    InvalidTransition,
-    NotConfigured,
-    NotFound,
-    NotPermitted,
-    Refused,
+from services.errors import Refused
+from services.openapi import with_bodies
+from services.positions import PositionSeal
+from services.problems import (
+    Forbidden,
+    NotYetVisible,
+    TooLarge,
+    Unauthorized,
+    install_error_handlers,
 )
+from services.store import EVENTS_TABLE
 
-# ``?minPosition=`` on reads: wait until the caller's own write is visible.
+# ``?minPosition=`` on reads: wait until the caller's own write is visible. The value is the
+# opaque ``position`` a write answered (services/positions.py), never a number.
 MinPosition = Annotated[
-    int | None, Query(alias="minPosition", ge=0, description="Wait until this write is visible")
+    str | None,
+    Query(
+        alias="minPosition",
+        min_length=1,
+        max_length=200,
+        description="The `position` a write answered: wait until that write is visible",
+    ),
+]
+# An instant in a query: an RFC 3339 date-time with its offset, as the schema's format says.
+# Read laxly, a number was a Unix timestamp and a bare date midnight somewhere.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def rfc3339(value: object) -> object:
+    if not (isinstance(value, str) and _RFC3339.fullmatch(value)):
+        raise ValueError("expected an RFC 3339 date-time with its offset: 2026-11-30T08:00:00Z")
+    return value
+
+
+Instant = Annotated[datetime, BeforeValidator(rfc3339)]
+# ``?before=`` on lists: the ``next`` of the previous page, a token like a position.
+Before = Annotated[
+    str | None,
+    Query(min_length=1, max_length=200, description="Cursor: the `next` of the previous page"),
+]
+
+
+# ``Idempotency-Key``: a retry with the same key is the same command (SPEC C11). An empty key
+# is refused rather than read as "no key": the client meant to send one.
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=200,
+        description="The same key and body answer the first result (200); another body 409.",
+    ),
 ]
 
 
@@ -38,33 +79,17 @@ def command_id(idempotency_key: str | None) -> str:
     return f"key/{idempotency_key}" if idempotency_key else str(uuid.uuid4())
 
 
-STATUS = {
-    NotFound: 404,
-    InvalidTransition: 409,
-    Conflict: 409,
-    Refused: 422,
-    NotConfigured: 409,
-    NotPermitted: 403,
-}
 MAX_BODY_BYTES = 64 * 1024
+# Deeper than any of our contracts nests (a few levels), far below the parser's recursion
+# limit: a body nested a thousand deep is refused before it is parsed.
+MAX_DEPTH = 32
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
-def error(status: int, code: str, message: str, **details: Any) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message, **details}, status_code=status)
-
-
-class Unauthorized(Exception):
-    pass
-
-
-class Forbidden(Exception):
-    def __init__(self, scope: str) -> None:
-        self.scope = scope
-
-
-class NotYetVisible(Exception):
-    def __init__(self, read_model: str, position: int, wanted: int) -> None:
-        self.read_model, self.position, self.wanted = read_model, position, wanted
+# Declared as the OpenAPI security scheme; a missing or malformed header is our 401, not
+# FastAPI's 403.
+BEARER = HTTPBearer(auto_error=False, description="An API key: `feedbackloop keys new`.")
 
 
 @dataclass
@@ -75,15 +100,18 @@ class Http:
     pool: Any
     keys: KeyRing
     read_wait_seconds: float
+    positions: PositionSeal
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""
 
-        async def check(authorization: Annotated[str | None, Header()] = None) -> Principal:
-            if not authorization or not authorization.lower().startswith("bearer "):
+        async def check(
+            credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+        ) -> Principal:
+            if credentials is None:
                 raise Unauthorized()
-            principal = self.keys.identify(authorization[7:].strip())
+            principal = self.keys.identify(credentials.credentials)
             if principal is None:
                 raise Unauthorized()
             if required not in principal.scopes:
@@ -103,29 +131,130 @@ class Http:
         )
         return await self.bus.execute(issued)
 
-    async def read_at(self, read_model: str, min_position: int | None) -> None:
-        """Read-your-writes: wait until the read model has applied ``min_position``."""
+    def position(self, outcome: Outcome, principal: Principal) -> str:
+        """The ``position`` a write answers: its place in the log, sealed for its tenant."""
+        return self.positions.seal(outcome.position, principal.tenant_id)
+
+    def sealed(self, position: int | None, principal: Principal) -> str | None:
+        """A read model's position as the API shows it (the order of a list, a cursor)."""
+        if position is None:
+            return None
+        return self.positions.seal(position, principal.tenant_id)
+
+    def cursor(self, before: str | None, principal: Principal) -> int | None:
+        """``?before=``: the position in a cursor this tenant was given."""
+        if before is None:
+            return None
+        return self.positions.open(before, principal.tenant_id, field="before")
+
+    def with_position(self, item: dict[str, Any], principal: Principal) -> dict[str, Any]:
+        return {**item, "position": self.sealed(item["position"], principal)}
+
+    async def read_at(
+        self, read_model: str, min_position: str | None, principal: Principal
+    ) -> None:
+        """Read-your-writes: wait until the read model has applied ``min_position``.
+
+        A position past the log's head cannot be waited into existence: refused at once
+        instead of holding the request for the whole wait."""
         if min_position is None:
             return
+        wanted = self.positions.open(min_position, principal.tenant_id)
+        head = await self.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}")
+        if wanted > (head or 0):
+            raise Refused("minPosition is past every write so far", field="minPosition")
         schema = f"rm_{read_model}"
-        reached = await wait_for_position(self.pool, schema, min_position, self.read_wait_seconds)
-        if reached < min_position:
-            raise NotYetVisible(read_model, reached, min_position)
+        reached = await wait_for_position(self.pool, schema, wanted, self.read_wait_seconds)
+        if reached < wanted:
+            raise NotYetVisible(read_model)
 
 
 T = TypeVar("T", bound=BaseModel)
+
+
+def nesting_depth(raw: bytes) -> int:
+    """How deeply arrays and objects nest in a JSON text, brackets inside strings aside."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for byte in brackets:
+        depth += 1 if byte in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def parse_json(raw: bytes) -> Any:
+    """A request body as JSON, read the way our contracts publish it: nesting bounded before
+    parsing, no duplicate keys (which one would win is the parser's accident), no NaN or
+    Infinity (not JSON)."""
+    if nesting_depth(raw) > MAX_DEPTH:
+        raise Refused(f"the body nests deeper than {MAX_DEPTH} levels", field="body")
+    try:
+        return json.loads(raw or b"null", object_pairs_hook=_unique_keys, parse_constant=_not_json)
+    except ValueError as exc:
+        raise Refused(f"the body is not JSON: {exc}", field="body") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise Refused(f"the key {key!r} appears more than once", field=key)
+        found[key] = value
+    return found
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+async def refuse_nul(request: Request) -> None:
+    """PostgreSQL text cannot hold NUL: a query parameter or path segment with one is refused,
+    naming it, instead of failing in a query (a dependency of every route)."""
+    for name, value in [*request.query_params.multi_items(), *request.path_params.items()]:
+        if "\x00" in name or "\x00" in str(value):
+            raise Refused(f"{name!r} must not contain NUL characters", field=name)
+
+
+def query_names(dependant: Dependant) -> frozenset[str]:
+    """The query parameters a route (and each of its dependencies) declares."""
+    names = {param.alias for param in dependant.query_params}
+    for dependency in dependant.dependencies:
+        names |= query_names(dependency)
+    return frozenset(names)
+
+
+async def check_query(request: Request) -> None:
+    """Strict with ourselves (STYLE 12): a query parameter the route does not declare is
+    refused, naming it — a misspelt filter would otherwise answer everything unfiltered — and
+    so is one given twice (which one counts would be the framework's accident)."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    known = query_names(route.dependant)
+    seen: set[str] = set()
+    for name, _ in request.query_params.multi_items():
+        if name not in known:
+            raise Refused(f"this route has no query parameter {name!r}", field=name)
+        if name in seen:
+            raise Refused(f"the query parameter {name!r} is given more than once", field=name)
+        seen.add(name)
+
+
+async def no_body(request: Request) -> None:
+    """A route that takes no body refuses one instead of ignoring what the client meant."""
+    if await request.body():
+        raise Refused("this route takes no body", field="body")
 
 
 async def read_command(request: Request, model: type[T], stamped: frozenset[str]) -> T:
     """A command from the request body; stamped fields are refused by name."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
-        raise Refused(f"the body is over {MAX_BODY_BYTES} bytes", field="body")
-    try:
-        data = json.loads(raw or b"null")
-    except ValueError as exc:
-        raise Refused(f"the body is not JSON: {exc}", field="body") from None
-    command = command_from(data, model, stamped)
+        raise TooLarge(MAX_BODY_BYTES)
+    data = parse_json(raw)
+    # Strict with ourselves (STYLE 12): JSON types as the schema publishes them, nothing
+    # coerced ("3", 4.0 or true for an integer, 0 for a boolean are refused).
+    command = command_from(data, model, stamped, strict=True)
     assert isinstance(command, model)
     return command
 
@@ -135,41 +264,13 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         title="Feedback Loop",
         summary="Feedback on AI agents' answers, recorded as events and published on Kafka.",
         lifespan=lifespan,
+        dependencies=[Depends(refuse_nul), Depends(check_query)],
     )
     for router in routers:
         app.include_router(router)
 
-    @app.exception_handler(Unauthorized)
-    async def on_unauthorized(_: Request, __: Unauthorized) -> JSONResponse:
-        response = error(401, "unauthorized", "send a valid API key: Authorization: Bearer <key>")
-        response.headers["WWW-Authenticate"] = "Bearer"
-        return response
-
-    @app.exception_handler(Forbidden)
-    async def on_forbidden(_: Request, exc: Forbidden) -> JSONResponse:
-        return error(403, "forbidden", f"this key lacks the scope {exc.scope}", scope=exc.scope)
-
-    @app.exception_handler(NotYetVisible)
-    async def on_not_yet_visible(_: Request, exc: NotYetVisible) -> JSONResponse:
-        return error(
-            503,
-            "not-yet-visible",
-            f"the {exc.read_model} read model is at position {exc.position}, not yet {exc.wanted}",
-            position=exc.position,
-        )
-
-    @app.exception_handler(DomainError)
-    async def on_domain_error(_: Request, exc: DomainError) -> JSONResponse:
-        return JSONResponse(exc.body(), status_code=STATUS.get(type(exc), 400))
-
-    @app.exception_handler(RequestValidationError)
-    async def on_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [
-            {"field": ".".join(str(p) for p in e["loc"][1:]), "message": e["msg"]}
-            for e in exc.errors()
-        ]
-        first = problems[0]["field"] if problems else None
-        return error(422, "invalid", "the request is not valid", field=first, problems=problems)
+    install_error_handlers(app)
+    app.openapi = with_bodies(app)  # type: ignore[method-assign]
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

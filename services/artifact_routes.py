@@ -4,16 +4,20 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 
+from contracts.answers import ArtifactStored
 from services.api import Http
 from services.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
 from services.auth import Principal
 from services.errors import Refused
+from services.openapi import RAW_ANSWER, RAW_BODY
+from services.problems import READ_ERRORS, WRITE_ERRORS
 
 
 def artifact_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/artifacts", tags=["artifacts"])
 
-    @router.post("", status_code=201)
+    @router.post("", status_code=201, response_model=ArtifactStored, responses=WRITE_ERRORS,
+                 openapi_extra=RAW_BODY)  # fmt: skip
     async def store(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
@@ -28,7 +32,7 @@ def artifact_routes(http: Http) -> APIRouter:
         ref = await put_artifact(http.pool, principal.tenant_id, content, content_type[:200])
         return {"ref": ref, "bytes": len(content)}
 
-    @router.get("/{ref}")
+    @router.get("/{ref}", responses={200: RAW_ANSWER, **READ_ERRORS})
     async def fetch(
         ref: str,
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],

@@ -42,6 +42,7 @@ from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
 from services.metrics import show_tenant_ids
+from services.positions import PositionSeal, ensure_position_key
 from services.published import PUBLICATIONS, TOPICS, declare_publishers
 from services.relay import Relay
 from services.reports.api import report_routes
@@ -78,6 +79,7 @@ class Runtime:
     consumer: InboundConsumer | None = None
     untrace: Callable[[], None] | None = None
     unserve_metrics: Callable[[], None] | None = None
+    positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -104,12 +106,15 @@ class Runtime:
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
         await ensure_artifacts_table(pool)
+        position_key = await ensure_position_key(pool)
         for projection in read_models():  # queries never meet a missing table
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
         show_tenant_ids(settings.metrics_tenant_labels)
         bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch, creates=CREATES)
-        return cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
+        runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
+        runtime.positions = PositionSeal(position_key)
+        return runtime
 
     async def close(self) -> None:
         if self.stop.is_set():
@@ -256,7 +261,8 @@ class Runtime:
         return report
 
     def app(self, lifespan: Any = None) -> FastAPI:
-        http = Http(self.bus, self.pool, self.keys, self.settings.read_wait_seconds)
+        wait = self.settings.read_wait_seconds
+        http = Http(self.bus, self.pool, self.keys, wait, self.positions)
         routers = [
             feedback_routes(http),
             report_routes(http),

@@ -4,8 +4,9 @@ import uuid
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 
+from contracts.answers import CaseList, CaseWithRuns, CaseWritten, RunRecorded, ThreadRecord
 from contracts.evals import (
     STAMPED_EVAL_FIELDS,
     ConfirmEvalCase,
@@ -16,24 +17,33 @@ from contracts.evals import (
     RunEvalCase,
 )
 from projections.eval_cases import get_case, get_thread, list_cases
-from services.api import Http, MinPosition, read_command
+from services.api import Http, MinPosition, no_body, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
 from services.evals.runs import CaseRunner
+from services.openapi import body
+from services.problems import READ_ERRORS, WRITE_ERRORS
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
+MAX_THREADS = 1_000  # a run holds at most 20 conversations; any larger index is refused
 
 
-def answer(outcome: Outcome) -> dict[str, Any]:
+def answer(position: str, outcome: Outcome) -> dict[str, Any]:
     case = outcome.result
     return {
         "caseId": str(case.case_id),
         "ref": case.ref,
         "agent": case.agent,
         "confirmedBy": case.confirmed_by,
-        "position": outcome.position,
+        "position": position,
     }
+
+
+def sealed_case(http: Http, case: dict[str, Any], principal: Principal) -> dict[str, Any]:
+    """A case with its positions (its own, its last run's) as tokens of the tenant."""
+    last_run = case["lastRun"] and http.with_position(case["lastRun"], principal)
+    return {**http.with_position(case, principal), "lastRun": last_run}
 
 
 def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
@@ -41,9 +51,16 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
 
     async def lift(principal: Principal, report_id: UUID) -> dict[str, Any]:
         command = LiftEvalCase(source=report_id)
-        return answer(await http.execute(command, principal, f"lift/{report_id}"))
+        outcome = await http.execute(command, principal, f"lift/{report_id}")
+        return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases", status_code=201)
+    @router.post(
+        "/factory/evals/cases",
+        status_code=201,
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(LiftEvalCase, {"source": "0b6f3c1e-8a52-4c1e-9d55-3f0d2a7e9b10"}),
+    )
     async def create_case(
         request: Request, principal: Annotated[Principal, Depends(http.scope(RUN))]
     ) -> dict[str, Any]:
@@ -51,14 +68,24 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         command = await read_command(request, LiftEvalCase, STAMPED_EVAL_FIELDS)
         return await lift(principal, command.source)
 
-    @router.post("/factory/reports/{report_id}/lift", status_code=201, tags=["reports"])
+    @router.post(
+        "/factory/reports/{report_id:uuid}/lift",
+        status_code=201,
+        tags=["reports"],
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+    )
     async def make_eval_case(
-        report_id: UUID, principal: Annotated[Principal, Depends(http.scope(RUN))]
+        report_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
     ) -> dict[str, Any]:
-        """'Make this an eval case' on a submitted answer report (SPEC W41)."""
+        """'Make this an eval case' on a submitted answer report (SPEC W41). Takes no body:
+        ``confirmedBy`` and the rest are never the client's to say (W73)."""
+        await no_body(request)
         return await lift(principal, report_id)
 
-    @router.get("/factory/evals/cases")
+    @router.get("/factory/evals/cases", response_model=CaseList, responses=READ_ERRORS)
     async def cases(
         principal: Annotated[Principal, Depends(http.scope(READ))],
         agent: Annotated[str | None, Query(max_length=512)] = None,
@@ -66,39 +93,50 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Cases by agent, with definition, last run and pass/fail."""
-        await http.read_at("eval_cases", min_position)
-        return {"items": await list_cases(http.pool, principal.tenant_id, agent=agent,
-                                          confirmed=confirmed)}  # fmt: skip
+        await http.read_at("eval_cases", min_position, principal)
+        found = await list_cases(http.pool, principal.tenant_id, agent=agent, confirmed=confirmed)
+        return {"items": [sealed_case(http, case, principal) for case in found]}
 
-    @router.get("/factory/evals/cases/{case_id}")
+    @router.get(
+        "/factory/evals/cases/{case_id:uuid}", response_model=CaseWithRuns, responses=READ_ERRORS
+    )
     async def case(
         case_id: UUID,
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One case with its runs, newest first, each with every thread's score."""
-        await http.read_at("eval_cases", min_position)
+        await http.read_at("eval_cases", min_position, principal)
         found = await get_case(http.pool, principal.tenant_id, case_id)
         if found is None:
             raise NotFound(f"no eval case {case_id}", caseId=str(case_id))
-        return found
+        return sealed_case(http, found, principal)
 
-    @router.get("/factory/evals/cases/{case_id}/runs/{run_id}/threads/{index}")
+    @router.get(
+        "/factory/evals/cases/{case_id:uuid}/runs/{run_id:uuid}/threads/{index}",
+        response_model=ThreadRecord,
+        responses=READ_ERRORS,
+    )
     async def thread(
         case_id: UUID,
         run_id: UUID,
-        index: int,
+        index: Annotated[int, Path(ge=0, le=MAX_THREADS)],
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """The record of one conversation of a run (the link in lastRun's threads)."""
-        await http.read_at("eval_cases", min_position)
+        await http.read_at("eval_cases", min_position, principal)
         found = await get_thread(http.pool, principal.tenant_id, case_id, run_id, index)
         if found is None:
             raise NotFound(f"no thread {index} in run {run_id}", runId=str(run_id))
         return found
 
-    @router.patch("/factory/evals/cases/{case_id}")
+    @router.patch(
+        "/factory/evals/cases/{case_id:uuid}",
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(PatchEvalCase, {"mustAssert": "42", "mustGround": ["Office/Course"]}),
+    )
     async def patch_case(
         case_id: UUID,
         request: Request,
@@ -107,9 +145,15 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         """Edit the definition; ``confirmedBy`` cannot be written by a client (W73)."""
         patch = await read_command(request, PatchEvalCase, STAMPED_EVAL_FIELDS)
         command = PatchEvalCaseCommand(case_id=case_id, patch=patch)
-        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases/{case_id}/confirm")
+    @router.post(
+        "/factory/evals/cases/{case_id:uuid}/confirm",
+        response_model=CaseWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(ConfirmEvalCase, {"confirmed": True}),
+    )
     async def confirm_case(
         case_id: UUID,
         request: Request,
@@ -118,9 +162,16 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         """Confirm (confirmedBy = you) or unconfirm (cleared): SPEC W74, W75."""
         body = await read_command(request, ConfirmEvalCase, STAMPED_EVAL_FIELDS)
         command = ConfirmEvalCaseCommand(case_id=case_id, confirmed=body.confirmed)
-        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/factory/evals/cases/{case_id}/runs", status_code=201)
+    @router.post(
+        "/factory/evals/cases/{case_id:uuid}/runs",
+        status_code=201,
+        response_model=RunRecorded,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(RunEvalCase, {"conversations": 5, "effort": "medium"}),
+    )
     async def run_case(
         case_id: UUID,
         request: Request,
@@ -134,7 +185,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         return {
             **record.model_dump(mode="json", by_alias=True),
             "ranBy": principal.subject,
-            "position": outcome.position,
+            "position": http.position(outcome, principal),
         }
 
     return router

@@ -1,12 +1,18 @@
 """HTTP routes of reports: draft, compose a wrong-answer report, submit, review, the Inbox."""
 
 import uuid
-from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
+from contracts.answers import (
+    InboxPage,
+    ReportSubmitted,
+    ReportView,
+    ReportWritten,
+    WrongAnswerDrafted,
+)
 from contracts.reports import (
     STAMPED_REPORT_FIELDS,
     Category,
@@ -19,61 +25,130 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.api import Http, MinPosition, command_id, read_command
+from services.api import (
+    Before,
+    Http,
+    IdempotencyKey,
+    Instant,
+    MinPosition,
+    command_id,
+    no_body,
+    read_command,
+)
 from services.auth import Principal
 from services.bus import Outcome
-from services.errors import NotFound
+from services.errors import NotFound, Refused
+from services.openapi import body
+from services.problems import READ_ERRORS, WRITE_ERRORS
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
 
-def answer(outcome: Outcome, **extra: Any) -> dict[str, Any]:
+def answer(position: str, outcome: Outcome, **extra: Any) -> dict[str, Any]:
     state = outcome.result
     return {
         "reportId": str(state.report_id),
         "status": state.status,
         "category": state.category,
-        "position": outcome.position,
+        "position": position,
         **extra,
     }
+
+
+WRONG_ANSWER_EXAMPLE = {
+    "thread": "thread-1",
+    "messageRef": "message-2",
+    "reply": {"agentName": "Office/Agent/Coach", "modelName": "claude-sonnet-4-5"},
+    "account": "It said my course does not exist.",
+    "evidence": {"node": "Office/Course/42", "readable": True},
+}
+
+
+def replayed(outcome: Outcome, response: Response) -> None:
+    """A repeated Idempotency-Key with the same body answers 200, not 201 (SPEC C11)."""
+    if not outcome.result.created:
+        response.status_code = 200
+
+
+def says_what_changed(review: ReviewReport) -> None:
+    """A Resolved report tells the reporter what changed (README): a change or a link."""
+    if review.status == "Resolved" and not (review.change or "").strip() and review.link is None:
+        raise Refused("a Resolved report says what changed: send change or link", field="change")
 
 
 def report_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/reports", tags=["reports"])
 
-    @router.post("", status_code=201)
+    @router.post(
+        "",
+        status_code=201,
+        response_model=ReportWritten,
+        responses={200: {"model": ReportWritten, "description": "A replay"}, **WRITE_ERRORS},
+        openapi_extra=body(DraftReport, {"category": "idea", "message": "Export as PDF"}),
+    )
     async def draft_report(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
-        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+        response: Response,
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Draft a report (a preview: nowhere counted or handed over until submitted)."""
+        """Draft a report (a preview: nowhere counted or handed over until submitted). With an
+        ``Idempotency-Key``, the same key and body answer the same report (200) and another
+        body is a conflict (409), as feedback does (SPEC C11)."""
         command = await read_command(request, DraftReport, STAMPED_REPORT_FIELDS)
-        return answer(await http.execute(command, principal, command_id(idempotency_key)))
+        outcome = await http.execute(command, principal, command_id(idempotency_key))
+        replayed(outcome, response)
+        return answer(http.position(outcome, principal), outcome)
 
-    @router.post("/wrong-answer", status_code=201)
+    @router.post(
+        "/wrong-answer",
+        status_code=201,
+        response_model=WrongAnswerDrafted,
+        responses={200: {"model": WrongAnswerDrafted, "description": "A replay"}, **WRITE_ERRORS},
+        openapi_extra=body(ComposeWrongAnswer, WRONG_ANSWER_EXAMPLE),
+    )
     async def compose_wrong_answer(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
-        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+        response: Response,
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
         """Draft a wrong-answer report from the reply record and the evidence check; the
-        labelled block is composed here (SPEC W04–W13) and returned for the preview."""
+        labelled block is composed here (SPEC W04–W13) and returned for the preview.
+        Idempotent like a draft (SPEC C11)."""
         command = await read_command(request, ComposeWrongAnswer, STAMPED_REPORT_FIELDS)
         outcome = await http.execute(command, principal, command_id(idempotency_key))
-        return answer(outcome, kind=outcome.result.kind, extraContext=outcome.result.extra_context)
+        replayed(outcome, response)
+        return answer(
+            http.position(outcome, principal),
+            outcome,
+            kind=outcome.result.kind,
+            extraContext=outcome.result.extra_context,
+        )
 
-    @router.post("/{report_id}/submit")
+    @router.post("/{report_id:uuid}/submit", response_model=ReportSubmitted, responses=WRITE_ERRORS)
     async def submit_report(
-        report_id: UUID, principal: Annotated[Principal, Depends(http.scope(WRITE))]
+        report_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
     ) -> dict[str, Any]:
-        """Submit a draft: it is handed over (SPEC §3.2) or kept in the Inbox."""
+        """Submit a draft: it is handed over (SPEC §3.2) or kept in the Inbox. Takes no body."""
+        await no_body(request)
         outcome = await http.execute(
             SubmitReport(report_id=report_id), principal, f"submit/{report_id}"
         )
-        return answer(outcome, handedOver=outcome.result.status == "HandedOver")
+        return answer(
+            http.position(outcome, principal),
+            outcome,
+            handedOver=outcome.result.status == "HandedOver",
+        )
 
-    @router.post("/{report_id}/review")
+    @router.post(
+        "/{report_id:uuid}/review",
+        response_model=ReportWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(ReviewReport, {"status": "Resolved", "change": "Search the profile."}),
+    )
     async def review_report(
         report_id: UUID,
         request: Request,
@@ -81,10 +156,12 @@ def report_routes(http: Http) -> APIRouter:
     ) -> dict[str, Any]:
         """Move a report New → Triaged → Resolved / WontFix; ``reviewedBy`` is the caller."""
         review = await read_command(request, ReviewReport, STAMPED_REPORT_FIELDS)
+        says_what_changed(review)
         command = ReviewReportCommand(report_id=report_id, review=review)
-        return answer(await http.execute(command, principal, str(uuid.uuid4())))
+        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        return answer(http.position(outcome, principal), outcome)
 
-    @router.get("/inbox")
+    @router.get("/inbox", response_model=InboxPage, responses=READ_ERRORS)
     async def inbox(
         principal: Annotated[Principal, Depends(http.scope(READ))],
         status: ReviewStatus | None = None,
@@ -92,35 +169,41 @@ def report_routes(http: Http) -> APIRouter:
         kind: Kind | None = None,
         agent: Annotated[str | None, Query(max_length=512)] = None,
         addressee: Annotated[str | None, Query(max_length=512)] = None,
-        submitted_before: Annotated[datetime | None, Query(alias="submittedBefore")] = None,
-        submitted_after: Annotated[datetime | None, Query(alias="submittedAfter")] = None,
-        before: Annotated[int | None, Query(ge=1, description="Cursor: 'next' of a page")] = None,
+        submitted_before: Annotated[Instant | None, Query(alias="submittedBefore")] = None,
+        submitted_after: Annotated[Instant | None, Query(alias="submittedAfter")] = None,
+        before: Before = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Submitted reports that were not handed over (and hand-overs nobody received)."""
-        await http.read_at("inbox", min_position)
+        await http.read_at("inbox", min_position, principal)
         where = InboxFilter(
             status, category, kind, agent, addressee, submitted_before, submitted_after
         )
         items, next_before = await list_inbox(
-            http.pool, principal.tenant_id, where, before=before, limit=limit
+            http.pool,
+            principal.tenant_id,
+            where,
+            before=http.cursor(before, principal),
+            limit=limit,
         )
-        return {"items": items, "next": next_before}
+        sealed = [http.with_position(item, principal) for item in items]
+        return {"items": sealed, "next": http.sealed(next_before, principal)}
 
-    @router.get("/{report_id}")
+    @router.get("/{report_id:uuid}", response_model=ReportView, responses=READ_ERRORS)
     async def get_one(
         report_id: UUID,
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
-        """One report in any state, with its parsed labelled block."""
-        await http.read_at("inbox", min_position)
+        """One report, with its parsed labelled block: a submitted one of the tenant, or a draft
+        of the caller's own (another person's draft is absent)."""
+        await http.read_at("inbox", min_position, principal)
         report = await get_report(
             http.pool, principal.tenant_id, report_id, reader=principal.subject
         )
         if report is None:
             raise NotFound(f"no report {report_id}", reportId=str(report_id))
-        return report
+        return http.with_position(report, principal)
 
     return router

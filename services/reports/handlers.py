@@ -4,7 +4,7 @@ The door of a report's facts (issue 7): a composed report brings its labelled bl
 structured record; free text is parsed here, once, and the facts are stored on ``Drafted``.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from uuid import UUID
 
 from contracts.reports import (
@@ -15,7 +15,7 @@ from contracts.reports import (
     SubmitReport,
 )
 from services.bus import Decision, Handler, Issued
-from services.errors import NotFound
+from services.errors import Conflict, NotFound
 from services.reports.domain import Report, report_id_for
 from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.wrong_answer import compose_report
@@ -29,6 +29,7 @@ class ReportState:
     category: str
     kind: str | None = None
     extra_context: str | None = None
+    created: bool = True  # False when an Idempotency-Key repeated an accepted draft
 
 
 def load(store: EventStore, tenant_id: str, report_id: UUID) -> Report:
@@ -51,22 +52,34 @@ def drafted(
     asked: ComposeWrongAnswer | None = None,
 ) -> Decision:
     report_id = report_id_for(issued.tenant_id, f"{issued.actor}/{issued.command_id}")
+    report = Report.draft(
+        draft,
+        report_id=report_id,
+        tenant_id=issued.tenant_id,
+        reporter=issued.actor,
+        at=issued.at,
+        command_id=issued.command_id,
+        facts=facts,
+        prompt=asked.prompt if asked else None,
+        context=list(asked.context) if asked else None,
+    )
     try:
         existing = load(store, issued.tenant_id, report_id)  # a repeated command
     except NotFound:
-        report = Report.draft(
-            draft,
-            report_id=report_id,
-            tenant_id=issued.tenant_id,
-            reporter=issued.actor,
-            at=issued.at,
-            command_id=issued.command_id,
-            facts=facts,
-            prompt=asked.prompt if asked else None,
-            context=list(asked.context) if asked else None,
-        )
         return Decision([report], state(report))
-    return Decision([], state(existing))
+    # SPEC C11: the same key with another body is a conflict, never the first report again.
+    if drafted_as(existing) != drafted_as(report):
+        raise Conflict(
+            "this idempotency key was already used with a different request",
+            reportId=str(report_id),
+        )
+    return Decision([], replace(state(existing), created=False))
+
+
+def drafted_as(report: Report) -> tuple[object, ...]:
+    """What a draft says; a repeated key must say the same."""
+    facts = (report.category, report.message, report.thread, report.message_ref)
+    return (*facts, report.extra_context, report.prompt, report.context, report.facts)
 
 
 def state(report: Report) -> ReportState:

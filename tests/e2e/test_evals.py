@@ -108,7 +108,7 @@ async def test_a_report_becomes_a_confirmed_case_that_runs_five_scored_conversat
     assert summary["passed"] is True  # looked 4/5 = 0.8 ≥ 0.8, correct 3/5 = 0.6 ≥ 0.6
     assert all(t["threadRef"].startswith(f"{case['ref']}/_Thread/") for t in last["threads"])
     assert (last["model"], last["effort"]) == (None, "medium")
-    assert last["position"] > case["position"]
+    assert last["position"] != case["position"]  # opaque tokens: a later write, another token
     record = await http.get(
         last["threads"][2]["link"], params={"minPosition": last["position"]}, headers=auth(keys.a)
     )

@@ -115,19 +115,19 @@ async def test_keys_and_scopes_guard_every_route(http: httpx.AsyncClient, keys: 
 
 async def test_bad_bodies_get_a_4xx_naming_the_problem(http: httpx.AsyncClient, keys: Keys) -> None:
     cases = [
-        (b"{not json", "body"),
-        (b"[]", "body"),
-        (json.dumps({**BODY, "subjectKind": "planet"}).encode(), "subjectKind"),
-        (json.dumps({**BODY, "rating": None}).encode(), "rating"),
-        (json.dumps({**BODY, "subjectRef": "x" * 600}).encode(), "subjectRef"),
-        (b'{"projectId": "' + b"x" * 70_000 + b'"}', "body"),
+        (b"{not json", "body", 422),
+        (b"[]", "body", 422),
+        (json.dumps({**BODY, "subjectKind": "planet"}).encode(), "subjectKind", 422),
+        (json.dumps({**BODY, "rating": None}).encode(), "rating", 422),
+        (json.dumps({**BODY, "subjectRef": "x" * 600}).encode(), "subjectRef", 422),
+        (b'{"projectId": "' + b"x" * 70_000 + b'"}', "body", 413),  # issue 8: too large
     ]
-    for raw, field in cases:
+    for raw, field, status in cases:
         response = await http.post(
             "/factory/feedback",
             content=raw,
             headers={**auth(keys.a), "Content-Type": "application/json"},
         )
-        assert response.status_code == 422, (field, response.text)
+        assert response.status_code == status, (field, response.text)
         assert response.json()["field"] == field
     assert (await http.get("/factory/feedback", headers=auth(keys.a))).json()["items"] == []

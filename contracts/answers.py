@@ -1,0 +1,232 @@
+"""What the HTTP API answers: one model per response body, so ``/openapi.json`` declares every
+answer (issue 8 item 5) and a route that drifts from its model fails instead of publishing an
+undeclared shape. Answers are read by other people's code: every field is declared, none is
+added on the way out (``extra="forbid"``).
+"""
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contracts.reports import Category, Kind, ReviewStatus
+
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+Position = Annotated[
+    str,
+    Field(
+        description="An opaque token of your tenant: pass it as `minPosition` to read your "
+        "write. Not a number, not comparable.",
+        examples=["vE2wq7dV0h3Y8c1mXo9b4Z1f2Qk3xT7rR0s8LwJ5nA"],
+    ),
+]
+Cursor = Annotated[
+    str | None, Field(description="Pass as `before` for the next page; null on the last.")
+]
+Order = Annotated[
+    str, Field(description="An opaque token of your tenant; also a valid `minPosition`.")
+]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class FeedbackWritten(Answer):
+    feedback_id: str = Field(alias="feedbackId", json_schema_extra={"format": "uuid"})
+    position: Position
+
+
+class FeedbackItem(Answer):
+    feedback_id: str = Field(alias="feedbackId")
+    tenant_id: str = Field(alias="tenantId")
+    project_id: str = Field(alias="projectId")
+    subject_kind: str = Field(alias="subjectKind")
+    subject_ref: str = Field(alias="subjectRef")
+    kind: str
+    rating: int | None
+    comment_ref: str | None = Field(alias="commentRef")
+    corrected_artifact_ref: str | None = Field(alias="correctedArtifactRef")
+    given_by: str = Field(alias="givenBy")
+    given_at: Timestamp = Field(alias="givenAt")
+    position: Order
+
+
+class FeedbackPage(Answer):
+    items: list[FeedbackItem]
+    next: Cursor
+
+
+class ReportWritten(Answer):
+    report_id: str = Field(alias="reportId", json_schema_extra={"format": "uuid"})
+    status: str = Field(description="Draft, HandedOver, New, Triaged, Resolved or WontFix.")
+    category: Category
+    position: Position
+
+
+class WrongAnswerDrafted(ReportWritten):
+    kind: Kind | None = Field(description="What the evidence check and the account decided.")
+    extra_context: str | None = Field(alias="extraContext", description="The labelled block.")
+
+
+class ReportSubmitted(ReportWritten):
+    handed_over: bool = Field(alias="handedOver")
+
+
+class SidePanelView(Answer):
+    thread: str | None
+    message: str | None
+
+
+class ParsedBlock(Answer):
+    kind: str | None
+    agent: str | None
+    model: str | None
+    addressee: str | None
+
+
+class HandOverState(Answer):
+    handed_over: bool | None = Field(alias="handedOver")
+    attempts: int | None
+    failed: bool | None
+    last_error: str | None = Field(alias="lastError")
+
+
+class ReviewState(Answer):
+    reviewed_by: str | None = Field(alias="reviewedBy")
+    reviewed_at: Timestamp | None = Field(alias="reviewedAt")
+    change: str | None
+    link: str | None
+    reason: str | None
+
+
+class ReportView(Answer):
+    report_id: str = Field(alias="reportId")
+    tenant_id: str = Field(alias="tenantId")
+    reporter: str
+    category: str
+    status: str
+    message: str
+    side_panel: SidePanelView = Field(alias="sidePanel")
+    extra_context: str | None = Field(alias="extraContext")
+    parsed: ParsedBlock
+    hand_over: HandOverState = Field(alias="handOver")
+    drafted_at: Timestamp | None = Field(alias="draftedAt")
+    submitted_at: Timestamp | None = Field(alias="submittedAt")
+    review: ReviewState
+    position: Order
+
+
+class InboxPage(Answer):
+    items: list[ReportView]
+    next: Cursor
+
+
+ReviewStatusAnswer = ReviewStatus
+
+
+class CaseWritten(Answer):
+    case_id: str = Field(alias="caseId", json_schema_extra={"format": "uuid"})
+    ref: str
+    agent: str
+    confirmed_by: str | None = Field(alias="confirmedBy")
+    position: Position
+
+
+class ThreadScoreView(Answer):
+    looked: bool
+    invented: bool
+    correct: bool | None
+    non_answer: bool
+    reason: str | None
+
+
+class ToolCallView(Answer):
+    name: str
+    arguments: str = ""
+    result: str = ""
+
+
+class ThreadView(Answer):
+    index: int
+    thread_ref: str = Field(alias="threadRef")
+    link: str
+    score: ThreadScoreView
+    model_name: str | None = Field(alias="modelName")
+    text: str
+    tool_calls: list[ToolCallView] = Field(alias="toolCalls")
+    at: Timestamp
+
+
+class ThreadRecord(ThreadView):
+    ran_by: str = Field(alias="ranBy")
+    model: str | None
+    effort: str
+
+
+class RunSummaryView(Answer):
+    runs: int
+    scored: int
+    non_answers: int
+    looked: int
+    not_invented: int
+    correct: int
+    looked_rate: float | None
+    correct_rate: float | None
+    passed: bool
+    reasons: list[str]
+
+
+class RunView(Answer):
+    run_id: str = Field(alias="runId")
+    ran_by: str = Field(alias="ranBy")
+    model: str | None
+    effort: str
+    summary: RunSummaryView
+    threads: list[ThreadView]
+    recorded_at: Timestamp = Field(alias="recordedAt")
+
+
+class LastRun(RunView):
+    position: Order
+
+
+class CaseView(Answer):
+    case_id: str = Field(alias="caseId")
+    ref: str
+    source: str
+    agent: str
+    prompt: str | None
+    context: list[str]
+    must_ground: list[str] = Field(alias="mustGround")
+    must_not_assert: list[str] = Field(alias="mustNotAssert")
+    must_assert: str | None = Field(alias="mustAssert")
+    model: str | None
+    confirmed_by: str | None = Field(alias="confirmedBy")
+    last_run: LastRun | None = Field(alias="lastRun")
+    passed: bool | None
+    lifted_at: Timestamp = Field(alias="liftedAt")
+    position: Order
+
+
+class CaseWithRuns(CaseView):
+    runs: list[RunView]
+
+
+class CaseList(Answer):
+    items: list[CaseView]
+
+
+class RunRecorded(Answer):
+    case_id: str = Field(alias="caseId")
+    run_id: str = Field(alias="runId")
+    model: str | None
+    effort: Literal["low", "medium", "high"] | str
+    threads: list[ThreadView]
+    summary: RunSummaryView
+    ran_by: str = Field(alias="ranBy")
+    position: Position
+
+
+class ArtifactStored(Answer):
+    ref: str
+    bytes: int

@@ -1,0 +1,60 @@
+"""Positions as the API shows them: an opaque token per tenant, not the log's global number.
+
+A write answers ``position``; a read takes it back as ``minPosition`` to see its own write. The
+global notification id would tell a tenant how much every other tenant wrote meanwhile, so it
+is sealed (AES-GCM) with the tenant as associated data: a token reveals nothing, and a token
+of another tenant or one tampered with fails to open (issue 8 item 3). The key is kept in the
+database, made by whichever process starts first, so every replica opens every token.
+"""
+
+import base64
+import binascii
+import os
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from services.errors import Refused
+
+KEYS_TABLE = "feedbackloop_keys"
+POSITION_KEY = "position-token"
+_NONCE = 12
+FIELD = "minPosition"
+
+
+async def ensure_position_key(pool: Any) -> bytes:
+    """The key that seals positions, made once per database (every replica reads the same)."""
+    await pool.execute(
+        f"CREATE TABLE IF NOT EXISTS {KEYS_TABLE} (name text PRIMARY KEY, key bytea NOT NULL)"
+    )
+    await pool.execute(
+        f"INSERT INTO {KEYS_TABLE} (name, key) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        POSITION_KEY,
+        AESGCM.generate_key(bit_length=256),
+    )
+    key: bytes = await pool.fetchval(f"SELECT key FROM {KEYS_TABLE} WHERE name = $1", POSITION_KEY)
+    return key
+
+
+class PositionSeal:
+    def __init__(self, key: bytes) -> None:
+        self._aead = AESGCM(key)
+
+    def seal(self, position: int, tenant_id: str) -> str:
+        nonce = os.urandom(_NONCE)
+        sealed = self._aead.encrypt(nonce, position.to_bytes(8, "big"), tenant_id.encode())
+        return base64.urlsafe_b64encode(nonce + sealed).rstrip(b"=").decode()
+
+    def open(self, token: str, tenant_id: str, field: str = FIELD) -> int:
+        """The position in a token this tenant was given; anything else is refused."""
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            plain = self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], tenant_id.encode())
+        except (ValueError, binascii.Error, InvalidTag):
+            raise Refused(
+                f"{field} is not a position this tenant was given: pass back one the "
+                "service answered",
+                field=field,
+            ) from None
+        return int.from_bytes(plain, "big")
