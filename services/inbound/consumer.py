@@ -166,6 +166,12 @@ class InboundConsumer:
 
     async def _beat(self) -> None:
         """Tells ``feedbackloop status`` (any process) that this consumer lives, and how."""
+        with contextlib.suppress(Exception):  # members gone for an hour are forgotten
+            await self._pool.execute(
+                "DELETE FROM inbound_consumers WHERE group_id = $1 "
+                "AND heartbeat_at < now() - interval '1 hour'",
+                self._group_id,
+            )
         while True:
             self._changed.clear()
             with contextlib.suppress(Exception):  # a missed beat reads as "not seen lately"

@@ -105,7 +105,12 @@ class Fleet:
         outcome = await settled(self.database_url, self.kafka, self.prefix, load.expected)
         assert outcome.problems(load.expected) == [], self.tail()
         assert self.exited() == {}, self.tail()
-        status = self.status()
+        # A process killed a moment ago still counts as running until its heartbeat is older
+        # than FEEDBACKLOOP_READER_MAX_SILENCE_SECONDS (here 10 s): status may say what it
+        # last did until then.
+        deadline = time.monotonic() + 60
+        while (status := self.status()).returncode != 0 and time.monotonic() < deadline:
+            await asyncio.sleep(2)
         assert status.returncode == 0, status.stdout + status.stderr
 
     def stop(self) -> None:
@@ -139,6 +144,7 @@ def running_fleet(
         "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
         "FEEDBACKLOOP_INBOUND_GROUP_ID": f"{prefix}inbound",
         "FEEDBACKLOOP_METRICS_PORT": "0",  # several processes on one host: no metrics port each
+        "FEEDBACKLOOP_READER_MAX_SILENCE_SECONDS": "10",
     }
     fleet = Fleet(env, logs, f"http://127.0.0.1:{port}", prefix, database_url, kafka)
     fleet.start(*ROLES)
