@@ -2,6 +2,7 @@
 bodies ``{"error": <code>, "message": …, "field": …}``. Each context adds its own routes.
 """
 
+import hashlib
 import json
 import re
 import uuid
@@ -120,14 +121,26 @@ class Http:
 
         return check
 
-    async def execute(self, command: BaseModel, principal: Principal, command_id: str) -> Outcome:
+    async def execute(
+        self, command: BaseModel, principal: Principal, command_id: str, key: str | None = None
+    ) -> Outcome:
+        """Decide and append ``command``. With ``key`` (an Idempotency-Key on a route whose
+        command has no id of its own to repeat by), the command is applied once under it: a
+        repeat with the same request answers what it shows now, another request a 409."""
+        identity = digest = None
+        if key is not None:
+            identity = f"http/{principal.tenant_id}/{principal.subject}/{key}"
+            said = f"{type(command).__name__}:{command.model_dump_json()}"
+            digest = hashlib.sha256(said.encode()).hexdigest()
         issued = Issued(
             command,
             principal.tenant_id,
             principal.subject,
             command_id,
             self.clock(),
+            identity=identity,
             service=principal.service,
+            digest=digest,
         )
         return await self.bus.execute(issued)
 

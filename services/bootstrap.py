@@ -31,6 +31,7 @@ from services.embedded import start_embedded_postgres
 from services.evals.agents import agent_client_from_settings
 from services.evals.api import eval_routes
 from services.evals.handlers import HANDLERS as EVAL_HANDLERS
+from services.evals.handlers import REPLAYS as EVAL_REPLAYS
 from services.evals.runs import CaseRunner
 from services.feedback.api import feedback_routes
 from services.feedback.handlers import CREATES
@@ -47,6 +48,7 @@ from services.published import PUBLICATIONS, TOPICS, declare_publishers
 from services.relay import Relay
 from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
+from services.reports.handlers import REPLAYS as REPORT_REPLAYS
 from services.reports.webhook import HandOverWebhook
 from services.settings import Settings
 from services.store import EventStore, open_store
@@ -111,7 +113,13 @@ class Runtime:
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
         show_tenant_ids(settings.metrics_tenant_labels)
-        bus = CommandBus(store, HANDLERS, max_batch=settings.bus_max_batch, creates=CREATES)
+        bus = CommandBus(
+            store,
+            HANDLERS,
+            max_batch=settings.bus_max_batch,
+            creates=CREATES,
+            replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
+        )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
         runtime.positions = PositionSeal(position_key)
         return runtime

@@ -41,7 +41,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, Tracking
 from pydantic import BaseModel, ValidationError
 
-from services.errors import DomainError, Refused
+from services.errors import Conflict, DomainError, Refused
 from services.store import EventStore, existing
 from services.tracing import current_traceparent, stamp
 
@@ -67,6 +67,9 @@ class Issued:
     # need not look it up. A lookup per command would be a round trip per command.
     new: bool = False
     service: bool = False  # the actor is a service, not a person (a service's API key)
+    # What the command says (a hash), kept in its receipt: the same identity with another
+    # digest is another request under a reused Idempotency-Key, refused (SPEC C11).
+    digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,9 @@ Handler = Callable[[EventStore, Issued], Decision]
 # exist in one query and marks the others ``Issued.new``; if another process creates one
 # meanwhile, the append conflicts and the command is decided again, looked up this time.
 Creates = Callable[[Issued], UUID]
+# What a command applied before shows now, answered to its repeat (the same Idempotency-Key
+# and request): a repeated review answers the report's state, not a refused transition.
+Replay = Callable[[EventStore, Issued], Any]
 Result = Outcome | BaseException
 
 
@@ -103,15 +109,24 @@ class Receipt(Aggregate):
     class Recorded(Aggregate.Created):
         identity: str
         command: str
+        digest: str | None = None  # receipts recorded before digests were kept have none
 
-    def __init__(self, identity: str, command: str) -> None:
+    def __init__(self, identity: str, command: str, digest: str | None = None) -> None:
         self.identity = identity
         self.command = command
+        self.digest = digest
 
     @classmethod
-    def record(cls, identity: str, command: str, at: datetime) -> "Receipt":
+    def record(
+        cls, identity: str, command: str, at: datetime, digest: str | None = None
+    ) -> "Receipt":
         return cls._create(
-            cls.Recorded, id=receipt_id(identity), timestamp=at, identity=identity, command=command
+            cls.Recorded,
+            id=receipt_id(identity),
+            timestamp=at,
+            identity=identity,
+            command=command,
+            digest=digest,
         )
 
 
@@ -136,10 +151,12 @@ class CommandBus:
         handlers: dict[type[BaseModel], Handler],
         max_batch: int = 100,
         creates: dict[type[BaseModel], Creates] | None = None,
+        replays: dict[type[BaseModel], Replay] | None = None,
     ) -> None:
         self._store = store
         self._handlers = handlers
         self._creates = creates or {}
+        self._replays = replays or {}
         self._max_batch = max_batch
         self._queue: asyncio.Queue[_Unit] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
@@ -221,6 +238,9 @@ class CommandBus:
         for unit in batch:
             for index, issued in enumerate(unit.commands):
                 try:
+                    if repeated := self._keyed_repeat(issued):
+                        unit.results[index] = repeated
+                        continue
                     if id(issued) in new:
                         issued = replace(issued, new=True)
                     decided.append((unit, index, self._decide(issued)))
@@ -271,8 +291,8 @@ class CommandBus:
     def _commit_alone(self, issued: Issued, tracking: Tracking | None) -> Result:
         for _ in range(MAX_ATTEMPTS):
             try:
-                if issued.identity is not None and self._received(issued.identity):
-                    return self._repeated()
+                if issued.identity is not None and (receipt := self._receipt(issued.identity)):
+                    return self._repeated(issued, receipt)
                 decision = self._decide(issued)
                 return self._append([(None, 0, decision)], tracking, trace=issued.trace)[0]
             except IntegrityError:
@@ -283,15 +303,41 @@ class CommandBus:
                 return error
         return RuntimeError(f"gave up after {MAX_ATTEMPTS} concurrency conflicts")
 
-    def _repeated(self) -> Outcome:
-        return Outcome(None, self._store.recorder.max_notification_id() or 0, already_applied=True)
-
-    def _received(self, identity: str) -> bool:
+    def _repeated(self, issued: Issued | None = None, receipt: Any = None) -> Result:
+        """A command applied before: refused if its identity now comes with another request,
+        else answered with what it shows now (``replays``), appending nothing."""
+        recorded = getattr(receipt, "digest", None)
+        if (
+            issued is not None
+            and None not in (recorded, issued.digest)
+            and recorded != issued.digest
+        ):
+            return Conflict(
+                "this Idempotency-Key was used before with another request",
+                field="Idempotency-Key",
+            )
+        replay = self._replays.get(type(issued.command)) if issued is not None else None
         try:
-            self._store.repository.get(receipt_id(identity))
+            result = replay(self._store, issued) if replay and issued is not None else None
+        except DomainError as error:
+            return error
+        position = self._store.recorder.max_notification_id() or 0
+        return Outcome(result, position, already_applied=True)
+
+    def _keyed_repeat(self, issued: Issued) -> Result | None:
+        """A request repeated under its Idempotency-Key (it has a digest): answered before it
+        is decided again, since deciding a move twice would refuse it (a second review)."""
+        if issued.identity is None or issued.digest is None:
+            return None  # inbound commands: the consumer asks for a whole poll at once
+        receipt = self._receipt(issued.identity)
+        return None if receipt is None else self._repeated(issued, receipt)
+
+    def _receipt(self, identity: str) -> Receipt | None:
+        try:
+            receipt: Receipt = self._store.repository.get(receipt_id(identity))
         except AggregateNotFoundError:
-            return False
-        return True
+            return None
+        return receipt
 
     def _already_applied(self, tracking: Tracking) -> bool:
         recorder = self._store.process_recorder
@@ -301,7 +347,9 @@ class CommandBus:
         decision = self._handlers[type(issued.command)](self._store, issued)
         if issued.identity is None:
             return decision
-        receipt = Receipt.record(issued.identity, type(issued.command).__name__, issued.at)
+        receipt = Receipt.record(
+            issued.identity, type(issued.command).__name__, issued.at, issued.digest
+        )
         return Decision([*decision.aggregates, receipt], decision.result, decision.committed)
 
     def _append(

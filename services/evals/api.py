@@ -1,6 +1,5 @@
 """HTTP routes of eval cases: lift, read, patch, confirm, run."""
 
-import uuid
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -17,7 +16,7 @@ from contracts.evals import (
     RunEvalCase,
 )
 from projections.eval_cases import get_case, get_thread, list_cases
-from services.api import Http, MinPosition, no_body, read_command
+from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
@@ -141,11 +140,15 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         case_id: UUID,
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(RUN))],
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Edit the definition; ``confirmedBy`` cannot be written by a client (W73)."""
+        """Edit the definition; ``confirmedBy`` cannot be written by a client (W73).
+        With an ``Idempotency-Key``, a repeat answers the case as it is now (SPEC C11)."""
         patch = await read_command(request, PatchEvalCase, STAMPED_EVAL_FIELDS)
         command = PatchEvalCaseCommand(case_id=case_id, patch=patch)
-        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        outcome = await http.execute(
+            command, principal, command_id(idempotency_key), idempotency_key
+        )
         return answer(http.position(outcome, principal), outcome)
 
     @router.post(
@@ -158,11 +161,15 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         case_id: UUID,
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(RUN))],
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Confirm (confirmedBy = you) or unconfirm (cleared): SPEC W74, W75."""
+        """Confirm (confirmedBy = you) or unconfirm (cleared): SPEC W74, W75.
+        With an ``Idempotency-Key``, a repeat answers the case as it is now (SPEC C11)."""
         body = await read_command(request, ConfirmEvalCase, STAMPED_EVAL_FIELDS)
         command = ConfirmEvalCaseCommand(case_id=case_id, confirmed=body.confirmed)
-        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        outcome = await http.execute(
+            command, principal, command_id(idempotency_key), idempotency_key
+        )
         return answer(http.position(outcome, principal), outcome)
 
     @router.post(

@@ -1,6 +1,5 @@
 """HTTP routes of reports: draft, compose a wrong-answer report, submit, review, the Inbox."""
 
-import uuid
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -131,11 +130,13 @@ def report_routes(http: Http) -> APIRouter:
         report_id: UUID,
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Submit a draft: it is handed over (SPEC §3.2) or kept in the Inbox. Takes no body."""
+        """Submit a draft: it is handed over (SPEC §3.2) or kept in the Inbox. Takes no body.
+        With an ``Idempotency-Key``, a repeat answers the report as it is now (SPEC C11)."""
         await no_body(request)
         outcome = await http.execute(
-            SubmitReport(report_id=report_id), principal, f"submit/{report_id}"
+            SubmitReport(report_id=report_id), principal, f"submit/{report_id}", idempotency_key
         )
         return answer(
             http.position(outcome, principal),
@@ -153,12 +154,17 @@ def report_routes(http: Http) -> APIRouter:
         report_id: UUID,
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
+        idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Move a report New → Triaged → Resolved / WontFix; ``reviewedBy`` is the caller."""
+        """Move a report New → Triaged → Resolved / WontFix; ``reviewedBy`` is the caller.
+        With an ``Idempotency-Key``, the same key and body answer the report as it is now
+        (200) and decide nothing again; another body under it is a 409 (SPEC C11)."""
         review = await read_command(request, ReviewReport, STAMPED_REPORT_FIELDS)
         says_what_changed(review)
         command = ReviewReportCommand(report_id=report_id, review=review)
-        outcome = await http.execute(command, principal, str(uuid.uuid4()))
+        outcome = await http.execute(
+            command, principal, command_id(idempotency_key), idempotency_key
+        )
         return answer(http.position(outcome, principal), outcome)
 
     @router.get("/inbox", response_model=InboxPage, responses=READ_ERRORS)

@@ -14,7 +14,7 @@ from contracts.reports import (
     ReviewReportCommand,
     SubmitReport,
 )
-from services.bus import Decision, Handler, Issued
+from services.bus import Decision, Handler, Issued, Replay
 from services.errors import Conflict, NotFound
 from services.reports.domain import Report, report_id_for
 from services.reports.labelled_block import LabelledBlock, parse
@@ -131,6 +131,12 @@ def record_hand_over_delivery(store: EventStore, issued: Issued) -> Decision:
     return Decision([report], state(report))
 
 
+def shown(store: EventStore, issued: Issued) -> ReportState:
+    """What a report shows now: the answer to a repeated submit or review (the same
+    Idempotency-Key and request), which must not be decided again."""
+    return state(load(store, issued.tenant_id, issued.command.report_id))  # type: ignore[attr-defined]
+
+
 HANDLERS: dict[type, Handler] = {
     DraftReport: draft_report,
     ComposeWrongAnswer: compose_wrong_answer,
@@ -138,3 +144,4 @@ HANDLERS: dict[type, Handler] = {
     ReviewReportCommand: review_report,
     RecordHandOverDelivery: record_hand_over_delivery,
 }
+REPLAYS: dict[type, Replay] = {SubmitReport: shown, ReviewReportCommand: shown}

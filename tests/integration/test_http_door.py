@@ -13,6 +13,7 @@ import pytest
 from services.bootstrap import Runtime
 from services.store import EVENTS_TABLE
 from tests.conftest import Keys
+from tests.unit.test_wrong_answer import SEED_FACTS
 
 FEEDBACK = {"projectId": "p", "subjectKind": "run", "subjectRef": "run-1", "kind": "rating"}
 
@@ -464,3 +465,52 @@ async def test_list_positions_and_cursors_are_tokens_of_the_tenant(
     other = {"Authorization": f"Bearer {keys.b}"}
     answer = await client.get("/factory/feedback", params={"before": page["next"]}, headers=other)
     refused(answer, 422, "before")
+
+
+async def test_submit_review_patch_and_confirm_repeat_by_idempotency_key_as_feedback_does(
+    client: httpx.AsyncClient, runtime: Runtime
+) -> None:
+    """Issue 8 item 2, SPEC C11: every write route behaves as feedback does. A review, submit,
+    patch or confirm retried after a lost answer was decided again (a second review: 409
+    invalid-transition). With an Idempotency-Key, the same request answers what the report or
+    case shows now and appends nothing; another request under the key is a 409."""
+    facts = {**SEED_FACTS, "prompt": "Welchen Stundenansatz verrechne ich?"}
+    draft = (await client.post("/factory/reports/wrong-answer", json=facts)).json()
+    report = f"/factory/reports/{draft['reportId']}"
+    steps: list[tuple[str, str, dict[str, Any] | None, dict[str, Any] | None]] = [
+        ("post", f"{report}/submit", None, None),
+    ]
+    for method, route, body, other in steps:
+        await repeats_by_key(client, runtime, method, route, body, other)
+    lifted = await client.post(f"{report}/lift")
+    assert lifted.status_code == 201, lifted.text
+    case = f"/factory/evals/cases/{lifted.json()['caseId']}"
+    steps = [
+        ("post", f"{report}/review", {"status": "Triaged"}, {"status": "WontFix"}),
+        ("patch", case, {"mustAssert": "CHF 150"}, {"mustAssert": "CHF 160"}),
+        ("post", f"{case}/confirm", {"confirmed": True}, {"confirmed": False}),
+    ]
+    for method, route, body, other in steps:
+        await repeats_by_key(client, runtime, method, route, body, other)
+
+
+async def repeats_by_key(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    method: str,
+    route: str,
+    body: dict[str, Any] | None,
+    other: dict[str, Any] | None,
+) -> None:
+    key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
+    first = await client.request(method, route, json=body, headers=key)
+    assert first.status_code in (200, 201), (route, first.text)
+    count = await event_count(runtime)
+    again = await client.request(method, route, json=body, headers=key)
+    assert again.status_code in (200, 201), (route, again.text)
+    shown = {k: v for k, v in again.json().items() if k != "position"}
+    assert shown == {k: v for k, v in first.json().items() if k != "position"}, route
+    assert await event_count(runtime) == count, route  # nothing decided again
+    if other is not None:
+        refused(await client.request(method, route, json=other, headers=key), 409)
+        assert await event_count(runtime) == count, route
