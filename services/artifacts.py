@@ -14,6 +14,7 @@ import asyncpg
 
 from services.artifact_refs import SCHEME, normal_refs
 from services.errors import NotFound, Refused
+from services.follower import Connection
 
 MAX_ARTIFACT_BYTES = 1024 * 1024
 DDL = """
@@ -28,10 +29,9 @@ CREATE TABLE IF NOT EXISTS artifacts (
 """
 
 
-async def ensure_table(pool: asyncpg.Pool) -> None:
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('artifacts'))")
-        await conn.execute(DDL)
+async def ensure_table(conn: Connection) -> None:
+    """Idempotent; call it at start under the start-up DDL lock (services/bootstrap.py)."""
+    await conn.execute(DDL)
 
 
 async def put_artifact(pool: asyncpg.Pool, tenant_id: str, content: bytes, media_type: str) -> str:

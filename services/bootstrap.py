@@ -105,10 +105,10 @@ class Runtime:
                 store = await asyncio.to_thread(open_store, database_url)
                 await ensure_follower_tables(conn)
                 await ensure_inbound_tables(conn)
+                await ensure_artifacts_table(conn)
+                position_key = await ensure_position_key(conn)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
-        await ensure_artifacts_table(pool)
-        position_key = await ensure_position_key(pool)
         for projection in read_models():  # queries never meet a missing table
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)

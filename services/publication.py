@@ -40,12 +40,17 @@ class Publication:
 
     event: builtins.type
     topic: str
-    type: str
     payload: builtins.type[BaseModel]
     to_contract: Callable[[Any], BaseModel]
     key: str
     title: str
     description: str
+
+    @property
+    def type(self) -> str:
+        """The CloudEvent type: the topic's namespace and the title, so it is never typed
+        twice (``evaluation.feedback.v1.FeedbackRecorded``)."""
+        return f"{self.topic.rsplit('.', 1)[0]}.{self.title}"
 
     def envelope(self) -> builtins.type[CloudEventEnvelope]:
         """The whole Kafka value as a model: the CloudEvent whose ``data`` is the payload.

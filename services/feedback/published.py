@@ -22,7 +22,6 @@ def feedback_recorded(event: Any) -> FeedbackRecorded:
 RECORDED = Publication(
     event=Feedback.Recorded,
     topic=topics.FEEDBACK_RECORDED,
-    type="evaluation.feedback.v1.FeedbackRecorded",
     payload=FeedbackRecorded,
     to_contract=feedback_recorded,
     key="feedbackId",

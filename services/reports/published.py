@@ -32,7 +32,6 @@ def agent_owner_notified(event: Any) -> AgentOwnerNotified:
 HAND_OVER = Publication(
     event=Report.HandedOver,
     topic=topics.FEEDBACK_HANDED_OVER,
-    type="evaluation.feedback.v1.FeedbackHandedOver",
     payload=ReportHandedOver,
     to_contract=report_handed_over,
     key="reportId",
@@ -43,7 +42,6 @@ HAND_OVER = Publication(
 OWNER_NOTIFIED = Publication(
     event=Report.AgentOwnerNotified,
     topic=topics.AGENT_OWNER_NOTIFIED,
-    type="evaluation.feedback.v1.AgentOwnerNotified",
     payload=AgentOwnerNotified,
     to_contract=agent_owner_notified,
     key="reportId",
