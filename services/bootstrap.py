@@ -50,6 +50,9 @@ from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
 from services.reports.handlers import REPLAYS as REPORT_REPLAYS
 from services.reports.webhook import HandOverWebhook
+from services.scheduler import NAME as SCHEDULER
+from services.scheduler import Scheduler, scheduler_health
+from services.scheduler import ensure_tables as ensure_scheduler_tables
 from services.settings import Settings
 from services.store import EventStore, open_store
 from services.supervisor import Supervisor
@@ -79,6 +82,7 @@ class Runtime:
     supervisor: Supervisor = field(init=False)
     readers: dict[str, ReaderStatus] = field(default_factory=dict)
     consumer: InboundConsumer | None = None
+    scheduler: Scheduler | None = None
     untrace: Callable[[], None] | None = None
     unserve_metrics: Callable[[], None] | None = None
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
@@ -106,6 +110,7 @@ class Runtime:
                 await ensure_follower_tables(conn)
                 await ensure_inbound_tables(conn)
                 await ensure_artifacts_table(conn)
+                await ensure_scheduler_tables(conn)
                 position_key = await ensure_position_key(conn)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
@@ -240,16 +245,37 @@ class Runtime:
         self.consumer = consumer
         return consumer
 
+    def new_scheduler(self) -> Scheduler:
+        """The scheduler: it hands each order that falls due to the nightly runner or the
+        digest builder (issue 9)."""
+        return Scheduler(
+            self.pool,
+            None,
+            None,
+            night_hour=None,
+            tick_seconds=self.settings.scheduler_tick_seconds,
+        )
+
+    def start_scheduler(self) -> Scheduler:
+        scheduler = self.scheduler = self.new_scheduler()
+        self.supervisor.start(SCHEDULER, lambda: scheduler.run(self.stop))
+        log.info("scheduler: ticking every %.0f s", self.settings.scheduler_tick_seconds)
+        return scheduler
+
     def running(self) -> list[str]:
         """The readers this process runs."""
-        return [*self.readers, *(["inbound"] if self.consumer else [])]
+        return [
+            *self.readers,
+            *(["inbound"] if self.consumer else []),
+            *([SCHEDULER] if self.scheduler else []),
+        ]
 
     async def health(self, only: list[str] | None = None) -> list[ReaderHealth]:
         """How each reader stands (all known ones, or ``only`` these), from PostgreSQL."""
         head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
         max_lag = self.settings.reader_max_lag
         max_silence = self.settings.reader_max_silence_seconds
-        of_log = None if only is None else [name for name in only if name != "inbound"]
+        of_log = None if only is None else [n for n in only if n not in ("inbound", SCHEDULER)]
         report = await readers_health(
             self.pool, head, only=of_log, max_lag=max_lag, max_silence=max_silence
         )
@@ -262,6 +288,14 @@ class Runtime:
                     max_silence=max_silence,
                 )
             )
+        if only is None or SCHEDULER in only:
+            scheduler = await scheduler_health(self.pool, max_silence=max_silence)
+            if scheduler is not None:
+                report.append(scheduler)
+            elif only is not None:
+                report.append(
+                    ReaderHealth(SCHEDULER, 0, 0, 0, "never started", None, ["never started"])
+                )
         for reader in report:  # this process knows better whether its own tasks still run
             task = self.supervisor.tasks.get(reader.name)
             if task is not None and not task.alive:
@@ -353,6 +387,7 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
             runtime.start_handover_webhook()
             await runtime.start_relay()
             broker = await runtime.start_inbound()
+            runtime.start_scheduler()
         yield
     finally:
         if broker is not None:

@@ -205,6 +205,58 @@ def inbound() -> None:
 
 
 @app.command()
+def scheduler(
+    once: Annotated[
+        bool, typer.Option(help="Tick once (catching up what fell due), then exit")
+    ] = False,
+    order: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Carry out this order now, then exit: night/2026-11-29 or digest/2026-W48 "
+            "(repeatable). Done already: nothing happens (ids are deterministic)."
+        ),
+    ] = None,
+) -> None:
+    """Turn the clock into the nightly eval runs and the weekly digests (SPEC W79, W105).
+
+    Ticks every FEEDBACKLOOP_SCHEDULER_TICK_SECONDS (an hour) and orders what fell due since
+    the previous tick, catching up a downtime in order. Several schedulers may run: each night
+    and each digest happens once. Also runs inside `feedbackloop serve`.
+    """
+    from datetime import UTC, datetime
+
+    from services.scheduler import parse_order
+
+    settings = Settings()
+    configure_logging(settings)
+    now = datetime.now(UTC)
+    try:
+        orders = [parse_order(text, now) for text in order or []]
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--order") from None
+
+    async def main() -> None:
+        runtime = await Runtime.open(settings)
+        try:
+            if not (once or orders):
+                runtime.serve_metrics()
+                runtime.start_scheduler()
+                await until_signalled(runtime)
+                return
+            scheduler = runtime.new_scheduler()
+            for one in orders:
+                if not await scheduler.carry_out(one, {}):
+                    raise typer.Exit(1)
+            if once:
+                done = await scheduler.tick()
+                console.print(f"ordered: {', '.join(o.name for o in done) or 'nothing was due'}")
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+@app.command()
 def rebuild(
     name: Annotated[str, typer.Argument(help="The read model, e.g. feedback_list")],
     swap: Annotated[bool, typer.Option(help="Swap the rebuilt model in when caught up")] = True,

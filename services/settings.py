@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     # Per-agent pass thresholds, JSON: {"<agent path>": {"looked": 0.8, "correct": 0.6}}
     evals_thresholds: dict[str, ThresholdSetting] = Field(default_factory=dict)
 
+    # How often the scheduler looks at the clock (SPEC W79, W105: hourly); ticks fall on
+    # multiples of it, and a downtime's missed due times are caught up at the next one.
+    scheduler_tick_seconds: float = Field(default=3600.0, gt=0)
+
     bus_max_batch: int = 100
     # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.
     reader_max_lag: int = 10_000  # log positions behind the head

@@ -1,0 +1,254 @@
+"""The scheduler: turns wall-clock time into orders, and does nothing else (issue 9).
+
+Each tick (hourly, SPEC W79, W105) it reads the previous tick from PostgreSQL, works out which
+orders fell due in between (``due``: pure, tested with given times) and hands them over in the
+order they fell due: ``PlanNight`` to the nightly runner, ``BuildDigest`` to the digest builder.
+A downtime spanning several due times catches every one of them up, in order, once. Orders
+name things with deterministic ids, so a second scheduler, a replica or a restart that hands
+over the same order again creates nothing.
+
+An order that fails is tried again at the next ticks (the tick is saved just before it, so
+everything after it is ordered again too, and finds itself done); after ``MAX_ATTEMPTS`` it is
+given up, logged, and shown by ``feedbackloop status`` until ordered by hand
+(``feedbackloop scheduler --order night/2026-11-29``). A failure of the surroundings
+(PostgreSQL away) is not the order's: the supervisor restarts the scheduler with backoff.
+
+The scheduler heartbeats in ``scheduler_ticks`` like every reader, so ``feedbackloop status``
+and ``/readyz`` show it: its state, the orders pending (its lag) and those given up.
+"""
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Protocol
+
+import asyncpg
+
+from services.digests.weeks import due_at, last_completed, previous
+from services.follower import Connection, ReaderStatus, is_transient
+from services.health import ReaderHealth
+from services.scheduled import BuildDigest, PlanNight
+
+log = logging.getLogger(__name__)
+
+NAME = "scheduler"
+MAX_ATTEMPTS = 3  # ticks an order is tried at before it is given up
+NIGHTS_KEPT = 7  # after a longer downtime, only the last week's nights are caught up
+WEEKS_KEPT = 52
+ORDER = re.compile(r"^(night/(?P<date>\d{4}-\d{2}-\d{2})|digest/(?P<week>\d{4}-W\d{2}))$")
+
+DDL = """
+CREATE TABLE IF NOT EXISTS scheduler_ticks (
+    name text PRIMARY KEY,
+    tick timestamptz,
+    state text NOT NULL DEFAULT 'new',
+    pending int NOT NULL DEFAULT 0,
+    attempts jsonb NOT NULL DEFAULT '{}',
+    given_up jsonb NOT NULL DEFAULT '{}',
+    heartbeat_at timestamptz
+);
+"""
+
+Order = PlanNight | BuildDigest
+
+
+class Nights(Protocol):
+    async def __call__(self, order: PlanNight) -> None: ...
+
+    async def resume(self) -> None:
+        """Drive every night still running (a process died mid-night) to its end."""
+
+
+Digests = Callable[[BuildDigest], Awaitable[None]]
+
+
+def due_time(order: Order, night_hour: int) -> datetime:
+    if isinstance(order, PlanNight):
+        return datetime.combine(order.date, time(night_hour), UTC)
+    return due_at(order.week)
+
+
+def due(previous_tick: datetime | None, now: datetime, *, night_hour: int | None) -> list[Order]:
+    """The orders that fell due after ``previous_tick`` and at or before ``now``, in the order
+    they fell due (a night at ``night_hour`` UTC of each date, SPEC §3.8; a week's digest at
+    the Monday 06:00 UTC after it, §3.9). Without a previous tick (the first ever), the latest
+    due of each kind. ``night_hour`` None: nights are off (W80)."""
+    now = now.astimezone(UTC)
+    previous_tick = previous_tick and previous_tick.astimezone(UTC)
+    orders: list[Order] = []
+    if night_hour is not None:
+        day = previous_tick.date() if previous_tick else now.date()
+        while day <= now.date():
+            at = datetime.combine(day, time(night_hour), UTC)
+            if at <= now and (previous_tick is None or at > previous_tick):
+                orders.append(PlanNight(day, now))
+            day += timedelta(days=1)
+        orders = orders[-NIGHTS_KEPT:]
+    latest = last_completed(now)
+    if due_at(latest) > now:  # a Monday before 06:00: the week just ended is not due yet
+        latest = previous(latest)[0]
+    if previous_tick is None:
+        weeks = [latest]
+    else:
+        weeks = [
+            w for w in (latest, *previous(latest, WEEKS_KEPT - 1)) if due_at(w) > previous_tick
+        ]
+    orders += [BuildDigest(week, now) for week in reversed(weeks)]
+    return sorted(orders, key=lambda order: due_time(order, night_hour or 0))
+
+
+def parse_order(text: str, now: datetime) -> Order:
+    """``night/2026-11-29`` or ``digest/2026-W48``, as ``--order`` takes them."""
+    found = ORDER.match(text)
+    if found is None:
+        raise ValueError(f"{text!r} is neither night/YYYY-MM-DD nor digest/YYYY-Www")
+    if found["date"]:
+        return PlanNight(date.fromisoformat(found["date"]), now)
+    due_at(found["week"])  # refuses a week the year does not have
+    return BuildDigest(found["week"], now)
+
+
+async def ensure_tables(conn: Connection) -> None:
+    await conn.execute(DDL)
+
+
+class Scheduler:
+    name = NAME
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        nights: Nights | None,
+        digests: Digests | None,
+        *,
+        night_hour: int | None,
+        tick_seconds: float = 3600.0,
+        heartbeat: float = 5.0,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.pool, self.nights, self.digests = pool, nights, digests
+        self.night_hour = night_hour if nights is not None else None
+        self.tick_seconds, self.heartbeat, self.clock = tick_seconds, heartbeat, clock
+        self.status = ReaderStatus(NAME)
+        self.pending = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Tick now and then at every ``tick_seconds`` boundary, until stopped."""
+        beating = asyncio.create_task(self._beat(stop))
+        try:
+            while not stop.is_set():
+                await self.tick()
+                wait = self.tick_seconds - self.clock().timestamp() % self.tick_seconds
+                self.status.say(f"waiting for the next tick (in {wait:.0f} s)")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=wait)
+        finally:
+            beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beating
+
+    async def tick(self) -> list[Order]:
+        """Hand over every order that fell due since the previous tick; answers them."""
+        now = self.clock()
+        row = await self.pool.fetchrow(
+            "SELECT tick, attempts FROM scheduler_ticks WHERE name = $1", NAME
+        )
+        previous_tick = row["tick"] if row else None
+        attempts: dict[str, int] = json.loads(row["attempts"]) if row else {}
+        orders = due(previous_tick, now, night_hour=self.night_hour)
+        self.pending = len(orders)
+        saved = now
+        for order in orders:
+            if await self.carry_out(order, attempts):
+                self.pending -= 1
+            elif order.name in attempts:  # not given up: tried again at the next tick,
+                # and everything after it with it
+                saved = min(saved, due_time(order, self.night_hour or 0) - timedelta(seconds=1))
+        if self.nights is not None:
+            self.status.say("resuming nights left running")
+            await self.nights.resume()
+        await self.pool.execute(
+            "INSERT INTO scheduler_ticks (name, tick, attempts, heartbeat_at) "
+            "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
+            "SET tick = $2, attempts = $3, heartbeat_at = now()",
+            NAME, saved, json.dumps(attempts),
+        )  # fmt: skip
+        return orders
+
+    async def carry_out(self, order: Order, attempts: dict[str, int]) -> bool:
+        """Hand one order over; answers whether it went through. A failure of the
+        surroundings raises (the supervisor restarts the scheduler); any other is counted."""
+        self.status.say(f"ordering {order.name}")
+        try:
+            if isinstance(order, PlanNight):
+                assert self.nights is not None
+                await self.nights(order)
+            elif self.digests is not None:
+                await self.digests(order)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            tries = attempts[order.name] = attempts.get(order.name, 0) + 1
+            if tries >= MAX_ATTEMPTS:
+                log.exception(
+                    "%s failed %d times: given up; order it again with "
+                    "`feedbackloop scheduler --order %s`",
+                    order.name, tries, order.name,
+                )  # fmt: skip
+                attempts.pop(order.name)
+                await self.give_up(order, f"{type(error).__name__}: {error}")
+            else:
+                log.exception(
+                    "%s failed (attempt %d): tried again at the next tick", order.name, tries
+                )
+            return False
+        attempts.pop(order.name, None)
+        await self.pool.execute(
+            "UPDATE scheduler_ticks SET given_up = given_up - $2 WHERE name = $1", NAME, order.name
+        )
+        log.info("%s: done", order.name)
+        return True
+
+    async def give_up(self, order: Order, reason: str) -> None:
+        await self.pool.execute(
+            "INSERT INTO scheduler_ticks (name, given_up) "
+            "VALUES ($1, jsonb_build_object($2::text, $3::text)) ON CONFLICT (name) DO UPDATE "
+            "SET given_up = scheduler_ticks.given_up || jsonb_build_object($2::text, $3::text)",
+            NAME, order.name, reason,
+        )  # fmt: skip
+
+    async def _beat(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(Exception):  # a missed heartbeat is only a missed one
+                await self.pool.execute(
+                    "INSERT INTO scheduler_ticks (name, state, pending, heartbeat_at) "
+                    "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
+                    "SET state = $2, pending = $3, heartbeat_at = now()",
+                    NAME, self.status.state, self.pending,
+                )  # fmt: skip
+            self.status.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.status.changed.wait(), timeout=self.heartbeat)
+
+
+async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderHealth | None:
+    """How the scheduler stands, or None where none has ever run."""
+    row = await pool.fetchrow(
+        "SELECT state, pending, given_up, "
+        "extract(epoch FROM now() - heartbeat_at)::float8 AS silence "
+        "FROM scheduler_ticks WHERE name = $1",
+        NAME,
+    )
+    if row is None:
+        return None
+    problems = []
+    silence = row["silence"]
+    if silence is None or silence > max_silence:
+        problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
+    for order, reason in json.loads(row["given_up"]).items():
+        problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
+    return ReaderHealth(NAME, 0, row["pending"], 0, row["state"], silence, problems)
