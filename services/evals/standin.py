@@ -20,6 +20,7 @@ each client is tested against a real server rather than a mock. A script is JSON
       "default": {"text": "I don't know."}
     }
 
+``"delaySeconds"`` makes every answer take that long. ``GET /requests`` lists what was received.
 The first rule whose ``when`` is in the prompt (case-insensitively) answers, else ``default``.
 A reply answers on its ``modelName`` when it pins one (a reply on another model, SPEC W71),
 else on the model the request asked for, else on the script's ``modelName``. A rule with
@@ -30,6 +31,7 @@ conversations look things up". ``"error": "model-configuration"`` answers our pr
 """
 
 import argparse
+import asyncio
 import json
 import time
 from dataclasses import dataclass
@@ -87,6 +89,9 @@ class Script(_ScriptModel):
     model_name: Ref = Field(default="standin-1", alias="modelName")
     rules: list[Rule] = Field(default_factory=list)
     default: Scripted = Scripted(text="I don't know.")
+    delay_seconds: float = Field(
+        default=0.0, ge=0, alias="delaySeconds", description="Every answer takes this long."
+    )
 
 
 @dataclass(frozen=True)
@@ -158,11 +163,17 @@ def build_standin_app(script: Script) -> FastAPI:
         except ValueError:
             body = raw.decode("utf-8", errors="replace")
         requests.append(ReceivedRequest(http.url.path, body, http.headers.get("authorization")))
+        await asyncio.sleep(script.delay_seconds)  # a slow agent: a test can stop a run midway
         return body
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/requests")
+    async def received() -> list[dict[str, Any]]:
+        """What the stand-in received, for a test in another process to read."""
+        return [{"path": r.path, "body": r.body} for r in requests]
 
     @app.post("/v1/reply")
     async def reply(http: Request) -> JSONResponse:
