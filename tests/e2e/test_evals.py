@@ -4,9 +4,6 @@ The agent under test is the stand-in agent, served over real HTTP by its own pro
 """
 
 import json
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import ROOT, Service, auth, free_port
+from tests.e2e.conftest import Service, auth, standin_agent
 from tests.kafka_peer import consume
 from tests.unit.test_wrong_answer import SEED_FACTS
 
@@ -46,28 +43,8 @@ SCRIPT = {
 
 @pytest.fixture
 def standin(tmp_path: Path) -> Iterator[str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.evals.standin", "--script", str(script),
-         "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                if process.poll() is not None:
-                    raise RuntimeError("the stand-in agent exited") from None
-                time.sleep(0.1)
+    with standin_agent(SCRIPT, tmp_path) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture
