@@ -96,6 +96,11 @@ class Settings(BaseSettings):
     # Per-agent pass thresholds, JSON: {"<agent path>": {"looked": 0.8, "correct": 0.6}}
     evals_thresholds: dict[str, ThresholdSetting] = Field(default_factory=dict)
 
+    # The weekly digest (issue 9): its read of reports is bounded, newest first (SPEC W112),
+    # and it waits this long for the read models it reads to reach the store's head.
+    digest_page_bound: int = Field(default=200, ge=1)
+    digest_wait_seconds: float = Field(default=60.0, gt=0)
+
     bus_max_batch: int = 100
     # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.
     reader_max_lag: int = 10_000  # log positions behind the head
