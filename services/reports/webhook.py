@@ -5,10 +5,10 @@ topic carries, signed with HMAC-SHA256 over the raw body (``X-Feedbackloop-Signa
 sha256=<hex>``). Each attempt is recorded as an event on the report; 5xx answers, 408, 429
 and network errors are retried with exponential backoff, up to ``max_attempts``; any other 4xx
 is final at once (``SignedWebhook``, shared with the weekly digest's posts). A hand-over that
-was never received puts the report in the Inbox. Whether a
-hand-over is settled (received, or given up on) is the report's own state, so a restart that
-meets a settled hand-over again skips it instead of delivering it twice, and a parked one
-released later is delivered whatever came after it. (Not the library's tracking record: it
+was never received puts the report in the Inbox. Whether a hand-over is settled (received, or
+given up on) is the report's own state, so a restart that meets a settled hand-over again
+skips it instead of delivering it twice, and a parked one released later is delivered
+whatever came after it. (Not the library's tracking record: it
 keeps only the highest position, which would pass over a released one.)
 """
 
