@@ -3,9 +3,11 @@ once, whatever runs it twice (SPEC W104–W138)."""
 
 import asyncio
 import json
+import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -22,6 +24,7 @@ from services.digests.builder import DigestBuilder, NotCaughtUp
 from services.digests.domain import NO_ROUTE, QUIET_WEEK, Digest, digest_id_for
 from services.digests.weeks import due_at
 from services.follower import wait_for_position
+from services.reports.webhook import signature
 from services.scheduled import BuildDigest
 from services.store import read_log
 from tests.conftest import Keys, settings_for
@@ -33,6 +36,7 @@ MONDAY = datetime(2026, 11, 16, tzinfo=UTC)
 ORDER = BuildDigest(week=WEEK, now=due_at(WEEK))
 COACH = "AgenticOffice/Agent/OfficeCoach"
 WRITER = "AgenticOffice/Agent/Writer"
+SECRET = "digest-webhook-secret"
 
 
 def tenant_of(keys: Keys) -> str:
@@ -78,10 +82,10 @@ async def digest_view(runtime: Runtime, tenant: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def live(runtime: Runtime) -> AsyncIterator[Runtime]:
+async def live(runtime: Runtime) -> Runtime:
     """The runtime with its read models following the log, as ``serve`` runs them."""
     runtime.start_projections()
-    yield runtime
+    return runtime
 
 
 async def test_a_week_built_twice_is_one_digest_and_says_it_had_no_route(
@@ -252,3 +256,56 @@ async def test_a_neighbour_reads_digest_posted_with_the_twelve_previous_ids(
     view = await get_digest(runtime.pool, tenant, week)
     assert view is not None
     assert view["posted"]["routes"] == [f"kafka:{topic}"]
+
+
+@pytest.fixture
+def triage() -> Iterator[tuple[str, list[tuple[bool, dict[str, Any]]]]]:
+    """A real local webhook endpoint standing in for engineering triage: keeps each body and
+    whether its signature verified."""
+    received: list[tuple[bool, dict[str, Any]]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            signed = self.headers.get("X-Feedbackloop-Signature") == signature(SECRET, body)
+            received.append((signed, json.loads(body)))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/hand-overs", received
+    server.shutdown()
+    server.server_close()
+
+
+async def test_posts_go_to_the_hand_over_webhook_too_signed_as_hand_overs_are(
+    database_url: str, keys: Keys, triage: tuple[str, list[tuple[bool, dict[str, Any]]]]
+) -> None:
+    """W123: the same route the hand-over uses; the body is the topic's CloudEvent, signed
+    the same way, and each delivery is recorded on the digest."""
+    url, received = triage
+    update = {"handover_webhook_url": url, "handover_webhook_secret": SECRET}
+    runtime = await Runtime.open(settings_for(database_url, keys).model_copy(update=update))
+    try:
+        tenant = tenant_of(keys)
+        runtime.start_projections()
+        assert runtime.start_digest_webhook() is not None
+        await submit(runtime, tenant, MONDAY)
+        await submit(runtime, tenant, MONDAY, agent=WRITER)
+        await runtime.digest_builder().run(ORDER)
+        view: dict[str, Any] | None = None
+        async with asyncio.timeout(30):
+            while not (view and len(view["posted"]["deliveries"]) == 2):
+                await asyncio.sleep(0.1)
+                view = await get_digest(runtime.pool, tenant, WEEK)
+        assert view["posted"]["routes"] == [f"webhook:{url}"]
+        assert set(view["posted"]["deliveries"].values()) == {"delivered"}
+        assert [signed for signed, _ in received] == [True, True]
+        assert {event["type"] for _, event in received} == {"evaluation.feedback.v1.DigestPosted"}
+        assert sorted(event["data"]["agent"] for _, event in received) == [COACH, WRITER]
+    finally:
+        await runtime.close()
