@@ -121,10 +121,17 @@ class RecordDigestDelivery(Contract):
 
 
 class DigestPosted(Contract):
-    """One agent's weekly digest, posted once (W123, W125).
+    """One agent's weekly digest, posted once (W123, W125). ``feedbackPath`` is the item's
+    identity (W126): a redelivery is the same item.
 
-    ``feedbackPath`` is the item's identity (W126): a redelivery is the same item. The
-    consumer's rules (W129–W134) are in this module's docstring and in the AsyncAPI document.
+    How a triage consumer keeps one standing issue per agent (W129–W134): the item id is
+    ``instance`` (the CloudEvent source) + ``/`` + ``feedbackPath`` (``itemId``); the same
+    agent's items of the previous twelve weeks are ``previousItems``, spelled out, never
+    searched for; the first ``issueUrl`` found on them is carried onto the new item; with an
+    ``issueUrl``, comment on that issue with the week's numbers, without one, file an issue
+    once, titled ``Wrong answers — <agent>`` (``standingIssueTitle``) and labelled ``feedback``
+    and ``wrong-answer-digest`` (``standingIssueLabels``), in the repository that owns the
+    agent, never in the fleet's feedback inbox (Systemorph/MeshWeaver.Feedback).
     """
 
     digest_id: str = Field(alias="digestId", json_schema_extra={"format": "uuid"})

@@ -33,14 +33,9 @@ POSTED = Publication(
     to_contract=digest_posted,
     key="digestId",
     title="DigestPosted",
-    description="One agent's weekly digest of wrong-answer reports, posted once (SPEC W123, "
-    "W125); identity = feedbackPath, so a redelivery is one item (W126). For a triage "
-    "consumer keeping one standing issue per agent (W129-W134): the item id is instance + '/' "
-    "+ feedbackPath; previousItems spells the same agent's previous twelve item ids, never "
-    "searched; carry the first issueUrl found onto the new item; with an issueUrl comment on "
-    "it with the week's numbers, without one file an issue once, titled 'Wrong answers — "
-    "<agent>' (standingIssueTitle) with the labels feedback and wrong-answer-digest, in the "
-    "repository that owns the agent, never in Systemorph/MeshWeaver.Feedback.",
+    description="One agent's weekly digest of wrong-answer reports, posted once; identity = "
+    "feedbackPath, so a redelivery is one item (SPEC W123-W126). The consumer's rules "
+    "(W129-W134) are in the payload's description.",
 )
 
 PUBLICATIONS: tuple[Publication, ...] = (POSTED,)
