@@ -224,6 +224,7 @@ class Runtime:
         )
         self.follow(webhook)
         log.info("hand-over webhook: delivering to %s", settings.handover_webhook_url)
+        self.start_digest_webhook()  # the weekly digest's posts take the same route (W123)
         return webhook
 
     def start_digest_webhook(self) -> DigestWebhook | None:
@@ -397,7 +398,6 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
         if everything:
             runtime.start_projections()
             runtime.start_handover_webhook()
-            runtime.start_digest_webhook()
             await runtime.start_relay()
             broker = await runtime.start_inbound()
         yield

@@ -293,7 +293,7 @@ async def test_posts_go_to_the_hand_over_webhook_too_signed_as_hand_overs_are(
     try:
         tenant = tenant_of(keys)
         runtime.start_projections()
-        assert runtime.start_digest_webhook() is not None
+        assert runtime.start_handover_webhook() is not None  # the digest's posts go along
         await submit(runtime, tenant, MONDAY)
         await submit(runtime, tenant, MONDAY, agent=WRITER)
         await runtime.digest_builder().run(ORDER)
