@@ -10,6 +10,7 @@ AGENT_OWNER_NOTIFIED = "evaluation.feedback.v1.agent-owner-notified"
 EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"
 EVAL_CASE_CONFIRMED = "evaluation.evals.v1.case-confirmed"
 EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"
+DIGEST_POSTED = "evaluation.feedback.v1.digest-posted"  # one per agent and week (SPEC W123)
 
 
 def dead_letter(topic: str) -> str:

@@ -18,6 +18,8 @@ from fastapi.responses import JSONResponse
 from faststream.kafka import KafkaBroker
 from prometheus_client import start_http_server
 
+from contracts import topics
+from projections.digests import Digests
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
@@ -27,6 +29,11 @@ from services.artifact_routes import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.bus import CommandBus
+from services.digests.api import digest_routes
+from services.digests.builder import DigestBuilder
+from services.digests.handlers import CREATES as DIGEST_CREATES
+from services.digests.handlers import HANDLERS as DIGEST_HANDLERS
+from services.digests.webhook import DigestWebhook
 from services.embedded import start_embedded_postgres
 from services.evals.agents import agent_client_from_settings
 from services.evals.api import eval_routes
@@ -49,7 +56,7 @@ from services.relay import Relay
 from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
 from services.reports.handlers import REPLAYS as REPORT_REPLAYS
-from services.reports.webhook import HandOverWebhook
+from services.reports.webhook import HandOverWebhook, SignedWebhook
 from services.scheduler import NAME as SCHEDULER
 from services.scheduler import Scheduler, scheduler_health
 from services.scheduler import ensure_tables as ensure_scheduler_tables
@@ -61,11 +68,11 @@ from services.tracing import TraceContext
 
 log = logging.getLogger("feedbackloop")
 
-HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS}
+HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS, **DIGEST_HANDLERS}
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox(), EvalCases()]
+    return [FeedbackList(), Inbox(), EvalCases(), Digests()]
 
 
 @dataclass
@@ -122,7 +129,7 @@ class Runtime:
             store,
             HANDLERS,
             max_batch=settings.bus_max_batch,
-            creates=CREATES,
+            creates={**CREATES, **DIGEST_CREATES},
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
         )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
@@ -222,7 +229,46 @@ class Runtime:
         )
         self.follow(webhook)
         log.info("hand-over webhook: delivering to %s", settings.handover_webhook_url)
+        self.start_digest_webhook()  # the weekly digest's posts take the same route (W123)
         return webhook
+
+    def start_digest_webhook(self) -> DigestWebhook | None:
+        """The weekly digest's posts go to the hand-over webhook too, signed the same way
+        (SPEC W123), when one is configured."""
+        settings = self.settings
+        if not settings.handover_webhook_url or not settings.handover_webhook_secret:
+            return None
+        signed = SignedWebhook(
+            url=settings.handover_webhook_url,
+            secret=settings.handover_webhook_secret,
+            max_attempts=settings.handover_webhook_max_attempts,
+            backoff_seconds=settings.handover_webhook_backoff_seconds,
+        )
+        webhook = DigestWebhook(self.store, self.bus, signed, source=settings.cloudevents_source)
+        self.follow(webhook)
+        return webhook
+
+    def digest_routes(self) -> list[str]:
+        """Where a digest's posts go (W124): the topic when Kafka is configured (the relay
+        publishes it from the store) and the hand-over webhook when one is; none says so."""
+        settings, routes = self.settings, []
+        if settings.kafka_bootstrap_servers:
+            routes.append(f"kafka:{settings.topic_prefix}{topics.DIGEST_POSTED}")
+        if settings.handover_webhook_url and settings.handover_webhook_secret:
+            routes.append(f"webhook:{settings.handover_webhook_url}")
+        return routes
+
+    def digest_builder(self) -> DigestBuilder:
+        """What the scheduler calls with ``BuildDigest(week, now)`` (issue 9)."""
+        return DigestBuilder(
+            self.store,
+            self.bus,
+            self.pool,
+            instance=self.settings.cloudevents_source,
+            routes=self.digest_routes(),
+            page_bound=self.settings.digest_page_bound,
+            wait_seconds=self.settings.digest_wait_seconds,
+        )
 
     def inbound_consumer(self) -> InboundConsumer:
         return InboundConsumer(
@@ -251,7 +297,7 @@ class Runtime:
         return Scheduler(
             self.pool,
             None,
-            None,
+            self.digest_builder(),
             night_hour=None,
             tick_seconds=self.settings.scheduler_tick_seconds,
         )
@@ -310,6 +356,7 @@ class Runtime:
             report_routes(http),
             artifact_routes(http),
             eval_routes(http, self.case_runner()),
+            digest_routes(http),
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)

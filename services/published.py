@@ -9,6 +9,7 @@ consume, and the dead-letter topic of each consumed one, all created at start-up
 from faststream.kafka import KafkaBroker
 
 from contracts import topics
+from services.digests.published import PUBLICATIONS as DIGEST_PUBLICATIONS
 from services.evals.published import PUBLICATIONS as EVAL_PUBLICATIONS
 from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
 from services.publication import Publication
@@ -18,6 +19,7 @@ PUBLICATIONS: tuple[Publication, ...] = (
     *FEEDBACK_PUBLICATIONS,
     *REPORT_PUBLICATIONS,
     *EVAL_PUBLICATIONS,
+    *DIGEST_PUBLICATIONS,
 )
 
 

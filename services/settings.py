@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     # multiples of it, and a downtime's missed due times are caught up at the next one.
     scheduler_tick_seconds: float = Field(default=3600.0, gt=0)
 
+    # The weekly digest (issue 9): its read of reports is bounded, newest first (SPEC W112),
+    # and it waits this long for the read models it reads to reach the store's head.
+    digest_page_bound: int = Field(default=200, ge=1)
+    digest_wait_seconds: float = Field(default=60.0, gt=0)
+
     bus_max_batch: int = 100
     # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.
     reader_max_lag: int = 10_000  # log positions behind the head

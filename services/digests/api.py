@@ -1,0 +1,43 @@
+"""HTTP routes of weekly digests: ``/factory/feedback/digests`` (SPEC W137), tenant-scoped."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path
+
+from contracts.digests import DigestList, DigestView
+from projections.digests import get_digest, list_digests
+from services.api import Http, MinPosition
+from services.auth import Principal
+from services.errors import NotFound
+from services.problems import READ_ERRORS
+
+READ = "factory.feedback.read"
+WEEK = r"^\d{4}-W\d{2}$"
+
+
+def digest_routes(http: Http) -> APIRouter:
+    router = APIRouter(prefix="/factory/feedback/digests", tags=["digests"])
+
+    @router.get("", response_model=DigestList, responses=READ_ERRORS)
+    async def digests(
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """Every week's digest of your tenant, newest week first (W137)."""
+        await http.read_at("digests", min_position, principal)
+        return {"items": await list_digests(http.pool, principal.tenant_id)}
+
+    @router.get("/{week}", response_model=DigestView, responses=READ_ERRORS)
+    async def digest(
+        week: Annotated[str, Path(pattern=WEEK, examples=["2026-W48"])],
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """One week: the tables per agent and per model, and what was posted (W124, W137)."""
+        await http.read_at("digests", min_position, principal)
+        found = await get_digest(http.pool, principal.tenant_id, week)
+        if found is None:
+            raise NotFound(f"no digest of {week}", week=week)
+        return found
+
+    return router

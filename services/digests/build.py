@@ -1,0 +1,134 @@
+"""The digest of a week as a pure function of its facts (SPEC W115–W122, W135).
+
+Nothing here reads a clock, a table or the network: the builder reads the facts (the week's
+and the week before's submitted reports, every eval case), hands them in, and stores what
+comes out, so the same facts always give the same digest and every edge is a unit test.
+"""
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from contracts.digests import AgentTable, DigestTables, Health, ModelTable, Trend
+from services.digests.weeks import end_of, previous, start_of
+
+UNKNOWN_AGENT = "(unknown agent)"  # the Inbox's name for a report without a block (W38, W122)
+UNKNOWN_AGENT_ID = "unknown-agent"
+UNKNOWN_MODEL = "(unknown model)"
+NO_KIND = "(no kind)"
+INFORMATIONAL_KINDS = ("retrieval",)  # W135: filed as bugs already; counted, marked apart
+
+
+@dataclass(frozen=True)
+class ReportFact:
+    """A submitted report as the digest needs it: the facts parsed once at the door."""
+
+    report_id: UUID
+    submitted_at: datetime
+    kind: str | None
+    agent: str
+    model: str | None
+
+
+@dataclass(frozen=True)
+class CaseFact:
+    """An eval case: where it came from, whose it is, and its last verdict (None: never run)."""
+
+    ref: str
+    agent: str
+    source: UUID
+    passed: bool | None
+
+
+def agent_id_of(agent: str) -> str:
+    """The agent path with every ``/`` as ``_`` (as eval cases name it, SPEC W43); the
+    unknown agent gets a name that is a plain path segment."""
+    return UNKNOWN_AGENT_ID if agent == UNKNOWN_AGENT else agent.replace("/", "_")
+
+
+def in_week(week: str, reports: Iterable[ReportFact]) -> list[ReportFact]:
+    """The reports submitted in ``[Monday 00:00 UTC, next Monday 00:00 UTC)`` (SPEC §3.9)."""
+    start, end = start_of(week), end_of(week)
+    return [r for r in reports if start <= r.submitted_at < end]
+
+
+def build(
+    week: str, reports: Sequence[ReportFact], cases: Sequence[CaseFact], *, bound: int
+) -> DigestTables:
+    """W115: the week's tables from the reports read (this week's and the week before's, at
+    most ``bound`` of them, newest first) and the eval cases.
+
+    A full page means older reports may be missing: the digest says it is truncated and its
+    counts are lower bounds (W112)."""
+    this_week = in_week(week, reports)
+    week_before = in_week(previous(week)[0], reports)
+    before = Counter(r.agent for r in week_before)
+    agents = sorted({r.agent for r in this_week})
+    return DigestTables(
+        week=week,
+        reports=len(this_week),
+        truncated=len(reports) >= bound,
+        bound=bound,
+        agents=[
+            agent_table(agent, [r for r in this_week if r.agent == agent], before[agent], cases)
+            for agent in agents
+        ],
+        models=model_tables(this_week),
+    )
+
+
+def agent_table(
+    agent: str, reports: Sequence[ReportFact], before: int, cases: Sequence[CaseFact]
+) -> AgentTable:
+    counts = kind_counts(reports)
+    sources = {r.report_id for r in reports}
+    mine = [case for case in cases if case.agent == agent]
+    with_run = [case for case in mine if case.passed is not None]
+    return AgentTable(
+        agent=agent,
+        agent_id=agent_id_of(agent),
+        total=len(reports),
+        counts=counts,
+        informational={kind: counts[kind] for kind in INFORMATIONAL_KINDS if kind in counts},
+        models=sorted({r.model for r in reports if r.model}),  # W117
+        trend=Trend(previous=before, change=len(reports) - before),  # W118
+        cases_lifted=sorted(case.ref for case in cases if case.source in sources),  # W119
+        health=Health(with_run=len(with_run), passed=sum(1 for c in with_run if c.passed)),
+    )
+
+
+def model_tables(reports: Sequence[ReportFact]) -> list[ModelTable]:
+    """W121: per model, across agents; a report naming no model is counted, not dropped."""
+    models = sorted({r.model or UNKNOWN_MODEL for r in reports})
+    tables = []
+    for model in models:
+        mine = [r for r in reports if (r.model or UNKNOWN_MODEL) == model]
+        tables.append(ModelTable(model=model, total=len(mine), counts=kind_counts(mine)))
+    return tables
+
+
+def kind_counts(reports: Iterable[ReportFact]) -> dict[str, int]:
+    """W116: by kind, in a stable order; a report without a kind is counted under ``NO_KIND``."""
+    return dict(sorted(Counter(r.kind or NO_KIND for r in reports).items()))
+
+
+def as_text(table: AgentTable, week: str, *, truncated: bool) -> str:
+    """The agent's digest as a person reads it: the message of the post (W125)."""
+    lines = [f"Wrong answers — {table.agent}, week {week}: {table.total} report(s)"]
+    if truncated:
+        lines.append("(truncated: the read filled its page bound; counts are lower bounds)")
+    for kind, count in table.counts.items():
+        note = " (informational: filed as bugs already)" if kind in table.informational else ""
+        lines.append(f"- {kind}: {count}{note}")
+    sign = "+" if table.trend.change >= 0 else ""
+    lines.append(
+        f"Trend: {sign}{table.trend.change} against {table.trend.previous} the week before"
+    )
+    lines.append(f"Models: {', '.join(table.models) or 'none named'}")
+    lifted = ", ".join(table.cases_lifted) or "none"
+    lines.append(f"Eval cases lifted this week: {lifted}")
+    health = table.health
+    lines.append(f"Health: {health.passed} of {health.with_run} cases with a last run passed")
+    return "\n".join(lines)

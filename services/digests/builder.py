@@ -1,0 +1,123 @@
+"""The weekly digest as the scheduler orders it: ``BuildDigest(week, now)`` (SPEC W104–W128).
+
+For every tenant that has submitted reports, read the week's facts (bounded), build the tables
+(a pure function), create the digest once and post it once. Both steps go through the command
+bus under the service's identity (W109, W111): the digest's id derives from (tenant,
+``digest/{week}``), so a second builder at the same time (two schedulers, a replica, a
+restart) loses the create and finds the digest stamped, and nothing is posted twice.
+"""
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+import asyncpg
+from pydantic import BaseModel
+
+from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest
+from services.bus import CommandBus, Issued
+from services.digests import sources
+from services.digests.build import build
+from services.digests.handlers import DigestState
+from services.digests.weeks import due_at, end_of, previous, start_of
+from services.follower import wait_for_position
+from services.scheduled import BuildDigest
+from services.store import EventStore
+
+log = logging.getLogger(__name__)
+
+ACTOR = "system:digest"
+PAGE_BOUND = 200  # SPEC W112
+
+
+class NotCaughtUp(RuntimeError):
+    """A read model the digest reads is behind the store's head: building now would count
+    less than was submitted. The order fails loudly and is given again."""
+
+
+@dataclass(frozen=True)
+class Built:
+    tenant_id: str
+    digest: DigestState
+    posted: DigestState
+
+
+class DigestBuilder:
+    def __init__(
+        self,
+        store: EventStore,
+        bus: CommandBus,
+        pool: asyncpg.Pool,
+        *,
+        instance: str,
+        routes: list[str],
+        page_bound: int = PAGE_BOUND,
+        wait_seconds: float = 60.0,
+        inbox: str = sources.INBOX,
+        cases: str = sources.EVAL_CASES,
+    ) -> None:
+        self.store, self.bus, self.pool = store, bus, pool
+        self.instance, self.routes = instance, routes
+        self.page_bound, self.wait_seconds = page_bound, wait_seconds
+        self.inbox, self.cases = inbox, cases
+
+    async def __call__(self, order: BuildDigest) -> None:
+        """For every tenant that has submitted reports (ever): build the digest of
+        ``order.week`` once and post it once."""
+        await self.run(order)
+
+    async def run(self, order: BuildDigest) -> list[Built]:
+        if order.now < due_at(order.week):  # W106: a week is read only once it is over
+            raise ValueError(f"the digest of {order.week} is not due before {due_at(order.week)}")
+        await self.caught_up()
+        return [
+            await self.build_for(tenant, order)
+            for tenant in await sources.tenants_with_reports(self.pool, schema=self.inbox)
+        ]
+
+    async def caught_up(self) -> None:
+        """Wait until the Inbox and the eval cases have applied everything in the store now."""
+        head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
+        for reader in (self.inbox, self.cases):
+            reached = await wait_for_position(self.pool, reader, head, self.wait_seconds)
+            if reached < head:
+                raise NotCaughtUp(f"{reader} is at {reached}, the store at {head}")
+
+    async def build_for(self, tenant_id: str, order: BuildDigest) -> Built:
+        week = order.week
+        # SPEC §3.9: the week and the one before (the trend) in one bounded read.
+        reports = await sources.submitted_reports(
+            self.pool,
+            tenant_id,
+            start_of(previous(week)[0]),
+            end_of(week),
+            bound=self.page_bound,
+            schema=self.inbox,
+        )
+        cases = await sources.eval_cases(self.pool, tenant_id, schema=self.cases)
+        tables = build(week, reports, cases, bound=self.page_bound)
+        built = await self.bus.execute(self.issued(BuildWeeklyDigest(tables=tables), tenant_id,
+                                                   f"{order.name}/build", order))  # fmt: skip
+        post = PostWeeklyDigest(
+            week=week, instance=self.instance, url=digest_url(week), routes=self.routes
+        )
+        posted = await self.bus.execute(self.issued(post, tenant_id, f"{order.name}/post", order))
+        if tables.truncated:
+            log.warning("digest %s of %s: truncated at %d reports", week, tenant_id, tables.bound)
+        return Built(tenant_id, built.result, posted.result)
+
+    @staticmethod
+    def issued(command: BaseModel, tenant_id: str, command_id: str, order: BuildDigest) -> Issued:
+        return Issued(
+            command,
+            tenant_id=tenant_id,
+            actor=ACTOR,
+            command_id=command_id,
+            at=order.now,
+            service=True,
+        )
+
+
+def digest_url(week: str) -> str:
+    """The digest's address in this service's API (W125), relative to the API's base."""
+    return f"/factory/feedback/digests/{week}"

@@ -1,0 +1,82 @@
+"""Command handlers of the digest: load, decide, hand back for the bus to append.
+
+A second builder of the same week loses the create (W109): the bus meets the library's
+IntegrityError, reloads, and this handler then finds the digest and decides nothing.
+"""
+
+from contextlib import suppress
+from dataclasses import dataclass
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
+from services.bus import Creates, Decision, Handler, Issued
+from services.digests.domain import Digest, digest_id_for
+from services.store import EventStore, load_owned
+
+
+@dataclass(frozen=True)
+class DigestState:
+    digest_id: UUID
+    week: str
+    created: bool  # False: the digest was there already (a second builder, a restart)
+    posted: bool
+
+
+def state(digest: Digest, created: bool) -> DigestState:
+    return DigestState(digest.id, digest.week, created, digest.posted)
+
+
+def created_by(issued: Issued) -> UUID:
+    command = issued.command
+    assert isinstance(command, BuildWeeklyDigest)
+    return digest_id_for(issued.tenant_id, command.tables.week)
+
+
+def build_weekly_digest(store: EventStore, issued: Issued) -> Decision:
+    """Create the digest once, with the tables the builder computed (W109, W115)."""
+    command = issued.command
+    assert isinstance(command, BuildWeeklyDigest)
+    digest_id = created_by(issued)
+    if not issued.new:
+        with suppress(AggregateNotFoundError):
+            existing: Digest = store.repository.get(digest_id)
+            return Decision([], state(existing, created=False))
+    digest = Digest.build(
+        digest_id=digest_id, tenant_id=issued.tenant_id, tables=command.tables, at=issued.at
+    )
+    return Decision([digest], state(digest, created=True))
+
+
+def post_weekly_digest(store: EventStore, issued: Issued) -> Decision:
+    """Post once (W124): a digest already stamped decides nothing."""
+    command = issued.command
+    assert isinstance(command, PostWeeklyDigest)
+    digest_id = digest_id_for(issued.tenant_id, command.week)
+    digest: Digest = load_owned(store, issued.tenant_id, digest_id, "digest")
+    digest.post(instance=command.instance, url=command.url, routes=command.routes, at=issued.at)
+    return Decision([digest], state(digest, created=False))
+
+
+def record_digest_delivery(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, RecordDigestDelivery)
+    digest_id = digest_id_for(issued.tenant_id, command.week)
+    digest: Digest = load_owned(store, issued.tenant_id, digest_id, "digest")
+    digest.record_delivery(
+        agent_id=command.agent_id,
+        status_code=command.status_code,
+        error=command.error,
+        final=command.final,
+        at=issued.at,
+    )
+    return Decision([digest], state(digest, created=False))
+
+
+HANDLERS: dict[type, Handler] = {
+    BuildWeeklyDigest: build_weekly_digest,
+    PostWeeklyDigest: post_weekly_digest,
+    RecordDigestDelivery: record_digest_delivery,
+}
+CREATES: dict[type, Creates] = {BuildWeeklyDigest: created_by}
