@@ -10,9 +10,10 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from contracts.answers import Answer
 
 # The request bodies routes read themselves (``read_command``), by schema name: declared in
 # ``/openapi.json`` as FastAPI declares the bodies it reads.
@@ -64,7 +65,7 @@ def with_bodies(app: FastAPI) -> Callable[[], dict[str, Any]]:
             schemas = document.setdefault("components", {}).setdefault("schemas", {})
             schemas.update(defs.get("$defs", {}))
             without_default_json(document)
-            with_answer_examples(document, answer_models(app))
+            with_answer_examples(document)
             app.openapi_schema = with_null_fields(document)
         return app.openapi_schema
 
@@ -88,26 +89,25 @@ def operations(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from methods.values()
 
 
-def answer_models(app: FastAPI) -> dict[str, type[BaseModel]]:
-    """The models the routes answer with (success and error alike), by schema name."""
-    models: dict[str, type[BaseModel]] = {}
-    for route in app.routes:
-        if isinstance(route, APIRoute):
-            declared = [route.response_model, *(r.get("model") for r in route.responses.values())]
-            for model in declared:
-                if isinstance(model, type) and issubclass(model, BaseModel):
-                    models[model.__name__] = model
-    return models
+def answer_models() -> dict[str, type[Answer]]:
+    """Every model the API answers with (``contracts/answers.py``), by schema name."""
+    found: dict[str, type[Answer]] = {}
+    unseen = [Answer]
+    while unseen:
+        for model in unseen.pop().__subclasses__():
+            found[model.__name__] = model
+            unseen.append(model)
+    return found
 
 
-def with_answer_examples(document: dict[str, Any], models: dict[str, type[BaseModel]]) -> None:
+def with_answer_examples(document: dict[str, Any]) -> None:
     """Each 2xx JSON answer shows its model's first example as its ``example`` (issue 8):
     Swagger UI renders a response's example, and a client reading the raw document finds it
     where OpenAPI puts it. FastAPI copies a model's ``examples`` into its component schema but
     drops their nulls on the way (as it does for error examples), which leaves an example
     missing fields the answer always has: the component gets them back from the model."""
     schemas = document.get("components", {}).get("schemas", {})
-    for name, model in models.items():
+    for name, model in answer_models().items():
         shown = model.model_json_schema(mode="serialization").get("examples")
         if shown and name in schemas:
             schemas[name]["examples"] = shown
