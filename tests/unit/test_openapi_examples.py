@@ -12,6 +12,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -21,11 +22,14 @@ from pydantic import BaseModel
 
 from contracts import answer_examples as story
 from contracts import answers
+from contracts.reports import ComposeWrongAnswer
 from services.api import rfc3339
 from services.auth import KeyRing
 from services.bootstrap import Runtime
 from services.evals.domain import case_ref
+from services.evals.scoring import ThreadScore, summarize
 from services.positions import PositionSeal
+from services.reports.wrong_answer import compose_report
 from services.settings import Settings
 
 SCHEMAS = "#/components/schemas/"
@@ -182,7 +186,8 @@ def test_examples_write_ids_times_and_positions_as_the_api_does() -> None:
 
 def test_the_story_s_ids_agree_across_answers() -> None:
     """A thread's link and ref name its case and run; a case names the report it was lifted
-    from; a list shows the same report and case as the single reads (SPEC W42, W43)."""
+    from; a run's summary is what its threads' scores sum to; a list shows the same report and
+    case as the single reads (SPEC W42, W43)."""
     runs = [story.RUN_RECORDED, story.CASE_WITH_RUNS["lastRun"], *story.CASE_WITH_RUNS["runs"]]
     for run in runs:
         for thread in run["threads"]:
@@ -192,6 +197,9 @@ def test_the_story_s_ids_agree_across_answers() -> None:
             )
             assert thread["threadRef"].startswith(f"{story.CASE_REF}/_Thread/{run['runId']}/")
     assert case_ref(story.AGENT, uuid.UUID(story.CASE_ID)) == story.CASE_REF
+    scores = [ThreadScore(**thread["score"]) for thread in story.THREADS]
+    summary = asdict(summarize(scores))  # SPEC §3.7: the pass rule, W65–W67
+    assert {**summary, "reasons": list(summary["reasons"])} == story.SUMMARY
     assert story.CASE_WITH_RUNS["source"] == story.REPORT_ID
     assert story.WRONG_ANSWER_DRAFTED["reportId"] == story.REPORT_VIEW["reportId"]
     assert story.THREAD_RECORD["link"] == story.THREAD_1["link"]
@@ -200,3 +208,32 @@ def test_the_story_s_ids_agree_across_answers() -> None:
     (listed,) = story.CASE_LIST["items"]
     same = ("caseId", "ref", "source", "agent", "mustGround", "mustAssert", "confirmedBy")
     assert {k: listed[k] for k in same} == {k: story.CASE_WITH_RUNS[k] for k in same}
+
+
+# What Alice's chat client sent for the wrong-answer report in the story.
+STORY_FACTS = {
+    "thread": story.THREAD,
+    "messageRef": f"{story.THREAD}/m4",
+    "prompt": "Which hourly rate do I charge for concept work?",
+    "context": ["acme/Office"],
+    "reply": {
+        "agentName": story.AGENT,
+        "modelName": story.MODEL,
+        "harness": "native",
+        "toolCalls": [{"name": "Get", "arguments": "acme/Office/Welcome", "result": "ok"}],
+        "text": "I'm afraid I don't know which hourly rate you charge.",
+    },
+    "account": "The coach does not know my hourly rate, but it is in the company profile.",
+    "expected": "CHF 150 per hour",
+    "evidence": {"node": story.NODE, "readable": True},
+}
+
+
+def test_the_story_s_labelled_block_is_the_one_the_service_composes() -> None:
+    """SPEC W04–W13: the block, kind and category in the examples are what the composer
+    writes for the story's facts today, so a change to the block shows up here."""
+    block, draft = compose_report(ComposeWrongAnswer.model_validate(STORY_FACTS))
+    assert draft.extra_context == story.LABELLED_BLOCK
+    assert block.kind == story.WRONG_ANSWER_DRAFTED["kind"]
+    assert draft.category == story.WRONG_ANSWER_DRAFTED["category"]
+    assert draft.message == story.REPORT_VIEW["message"]
