@@ -1,13 +1,17 @@
 """What the HTTP API answers: one model per response body, so ``/openapi.json`` declares every
 answer (issue 8 item 5) and a route that drifts from its model fails instead of publishing an
 undeclared shape. Answers are read by other people's code: every field is declared, none is
-added on the way out (``extra="forbid"``).
+added on the way out (``extra="forbid"``). Each model a route answers carries its examples
+(``contracts/answer_examples.py``), so the document shows a real answer for every success and
+a test holds model, example and document together.
 """
 
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict, JsonValue
 
+from contracts import answer_examples as examples
 from contracts.reports import Category, Kind, ReviewStatus
 
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
@@ -16,7 +20,7 @@ Position = Annotated[
     Field(
         description="An opaque token of your tenant: pass it as `minPosition` to read your "
         "write. Not a number, not comparable.",
-        examples=["vE2wq7dV0h3Y8c1mXo9b4Z1f2Qk3xT7rR0s8LwJ5nA"],
+        examples=[examples.FEEDBACK_WRITTEN["position"]],
     ),
 ]
 Cursor = Annotated[
@@ -31,7 +35,17 @@ class Answer(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
+def shown_as(*answers: JsonDict) -> ConfigDict:
+    """An answer model's examples, as JSON it is answered in (by alias): the schema carries
+    them and ``services/openapi.py`` shows the first as each response's example. A subclass
+    names its own, or it would show its parent's (which it refuses: ``extra="forbid"``)."""
+    shown: list[JsonValue] = [*answers]
+    return ConfigDict(json_schema_extra={"examples": shown})
+
+
 class FeedbackWritten(Answer):
+    model_config = shown_as(examples.FEEDBACK_WRITTEN)
+
     feedback_id: str = Field(alias="feedbackId", json_schema_extra={"format": "uuid"})
     position: Position
 
@@ -52,11 +66,15 @@ class FeedbackItem(Answer):
 
 
 class FeedbackPage(Answer):
+    model_config = shown_as(examples.FEEDBACK_PAGE)
+
     items: list[FeedbackItem]
     next: Cursor
 
 
 class ReportWritten(Answer):
+    model_config = shown_as(examples.IDEA_DRAFTED, examples.REPORT_TRIAGED)
+
     report_id: str = Field(alias="reportId", json_schema_extra={"format": "uuid"})
     status: str = Field(description="Draft, HandedOver, New, Triaged, Resolved or WontFix.")
     category: Category
@@ -64,11 +82,15 @@ class ReportWritten(Answer):
 
 
 class WrongAnswerDrafted(ReportWritten):
+    model_config = shown_as(examples.WRONG_ANSWER_DRAFTED)
+
     kind: Kind | None = Field(description="What the evidence check and the account decided.")
     extra_context: str | None = Field(alias="extraContext", description="The labelled block.")
 
 
 class ReportSubmitted(ReportWritten):
+    model_config = shown_as(examples.REPORT_SUBMITTED)
+
     handed_over: bool = Field(alias="handedOver")
 
 
@@ -100,6 +122,8 @@ class ReviewState(Answer):
 
 
 class ReportView(Answer):
+    model_config = shown_as(examples.REPORT_VIEW)
+
     report_id: str = Field(alias="reportId")
     tenant_id: str = Field(alias="tenantId")
     reporter: str
@@ -117,6 +141,8 @@ class ReportView(Answer):
 
 
 class InboxPage(Answer):
+    model_config = shown_as(examples.INBOX_PAGE)
+
     items: list[ReportView]
     next: Cursor
 
@@ -125,6 +151,8 @@ ReviewStatusAnswer = ReviewStatus
 
 
 class CaseWritten(Answer):
+    model_config = shown_as(examples.CASE_LIFTED, examples.CASE_CONFIRMED)
+
     case_id: str = Field(alias="caseId", json_schema_extra={"format": "uuid"})
     ref: str
     agent: str
@@ -158,6 +186,8 @@ class ThreadView(Answer):
 
 
 class ThreadRecord(ThreadView):
+    model_config = shown_as(examples.THREAD_RECORD)
+
     ran_by: str = Field(alias="ranBy")
     model: str | None
     effort: str
@@ -209,14 +239,20 @@ class CaseView(Answer):
 
 
 class CaseWithRuns(CaseView):
+    model_config = shown_as(examples.CASE_WITH_RUNS)
+
     runs: list[RunView]
 
 
 class CaseList(Answer):
+    model_config = shown_as(examples.CASE_LIST)
+
     items: list[CaseView]
 
 
 class RunRecorded(Answer):
+    model_config = shown_as(examples.RUN_RECORDED)
+
     case_id: str = Field(alias="caseId")
     run_id: str = Field(alias="runId")
     model: str | None
@@ -228,5 +264,7 @@ class RunRecorded(Answer):
 
 
 class ArtifactStored(Answer):
+    model_config = shown_as(examples.ARTIFACT_STORED)
+
     ref: str
     bytes: int

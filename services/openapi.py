@@ -1,16 +1,19 @@
 """The OpenAPI document (``/openapi.json``) as complete as the routes are (issue 8 item 5):
 routes read their bodies themselves (``services.api.read_command``: bounded depth, no
 duplicate keys, strict types), so FastAPI does not see them; each declares its body here, and
-the document gets the schemas of those bodies beside FastAPI's own.
+the document gets the schemas of those bodies beside FastAPI's own. Every success shows an
+example answer, taken from the model it is answered with (``contracts/answers.py``).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from contracts.answers import Answer
 
 # The request bodies routes read themselves (``read_command``), by schema name: declared in
 # ``/openapi.json`` as FastAPI declares the bodies it reads.
@@ -35,8 +38,20 @@ RAW_BODY = {
 RAW_ANSWER = {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}
 
 
+def without_default_json(document: dict[str, Any]) -> None:
+    """A route that answers raw bytes (``RAW_ANSWER``) still gets FastAPI's default
+    ``application/json`` with an empty schema beside them: a JSON answer it never gives,
+    with no shape to show an example of. Dropped where another media type is declared."""
+    for operation in operations(document):
+        for answer in operation.get("responses", {}).values():
+            content = answer.get("content", {})
+            if len(content) > 1 and content.get("application/json") == {"schema": {}}:
+                del content["application/json"]
+
+
 def with_bodies(app: FastAPI) -> Callable[[], dict[str, Any]]:
-    """``app.openapi`` with the schemas of the bodies routes read themselves."""
+    """``app.openapi`` with the schemas of the bodies routes read themselves, and an example
+    of every answer."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -49,6 +64,8 @@ def with_bodies(app: FastAPI) -> Callable[[], dict[str, Any]]:
             _, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
             schemas = document.setdefault("components", {}).setdefault("schemas", {})
             schemas.update(defs.get("$defs", {}))
+            without_default_json(document)
+            with_answer_examples(document)
             app.openapi_schema = with_null_fields(document)
         return app.openapi_schema
 
@@ -58,11 +75,48 @@ def with_bodies(app: FastAPI) -> Callable[[], dict[str, Any]]:
 def with_null_fields(document: dict[str, Any]) -> dict[str, Any]:
     """Error examples with ``"field": null`` where no field is wrong: FastAPI drops nulls
     from the document it generates, and the example would then miss a field the shape has."""
-    for methods in document.get("paths", {}).values():
-        for operation in methods.values():
-            for answer in operation.get("responses", {}).values():
-                content = answer.get("content", {}).get("application/json", {})
-                example = content.get("example")
-                if content.get("schema", {}).get("$ref", "").endswith("/ErrorBody"):
-                    example.setdefault("field", None)
+    for operation in operations(document):
+        for answer in operation.get("responses", {}).values():
+            content = answer.get("content", {}).get("application/json", {})
+            example = content.get("example")
+            if content.get("schema", {}).get("$ref", "").endswith("/ErrorBody"):
+                example.setdefault("field", None)
     return document
+
+
+def operations(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for methods in document.get("paths", {}).values():
+        yield from methods.values()
+
+
+def answer_models() -> dict[str, type[Answer]]:
+    """Every model the API answers with (``contracts/answers.py``), by schema name."""
+    found: dict[str, type[Answer]] = {}
+    unseen = [Answer]
+    while unseen:
+        for model in unseen.pop().__subclasses__():
+            found[model.__name__] = model
+            unseen.append(model)
+    return found
+
+
+def with_answer_examples(document: dict[str, Any]) -> None:
+    """Each 2xx JSON answer shows its model's first example as its ``example`` (issue 8):
+    Swagger UI renders a response's example, and a client reading the raw document finds it
+    where OpenAPI puts it. FastAPI copies a model's ``examples`` into its component schema but
+    drops their nulls on the way (as it does for error examples), which leaves an example
+    missing fields the answer always has: the component gets them back from the model."""
+    schemas = document.get("components", {}).get("schemas", {})
+    for name, model in answer_models().items():
+        shown = model.model_json_schema(mode="serialization").get("examples")
+        if shown and name in schemas:
+            schemas[name]["examples"] = shown
+    for operation in operations(document):
+        for status, answer in operation.get("responses", {}).items():
+            content = answer.get("content", {}).get("application/json")
+            if not str(status).startswith("2") or content is None or "example" in content:
+                continue
+            name = content.get("schema", {}).get("$ref", "").rpartition("/")[2]
+            shown = schemas.get(name, {}).get("examples")
+            if shown:
+                content["example"] = shown[0]

@@ -1,0 +1,239 @@
+"""Every success in ``/openapi.json`` shows a real answer (issue 8: every response model "with
+examples"), and every example is one the service could answer: valid for its model, valid for
+the schema the document publishes, with ids, times and positions as the API writes them.
+
+The document is the one the service serves (``Runtime.app()``), built without servers:
+generating it reads only what the routes declare, so the store, the pool and the bus are
+never called and stand absent here.
+"""
+
+import base64
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+import jsonschema_rs
+import pytest
+from pydantic import BaseModel
+
+from contracts import answer_examples as story
+from contracts import answers
+from contracts.reports import ComposeWrongAnswer
+from services.api import rfc3339
+from services.auth import KeyRing
+from services.bootstrap import Runtime
+from services.evals.domain import case_ref
+from services.evals.scoring import ThreadScore, summarize
+from services.positions import PositionSeal
+from services.reports.wrong_answer import compose_report
+from services.settings import Settings
+
+SCHEMAS = "#/components/schemas/"
+BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+# The ids the service makes (a case's source is a report's id); a tenant or project is named.
+MADE_IDS = frozenset({"feedbackId", "reportId", "caseId", "runId", "source"})
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    runtime = Runtime(Settings(), "", None, None, None, KeyRing([]))
+    runtime.positions = PositionSeal(os.urandom(32))
+    served: dict[str, Any] = runtime.app().openapi()
+    return served
+
+
+def json_successes(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each 2xx answer with a JSON body: (``METHOD /path status``, its media type object)."""
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            for status, answer in operation["responses"].items():
+                content = answer.get("content", {}).get("application/json")
+                if status.startswith("2") and content is not None:
+                    yield f"{method.upper()} {path} {status}", content
+
+
+def answer_models() -> list[type[answers.Answer]]:
+    found = [value for value in vars(answers).values() if isinstance(value, type)]
+    return [model for model in found if issubclass(model, answers.Answer)]
+
+
+def examples_of(model: type[BaseModel]) -> list[dict[str, Any]]:
+    shown: list[dict[str, Any]] = model.model_json_schema(mode="serialization").get("examples", [])
+    return shown
+
+
+def validator(document: dict[str, Any], schema: dict[str, Any]) -> Any:
+    """A 2020-12 validator of ``schema`` (OpenAPI 3.1's dialect) with the document's components
+    to resolve references in, formats checked (date-time, uuid)."""
+    root = {**schema, "components": document["components"]}
+    return jsonschema_rs.Draft202012Validator(root, validate_formats=True)
+
+
+def model_named(name: str) -> type[answers.Answer]:
+    (model,) = [model for model in answer_models() if model.__name__ == name]
+    return model
+
+
+def test_every_success_with_a_json_body_shows_an_example(document: dict[str, Any]) -> None:
+    successes = dict(json_successes(document))
+    assert len(successes) >= 20  # every operation's 2xx answers, replays included
+    missing = [where for where, content in successes.items() if "example" not in content]
+    assert not missing, missing
+
+
+def test_each_success_shows_the_first_example_of_the_model_it_answers(
+    document: dict[str, Any],
+) -> None:
+    """The document and the models cannot drift: the example is read from the model."""
+    for where, content in json_successes(document):
+        ref = content["schema"]["$ref"]
+        assert ref.startswith(SCHEMAS), where
+        model = model_named(ref.removeprefix(SCHEMAS))
+        assert content["example"] == examples_of(model)[0], where
+
+
+def test_each_example_is_an_answer_of_its_model_exactly() -> None:
+    """Read by alias, written back by alias, the example is unchanged: nothing coerced,
+    nothing defaulted, no field missing or extra (``extra="forbid"``)."""
+    shown = 0
+    for model in answer_models():
+        for example in examples_of(model):
+            answer = model.model_validate(example, strict=True)
+            assert answer.model_dump(mode="json", by_alias=True) == example, model.__name__
+            shown += 1
+    assert shown >= 15
+
+
+def test_an_answer_model_does_not_show_the_example_of_the_model_it_extends() -> None:
+    """A subclass inherits its parent's config, examples included: it must name its own."""
+    for model in answer_models():
+        for parent in model.__mro__[1:]:
+            if parent is not answers.Answer and issubclass(parent, answers.Answer):
+                own, inherited = examples_of(model), examples_of(parent)
+                assert not own or own != inherited, (model.__name__, parent.__name__)
+
+
+def test_each_example_conforms_to_the_schema_the_document_publishes(
+    document: dict[str, Any],
+) -> None:
+    """What a client validates against: each response's example against the response's
+    schema, and every component's examples against the component (FastAPI drops the nulls
+    of examples; the document restores them, or these would miss required fields)."""
+    failures = []
+    for where, content in json_successes(document):
+        for error in validator(document, content["schema"]).iter_errors(content["example"]):
+            failures.append(f"{where}: {error}")
+    for name, schema in document["components"]["schemas"].items():
+        check = validator(document, {"$ref": SCHEMAS + name})
+        for example in schema.get("examples", []):
+            failures += [f"{name}: {error}" for error in check.iter_errors(example)]
+    assert not failures, "\n\n".join(failures)
+
+
+def test_a_broken_example_would_be_caught(document: dict[str, Any]) -> None:
+    """The schema checks above can fail: a time without its offset, an id that is no UUID."""
+    check = validator(document, {"$ref": SCHEMAS + "FeedbackPage"})
+    assert check.is_valid(story.FEEDBACK_PAGE)
+    (item, *_) = story.FEEDBACK_PAGE["items"]
+    broken = {**story.FEEDBACK_PAGE, "items": [{**item, "givenAt": "30.11.2026 08:14"}]}
+    assert not check.is_valid(broken)
+    written = validator(document, {"$ref": SCHEMAS + "FeedbackWritten"})
+    assert not written.is_valid({**story.FEEDBACK_WRITTEN, "feedbackId": "feedback-1"})
+
+
+def values(example: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (key, value) in an example, nested ones included."""
+    if isinstance(example, dict):
+        for name, value in example.items():
+            yield name, value
+            yield from values(value, name)
+    elif isinstance(example, list):
+        for item in example:
+            yield from values(item, key)
+
+
+def test_examples_write_ids_times_and_positions_as_the_api_does() -> None:
+    """Ids the service makes are UUIDs, times RFC 3339 with their offset (as
+    ``?submittedBefore=`` reads them), positions and cursors opaque tokens shaped as
+    ``services/positions.py`` seals them (never a log number)."""
+    sealed = PositionSeal(os.urandom(32)).seal(123_456, story.TENANT)
+    checked = {"id": 0, "time": 0, "position": 0}
+    for model in answer_models():
+        for example in examples_of(model):
+            for key, value in values(example):
+                if value is None:
+                    continue
+                if key in MADE_IDS:
+                    uuid.UUID(value)
+                    checked["id"] += 1
+                elif key.endswith("At") or key == "at":
+                    rfc3339(value)
+                    assert datetime.fromisoformat(value).utcoffset() is not None
+                    checked["time"] += 1
+                elif key in ("position", "next"):
+                    assert isinstance(value, str), (model.__name__, key, value)
+                    assert BASE64URL.fullmatch(value), value
+                    assert len(value) == len(sealed), value
+                    raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+                    assert len(raw) == len(base64.urlsafe_b64decode(sealed + "=="))
+                    checked["position"] += 1
+    assert min(checked.values()) > 0, checked
+
+
+def test_the_story_s_ids_agree_across_answers() -> None:
+    """A thread's link and ref name its case and run; a case names the report it was lifted
+    from; a run's summary is what its threads' scores sum to; a list shows the same report and
+    case as the single reads (SPEC W42, W43)."""
+    runs = [story.RUN_RECORDED, story.CASE_WITH_RUNS["lastRun"], *story.CASE_WITH_RUNS["runs"]]
+    for run in runs:
+        for thread in run["threads"]:
+            assert thread["link"] == (
+                f"/factory/evals/cases/{story.CASE_ID}/runs/{run['runId']}/threads/"
+                f"{thread['index']}"
+            )
+            assert thread["threadRef"].startswith(f"{story.CASE_REF}/_Thread/{run['runId']}/")
+    assert case_ref(story.AGENT, uuid.UUID(story.CASE_ID)) == story.CASE_REF
+    scores = [ThreadScore(**thread["score"]) for thread in story.THREADS]
+    summary = asdict(summarize(scores))  # SPEC §3.7: the pass rule, W65–W67
+    assert {**summary, "reasons": list(summary["reasons"])} == story.SUMMARY
+    assert story.CASE_WITH_RUNS["source"] == story.REPORT_ID
+    assert story.WRONG_ANSWER_DRAFTED["reportId"] == story.REPORT_VIEW["reportId"]
+    assert story.THREAD_RECORD["link"] == story.THREAD_1["link"]
+    (inbox_item,) = story.INBOX_PAGE["items"]
+    assert {**inbox_item, "position": None} == {**story.REPORT_VIEW, "position": None}
+    (listed,) = story.CASE_LIST["items"]
+    same = ("caseId", "ref", "source", "agent", "mustGround", "mustAssert", "confirmedBy")
+    assert {k: listed[k] for k in same} == {k: story.CASE_WITH_RUNS[k] for k in same}
+
+
+# What Alice's chat client sent for the wrong-answer report in the story.
+STORY_FACTS = {
+    "thread": story.THREAD,
+    "messageRef": f"{story.THREAD}/m4",
+    "prompt": "Which hourly rate do I charge for concept work?",
+    "context": ["acme/Office"],
+    "reply": {
+        "agentName": story.AGENT,
+        "modelName": story.MODEL,
+        "harness": "native",
+        "toolCalls": [{"name": "Get", "arguments": "acme/Office/Welcome", "result": "ok"}],
+        "text": "I'm afraid I don't know which hourly rate you charge.",
+    },
+    "account": "The coach does not know my hourly rate, but it is in the company profile.",
+    "expected": "CHF 150 per hour",
+    "evidence": {"node": story.NODE, "readable": True},
+}
+
+
+def test_the_story_s_labelled_block_is_the_one_the_service_composes() -> None:
+    """SPEC W04–W13: the block, kind and category in the examples are what the composer
+    writes for the story's facts today, so a change to the block shows up here."""
+    block, draft = compose_report(ComposeWrongAnswer.model_validate(STORY_FACTS))
+    assert draft.extra_context == story.LABELLED_BLOCK
+    assert block.kind == story.WRONG_ANSWER_DRAFTED["kind"]
+    assert draft.category == story.WRONG_ANSWER_DRAFTED["category"]
+    assert draft.message == story.REPORT_VIEW["message"]
