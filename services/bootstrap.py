@@ -7,7 +7,8 @@ runs the parts it is for.
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from prometheus_client import start_http_server
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
+from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
 from services.artifact_routes import artifact_routes
@@ -43,6 +45,12 @@ from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
 from services.metrics import show_tenant_ids
+from services.nightly.api import night_routes
+from services.nightly.confirmer import read_key_store
+from services.nightly.handlers import CREATES as NIGHT_CREATES
+from services.nightly.handlers import HANDLERS as NIGHT_HANDLERS
+from services.nightly.runner import NightlyRunner
+from services.nightly.settings import NightlySettings
 from services.positions import PositionSeal, ensure_position_key
 from services.published import PUBLICATIONS, TOPICS, declare_publishers
 from services.relay import Relay
@@ -58,11 +66,11 @@ from services.tracing import TraceContext
 
 log = logging.getLogger("feedbackloop")
 
-HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS}
+HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS, **NIGHT_HANDLERS}
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox(), EvalCases()]
+    return [FeedbackList(), Inbox(), EvalCases(), Nights()]
 
 
 @dataclass
@@ -117,7 +125,7 @@ class Runtime:
             store,
             HANDLERS,
             max_batch=settings.bus_max_batch,
-            creates=CREATES,
+            creates={**CREATES, **NIGHT_CREATES},
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
         )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
@@ -276,6 +284,7 @@ class Runtime:
             report_routes(http),
             artifact_routes(http),
             eval_routes(http, self.case_runner()),
+            night_routes(http),
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)
@@ -317,6 +326,23 @@ class Runtime:
             default_model=agent.model,
             thresholds=self.settings.thresholds(),
             reply_timeout=agent.timeout_seconds,
+        )
+
+    def nightly_runner(self, environ: Mapping[str, str] | None = None) -> NightlyRunner:
+        """The nightly runner the scheduler calls with ``PlanNight`` (issue 9). Its settings
+        are read tolerantly (SPEC W86); the key store afresh for each confirmer check (W99)."""
+        nightly = NightlySettings.from_environ(os.environ if environ is None else environ)
+        if nightly.unparsed:
+            log.warning("nightly: default used for %s (did not parse)", ", ".join(nightly.unparsed))
+        settings = self.settings
+        return NightlyRunner(
+            self.store,
+            self.bus,
+            self.pool,
+            self.case_runner(),
+            nightly,
+            lambda: read_key_store(settings.api_keys, settings.api_keys_file),
+            read_wait_seconds=max(settings.read_wait_seconds, 60.0),
         )
 
 
