@@ -151,7 +151,12 @@ class CaseRunner:
         request: AgentRequest,
         run_id: UUID,
         index: int,
+        *,
+        expected_model: str | None = None,
     ) -> dict[str, Any]:
+        """One conversation, scored. A reply on another model than ``expected_model`` (by
+        default the case's pin, W71) is a non-answer; the night expects the model it checked
+        for EU residency, since no other model may stand in for it (W98)."""
         reply: AgentReply | None = None
         reason: str | None = None
         try:
@@ -160,7 +165,8 @@ class CaseRunner:
             reason = f"model-configuration: {error}"
         except (AgentUnavailable, TimeoutError) as error:
             reason = f"no-reply: {error or 'timed out'}"
-        if reply is not None and case.model and reply.model_name != case.model:
+        expected = expected_model or case.model
+        if reply is not None and expected and reply.model_name != expected:
             reason = f"answered-on-another-model: {reply.model_name}"
         score = score_reply(
             reply.text if reply else "",

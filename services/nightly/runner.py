@@ -207,7 +207,9 @@ class NightlyRunner:
             request = self.cases.request(
                 case, model=model, effort=effort, run_id=run_id, index=index, submitter=confirmer
             )
-            thread = await self.cases.converse(client, case, request, run_id, index)
+            thread = await self.cases.converse(
+                client, case, request, run_id, index, expected_model=model
+            )
             command = RecordNightConversation(
                 night_id=night.id, case_id=case_id, index=index, thread=thread
             )

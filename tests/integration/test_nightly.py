@@ -45,7 +45,8 @@ SCRIPT = {
             "when": "Stundenansatz",
             "text": "Konzept-Ansatz CHF 150 steht im Firmenprofil.",
             "toolCalls": [{"name": "Get", "arguments": NODE, "result": "CHF 150"}],
-        }
+        },
+        {"when": "Tagessatz", "modelName": "us-1", "text": "CHF 1200."},
     ],
     "default": {"text": "I don't know."},
 }
@@ -385,3 +386,17 @@ async def test_two_runners_at_once_run_one_night_each_conversation_once(
 def keys_tenant(door: Door) -> str:
     entries = json.loads(door.keys.entries)
     return str(entries[0]["tenant"])
+
+
+async def test_a_reply_on_another_model_than_the_nights_is_a_non_answer(
+    door: Door, standin: str
+) -> None:
+    """W98: no other model stands in for the EU model the night checked; such a reply is a
+    non-answer (W71), never scored, and the run does not pass."""
+    case_id = await confirmed_case(door, "Welchen Tagessatz verrechne ich?")
+    await runner(door, Agent(standin), conversations_per_case=2)(ORDER)
+    line = lines_by_case(await night_view(door))[case_id]
+    assert line["outcome"] == "ran"
+    assert line["score"] == {
+        "passed": False, "scored": 0, "nonAnswers": 2, "lookedRate": None, "correctRate": None,
+    }  # fmt: skip
