@@ -218,6 +218,9 @@ class RunView(Answer):
 
 class LastRun(RunView):
     position: Order
+    night: str | None = Field(
+        default=None, description="The night (yyyy-MM-dd) that ran it; null for a run on demand."
+    )
 
 
 class CaseView(Answer):

@@ -69,6 +69,7 @@ class RecordEvalRun(Contract):
     effort: Effort
     threads: list[dict[str, Any]]
     summary: dict[str, Any]
+    night: str | None = Field(default=None, description="The night that ran it (W102).")
 
 
 class EvalCaseLifted(Contract):

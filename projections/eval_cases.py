@@ -93,6 +93,7 @@ class EvalCases:
                         "runId": e.run_id, "ranBy": e.ran_by, "model": e.model,
                         "effort": e.effort, "summary": e.summary, "threads": e.threads,
                         "recordedAt": e.timestamp.isoformat(), "position": p.position,
+                        "night": getattr(e, "night", None),  # W102
                     }  # fmt: skip
                     await conn.execute(
                         f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
@@ -205,3 +206,14 @@ async def get_case(
             for r in runs
         ],
     }
+
+
+async def tenants_with_confirmed_cases(
+    pool: asyncpg.Pool, schema: str = "rm_eval_cases"
+) -> list[str]:
+    """The tenants a night is planned for (SPEC W78: confirmed cases only)."""
+    rows = await pool.fetch(
+        f"SELECT DISTINCT tenant_id FROM {schema}.cases WHERE confirmed_by IS NOT NULL "
+        "ORDER BY tenant_id"
+    )
+    return [row["tenant_id"] for row in rows]

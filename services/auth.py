@@ -1,11 +1,13 @@
 """Bearer API keys, each bound to a tenant, a subject (person or service) and scopes.
 
 Keys are configured as JSON entries ``{"sha256": <hex of the key>, "tenant": ..., "subject":
-..., "scopes": [...], "service": false}`` in ``FEEDBACKLOOP_API_KEYS`` or in the file named by
-``FEEDBACKLOOP_API_KEYS_FILE``; only the key's hash is kept. ``feedbackloop keys new`` makes
-one. Entries are ``ApiKeyEntry`` models, validated when the settings are read: a bad entry
-stops the process at start, naming the setting and the field. ``service`` marks a service's
-key, not a person's: an eval round never runs as a service (SPEC W57).
+..., "scopes": [...], "service": false, "revoked": false}`` in ``FEEDBACKLOOP_API_KEYS`` or in
+the file named by ``FEEDBACKLOOP_API_KEYS_FILE``; only the key's hash is kept. ``feedbackloop
+keys new`` makes one. Entries are ``ApiKeyEntry`` models, validated when the settings are read:
+a bad entry stops the process at start, naming the setting and the field. ``service`` marks a
+service's key, not a person's: an eval round never runs as a service (SPEC W57). ``revoked``
+keeps an entry on record but takes its rights away: it no longer authenticates, and a confirmer
+who holds only revoked keys no longer has a night run their cases (SPEC W99).
 """
 
 import hashlib
@@ -37,6 +39,7 @@ class ApiKeyEntry(BaseModel):
     subject: str = Field(min_length=1)
     scopes: tuple[Scope, ...] = ()
     service: bool = False
+    revoked: bool = False
 
 
 API_KEY_ENTRIES = TypeAdapter(list[ApiKeyEntry])
@@ -52,11 +55,13 @@ class Principal:
 
 class KeyRing:
     def __init__(self, entries: Iterable[ApiKeyEntry]) -> None:
+        self.entries = tuple(entries)
         self._by_hash: dict[str, Principal] = {
             entry.sha256: Principal(
                 entry.tenant, entry.subject, frozenset(entry.scopes), entry.service
             )
-            for entry in entries
+            for entry in self.entries
+            if not entry.revoked  # a revoked key authenticates no one
         }
 
     @classmethod
@@ -73,6 +78,18 @@ class KeyRing:
 
     def __len__(self) -> int:
         return len(self._by_hash)
+
+    def grants(self, tenant: str, subject: str, scope: str) -> bool:
+        """Whether a person (not a service) still holds a live key of ``tenant`` with
+        ``scope``: what the nightly runner asks of a case's confirmer (SPEC W99)."""
+        return any(
+            entry.tenant == tenant
+            and entry.subject == subject
+            and scope in entry.scopes
+            and not entry.service
+            and not entry.revoked
+            for entry in self.entries
+        )
 
     def identify(self, key: str) -> Principal | None:
         # Looked up by the key's SHA-256: comparing hashes leaks nothing about the key.

@@ -7,7 +7,8 @@ runs the parts it is for.
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from projections.digests import Digests
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
+from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
 from services.artifact_routes import artifact_routes
@@ -50,6 +52,12 @@ from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
 from services.metrics import show_tenant_ids
+from services.nightly.api import night_routes
+from services.nightly.confirmer import read_key_store
+from services.nightly.handlers import CREATES as NIGHT_CREATES
+from services.nightly.handlers import HANDLERS as NIGHT_HANDLERS
+from services.nightly.runner import NightlyRunner
+from services.nightly.settings import NightlySettings
 from services.positions import PositionSeal, ensure_position_key
 from services.published import PUBLICATIONS, TOPICS, declare_publishers
 from services.relay import Relay
@@ -68,11 +76,17 @@ from services.tracing import TraceContext
 
 log = logging.getLogger("feedbackloop")
 
-HANDLERS = {**FEEDBACK_HANDLERS, **REPORT_HANDLERS, **EVAL_HANDLERS, **DIGEST_HANDLERS}
+HANDLERS = {
+    **FEEDBACK_HANDLERS,
+    **REPORT_HANDLERS,
+    **EVAL_HANDLERS,
+    **DIGEST_HANDLERS,
+    **NIGHT_HANDLERS,
+}
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox(), EvalCases(), Digests()]
+    return [FeedbackList(), Inbox(), EvalCases(), Digests(), Nights()]
 
 
 @dataclass
@@ -129,7 +143,7 @@ class Runtime:
             store,
             HANDLERS,
             max_batch=settings.bus_max_batch,
-            creates={**CREATES, **DIGEST_CREATES},
+            creates={**CREATES, **DIGEST_CREATES, **NIGHT_CREATES},
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
         )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
@@ -294,11 +308,12 @@ class Runtime:
     def new_scheduler(self) -> Scheduler:
         """The scheduler: it hands each order that falls due to the nightly runner or the
         digest builder (issue 9)."""
+        nights = self.nightly_runner()
         return Scheduler(
             self.pool,
-            None,
+            nights,
             self.digest_builder(),
-            night_hour=None,
+            night_hour=nights.settings.start_hour_utc if nights.settings.enabled else None,
             tick_seconds=self.settings.scheduler_tick_seconds,
         )
 
@@ -357,6 +372,7 @@ class Runtime:
             artifact_routes(http),
             eval_routes(http, self.case_runner()),
             digest_routes(http),
+            night_routes(http),
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)
@@ -398,6 +414,23 @@ class Runtime:
             default_model=agent.model,
             thresholds=self.settings.thresholds(),
             reply_timeout=agent.timeout_seconds,
+        )
+
+    def nightly_runner(self, environ: Mapping[str, str] | None = None) -> NightlyRunner:
+        """The nightly runner the scheduler calls with ``PlanNight`` (issue 9). Its settings
+        are read tolerantly (SPEC W86); the key store afresh for each confirmer check (W99)."""
+        nightly = NightlySettings.from_environ(os.environ if environ is None else environ)
+        if nightly.unparsed:
+            log.warning("nightly: default used for %s (did not parse)", ", ".join(nightly.unparsed))
+        settings = self.settings
+        return NightlyRunner(
+            self.store,
+            self.bus,
+            self.pool,
+            self.case_runner(),
+            nightly,
+            lambda: read_key_store(settings.api_keys, settings.api_keys_file),
+            read_wait_seconds=max(settings.read_wait_seconds, 60.0),
         )
 
 

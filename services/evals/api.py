@@ -190,7 +190,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         # Answered from what was recorded, not from the read model: a slow projector must
         # not turn a recorded run into an error the client would retry (a second run).
         return {
-            **record.model_dump(mode="json", by_alias=True),
+            **record.model_dump(mode="json", by_alias=True, exclude={"night"}),
             "ranBy": principal.subject,
             "position": http.position(outcome, principal),
         }

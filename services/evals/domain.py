@@ -71,6 +71,7 @@ class EvalCase(Aggregate):
         effort: str
         threads: list[dict[str, Any]]
         summary: dict[str, Any]
+        night: str | None = None  # W102: the night that ran it; runs before nights have none
 
     def __init__(self, tenant_id: str, source: str, ref: str) -> None:
         self.tenant_id = tenant_id
@@ -172,6 +173,7 @@ class EvalCase(Aggregate):
         threads: list[dict[str, Any]],
         summary: dict[str, Any],
         at: datetime,
+        night: str | None = None,
     ) -> None:
         if not self.agent:
             raise Refused("the case has not been lifted yet", field="caseId")
@@ -186,6 +188,7 @@ class EvalCase(Aggregate):
             effort=effort,
             threads=threads,
             summary=summary,
+            night=night,
             timestamp=at,
         )
 
@@ -201,5 +204,6 @@ class EvalCase(Aggregate):
         threads: list[dict[str, Any]],
         summary: dict[str, Any],
         timestamp: datetime,
+        night: str | None = None,
     ) -> None:
         self.run_ids.append(run_id)

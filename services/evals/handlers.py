@@ -103,6 +103,7 @@ def record_eval_run(store: EventStore, issued: Issued) -> Decision:
         threads=command.threads,
         summary=command.summary,
         at=issued.at,
+        night=command.night,
     )
     return Decision([case], state(case))
 

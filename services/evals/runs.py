@@ -1,10 +1,13 @@
 """Running a case: N real conversations with the agent, one after the other, each scored.
 
-SPEC W52–W71. Every round runs as the person who pressed Run (``ranBy``); a service identity is
-refused (W57). Without a configured agent, or without a model where the agent needs one, the run
-starts nothing and says so (W69). A model-configuration error, a reply on another model than the
-pinned one (W70, W71) or an agent that did not answer is a non-answer: never an invention, and
-out of every rate. Scores come from deterministic checks only (W55).
+SPEC W52–W71. Who asks is apart from how it runs (issue 9): ``run`` is the HTTP route's, where
+every round runs as the person who pressed Run (``ranBy``) and a service identity is refused
+(W57); the nightly runner uses the same parts (``load``, ``agent_for``, ``request``,
+``converse``, ``recorded``) with the case's confirmer as the one it runs as (W101). Without a
+configured agent, or without a model where the agent needs one, the run starts nothing and says
+so (W69). A model-configuration error, a reply on another model than the pinned one (W70, W71)
+or an agent that did not answer is a non-answer: never an invention, and out of every rate.
+Scores come from deterministic checks only (W55).
 """
 
 import asyncio
@@ -16,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from contracts.agent import AgentReply, AgentRequest
+from contracts.agent import AgentReply, AgentRequest, Effort
 from contracts.evals import RecordEvalRun, RunEvalCase
 from services.auth import Principal
 from services.bus import CommandBus, Issued, Outcome
@@ -24,7 +27,7 @@ from services.errors import NotConfigured, Refused
 from services.evals.agents import AgentClient, AgentUnavailable, ModelConfigurationError
 from services.evals.domain import EvalCase
 from services.evals.handlers import load_case
-from services.evals.scoring import Thresholds, score_reply, summarize
+from services.evals.scoring import ThreadScore, Thresholds, score_reply, summarize
 from services.store import EventStore
 
 log = logging.getLogger(__name__)
@@ -53,49 +56,93 @@ class CaseRunner:
     async def run(
         self, principal: Principal, case_id: UUID, order: RunEvalCase
     ) -> tuple[RecordEvalRun, Outcome]:
-        """Run and record; answers what was recorded and the position it was written at."""
+        """Who asks: the person who pressed Run (W56, W57). Runs as them and records."""
         if principal.service:
             raise Refused(
                 "a run runs as the person who pressed Run, never as a service identity",
                 field="ranBy",
             )
-        case = await asyncio.to_thread(load_case, self.store, principal.tenant_id, case_id)
-        if not case.agent:
-            raise Refused("the case has not been lifted yet", field="caseId")
-        client = self.client
-        if client is None:
-            raise NotConfigured("no agent is configured (FEEDBACKLOOP_AGENT_URL): nothing ran")
-        model = case.model or self.default_model
-        if client.needs_model and not model:
-            raise NotConfigured(
-                "no model: the case pins none and FEEDBACKLOOP_AGENT_MODEL is unset; nothing ran"
-            )
+        case = await self.load(principal.tenant_id, case_id)
+        client, model = self.agent_for(case)
         run_id = uuid.uuid4()
         threads = []
         for index in range(1, order.conversations + 1):
-            request = AgentRequest(
-                prompt=case.prompt,
-                context=case.context,
-                requested_model=model,
-                effort=order.effort,
-                thread_ref=f"{case.ref}/_Thread/{run_id}/{index}",
+            request = self.request(
+                case, model=model, effort=order.effort, run_id=run_id, index=index,
                 submitter=principal.subject,
-            )
+            )  # fmt: skip
             threads.append(await self.converse(client, case, request, run_id, index))
-        scores = [t.pop("_score") for t in threads]
-        summary = summarize(scores, self.thresholds.get(case.agent, Thresholds()))
-        record = RecordEvalRun(
-            case_id=case.id,
-            run_id=run_id,
-            model=model,
-            effort=order.effort,
-            threads=threads,
-            summary=asdict(summary),
+        record = self.recorded(
+            case, run_id=run_id, model=model, effort=order.effort, threads=threads
         )
         outcome = await self.bus.execute(
             Issued(record, principal.tenant_id, principal.subject, f"run/{run_id}", self.clock())
         )
         return record, outcome
+
+    # How a run runs, whoever asked: the HTTP route on behalf of the person who pressed Run,
+    # the nightly runner on behalf of the case's confirmer (issue 9, SPEC W101).
+
+    async def load(self, tenant_id: str, case_id: UUID) -> EvalCase:
+        case = await asyncio.to_thread(load_case, self.store, tenant_id, case_id)
+        if not case.agent:
+            raise Refused("the case has not been lifted yet", field="caseId")
+        return case
+
+    def agent_for(self, case: EvalCase, model: str | None = None) -> tuple[AgentClient, str | None]:
+        """The agent and the model a run of the case talks to; W69 when there is none."""
+        client = self.client
+        if client is None:
+            raise NotConfigured("no agent is configured (FEEDBACKLOOP_AGENT_URL): nothing ran")
+        model = model or case.model or self.default_model
+        if client.needs_model and not model:
+            raise NotConfigured(
+                "no model: the case pins none and FEEDBACKLOOP_AGENT_MODEL is unset; nothing ran"
+            )
+        return client, model
+
+    @staticmethod
+    def request(
+        case: EvalCase,
+        *,
+        model: str | None,
+        effort: Effort,
+        run_id: UUID,
+        index: int,
+        submitter: str,
+    ) -> AgentRequest:
+        """One conversation's request; ``submitter`` is the person it runs as (W56, W101)."""
+        return AgentRequest(
+            prompt=case.prompt,
+            context=case.context,
+            requested_model=model,
+            effort=effort,
+            thread_ref=f"{case.ref}/_Thread/{run_id}/{index}",
+            submitter=submitter,
+        )
+
+    def recorded(
+        self,
+        case: EvalCase,
+        *,
+        run_id: UUID,
+        model: str | None,
+        effort: Effort,
+        threads: list[dict[str, Any]],
+        night: str | None = None,
+    ) -> RecordEvalRun:
+        """The run to record: every thread's score and the summary by the pass rule."""
+        scores = [ThreadScore(**thread["score"]) for thread in threads]
+        summary = summarize(scores, self.thresholds.get(case.agent, Thresholds()))
+        return RecordEvalRun(
+            case_id=case.id,
+            run_id=run_id,
+            model=model,
+            effort=effort,
+            threads=threads,
+            summary=asdict(summary),
+            night=night,
+        )
 
     async def converse(
         self,
@@ -104,7 +151,12 @@ class CaseRunner:
         request: AgentRequest,
         run_id: UUID,
         index: int,
+        *,
+        expected_model: str | None = None,
     ) -> dict[str, Any]:
+        """One conversation, scored. A reply on another model than ``expected_model`` (by
+        default the case's pin, W71) is a non-answer; the night expects the model it checked
+        for EU residency, since no other model may stand in for it (W98)."""
         reply: AgentReply | None = None
         reason: str | None = None
         try:
@@ -113,7 +165,8 @@ class CaseRunner:
             reason = f"model-configuration: {error}"
         except (AgentUnavailable, TimeoutError) as error:
             reason = f"no-reply: {error or 'timed out'}"
-        if reply is not None and case.model and reply.model_name != case.model:
+        expected = expected_model or case.model
+        if reply is not None and expected and reply.model_name != expected:
             reason = f"answered-on-another-model: {reply.model_name}"
         score = score_reply(
             reply.text if reply else "",
@@ -124,7 +177,6 @@ class CaseRunner:
             non_answer_reason=reason,
         )
         return {
-            "_score": score,
             "index": index,
             "threadRef": request.thread_ref,
             "link": f"/factory/evals/cases/{case.id}/runs/{run_id}/threads/{index}",

@@ -1,0 +1,142 @@
+"""Nights by tenant: status, inputs, selected, note and every line (SPEC W87–W90, §3.8).
+
+Answers ``GET /factory/evals/nights`` (newest first) and ``GET /factory/evals/nights/{date}``;
+tenant-scoped. The nightly runner reads it to find the nights still Running after a restart.
+"""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+
+from projections.runner import Connection, Positioned
+from services.nightly.domain import Night
+
+
+class Nights:
+    name = "nights"
+    handles = (Night.Planned, Night.ConversationRecorded, Night.CaseFinished, Night.Finished)
+
+    def ddl(self, schema: str) -> str:
+        return f"""
+        CREATE TABLE IF NOT EXISTS {schema}.nights (
+            night_id uuid PRIMARY KEY,
+            tenant_id text NOT NULL,
+            date date NOT NULL,
+            ref text NOT NULL,
+            status text NOT NULL,
+            inputs jsonb NOT NULL,
+            selected jsonb NOT NULL,
+            note text NOT NULL,
+            lines jsonb NOT NULL,
+            conversations int NOT NULL DEFAULT 0,
+            planned_at timestamptz NOT NULL,
+            finished_at timestamptz,
+            position bigint NOT NULL
+        );
+        CREATE UNIQUE INDEX IF NOT EXISTS nights_by_date ON {schema}.nights (tenant_id, date);
+        CREATE INDEX IF NOT EXISTS nights_running ON {schema}.nights (status)
+            WHERE status = 'Running';
+        """
+
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        for p in batch:
+            e = p.event
+            match e:
+                case Night.Planned():
+                    await conn.execute(
+                        f"INSERT INTO {schema}.nights (night_id, tenant_id, date, ref, status, "
+                        "inputs, selected, note, lines, planned_at, position) VALUES ($1, $2, "
+                        "$3::text::date, $4, 'Running', $5, $6, $7, $8, $9, $10) "
+                        "ON CONFLICT (night_id) DO NOTHING",
+                        e.originator_id, e.tenant_id, e.date, e.ref, json.dumps(e.inputs),
+                        json.dumps(e.selected), e.note, json.dumps(e.lines), e.timestamp,
+                        p.position,
+                    )  # fmt: skip
+                case Night.ConversationRecorded():
+                    await conn.execute(
+                        f"UPDATE {schema}.nights SET conversations = conversations + 1, "
+                        "position = $2 WHERE night_id = $1",
+                        e.originator_id, p.position,
+                    )  # fmt: skip
+                case Night.CaseFinished():
+                    await conn.execute(
+                        f"UPDATE {schema}.nights SET lines = lines || $2::jsonb, position = $3 "
+                        "WHERE night_id = $1",
+                        e.originator_id, json.dumps([e.line]), p.position,
+                    )  # fmt: skip
+                case Night.Finished():
+                    await conn.execute(
+                        f"UPDATE {schema}.nights SET status = $2, finished_at = $3::text::"
+                        "timestamptz, note = $4, position = $5 WHERE night_id = $1",
+                        e.originator_id, e.status, e.finished_at, e.note, p.position,
+                    )  # fmt: skip
+                case _:
+                    raise TypeError(f"nights do not handle {type(e).__name__}")
+
+
+def counts(selected: list[Any], lines: list[dict[str, Any]]) -> dict[str, int]:
+    outcomes = [line.get("outcome") for line in lines]
+    return {
+        "selected": len(selected),
+        "ran": outcomes.count("ran"),
+        "skipped": outcomes.count("skipped"),
+        "overCap": outcomes.count("over-cap"),
+        "failed": outcomes.count("failed"),
+    }
+
+
+def summary_json(row: asyncpg.Record) -> dict[str, Any]:
+    selected, lines = json.loads(row["selected"]), json.loads(row["lines"])
+    return {
+        "date": row["date"].isoformat(),
+        "status": row["status"],
+        "counts": counts(selected, lines),
+        "plannedAt": row["planned_at"].isoformat(),
+        "finishedAt": row["finished_at"].isoformat() if row["finished_at"] else None,
+        "position": row["position"],
+    }
+
+
+async def list_nights(
+    pool: asyncpg.Pool, tenant_id: str, *, limit: int = 100, schema: str = "rm_nights"
+) -> list[dict[str, Any]]:
+    """The tenant's nights, newest first."""
+    rows = await pool.fetch(
+        f"SELECT * FROM {schema}.nights WHERE tenant_id = $1 ORDER BY date DESC LIMIT $2",
+        tenant_id,
+        limit,
+    )
+    return [summary_json(row) for row in rows]
+
+
+async def get_night(
+    pool: asyncpg.Pool, tenant_id: str, date: str, schema: str = "rm_nights"
+) -> dict[str, Any] | None:
+    """One night with its inputs, selected, note and lines."""
+    row = await pool.fetchrow(
+        f"SELECT * FROM {schema}.nights WHERE tenant_id = $1 AND date = $2::text::date",
+        tenant_id,
+        date,
+    )
+    if row is None:
+        return None
+    return {
+        **summary_json(row),
+        "ref": row["ref"],
+        "inputs": json.loads(row["inputs"]),
+        "selected": json.loads(row["selected"]),
+        "note": row["note"],
+        "lines": json.loads(row["lines"]),
+        "conversations": row["conversations"],
+    }
+
+
+async def running_nights(pool: asyncpg.Pool, schema: str = "rm_nights") -> list[tuple[str, str]]:
+    """(tenant, date) of every night still Running: what a restart resumes (W91)."""
+    rows = await pool.fetch(
+        f"SELECT tenant_id, date FROM {schema}.nights WHERE status = 'Running' "
+        "ORDER BY date, tenant_id"
+    )
+    return [(row["tenant_id"], row["date"].isoformat()) for row in rows]

@@ -1,0 +1,139 @@
+"""Planning a night: which confirmed cases run, in which order, and why the others do not.
+
+Pure and deterministic (SPEC W93–W96): the same cases, settings and catalogue always plan the
+same night. Only confirmed cases are candidates (W78). Never-run cases come first, then the
+oldest lastRun, ties by ref (W93). A case that cannot run takes no slot (W95) and gets a line
+saying why; the first ``max_cases`` runnable ones are selected, the rest are over-cap lines
+and the note says the cap was reached (W96). Reasons are SPEC §3.8's vocabulary.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from services.nightly.catalogue import EU, Catalogue
+from services.nightly.settings import NightlySettings
+
+NO_CONFIRMER = "no-confirmer"
+NO_MODEL = "no-model"
+NOT_EU = "model-not-eu-routed"
+RESIDENCY_UNREADABLE = "model-residency-unreadable"
+CONFIRMER_LACKS_UPDATE = "confirmer-lacks-update"
+PERMISSION_CHECK_UNAVAILABLE = "permission-check-unavailable"
+NO_LANGUAGE_MODEL = "no-language-model"
+OVER_CAP = "over-cap"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A confirmed case as the eval-cases read model shows it."""
+
+    case_id: UUID
+    ref: str
+    confirmed_by: str | None
+    model: str | None  # pinned on the case
+    last_run_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Selected:
+    case_id: UUID
+    ref: str
+    confirmer: str
+    model: str
+    effort: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "case": str(self.case_id),
+            "ref": self.ref,
+            "confirmer": self.confirmer,
+            "model": self.model,
+            "effort": self.effort,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    selected: list[Selected]
+    lines: list[dict[str, Any]]  # every confirmed case that does not run (W88)
+    note: str
+
+
+def order(candidates: list[Candidate]) -> list[Candidate]:
+    """W93: never-run first, then the oldest lastRun, ties by ref (and id, for equal refs)."""
+    return sorted(
+        candidates,
+        key=lambda c: (c.last_run_at is not None, c.last_run_at or datetime.min, c.ref, c.case_id),
+    )
+
+
+def why_not(
+    candidate: Candidate, model: str | None, catalogue: Catalogue, agent_configured: bool
+) -> str | None:
+    """Why a case cannot run tonight, or None when it can."""
+    if not candidate.confirmed_by:
+        return NO_CONFIRMER  # W76: the stamped person only
+    if not agent_configured:
+        return NO_LANGUAGE_MODEL  # W69: nothing to talk to
+    if model is None:
+        return NO_MODEL  # W84
+    mark = catalogue.residency(model)
+    if mark is None:
+        return RESIDENCY_UNREADABLE  # W98
+    if mark != EU:
+        return NOT_EU  # W97
+    return None
+
+
+def skipped(case_id: UUID, reason: str, at: datetime, model: str | None = None) -> dict[str, Any]:
+    outcome = OVER_CAP if reason == OVER_CAP else "skipped"
+    line: dict[str, Any] = {"case": str(case_id), "outcome": outcome, "reason": reason}
+    if model is not None:
+        line["model"] = model
+    return {**line, "at": at.isoformat()}
+
+
+def plan_night(
+    candidates: list[Candidate],
+    settings: NightlySettings,
+    catalogue: Catalogue,
+    *,
+    agent_configured: bool,
+    now: datetime,
+) -> Plan:
+    selected: list[Selected] = []
+    lines: list[dict[str, Any]] = []
+    over_cap = 0
+    for candidate in order(candidates):
+        model = candidate.model or settings.model  # W97: pinned, else the declared Model
+        reason = why_not(candidate, model, catalogue, agent_configured)
+        if reason is not None:
+            lines.append(skipped(candidate.case_id, reason, now, model))
+        elif len(selected) >= settings.max_cases:
+            over_cap += 1
+            lines.append(skipped(candidate.case_id, OVER_CAP, now, model))
+        else:
+            assert candidate.confirmed_by  # why_not said so
+            assert model
+            selected.append(
+                Selected(
+                    candidate.case_id, candidate.ref, candidate.confirmed_by, model, settings.effort
+                )
+            )
+    return Plan(selected, lines, note(settings, over_cap, catalogue))
+
+
+def note(settings: NightlySettings, over_cap: int, catalogue: Catalogue) -> str:
+    """W86, W96: the cap when it was reached, the settings that fell back to their default."""
+    parts = []
+    if over_cap:
+        parts.append(
+            f"cap reached: {settings.max_cases} cases ran at most, {over_cap} left over-cap"
+        )
+    if settings.unparsed:
+        parts.append("did not parse, default used: " + ", ".join(settings.unparsed))
+    if catalogue.problem is not None:
+        parts.append(catalogue.problem)
+    return "; ".join(parts)

@@ -1,0 +1,260 @@
+"""The nightly runner: plan each tenant's night once, drive it to its end, resume after a crash.
+
+SPEC W78–W103 with §3.8's decisions. ``NightlyRunner(PlanNight)`` is what the scheduler calls
+when a night is due; ``resume()`` what a process calls after a restart. The night's own
+bookkeeping is issued as the service; each conversation runs as the case's confirmer (W101)
+and the case's run is recorded as theirs (``ranBy``, W58), with the night named (W102).
+
+Safe to call twice, from two processes at once, and after a crash:
+
+- the night's id derives from (tenant, ``night/{date}``): a second planner's create loses;
+- a night is driven under a PostgreSQL advisory lock of its own, taken with
+  ``pg_try_advisory_lock`` on a connection held for the drive: whoever does not get it returns
+  (the holder finishes the night), and a crashed holder's session ends, freeing it;
+- every conversation is an event as it finishes, under the case's deterministic run id, so a
+  resumed drive runs only the missing conversations and the cases with no line yet (W91);
+- a night that has ended is never driven again (W92).
+"""
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, cast
+from uuid import UUID
+
+import asyncpg
+from pydantic import BaseModel
+
+from contracts.agent import Effort
+from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
+from projections.eval_cases import list_cases, tenants_with_confirmed_cases
+from projections.nights import running_nights
+from projections.runner import wait_for_position
+from services.bus import CommandBus, Issued
+from services.evals.runs import CaseRunner
+from services.nightly.catalogue import Catalogue, read_catalogue
+from services.nightly.confirmer import KeyStore, why_confirmer_cannot
+from services.nightly.domain import Night, night_id, night_run_id
+from services.nightly.planning import Candidate, plan_night, skipped
+from services.nightly.settings import NightlySettings
+from services.scheduled import PlanNight
+from services.store import EventStore, existing, load_owned
+
+log = logging.getLogger(__name__)
+
+SYSTEM = "system:nightly"  # the service identity the night's own writes are issued as (W87)
+MAX_ERROR_TEXT = 500
+
+
+class ReadModelBehind(RuntimeError):
+    """A read model the night plans from has not caught up with the store in time."""
+
+
+def lock_key(night: UUID) -> int:
+    """The night's advisory lock: a bigint from its id, so nights never share a lock."""
+    return int.from_bytes(night.bytes[:8], "big", signed=True)
+
+
+class NightlyRunner:
+    def __init__(
+        self,
+        store: EventStore,
+        bus: CommandBus,
+        pool: asyncpg.Pool,
+        cases: CaseRunner,
+        settings: NightlySettings,
+        keys: KeyStore,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        read_wait_seconds: float = 60.0,
+        catalogue: Callable[[], Catalogue] | None = None,
+    ) -> None:
+        self.store, self.bus, self.pool, self.cases = store, bus, pool, cases
+        self.settings, self.keys, self.clock = settings, keys, clock
+        self.read_wait_seconds = read_wait_seconds
+        self.catalogue = catalogue or (lambda: read_catalogue(settings.catalogue))
+
+    async def __call__(self, order: PlanNight) -> None:
+        """Plan ``night/{date}`` once for every tenant with confirmed cases and drive each
+        night to its end. Off unless enabled (W80)."""
+        if not self.settings.enabled:
+            log.info("%s: nightly runs are off (FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED)", order.name)
+            return
+        await self._caught_up("rm_eval_cases")
+        date = order.date.isoformat()
+        failures: list[BaseException] = []
+        for tenant in await tenants_with_confirmed_cases(self.pool):
+            try:
+                await self.plan(tenant, order)
+                await self.drive(tenant, date)
+            except Exception as error:  # one tenant's trouble does not stop the others'
+                log.exception("%s of %s failed", order.name, tenant)
+                failures.append(error)
+        if failures:
+            raise failures[0]
+
+    async def resume(self) -> None:
+        """Drive every night still Running (after a restart) to its end (W91)."""
+        if not self.settings.enabled:
+            return
+        await self._caught_up("rm_nights")
+        for tenant, date in await running_nights(self.pool):
+            await self.drive(tenant, date)
+
+    async def plan(self, tenant: str, order: PlanNight) -> None:
+        """Create the tenant's night with its plan, unless it exists (W87, W88, W92)."""
+        date = order.date.isoformat()
+        if await asyncio.to_thread(existing, self.store, {night_id(tenant, date)}):
+            return
+        catalogue = await asyncio.to_thread(self.catalogue)
+        plan = plan_night(
+            await self.candidates(tenant),
+            self.settings,
+            catalogue,
+            agent_configured=self.cases.client is not None,
+            now=order.now,
+        )
+        command = PlanTenantNight(
+            date=order.date,
+            now=order.now,
+            inputs=self.settings.inputs(),
+            selected=[s.as_json() for s in plan.selected],
+            lines=plan.lines,
+            note=plan.note,
+        )
+        await self._issue(tenant, command, f"{order.name}/plan")
+        log.info("%s of %s: planned %d cases", order.name, tenant, len(plan.selected))
+
+    async def candidates(self, tenant: str) -> list[Candidate]:
+        """The tenant's confirmed cases from the eval-cases read model (W78)."""
+        return [
+            Candidate(
+                case_id=UUID(case["caseId"]),
+                ref=case["ref"],
+                confirmed_by=case["confirmedBy"],
+                model=case["model"],
+                last_run_at=(
+                    datetime.fromisoformat(case["lastRun"]["recordedAt"])
+                    if case["lastRun"]
+                    else None
+                ),
+            )
+            for case in await list_cases(self.pool, tenant, confirmed=True)
+        ]
+
+    async def drive(self, tenant: str, date: str) -> None:
+        """Run the night's selected cases with no line yet, then end it; only one driver at a
+        time (the others return)."""
+        night = night_id(tenant, date)
+        async with self.pool.acquire() as conn:
+            if not await conn.fetchval("SELECT pg_try_advisory_lock($1)", lock_key(night)):
+                log.info("night/%s of %s: driven by another process", date, tenant)
+                return
+            try:
+                await self._drive(tenant, night)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock($1)", lock_key(night))
+
+    async def _drive(self, tenant: str, night_ref: UUID) -> None:
+        night = await self._load(tenant, night_ref)
+        if not night.running:
+            return  # W92: ended already, a second pass runs nothing
+        for selected in night.pending():
+            line = await self._run_case(tenant, night, selected)
+            await self._issue(
+                tenant,
+                FinishNightCase(night_id=night.id, line=line),
+                f"night/{night.date}/{selected['case']}/line",
+            )
+        await self._issue(tenant, FinishNight(night_id=night.id), f"night/{night.date}/end")
+        log.info("night/%s of %s: ended", night.date, tenant)
+
+    async def _run_case(
+        self, tenant: str, night: Night, selected: dict[str, Any]
+    ) -> dict[str, Any]:
+        """One case to its line: skipped when its confirmer lost the right (W99, W100), ran,
+        or failed with the error; a fault never stops the night (W103)."""
+        case_id, confirmer = UUID(selected["case"]), selected["confirmer"]
+        model, effort = selected["model"], cast(Effort, selected["effort"])
+        reason = await asyncio.to_thread(why_confirmer_cannot, self.keys, tenant, confirmer)
+        if reason is not None:
+            return skipped(case_id, reason, self.clock(), model)
+        try:
+            return await self._converse(tenant, night, case_id, confirmer, model, effort)
+        except Exception as error:
+            log.warning("night/%s: case %s failed", night.date, case_id, exc_info=True)
+            said = f"{type(error).__name__}: {error}"[:MAX_ERROR_TEXT]
+            return {
+                "case": str(case_id),
+                "outcome": "failed",
+                "reason": f"failed: {said}",
+                "model": model,
+                "effort": effort,
+                "at": self.clock().isoformat(),
+            }
+
+    async def _converse(
+        self, tenant: str, night: Night, case_id: UUID, confirmer: str, model: str, effort: Effort
+    ) -> dict[str, Any]:
+        case = await self.cases.load(tenant, case_id)
+        client, _ = self.cases.agent_for(case, model)
+        run_id = night_run_id(night.date, case_id)
+        threads = dict(night.threads(str(case_id)))  # recorded before a crash: never repeated
+        for index in range(1, int(night.inputs["conversationsPerCase"]) + 1):
+            if index in threads:
+                continue
+            request = self.cases.request(
+                case, model=model, effort=effort, run_id=run_id, index=index, submitter=confirmer
+            )
+            thread = await self.cases.converse(
+                client, case, request, run_id, index, expected_model=model
+            )
+            command = RecordNightConversation(
+                night_id=night.id, case_id=case_id, index=index, thread=thread
+            )
+            await self._issue(tenant, command, f"night/{night.date}/{case_id}/{index}")
+            threads[index] = thread
+        ordered = [threads[index] for index in sorted(threads)]
+        record = self.cases.recorded(
+            case, run_id=run_id, model=model, effort=effort, threads=ordered, night=night.date
+        )
+        # The run is the confirmer's (ranBy, W58): the conversations ran as them (W101).
+        await self.bus.execute(
+            Issued(record, tenant, confirmer, f"night/{night.date}/{case_id}", self.clock())
+        )
+        summary = record.summary
+        return {
+            "case": str(case_id),
+            "outcome": "ran",
+            "model": model,
+            "effort": effort,
+            "runId": str(run_id),
+            "score": {
+                "passed": summary["passed"],
+                "scored": summary["scored"],
+                "nonAnswers": summary["non_answers"],
+                "lookedRate": summary["looked_rate"],
+                "correctRate": summary["correct_rate"],
+            },
+            "threads": [thread["link"] for thread in ordered],
+            "at": self.clock().isoformat(),
+        }
+
+    async def _load(self, tenant: str, night: UUID) -> Night:
+        found: Night = await asyncio.to_thread(load_owned, self.store, tenant, night, "night")
+        return found
+
+    async def _issue(self, tenant: str, command: BaseModel, command_id: str) -> None:
+        """The night's bookkeeping, as the service (W87, W101)."""
+        issued = Issued(command, tenant, SYSTEM, command_id, self.clock(), service=True)
+        await self.bus.execute(issued)
+
+    async def _caught_up(self, schema: str) -> None:
+        """Plan from a read model only once it has caught up with the store's head."""
+        head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
+        reached = await wait_for_position(self.pool, schema, head, self.read_wait_seconds)
+        if reached < head:
+            raise ReadModelBehind(
+                f"{schema} is at {reached}, the store at {head}: is its projector running?"
+            )
