@@ -66,38 +66,41 @@ class Nights(Protocol):
 Digests = Callable[[BuildDigest], Awaitable[None]]
 
 
+def night_at(day: date, night_hour: int) -> datetime:
+    return datetime.combine(day, time(night_hour), UTC)
+
+
 def due_time(order: Order, night_hour: int) -> datetime:
     if isinstance(order, PlanNight):
-        return datetime.combine(order.date, time(night_hour), UTC)
+        return night_at(order.date, night_hour)
     return due_at(order.week)
 
 
 def due(previous_tick: datetime | None, now: datetime, *, night_hour: int | None) -> list[Order]:
-    """The orders that fell due after ``previous_tick`` and at or before ``now``, in the order
-    they fell due (a night at ``night_hour`` UTC of each date, SPEC §3.8; a week's digest at
-    the Monday 06:00 UTC after it, §3.9). Without a previous tick (the first ever), the latest
-    due of each kind. ``night_hour`` None: nights are off (W80)."""
+    """The orders a tick hands over, in the order they fell due: the nights (``night_hour``
+    UTC of each date, SPEC §3.8) and the weeks' digests (the Monday 06:00 UTC after the week,
+    §3.9) that fell due after ``previous_tick`` and at or before ``now`` — a downtime's, caught
+    up — and, at every tick, the latest of each kind again. Due means due *and not yet
+    recorded* (§3.8, W106): a night switched on today still runs today and nothing missed is
+    lost, while the runner and the builder find a recorded one done and do nothing.
+    ``night_hour`` None: nights are off (W80)."""
     now = now.astimezone(UTC)
-    previous_tick = previous_tick and previous_tick.astimezone(UTC)
+    since = (previous_tick or now).astimezone(UTC)
     orders: list[Order] = []
     if night_hour is not None:
-        day = previous_tick.date() if previous_tick else now.date()
-        while day <= now.date():
-            at = datetime.combine(day, time(night_hour), UTC)
-            if at <= now and (previous_tick is None or at > previous_tick):
-                orders.append(PlanNight(day, now))
-            day += timedelta(days=1)
-        orders = orders[-NIGHTS_KEPT:]
+        first, last = since.date(), now.date()
+        days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+        fallen = [day for day in days if night_at(day, night_hour) <= now][-NIGHTS_KEPT:]
+        orders += [
+            PlanNight(day, now)
+            for day in fallen
+            if night_at(day, night_hour) > since or day == last  # today's, once it is due
+        ]
     latest = last_completed(now)
     if due_at(latest) > now:  # a Monday before 06:00: the week just ended is not due yet
         latest = previous(latest)[0]
-    if previous_tick is None:
-        weeks = [latest]
-    else:
-        weeks = [
-            w for w in (latest, *previous(latest, WEEKS_KEPT - 1)) if due_at(w) > previous_tick
-        ]
-    orders += [BuildDigest(week, now) for week in reversed(weeks)]
+    weeks = [*reversed(previous(latest, WEEKS_KEPT - 1)), latest]
+    orders += [BuildDigest(w, now) for w in weeks if due_at(w) > since or w == latest]
     return sorted(orders, key=lambda order: due_time(order, night_hour or 0))
 
 
@@ -155,11 +158,16 @@ class Scheduler:
         """Hand over every order that fell due since the previous tick; answers them."""
         now = self.clock()
         row = await self.pool.fetchrow(
-            "SELECT tick, attempts FROM scheduler_ticks WHERE name = $1", NAME
+            "SELECT tick, attempts, given_up FROM scheduler_ticks WHERE name = $1", NAME
         )
         previous_tick = row["tick"] if row else None
         attempts: dict[str, int] = json.loads(row["attempts"]) if row else {}
-        orders = due(previous_tick, now, night_hour=self.night_hour)
+        given_up = json.loads(row["given_up"]) if row else {}  # ordered by hand only, now
+        orders = [
+            order
+            for order in due(previous_tick, now, night_hour=self.night_hour)
+            if order.name not in given_up
+        ]
         self.pending = len(orders)
         saved = now
         for order in orders:

@@ -26,7 +26,7 @@ from tests.conftest import Keys
 from tests.e2e.conftest import ROOT, Service, auth, standin_agent
 from tests.e2e.test_evals import LOOKED, lifted_case
 
-MODEL = "claude-sonnet-4-5"  # the model the seed report names; the cases pin it
+MODEL = "claude-sonnet-4-5"
 SCRIPT = {
     "modelName": MODEL,
     "delaySeconds": 0.3,
@@ -61,6 +61,7 @@ def scheduler_env(
         "FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED": "true",
         "FEEDBACKLOOP_EVALS_NIGHTLY_START_HOUR_UTC": "0",  # tonight's night is due now
         "FEEDBACKLOOP_EVALS_NIGHTLY_MAX_CASES": "3",
+        "FEEDBACKLOOP_EVALS_NIGHTLY_MODEL": MODEL,  # the lifted cases pin none
         "FEEDBACKLOOP_EVALS_NIGHTLY_CONVERSATIONS_PER_CASE": str(CONVERSATIONS),
         "FEEDBACKLOOP_MODEL_CATALOGUE": str(catalogue),
     }
@@ -125,7 +126,10 @@ async def test_kill_9_mid_night_then_a_restart_finishes_only_what_was_missing(
     try:
         deadline = time.monotonic() + 90
         while len(thread_refs(standin)) < CONVERSATIONS + 2:  # into the second case
-            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            if time.monotonic() > deadline:
+                today = datetime.now(UTC).date().isoformat()
+                night = await http.get(f"/factory/evals/nights/{today}", headers=auth(keys.a))
+                raise AssertionError(f"{night.text}\n{log.read_text()[-3000:]}")
             assert first.poll() is None, log.read_text()[-3000:]
             await asyncio.sleep(0.05)
     finally:

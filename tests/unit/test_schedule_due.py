@@ -19,6 +19,10 @@ def names(previous: str | None, now: str, night_hour: int | None = 1) -> list[st
     return [order.name for order in due(previous and at(previous), at(now), night_hour=night_hour)]
 
 
+def nights_of(previous: str, now: str) -> list[str]:
+    return [name for name in names(previous, now) if name.startswith("night/")]
+
+
 def test_the_first_tick_orders_the_latest_due_of_each_kind_in_the_order_they_fell_due() -> None:
     # Wednesday 2 December 2026: the week 48 digest fell due Monday 06:00, the night at 01:00.
     assert names(None, "2026-12-02T10:00:00") == ["digest/2026-W48", "night/2026-12-02"]
@@ -29,10 +33,11 @@ def test_the_first_tick_before_the_start_hour_orders_no_night_of_today() -> None
 
 
 def test_the_week_53_digest_is_due_monday_2027_01_04_at_06_00_utc_not_a_second_earlier() -> None:
-    """2026 has an ISO week 53 (SPEC §3.9, W106)."""
-    assert names("2027-01-04T05:00:00", "2027-01-04T05:59:59", None) == []
+    """2026 has an ISO week 53 (SPEC §3.9, W106). Every tick hands the latest due digest over
+    again (due and not yet recorded): the builder finds it done."""
+    assert names("2027-01-04T05:00:00", "2027-01-04T05:59:59", None) == ["digest/2026-W52"]
     assert names("2027-01-04T05:59:59", "2027-01-04T06:00:00", None) == ["digest/2026-W53"]
-    assert names("2027-01-04T06:00:00", "2027-01-04T07:00:00", None) == []
+    assert names("2027-01-04T06:00:00", "2027-01-04T07:00:00", None) == ["digest/2026-W53"]
 
 
 def test_a_first_tick_early_on_monday_orders_the_week_before_last_not_the_one_just_ended() -> None:
@@ -40,11 +45,13 @@ def test_a_first_tick_early_on_monday_orders_the_week_before_last_not_the_one_ju
     assert names(None, "2027-01-04T06:00:00", None) == ["digest/2026-W53"]
 
 
-def test_the_due_hour_itself_orders_the_night_once() -> None:
-    """SPEC §3.8: due when now.hour >= StartHourUtc."""
-    assert names("2026-11-29T00:59:59", "2026-11-29T01:00:00") == ["night/2026-11-29"]
-    assert names("2026-11-29T01:00:00", "2026-11-29T02:00:00") == []
-    assert names("2026-11-29T02:00:00", "2026-11-30T00:59:59") == []
+def test_the_due_hour_itself_orders_the_night_and_every_tick_of_its_day_again() -> None:
+    """SPEC §3.8: due when now.hour >= StartHourUtc and the night is not yet recorded, so a
+    night switched on during the day still runs that day; the runner finds it done after."""
+    assert nights_of("2026-11-29T00:30:00", "2026-11-29T00:59:59") == []
+    assert nights_of("2026-11-29T00:59:59", "2026-11-29T01:00:00") == ["night/2026-11-29"]
+    assert nights_of("2026-11-29T01:00:00", "2026-11-29T23:00:00") == ["night/2026-11-29"]
+    assert nights_of("2026-11-29T23:00:00", "2026-11-30T00:59:59") == []  # the day is over
 
 
 def test_a_downtime_spanning_two_digest_due_times_orders_both_in_order_each_once() -> None:
