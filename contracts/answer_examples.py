@@ -6,10 +6,14 @@ times RFC 3339 as the read models write them, positions opaque tokens sealed for
 (``services/positions.py``: 36 bytes, base64url). They tell one story, so ids line up across
 answers: Alice (tenant ``acme``) rates a run and corrects it, reports that the Office coach
 did not find her hourly rate, Bruno triages the report, Alice lifts it into an eval case,
-confirms it and runs two conversations. ``contracts/answers.py`` attaches them to the answer
+confirms it and runs two conversations. The night of 2026-11-28 re-runs her confirmed case
+(SPEC §3.8) and the digest of 2026-W48, built the Monday after, counts her report under the
+coach (SPEC §3.9). ``contracts/answers.py`` attaches them to the answer
 models; ``tests/unit/test_openapi_examples.py`` validates each against its model and the
 document.
 """
+
+import json
 
 from pydantic.config import JsonDict, JsonValue
 
@@ -74,14 +78,14 @@ FEEDBACK_PAGE: JsonDict = {
     "items": [
         _feedback(
             CORRECTION_ID,
-            "2026-11-30T08:14:05.532917+00:00",
+            "2026-11-27T08:14:05.532917+00:00",
             "EBnv4-0Iqjz7-wHeLYh0_HJ0cWRFp4F8d73YQTSkHolT3RkV",
             kind="correction",
             correctedArtifactRef=ARTIFACT,
         ),
         _feedback(
             RATING_ID,
-            "2026-11-30T08:12:40.118204+00:00",
+            "2026-11-27T08:12:40.118204+00:00",
             "o967jsR3QEH3qT9TNREQYVx0FP5hDRCwvtKltpqr500WUc87",
             rating=5,
         ),
@@ -139,11 +143,11 @@ def _report_view(position: str) -> JsonDict:
             "addressee": f"agent owner ({AGENT})",
         },
         "handOver": {"handedOver": False, "attempts": 0, "failed": False, "lastError": None},
-        "draftedAt": "2026-11-30T09:15:12.402311+00:00",
-        "submittedAt": "2026-11-30T09:16:03.877140+00:00",
+        "draftedAt": "2026-11-27T09:15:12.402311+00:00",
+        "submittedAt": "2026-11-27T09:16:03.877140+00:00",
         "review": {
             "reviewedBy": REVIEWER,
-            "reviewedAt": "2026-11-30T09:41:27.090455+00:00",
+            "reviewedAt": "2026-11-27T09:41:27.090455+00:00",
             "change": None,
             "link": None,
             "reason": None,
@@ -196,12 +200,12 @@ def _thread(index: int, text: str, at: str) -> JsonDict:
 THREAD_1 = _thread(
     1,
     "Your company profile says: concept work CHF 150 per hour.",
-    "2026-11-30T10:05:41.297517+00:00",
+    "2026-11-27T10:05:41.297517+00:00",
 )
 THREAD_2 = _thread(
     2,
     "According to your company profile you charge CHF 150 per hour for concept work.",
-    "2026-11-30T10:05:49.941251+00:00",
+    "2026-11-27T10:05:49.941251+00:00",
 )
 THREADS: list[JsonValue] = [THREAD_1, THREAD_2]
 # Both conversations looked the profile up, invented nothing and said the expected value.
@@ -224,7 +228,7 @@ RUN: JsonDict = {
     "effort": "medium",
     "summary": SUMMARY,
     "threads": list(THREADS),
-    "recordedAt": "2026-11-30T10:05:50.012081+00:00",
+    "recordedAt": "2026-11-27T10:05:50.012081+00:00",
 }
 
 RUN_RECORDED: JsonDict = {
@@ -256,7 +260,7 @@ def _case(position: str, last_run_position: str) -> JsonDict:
         "confirmedBy": REPORTER,
         "lastRun": {**RUN, "position": last_run_position},
         "passed": True,
-        "liftedAt": "2026-11-30T10:02:18.664020+00:00",
+        "liftedAt": "2026-11-27T10:02:18.664020+00:00",
         "position": position,
     }
 
@@ -275,4 +279,155 @@ CASE_LIST: JsonDict = {
             "pqEDB5VS7F6BSEQNnEI1V_-RHBnkC0P_Gbo3nMaDXPjmdeSs",
         )
     ]
+}
+
+
+# The night of 2026-11-28 (SPEC §3.8, W87–W90): switched on with the declared model, which the
+# catalogue marks EU; Alice's confirmed case is the tenant's only one, so it is selected, runs
+# three conversations as Alice (W101) and passes. Its run id derives from the night (W91).
+NIGHT_DATE = "2026-11-28"
+NIGHT_RUN_ID = "3827e485-30cf-5447-8d80-b99f22cea8e3"
+NIGHT_INPUTS: JsonDict = {
+    "enabled": True,
+    "maxCases": 15,
+    "conversationsPerCase": 3,
+    "startHourUtc": 1,
+    "model": MODEL,
+    "effort": "medium",
+    "catalogue": "/etc/feedbackloop/models.toml",
+    "unparsed": [],
+}
+NIGHT_LINE: JsonDict = {
+    "case": CASE_ID,
+    "outcome": "ran",
+    "reason": None,
+    "model": MODEL,
+    "effort": "medium",
+    "score": {
+        "passed": True,
+        "scored": 3,
+        "nonAnswers": 0,
+        "lookedRate": 1.0,
+        "correctRate": 1.0,
+    },
+    "threads": [
+        f"/factory/evals/cases/{CASE_ID}/runs/{NIGHT_RUN_ID}/threads/{index}"
+        for index in (1, 2, 3)
+    ],
+    "runId": NIGHT_RUN_ID,
+    "at": "2026-11-28T01:00:31.540228+00:00",
+}
+
+
+def _night(position: str) -> JsonDict:
+    return {
+        "date": NIGHT_DATE,
+        "status": "Succeeded",
+        "counts": {"selected": 1, "ran": 1, "skipped": 0, "overCap": 0, "failed": 0},
+        "plannedAt": "2026-11-28T01:00:02.913457+00:00",
+        "finishedAt": "2026-11-28T01:00:31.602915+00:00",
+        "position": position,
+    }
+
+
+NIGHT_LIST: JsonDict = {"items": [_night("JgT31rtx7gaGYb75y0JGo9tcoebqoTL2f6b7zfRZqpzyph08")]}
+NIGHT_VIEW: JsonDict = {
+    **_night("Jm10uxXVpOB-nDtmt3Cl2sOZs49_STVQ3uCxf1smV2t0slmp"),
+    "ref": f"_EvalNights/{NIGHT_DATE}",
+    "inputs": NIGHT_INPUTS,
+    "selected": [
+        {
+            "case": CASE_ID,
+            "ref": CASE_REF,
+            "confirmer": REPORTER,
+            "model": MODEL,
+            "effort": "medium",
+        }
+    ],
+    "note": "",
+    "lines": [NIGHT_LINE],
+    "conversations": 3,
+}
+
+# The digest of 2026-W48 (Monday 2026-11-23 to Monday 2026-11-30, SPEC §3.9), built when due
+# (Monday 06:00 UTC, W106) and posted once to the topic (W123, W124): Alice's report is the
+# week's one, under the coach, and the case lifted from it passed its last (nightly) run.
+WEEK = "2026-W48"
+DIGEST_ID = "4945ab94-f75f-526a-8f70-a7fdcb8c219f"
+AGENT_ID = "Office_Agent_Coach"
+INSTANCE = "urn:feedbackloop"
+FEEDBACK_PATH = f"_Digests/{WEEK}/{AGENT_ID}"
+AGENT_TABLE: JsonDict = {
+    "agent": AGENT,
+    "agentId": AGENT_ID,
+    "total": 1,
+    "counts": {"not-found": 1},
+    "informational": {},
+    "models": [MODEL],
+    "trend": {"previous": 0, "change": 1},
+    "casesLifted": [CASE_REF],
+    "health": {"withRun": 1, "passed": 1},
+}
+DIGEST_TABLES: JsonDict = {
+    "week": WEEK,
+    "reports": 1,
+    "truncated": False,
+    "bound": 200,
+    "agents": [AGENT_TABLE],
+    "models": [{"model": MODEL, "total": 1, "counts": {"not-found": 1}}],
+}
+DIGEST_BUILT_AT = "2026-11-30T06:00:04.127735+00:00"
+DIGEST_POSTED_AT = "2026-11-30T06:00:04.390516+00:00"
+DIGEST_LIST: JsonDict = {
+    "items": [
+        {
+            "week": WEEK,
+            "reports": 1,
+            "agents": 1,
+            "truncated": False,
+            "builtAt": DIGEST_BUILT_AT,
+            "postedAt": DIGEST_POSTED_AT,
+        }
+    ]
+}
+DIGEST_VIEW: JsonDict = {
+    "digestId": DIGEST_ID,
+    "week": WEEK,
+    "builtAt": DIGEST_BUILT_AT,
+    "tables": DIGEST_TABLES,
+    "posted": {
+        "postedAt": DIGEST_POSTED_AT,
+        "routes": ["kafka:evaluation.feedback.v1.digest-posted"],
+        "identities": [FEEDBACK_PATH],
+        "note": None,
+        "deliveries": {},
+    },
+}
+# The coach's post of that week on the topic (not an HTTP answer; its schema is pinned apart):
+# the item the triage consumer keeps, with the twelve weeks before spelled out (W129, W130).
+PREVIOUS_WEEKS = [f"2026-W{number:02d}" for number in range(47, 35, -1)]
+DIGEST_POSTED: JsonDict = {
+    "digestId": DIGEST_ID,
+    "tenantId": TENANT,
+    "event": "digest",
+    "week": WEEK,
+    "agent": AGENT,
+    "agentId": AGENT_ID,
+    "feedbackPath": FEEDBACK_PATH,
+    "itemId": f"{INSTANCE}/{FEEDBACK_PATH}",
+    "message": "\n".join(
+        [
+            f"Wrong answers — {AGENT}, week {WEEK}: 1 report(s)",
+            "- not-found: 1",
+            "Trend: +1 against 0 the week before",
+            f"Models: {MODEL}",
+            f"Eval cases lifted this week: {CASE_REF}",
+            "Health: 1 of 1 cases with a last run passed",
+        ]
+    ),
+    "extraContext": json.dumps(AGENT_TABLE, ensure_ascii=False, separators=(",", ":")),
+    "url": f"/factory/feedback/digests/{WEEK}",
+    "previousItems": [f"{INSTANCE}/_Digests/{week}/{AGENT_ID}" for week in PREVIOUS_WEEKS],
+    "standingIssueTitle": f"Wrong answers — {AGENT}",
+    "standingIssueLabels": ["feedback", "wrong-answer-digest"],
 }

@@ -23,6 +23,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from contracts import answer_examples as examples
+from contracts.answers import Answer, shown_as
 from contracts.feedback import Contract
 
 Week = Annotated[str, Field(pattern=r"^\d{4}-W\d{2}$", examples=["2026-W48"])]
@@ -157,9 +159,12 @@ class DigestPosted(Contract):
 
 
 # What the API answers ------------------------------------------------------------------------
+# Answers, not commands: on the ``Answer`` base (frozen, extra="forbid", as ``Contract``), so
+# ``/openapi.json`` shows each with its example (``contracts/answers.py``). The tables inside
+# stay the ``Contract`` the build command carries.
 
 
-class PostedState(Contract):
+class PostedState(Answer):
     """What was posted (W124, W128): the stamp that makes the post run once."""
 
     posted_at: str | None = Field(alias="postedAt", json_schema_extra={"format": "date-time"})
@@ -171,7 +176,7 @@ class PostedState(Contract):
     )
 
 
-class DigestSummary(Contract):
+class DigestSummary(Answer):
     week: Week
     reports: int
     agents: int
@@ -180,14 +185,18 @@ class DigestSummary(Contract):
     posted_at: str | None = Field(alias="postedAt", json_schema_extra={"format": "date-time"})
 
 
-class DigestList(Contract):
+class DigestList(Answer):
     """Every week's digest, newest week first (W137)."""
+
+    model_config = shown_as(examples.DIGEST_LIST)
 
     items: list[DigestSummary]
 
 
-class DigestView(Contract):
+class DigestView(Answer):
     """One week: its tables and what was posted (W137)."""
+
+    model_config = shown_as(examples.DIGEST_VIEW)
 
     digest_id: str = Field(alias="digestId", json_schema_extra={"format": "uuid"})
     week: Week

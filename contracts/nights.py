@@ -10,7 +10,8 @@ from uuid import UUID
 
 from pydantic import Field
 
-from contracts.answers import Answer, Order, Timestamp
+from contracts import answer_examples as examples
+from contracts.answers import Answer, Order, Timestamp, shown_as
 from contracts.feedback import Contract
 
 NightStatus = Literal["Running", "Succeeded", "Warning"]
@@ -102,10 +103,14 @@ class NightSummary(Answer):
 
 
 class NightList(Answer):
+    model_config = shown_as(examples.NIGHT_LIST)
+
     items: list[NightSummary]
 
 
 class NightView(NightSummary):
+    model_config = shown_as(examples.NIGHT_VIEW)
+
     ref: str
     inputs: dict[str, Any] = Field(description="The settings and time the night was planned with.")
     selected: list[SelectedCase]
