@@ -258,7 +258,8 @@ def _case(position: str, last_run_position: str) -> JsonDict:
         "mustAssert": "CHF 150 per hour",
         "model": None,
         "confirmedBy": REPORTER,
-        "lastRun": {**RUN, "position": last_run_position},
+        # Run on demand, not by a night (SPEC W102): ``night`` is null.
+        "lastRun": {**RUN, "position": last_run_position, "night": None},
         "passed": True,
         "liftedAt": "2026-11-27T10:02:18.664020+00:00",
         "position": position,

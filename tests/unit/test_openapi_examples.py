@@ -8,12 +8,14 @@ never called and stand absent here.
 """
 
 import base64
+import json
 import os
 import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict
-from datetime import datetime
+from datetime import date, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema_rs
@@ -21,13 +23,27 @@ import pytest
 from pydantic import BaseModel
 
 from contracts import answer_examples as story
-from contracts import answers
+from contracts import answers, digests, nights, topics
+from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
+from projections.nights import summary_json
+from services import openapi
 from services.api import rfc3339
-from services.auth import KeyRing
+from services.auth import ApiKeyEntry, KeyRing
 from services.bootstrap import Runtime
+from services.bus import Issued
+from services.digests.build import CaseFact, ReportFact, build
+from services.digests.builder import PAGE_BOUND, digest_url
+from services.digests.domain import Digest, digest_id_for
+from services.digests.published import digest_posted
+from services.digests.weeks import due_at, week_of
 from services.evals.domain import case_ref
 from services.evals.scoring import ThreadScore, summarize
+from services.nightly.catalogue import EU, Catalogue
+from services.nightly.domain import Night, night_run_id
+from services.nightly.planning import Candidate, plan_night
+from services.nightly.runner import NightlyRunner
+from services.nightly.settings import NightlySettings
 from services.positions import PositionSeal
 from services.reports.wrong_answer import compose_report
 from services.settings import Settings
@@ -57,8 +73,10 @@ def json_successes(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, An
 
 
 def answer_models() -> list[type[answers.Answer]]:
-    found = [value for value in vars(answers).values() if isinstance(value, type)]
-    return [model for model in found if issubclass(model, answers.Answer)]
+    """Every answer model, wherever its context declares it (``contracts/answers.py``,
+    ``contracts/nights.py``, ``contracts/digests.py``, ...): what ``services/openapi.py``
+    attaches examples from."""
+    return list(openapi.answer_models().values())
 
 
 def examples_of(model: type[BaseModel]) -> list[dict[str, Any]]:
@@ -105,7 +123,7 @@ def test_each_example_is_an_answer_of_its_model_exactly() -> None:
             answer = model.model_validate(example, strict=True)
             assert answer.model_dump(mode="json", by_alias=True) == example, model.__name__
             shown += 1
-    assert shown >= 15
+    assert shown >= 19
 
 
 def test_an_answer_model_does_not_show_the_example_of_the_model_it_extends() -> None:
@@ -237,3 +255,141 @@ def test_the_story_s_labelled_block_is_the_one_the_service_composes() -> None:
     assert block.kind == story.WRONG_ANSWER_DRAFTED["kind"]
     assert draft.category == story.WRONG_ANSWER_DRAFTED["category"]
     assert draft.message == story.REPORT_VIEW["message"]
+
+
+def test_nights_and_digests_answer_with_examples_of_their_own() -> None:
+    """The contexts that declare their answers beside their commands are found too."""
+    names = {model.__name__ for model in answer_models()}
+    assert {"NightList", "NightView", "DigestList", "DigestView"} <= names
+    assert examples_of(nights.NightView) == [story.NIGHT_VIEW]
+    assert examples_of(digests.DigestView) == [story.DIGEST_VIEW]
+
+
+class StoryCases:
+    """Our own stand-in for ``CaseRunner`` in the night's story: Alice's case talks to the
+    coach three times and each reply is the story's good answer (no agent to call here)."""
+
+    def __init__(self) -> None:
+        self.case = SimpleNamespace(agent=story.AGENT)
+
+    async def load(self, tenant_id: str, case_id: uuid.UUID) -> Any:
+        assert (tenant_id, str(case_id)) == (story.TENANT, story.CASE_ID)
+        return self.case
+
+    def agent_for(self, case: Any, model: str | None = None) -> tuple[None, str | None]:
+        return None, model
+
+    def request(self, case: Any, **asked: Any) -> dict[str, Any]:
+        return asked
+
+    async def converse(
+        self, client: None, case: Any, request: Any, run_id: uuid.UUID, index: int, **_: Any
+    ) -> dict[str, Any]:
+        assert request["submitter"] == story.REPORTER  # W101: as the confirmer
+        link = f"/factory/evals/cases/{story.CASE_ID}/runs/{run_id}/threads/{index}"
+        return {**story.THREAD_1, "index": index, "link": link}
+
+    def recorded(self, case: Any, *, threads: list[dict[str, Any]], **_: Any) -> Any:
+        scores = [ThreadScore(**thread["score"]) for thread in threads]
+        return SimpleNamespace(summary=asdict(summarize(scores)))
+
+
+class Recorded:
+    """Our own bus: keeps what the runner issues, decides nothing."""
+
+    def __init__(self) -> None:
+        self.issued: list[Issued] = []
+
+    async def execute(self, issued: Issued) -> None:
+        self.issued.append(issued)
+
+
+def story_night_settings() -> NightlySettings:
+    return NightlySettings.from_environ(
+        {
+            "FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED": "true",
+            "FEEDBACKLOOP_EVALS_NIGHTLY_MODEL": story.MODEL,
+            "FEEDBACKLOOP_MODEL_CATALOGUE": story.NIGHT_INPUTS["catalogue"],  # type: ignore[dict-item]
+        }
+    )
+
+
+async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> None:
+    """SPEC W87–W91, W101: the inputs, selection, run id, line (as ``NightlyRunner`` writes
+    it, driven with our own stand-ins for the agent and the bus), counts and status of the
+    night in the examples are what the code makes of Alice's confirmed case today."""
+    view = story.NIGHT_VIEW
+    settings = story_night_settings()
+    assert settings.inputs() == story.NIGHT_INPUTS
+    planned_at = datetime.fromisoformat(view["plannedAt"])  # type: ignore[arg-type]
+    assert planned_at.hour == settings.start_hour_utc  # W83
+    alice = Candidate(
+        uuid.UUID(story.CASE_ID), story.CASE_REF, story.REPORTER, None,
+        datetime.fromisoformat(story.RUN["recordedAt"]),  # type: ignore[arg-type]
+    )  # fmt: skip
+    plan = plan_night([alice], settings, Catalogue({story.MODEL: EU}), agent_configured=True,
+                      now=planned_at)  # fmt: skip
+    assert [selected.as_json() for selected in plan.selected] == view["selected"]
+    assert (plan.lines, plan.note) == ([], view["note"])
+    night = Night.plan(tenant_id=story.TENANT, date=story.NIGHT_DATE, inputs=settings.inputs(),
+                       selected=view["selected"], lines=[], note=plan.note, at=planned_at)  # type: ignore[arg-type]  # fmt: skip
+    assert night.ref == view["ref"]
+    assert str(night_run_id(story.NIGHT_DATE, alice.case_id)) == story.NIGHT_RUN_ID
+
+    line_at = datetime.fromisoformat(story.NIGHT_LINE["at"])  # type: ignore[arg-type]
+    key = ApiKeyEntry(sha256="a" * 64, tenant=story.TENANT, subject=story.REPORTER,
+                      scopes=("factory.evaluation.run",))  # fmt: skip
+    bus = Recorded()
+    runner = NightlyRunner(
+        None, bus, None, StoryCases(), settings, lambda: KeyRing([key]),  # type: ignore[arg-type]
+        clock=lambda: line_at,
+    )  # fmt: skip
+    line = await runner._run_case(story.TENANT, night, night.selected[0])
+    assert NightLine.model_validate(line).model_dump(mode="json", by_alias=True) == (
+        story.NIGHT_LINE
+    )
+    assert len(bus.issued) == view["conversations"] + 1  # each conversation, then the run
+
+    night.finish_case(line, at=line_at)
+    finished_at = datetime.fromisoformat(view["finishedAt"])  # type: ignore[arg-type]
+    night.finish(at=finished_at)
+    assert (night.status, night.lines) == (view["status"], view["lines"][:0] + [line])
+    row = {"date": date.fromisoformat(story.NIGHT_DATE), "status": night.status,
+           "selected": json.dumps(night.selected), "lines": json.dumps(night.lines),
+           "planned_at": planned_at, "finished_at": finished_at, "position": 0}  # fmt: skip
+    shown = summary_json(row)  # type: ignore[arg-type]  # the read model's own shaping
+    assert {**shown, "position": None} == {**story.NIGHT_LIST["items"][0], "position": None}  # type: ignore[index, dict-item]
+
+
+def test_the_story_s_digest_is_the_one_the_builder_builds_and_posts() -> None:
+    """SPEC W115–W126, W129–W130: the week's tables are the pure build of Alice's report and
+    case, the digest's id and identities what the aggregate names, and the coach's post (with
+    the twelve previous item ids) what the digest posts, as the relay publishes it."""
+    submitted = datetime.fromisoformat(story.REPORT_VIEW["submittedAt"])  # type: ignore[arg-type]
+    assert week_of(submitted) == story.WEEK
+    report = ReportFact(uuid.UUID(story.REPORT_ID), submitted, "not-found", story.AGENT,
+                        story.MODEL)  # fmt: skip
+    # After the night of 2026-11-28 the case's last run passed (W120).
+    case = CaseFact(story.CASE_REF, story.AGENT, uuid.UUID(story.REPORT_ID), passed=True)
+    tables = build(story.WEEK, [report], [case], bound=PAGE_BOUND)
+    assert tables.model_dump(mode="json", by_alias=True) == story.DIGEST_TABLES
+    assert str(digest_id_for(story.TENANT, story.WEEK)) == story.DIGEST_ID
+
+    built_at = datetime.fromisoformat(story.DIGEST_BUILT_AT)
+    assert due_at(story.WEEK) <= built_at  # W106: read once the week is over
+    view = story.DIGEST_VIEW
+    posted = view["posted"]
+    assert posted["routes"] == [f"kafka:{topics.DIGEST_POSTED}"]  # type: ignore[index]
+    digest = Digest.build(digest_id=uuid.UUID(story.DIGEST_ID), tenant_id=story.TENANT,
+                          tables=tables, at=built_at)  # fmt: skip
+    digest.post(instance=story.INSTANCE, url=digest_url(story.WEEK),
+                routes=posted["routes"],  # type: ignore[index]
+                at=datetime.fromisoformat(story.DIGEST_POSTED_AT))  # fmt: skip
+    events = digest.collect_events()
+    (agent_posted,) = [e for e in events if isinstance(e, Digest.AgentPosted)]
+    (stamp,) = [e for e in events if isinstance(e, Digest.Posted)]
+    assert stamp.identities == posted["identities"]  # type: ignore[index]
+    assert stamp.note == posted["note"]  # type: ignore[index]
+    published = digest_posted(agent_posted).model_dump(mode="json", by_alias=True)
+    assert published == story.DIGEST_POSTED
+    assert len(published["previousItems"]) == 12  # W130
