@@ -312,8 +312,7 @@ NIGHT_LINE: JsonDict = {
         "correctRate": 1.0,
     },
     "threads": [
-        f"/factory/evals/cases/{CASE_ID}/runs/{NIGHT_RUN_ID}/threads/{index}"
-        for index in (1, 2, 3)
+        f"/factory/evals/cases/{CASE_ID}/runs/{NIGHT_RUN_ID}/threads/{index}" for index in (1, 2, 3)
     ],
     "runId": NIGHT_RUN_ID,
     "at": "2026-11-28T01:00:31.540228+00:00",

@@ -309,7 +309,7 @@ def story_night_settings() -> NightlySettings:
         {
             "FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED": "true",
             "FEEDBACKLOOP_EVALS_NIGHTLY_MODEL": story.MODEL,
-            "FEEDBACKLOOP_MODEL_CATALOGUE": story.NIGHT_INPUTS["catalogue"],  # type: ignore[dict-item]
+            "FEEDBACKLOOP_MODEL_CATALOGUE": story.NIGHT_INPUTS["catalogue"],
         }
     )
 
@@ -318,32 +318,52 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
     """SPEC W87–W91, W101: the inputs, selection, run id, line (as ``NightlyRunner`` writes
     it, driven with our own stand-ins for the agent and the bus), counts and status of the
     night in the examples are what the code makes of Alice's confirmed case today."""
-    view = story.NIGHT_VIEW
+    view: Any = story.NIGHT_VIEW
     settings = story_night_settings()
     assert settings.inputs() == story.NIGHT_INPUTS
-    planned_at = datetime.fromisoformat(view["plannedAt"])  # type: ignore[arg-type]
+    planned_at = datetime.fromisoformat(view["plannedAt"])
     assert planned_at.hour == settings.start_hour_utc  # W83
     alice = Candidate(
-        uuid.UUID(story.CASE_ID), story.CASE_REF, story.REPORTER, None,
-        datetime.fromisoformat(story.RUN["recordedAt"]),  # type: ignore[arg-type]
-    )  # fmt: skip
-    plan = plan_night([alice], settings, Catalogue({story.MODEL: EU}), agent_configured=True,
-                      now=planned_at)  # fmt: skip
+        uuid.UUID(story.CASE_ID),
+        story.CASE_REF,
+        story.REPORTER,
+        None,
+        datetime.fromisoformat(story.RUN["recordedAt"]),
+    )
+    plan = plan_night(
+        [alice], settings, Catalogue({story.MODEL: EU}), agent_configured=True, now=planned_at
+    )
     assert [selected.as_json() for selected in plan.selected] == view["selected"]
     assert (plan.lines, plan.note) == ([], view["note"])
-    night = Night.plan(tenant_id=story.TENANT, date=story.NIGHT_DATE, inputs=settings.inputs(),
-                       selected=view["selected"], lines=[], note=plan.note, at=planned_at)  # type: ignore[arg-type]  # fmt: skip
+    night = Night.plan(
+        tenant_id=story.TENANT,
+        date=story.NIGHT_DATE,
+        inputs=settings.inputs(),
+        selected=view["selected"],
+        lines=[],
+        note=plan.note,
+        at=planned_at,
+    )
     assert night.ref == view["ref"]
     assert str(night_run_id(story.NIGHT_DATE, alice.case_id)) == story.NIGHT_RUN_ID
 
-    line_at = datetime.fromisoformat(story.NIGHT_LINE["at"])  # type: ignore[arg-type]
-    key = ApiKeyEntry(sha256="a" * 64, tenant=story.TENANT, subject=story.REPORTER,
-                      scopes=("factory.evaluation.run",))  # fmt: skip
+    line_at = datetime.fromisoformat(story.NIGHT_LINE["at"])
+    key = ApiKeyEntry(
+        sha256="a" * 64,
+        tenant=story.TENANT,
+        subject=story.REPORTER,
+        scopes=("factory.evaluation.run",),
+    )
     bus = Recorded()
     runner = NightlyRunner(
-        None, bus, None, StoryCases(), settings, lambda: KeyRing([key]),  # type: ignore[arg-type]
+        None,
+        bus,
+        None,
+        StoryCases(),
+        settings,
+        lambda: KeyRing([key]),
         clock=lambda: line_at,
-    )  # fmt: skip
+    )
     line = await runner._run_case(story.TENANT, night, night.selected[0])
     assert NightLine.model_validate(line).model_dump(mode="json", by_alias=True) == (
         story.NIGHT_LINE
@@ -351,24 +371,36 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
     assert len(bus.issued) == view["conversations"] + 1  # each conversation, then the run
 
     night.finish_case(line, at=line_at)
-    finished_at = datetime.fromisoformat(view["finishedAt"])  # type: ignore[arg-type]
+    finished_at = datetime.fromisoformat(view["finishedAt"])
     night.finish(at=finished_at)
-    assert (night.status, night.lines) == (view["status"], view["lines"][:0] + [line])
-    row = {"date": date.fromisoformat(story.NIGHT_DATE), "status": night.status,
-           "selected": json.dumps(night.selected), "lines": json.dumps(night.lines),
-           "planned_at": planned_at, "finished_at": finished_at, "position": 0}  # fmt: skip
-    shown = summary_json(row)  # type: ignore[arg-type]  # the read model's own shaping
-    assert {**shown, "position": None} == {**story.NIGHT_LIST["items"][0], "position": None}  # type: ignore[index, dict-item]
+    assert night.status == view["status"]  # W90: nothing skipped or failed
+    shown_lines = [
+        NightLine.model_validate(each).model_dump(mode="json", by_alias=True)
+        for each in night.lines
+    ]
+    assert shown_lines == view["lines"]
+    row = {
+        "date": date.fromisoformat(story.NIGHT_DATE),
+        "status": night.status,
+        "selected": json.dumps(night.selected),
+        "lines": json.dumps(night.lines),
+        "planned_at": planned_at,
+        "finished_at": finished_at,
+        "position": 0,
+    }
+    shown = summary_json(row)  # the read model's own shaping
+    assert {**shown, "position": None} == {**story.NIGHT_LIST["items"][0], "position": None}
 
 
 def test_the_story_s_digest_is_the_one_the_builder_builds_and_posts() -> None:
     """SPEC W115–W126, W129–W130: the week's tables are the pure build of Alice's report and
     case, the digest's id and identities what the aggregate names, and the coach's post (with
     the twelve previous item ids) what the digest posts, as the relay publishes it."""
-    submitted = datetime.fromisoformat(story.REPORT_VIEW["submittedAt"])  # type: ignore[arg-type]
+    submitted = datetime.fromisoformat(story.REPORT_VIEW["submittedAt"])
     assert week_of(submitted) == story.WEEK
-    report = ReportFact(uuid.UUID(story.REPORT_ID), submitted, "not-found", story.AGENT,
-                        story.MODEL)  # fmt: skip
+    report = ReportFact(
+        uuid.UUID(story.REPORT_ID), submitted, "not-found", story.AGENT, story.MODEL
+    )
     # After the night of 2026-11-28 the case's last run passed (W120).
     case = CaseFact(story.CASE_REF, story.AGENT, uuid.UUID(story.REPORT_ID), passed=True)
     tables = build(story.WEEK, [report], [case], bound=PAGE_BOUND)
@@ -377,19 +409,23 @@ def test_the_story_s_digest_is_the_one_the_builder_builds_and_posts() -> None:
 
     built_at = datetime.fromisoformat(story.DIGEST_BUILT_AT)
     assert due_at(story.WEEK) <= built_at  # W106: read once the week is over
-    view = story.DIGEST_VIEW
+    view: Any = story.DIGEST_VIEW
     posted = view["posted"]
-    assert posted["routes"] == [f"kafka:{topics.DIGEST_POSTED}"]  # type: ignore[index]
-    digest = Digest.build(digest_id=uuid.UUID(story.DIGEST_ID), tenant_id=story.TENANT,
-                          tables=tables, at=built_at)  # fmt: skip
-    digest.post(instance=story.INSTANCE, url=digest_url(story.WEEK),
-                routes=posted["routes"],  # type: ignore[index]
-                at=datetime.fromisoformat(story.DIGEST_POSTED_AT))  # fmt: skip
+    assert posted["routes"] == [f"kafka:{topics.DIGEST_POSTED}"]
+    digest = Digest.build(
+        digest_id=uuid.UUID(story.DIGEST_ID), tenant_id=story.TENANT, tables=tables, at=built_at
+    )
+    digest.post(
+        instance=story.INSTANCE,
+        url=digest_url(story.WEEK),
+        routes=posted["routes"],
+        at=datetime.fromisoformat(story.DIGEST_POSTED_AT),
+    )
     events = digest.collect_events()
     (agent_posted,) = [e for e in events if isinstance(e, Digest.AgentPosted)]
     (stamp,) = [e for e in events if isinstance(e, Digest.Posted)]
-    assert stamp.identities == posted["identities"]  # type: ignore[index]
-    assert stamp.note == posted["note"]  # type: ignore[index]
+    assert stamp.identities == posted["identities"]
+    assert stamp.note == posted["note"]
     published = digest_posted(agent_posted).model_dump(mode="json", by_alias=True)
     assert published == story.DIGEST_POSTED
     assert len(published["previousItems"]) == 12  # W130
