@@ -90,7 +90,9 @@ def operations(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def answer_models() -> dict[str, type[Answer]]:
-    """Every model the API answers with (``contracts/answers.py``), by schema name."""
+    """Every model the API answers with, by schema name: the ``Answer`` subclasses of
+    ``contracts/answers.py`` and of the contexts that declare their answers beside their
+    commands (``contracts/nights.py``, ``contracts/digests.py``)."""
     found: dict[str, type[Answer]] = {}
     unseen = [Answer]
     while unseen:
