@@ -429,7 +429,11 @@ class Runtime:
             self.pool,
             self.case_runner(),
             nightly,
-            lambda: read_key_store(settings.api_keys, settings.api_keys_file),
+            # On the embedded default without configured keys, the development key is the
+            # only one there is; otherwise the configured keys, read afresh for each check.
+            (lambda: self.keys)
+            if self.dev_key
+            else (lambda: read_key_store(settings.api_keys, settings.api_keys_file)),
             read_wait_seconds=max(settings.read_wait_seconds, 60.0),
         )
 
