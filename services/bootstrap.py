@@ -280,6 +280,7 @@ class Runtime:
             self.pool,
             instance=self.settings.cloudevents_source,
             routes=self.digest_routes(),
+            public_url=self.settings.public_url,
             page_bound=self.settings.digest_page_bound,
             wait_seconds=self.settings.digest_wait_seconds,
         )

@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     api_keys_file: Path | None = None
 
     cloudevents_source: str = "urn:feedbackloop"
+    # Where people reach this API (e.g. https://feedback.example.org): links that leave the
+    # service, such as a digest post's url, are absolute under it; empty: relative paths.
+    public_url: str = ""
     # Put before every topic name, e.g. "staging." (tests use a fresh one each). Empty by
     # default, so the names are exactly the published ones.
     topic_prefix: str = ""

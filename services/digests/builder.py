@@ -51,6 +51,7 @@ class DigestBuilder:
         *,
         instance: str,
         routes: list[str],
+        public_url: str = "",
         page_bound: int = PAGE_BOUND,
         wait_seconds: float = 60.0,
         inbox: str = sources.INBOX,
@@ -58,6 +59,7 @@ class DigestBuilder:
     ) -> None:
         self.store, self.bus, self.pool = store, bus, pool
         self.instance, self.routes = instance, routes
+        self.public_url = public_url.rstrip("/")
         self.page_bound, self.wait_seconds = page_bound, wait_seconds
         self.inbox, self.cases = inbox, cases
 
@@ -99,7 +101,10 @@ class DigestBuilder:
         built = await self.bus.execute(self.issued(BuildWeeklyDigest(tables=tables), tenant_id,
                                                    f"{order.name}/build", order))  # fmt: skip
         post = PostWeeklyDigest(
-            week=week, instance=self.instance, url=digest_url(week), routes=self.routes
+            week=week,
+            instance=self.instance,
+            url=self.public_url + digest_url(week),
+            routes=self.routes,
         )
         posted = await self.bus.execute(self.issued(post, tenant_id, f"{order.name}/post", order))
         if tables.truncated:
@@ -119,5 +124,5 @@ class DigestBuilder:
 
 
 def digest_url(week: str) -> str:
-    """The digest's address in this service's API (W125), relative to the API's base."""
+    """The digest's address in this service's API (W125), below ``FEEDBACKLOOP_PUBLIC_URL``."""
     return f"/factory/feedback/digests/{week}"

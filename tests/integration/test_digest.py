@@ -232,6 +232,9 @@ async def test_a_neighbour_reads_digest_posted_with_the_twelve_previous_ids(
     week = "2027-W02"  # the previous twelve cross 2026-W53
     await submit(runtime, tenant, datetime(2027, 1, 12, 9, tzinfo=UTC))
     await submit(runtime, tenant, datetime(2027, 1, 13, 9, tzinfo=UTC), agent=WRITER)
+    runtime.settings = runtime.settings.model_copy(
+        update={"public_url": "https://feedback.example.org/"}
+    )
     await runtime.digest_builder().run(BuildDigest(week=week, now=due_at(week)))
     topic = runtime.settings.topic_prefix + topics.DIGEST_POSTED
     records = await consume(kafka_bootstrap, topic, count=2)
@@ -244,7 +247,7 @@ async def test_a_neighbour_reads_digest_posted_with_the_twelve_previous_ids(
     path = "_Digests/2027-W02/AgenticOffice_Agent_OfficeCoach"
     assert data["feedbackPath"] == path
     assert data["itemId"] == f"{source}/{path}"
-    assert data["url"] == "/factory/feedback/digests/2027-W02"
+    assert data["url"] == "https://feedback.example.org/factory/feedback/digests/2027-W02"
     assert data["previousItems"] == [
         f"{source}/_Digests/{w}/AgenticOffice_Agent_OfficeCoach"
         for w in ["2027-W01", "2026-W53", "2026-W52", "2026-W51", "2026-W50", "2026-W49",
