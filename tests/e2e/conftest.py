@@ -1,12 +1,10 @@
 """The service as its own process (``feedbackloop serve``) on a real PostgreSQL and Kafka, and a
 webhook receiver standing in for engineering triage."""
 
-import contextlib
 import hashlib
 import hmac
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -22,42 +20,11 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
+from tests.standin import ROOT, free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["ROOT", "free_port"]  # the e2e tests' helpers, found here
+
 WEBHOOK_SECRET = "e2e-webhook-secret"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def standin_agent(script: dict[str, Any], tmp_path: Path) -> Iterator[str]:
-    """The stand-in agent as its own process, answering as ``script`` says; yields its URL."""
-    path = tmp_path / f"script-{uuid.uuid4().hex[:6]}.json"
-    path.write_text(json.dumps(script))
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.evals.standin", "--script", str(path),
-         "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                if process.poll() is not None:
-                    raise RuntimeError("the stand-in agent exited") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @dataclass

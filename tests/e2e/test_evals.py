@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import Service, auth, standin_agent
+from tests.e2e.conftest import Service, auth
 from tests.kafka_peer import consume
+from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 NODE = "sglauser/AgenticOffice/Firmenprofil"

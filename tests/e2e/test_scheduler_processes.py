@@ -23,8 +23,9 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import ROOT, Service, auth, standin_agent
+from tests.e2e.conftest import Service, auth
 from tests.e2e.test_evals import LOOKED, lifted_case
+from tests.standin import ROOT, standin_agent
 
 MODEL = "claude-sonnet-4-5"
 SCRIPT = {

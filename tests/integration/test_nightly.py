@@ -8,9 +8,6 @@ at once that run one night, each conversation once.
 
 import asyncio
 import json
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -34,7 +31,7 @@ from services.scheduled import PlanNight
 from services.settings import Settings
 from services.store import EVENTS_TABLE
 from tests.conftest import Keys, settings_for
-from tests.e2e.conftest import ROOT, free_port
+from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 NODE = "sglauser/AgenticOffice/Firmenprofil"
@@ -64,28 +61,8 @@ NIGHT = "2026-11-29"
 
 @pytest.fixture(scope="module")
 def standin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    script = tmp_path_factory.mktemp("standin") / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.evals.standin", "--script", str(script),
-         "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                if process.poll() is not None:
-                    raise RuntimeError("the stand-in agent exited") from None
-                time.sleep(0.1)
+    with standin_agent(SCRIPT, tmp_path_factory.mktemp("standin")) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @dataclass
