@@ -1,6 +1,6 @@
 """HTTP routes of nights: the list, newest first, and one night with its lines."""
 
-from datetime import date
+import datetime as dt
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -28,19 +28,17 @@ def night_routes(http: Http) -> APIRouter:
         found = await list_nights(http.pool, principal.tenant_id)
         return {"items": [http.with_position(night, principal) for night in found]}
 
-    @router.get(
-        "/factory/evals/nights/{night_date}", response_model=NightView, responses=READ_ERRORS
-    )
+    @router.get("/factory/evals/nights/{date}", response_model=NightView, responses=READ_ERRORS)
     async def night(
-        night_date: date,
+        date: dt.date,
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One night (``yyyy-MM-dd``, UTC) with its inputs, selected cases, note and lines."""
         await http.read_at("nights", min_position, principal)
-        found = await get_night(http.pool, principal.tenant_id, night_date.isoformat())
+        found = await get_night(http.pool, principal.tenant_id, date.isoformat())
         if found is None:
-            raise NotFound(f"no night {night_date.isoformat()}", date=night_date.isoformat())
+            raise NotFound(f"no night {date.isoformat()}", date=date.isoformat())
         return http.with_position(found, principal)
 
     return router
