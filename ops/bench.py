@@ -48,8 +48,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from eventsourcing.utils import get_topic
 from rich.console import Console
 from rich.table import Table
 
@@ -59,18 +57,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 import localservers  # noqa: E402
 from bench_kafka import part_kafka, print_kafka  # noqa: E402
 
-from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
 from projections.feedback_list import FeedbackList  # noqa: E402
 from projections.runner import rebuild  # noqa: E402
 from services.auth import new_key  # noqa: E402
-from services.bus import CommandBus, Issued, Receipt  # noqa: E402
+from services.bus import CommandBus, Issued  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
 from services.follower import ensure_tables  # noqa: E402
-from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
-from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
-from services.kafka import ensure_topics  # noqa: E402
 from services.store import EVENTS_TABLE, EventStore, open_store  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)

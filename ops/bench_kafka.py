@@ -272,7 +272,9 @@ def messages(store: EventStore, prefix: str) -> list[tuple[str, bytes, bytes, li
         event = store.mapper.to_domain_event(notification)
         message = to_message(publication, event, SOURCE)
         key = str(message.key).encode()
-        built.append((prefix + publication.topic, message.value, key, list(message.headers.items())))
+        built.append(
+            (prefix + publication.topic, message.value, key, list(message.headers.items()))
+        )
     return built
 
 
@@ -299,7 +301,11 @@ async def plain_producer(
         seconds = time.perf_counter() - t0
     finally:
         await producer.stop()
-    return {"messages": len(built), "seconds": round(seconds, 3), "messages_per_s": len(built) / seconds}
+    return {
+        "messages": len(built),
+        "seconds": round(seconds, 3),
+        "messages_per_s": len(built) / seconds,
+    }
 
 
 async def end_offsets(bootstrap: str, topic: str) -> int:
@@ -309,7 +315,7 @@ async def end_offsets(bootstrap: str, topic: str) -> int:
     try:
         partitions = consumer.partitions_for_topic(topic) or set()
         if not partitions:
-            await consumer._client.force_metadata_update()  # noqa: SLF001
+            await consumer._client.force_metadata_update()
             partitions = consumer.partitions_for_topic(topic) or set()
         ends = await consumer.end_offsets([TopicPartition(topic, p) for p in partitions])
         return sum(ends.values())
