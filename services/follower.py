@@ -180,9 +180,7 @@ class Follower:
         heartbeat: float = 5.0,
     ) -> None:
         self.store, self.pool, self.reader = store, pool, reader
-        # A reader may ask for its own page size (the relay's is larger).
-        self.batch_size = getattr(reader, "batch_size", batch_size)
-        self.idle_poll = idle_poll
+        self.batch_size, self.idle_poll = batch_size, idle_poll
         self.attempts, self.backoff, self.heartbeat = attempts, backoff, heartbeat
         self.status = ReaderStatus(reader.name)
         self._topics = list(reader.topics)
