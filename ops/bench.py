@@ -48,8 +48,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-from eventsourcing.utils import get_topic
 from rich.console import Console
 from rich.table import Table
 
@@ -57,19 +55,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
+from bench_kafka import part_kafka, print_kafka  # noqa: E402
 
-from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
 from projections.feedback_list import FeedbackList  # noqa: E402
 from projections.runner import rebuild  # noqa: E402
 from services.auth import new_key  # noqa: E402
-from services.bus import CommandBus, Issued, Receipt  # noqa: E402
+from services.bus import CommandBus, Issued  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
 from services.follower import ensure_tables  # noqa: E402
-from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
-from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
-from services.kafka import ensure_topics  # noqa: E402
 from services.store import EVENTS_TABLE, EventStore, open_store  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -364,121 +359,6 @@ def bench_read_decode(store: EventStore, page: int = 5000) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------- 3. Kafka ingest vs a plain aiokafka consumer
-
-
-def command_event(n: int, run: str) -> bytes:
-    return json.dumps(
-        {
-            "specversion": "1.0",
-            "id": f"{run}-{n}",
-            "source": "urn:bench",
-            "type": "evaluation.feedback.v1.RecordFeedback",
-            "tenantid": TENANT,
-            "actor": "bench",
-            "datacontenttype": "application/json",
-            "data": body(n),
-        }
-    ).encode()
-
-
-async def fill_topic(bootstrap: str, topic: str, total: int, run: str) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
-    await producer.start()
-    try:
-        sent = [
-            await producer.send(topic, command_event(n, run), key=f"k{n % 64}".encode())
-            for n in range(total)
-        ]
-        await asyncio.gather(*sent)
-    finally:
-        await producer.stop()
-
-
-async def plain_consumer(bootstrap: str, topic: str, total: int) -> dict[str, Any]:
-    """The baseline: read and decode every message, store nothing."""
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        group_id=f"bench-plain-{uuid.uuid4().hex[:8]}",
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-    )
-    t0 = time.perf_counter()
-    await consumer.start()
-    seen = 0
-    try:
-        while seen < total:
-            polled = await consumer.getmany(timeout_ms=500, max_records=500)
-            for records in polled.values():
-                for record in records:
-                    json.loads(record.value)
-                    seen += 1
-            await consumer.commit()
-    finally:
-        await consumer.stop()
-    seconds = time.perf_counter() - t0
-    return {"messages": seen, "seconds": round(seconds, 3), "messages_per_s": seen / seconds}
-
-
-async def inbound_consumer(
-    store: EventStore, url: str, bootstrap: str, prefix: str, total: int
-) -> dict[str, Any]:
-    """The figure: the real consumer, from its start to the last command settled."""
-    pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
-    bus = CommandBus(store, HANDLERS, creates=CREATES)
-    try:
-        async with pool.acquire() as conn:
-            await ensure_inbound_tables(conn)
-        consumer = InboundConsumer(
-            bus,
-            store,
-            pool,
-            SUBSCRIPTIONS,
-            bootstrap=bootstrap,
-            group_id=f"bench-inbound-{uuid.uuid4().hex[:8]}",
-            topic_prefix=prefix,
-        )
-        t0 = time.perf_counter()
-        await consumer.start()
-        try:
-            while consumer.settled < total:
-                await asyncio.sleep(0.05)
-            seconds = time.perf_counter() - t0
-        finally:
-            await consumer.stop()
-        count = f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1"
-        feedback = await pool.fetchval(count, get_topic(Feedback.Recorded))
-        receipts = await pool.fetchval(count, get_topic(Receipt.Recorded))
-    finally:
-        await bus.aclose()
-        await pool.close()
-    return {
-        "commands": total,
-        "seconds": round(seconds, 3),
-        "commands_per_s": total / seconds,
-        "applied": consumer.applied,
-        "repeated": consumer.repeated,
-        "dead_lettered": consumer.dead_lettered,
-        "parked": consumer.parked,
-        "exactly_once": feedback == total == receipts == consumer.applied,
-        "transactions": bus.transactions,
-        "commands_per_transaction": round(total / max(1, bus.transactions), 1),
-    }
-
-
-async def bench_kafka(store: EventStore, url: str, bootstrap: str, total: int) -> dict[str, Any]:
-    run = uuid.uuid4().hex[:8]
-    prefix = f"bench{run}."
-    topic = prefix + topics.RECORD_FEEDBACK
-    names = (topic, topics.dead_letter(topic))
-    await ensure_topics(bootstrap, names, partitions=3, replication_factor=1)
-    await fill_topic(bootstrap, topic, total, run)
-    baseline = await plain_consumer(bootstrap, topic, total)
-    figure = await inbound_consumer(store, url, bootstrap, prefix, total)
-    return {"kafka_inbound": figure, "kafka_plain_consumer": baseline}
-
-
 # ------------------------------------------------------------------------------ main
 
 
@@ -500,11 +380,6 @@ def part_log(store: EventStore, url: str, args: argparse.Namespace) -> dict[str,
     rebuilt = asyncio.run(bench_rebuild(store, url, args.events)) | {"fill_s": fill_seconds}
     console.print("   reading and decoding the log …")
     return {"rebuild_feedback_list": rebuilt, "read_and_decode_log": bench_read_decode(store)}
-
-
-def part_kafka(store: EventStore, url: str, args: argparse.Namespace) -> dict[str, Any]:
-    console.print(f"[bold]3.[/] {args.commands:,} RecordFeedback CloudEvents on Kafka …")
-    return asyncio.run(bench_kafka(store, url, args.kafka, args.commands))
 
 
 def code_version() -> dict[str, Any]:
@@ -569,26 +444,6 @@ def run(server_url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     results["ratios"] = ratios
     results["peak_rss_mb"] = peak_rss_mb()
     return results
-
-
-def print_kafka(r: dict[str, Any]) -> None:
-    inbound, plain = r["kafka_inbound"], r["kafka_plain_consumer"]
-    table = Table(title="Kafka ingest, RecordFeedback CloudEvents, 3 partitions")
-    for column in ("measurement", "figure", "baseline", "ratio"):
-        table.add_column(column, justify="left" if column == "measurement" else "right")
-    table.add_row(
-        f"Inbound consumer, {inbound['commands']:,} commands applied once",
-        f"{inbound['commands_per_s']:,.0f} cmd/s",
-        f"{plain['messages_per_s']:,.0f} msg/s (plain aiokafka, read + decode)",
-        str(r["ratios"]["kafka_inbound_cps / plain_consumer_mps"]),
-    )
-    table.add_row(
-        "  exactly once | commands per transaction",
-        f"{inbound['exactly_once']} | {inbound['commands_per_transaction']}",
-        "",
-        "",
-    )
-    console.print(table)
 
 
 def print_table(r: dict[str, Any]) -> None:

@@ -23,6 +23,11 @@ from services.tracing import traceparent_of
 log = logging.getLogger(__name__)
 
 NAME = "relay"
+# Larger record batches than aiokafka's 16 KB default: a plain producer sending our messages
+# went from ~7,000 to ~20,000 messages/s with them (ops/bench_kafka.py, whose baseline uses
+# the same settings). No linger: a lone event (the one-by-one retry of a failed page) is not
+# held back, and under load the batches fill while the previous request is in flight anyway.
+LINGER_MS, MAX_BATCH_BYTES = 0, 512 * 1024
 
 
 class Relay:
@@ -54,7 +59,11 @@ class Relay:
         pause = self.connect_backoff
         while True:
             producer = AIOKafkaProducer(
-                bootstrap_servers=self.bootstrap, enable_idempotence=True, acks="all"
+                bootstrap_servers=self.bootstrap,
+                enable_idempotence=True,
+                acks="all",
+                linger_ms=LINGER_MS,
+                max_batch_size=MAX_BATCH_BYTES,
             )
             try:
                 await producer.start()

@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+"""Kafka benchmarks of Feedback Loop (issue 12, items 3 and 5), each figure beside a baseline
+measured in the same run on the same broker and PostgreSQL, so the ratio is what a reader
+compares.
+
+3. Ingest: RecordFeedback CloudEvents already on a 3-partition topic, applied exactly once by
+   the real inbound consumer (``services.inbound.InboundConsumer``: parse, bounds, receipts,
+   one transaction per partition's poll), commands/s from its start to the last one settled;
+   checked afterwards: one feedback and one receipt per command. Baseline: a plain aiokafka
+   consumer of a fresh group reading the same topic and decoding each JSON value, nothing
+   stored.
+5. Relay: FeedbackRecorded events already in the store (not timed), published by the real
+   relay on the real follower (read the log, decode, map to CloudEvents, idempotent producer
+   with ``acks=all``, position moved after every acknowledgement), events/s from its start
+   until its position reaches the head; checked afterwards: the topic holds one message per
+   event. Baseline: a plain aiokafka producer (idempotent, ``acks=all``) sending the very same
+   messages, built beforehand, and waiting for every acknowledgement.
+
+Each part answers rows ``{name, value, unit, baseline, baseline_value, ratio, target, met}``.
+Standalone, PostgreSQL and Kafka come from BENCH_DATABASE_URL and BENCH_KAFKA_BOOTSTRAP_SERVERS
+(falling back to TEST_DATABASE_URL / TEST_KAFKA_BOOTSTRAP_SERVERS); each part gets a fresh
+database, dropped afterwards. Timings are recorded, never asserted.
+
+    python ops/bench_kafka.py [--commands 20000] [--events 50000] [--parts ingest relay]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.structs import TopicPartition
+from eventsourcing.utils import get_topic
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
+
+from contracts import topics  # noqa: E402
+from contracts.feedback import RecordFeedback  # noqa: E402
+from services.bus import CommandBus, Receipt  # noqa: E402
+from services.feedback.domain import Feedback  # noqa: E402
+from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
+from services.feedback.published import PUBLICATIONS  # noqa: E402
+from services.follower import Follower, ensure_tables, read_position  # noqa: E402
+from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
+from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
+from services.kafka import ensure_topics  # noqa: E402
+from services.publication import to_message  # noqa: E402
+from services.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402
+from services.store import EVENTS_TABLE, EventStore, open_store  # noqa: E402
+
+TENANT = "bench"
+SOURCE = "urn:feedbackloop:bench"
+INGEST_TARGET = 5_000.0  # commands/s (issue 12 item 3; the ratio is reported, not targeted)
+RELAY_TARGET, RELAY_RATIO = 10_000.0, 0.5  # events/s and × the plain producer (item 5)
+
+
+def body(n: int) -> dict[str, Any]:
+    ref, rating = f"run-{n}", 1 + n % 5
+    return {"projectId": "bench", "subjectKind": "run", "subjectRef": ref, "kind": "rating"} | {
+        "rating": rating
+    }
+
+
+def row(
+    name: str,
+    value: float,
+    unit: str,
+    baseline: str | None,
+    baseline_value: float | None,
+    target: str,
+    met: bool,
+) -> dict[str, Any]:
+    ratio = round(value / baseline_value, 3) if baseline_value else None
+    return {
+        "name": name,
+        "value": round(value, 1),
+        "unit": unit,
+        "baseline": baseline,
+        "baseline_value": None if baseline_value is None else round(baseline_value, 1),
+        "ratio": ratio,
+        "target": target,
+        "met": met,
+    }
+
+
+# ------------------------------------------------- 3. Kafka ingest vs a plain aiokafka consumer
+
+
+def command_event(n: int, run: str) -> bytes:
+    return json.dumps(
+        {
+            "specversion": "1.0",
+            "id": f"{run}-{n}",
+            "source": "urn:bench",
+            "type": "evaluation.feedback.v1.RecordFeedback",
+            "tenantid": TENANT,
+            "actor": "bench",
+            "datacontenttype": "application/json",
+            "data": body(n),
+        }
+    ).encode()
+
+
+async def fill_topic(bootstrap: str, topic: str, total: int, run: str) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
+    await producer.start()
+    try:
+        sent = [
+            await producer.send(topic, command_event(n, run), key=f"k{n % 64}".encode())
+            for n in range(total)
+        ]
+        await asyncio.gather(*sent)
+    finally:
+        await producer.stop()
+
+
+async def plain_consumer(bootstrap: str, topic: str, total: int) -> dict[str, Any]:
+    """The baseline: read and decode every message, store nothing."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"bench-plain-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    t0 = time.perf_counter()
+    await consumer.start()
+    seen = 0
+    try:
+        while seen < total:
+            polled = await consumer.getmany(timeout_ms=500, max_records=500)
+            for records in polled.values():
+                for record in records:
+                    json.loads(record.value)
+                    seen += 1
+            await consumer.commit()
+    finally:
+        await consumer.stop()
+    seconds = time.perf_counter() - t0
+    return {"messages": seen, "seconds": round(seconds, 3), "messages_per_s": seen / seconds}
+
+
+async def inbound_consumer(
+    store: EventStore, url: str, bootstrap: str, prefix: str, total: int
+) -> dict[str, Any]:
+    """The figure: the real consumer, from its start to the last command settled."""
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
+    bus = CommandBus(store, HANDLERS, creates=CREATES)
+    try:
+        async with pool.acquire() as conn:
+            await ensure_inbound_tables(conn)
+        consumer = InboundConsumer(
+            bus,
+            store,
+            pool,
+            SUBSCRIPTIONS,
+            bootstrap=bootstrap,
+            group_id=f"bench-inbound-{uuid.uuid4().hex[:8]}",
+            topic_prefix=prefix,
+        )
+        t0 = time.perf_counter()
+        await consumer.start()
+        try:
+            while consumer.settled < total:
+                await asyncio.sleep(0.05)
+            seconds = time.perf_counter() - t0
+        finally:
+            await consumer.stop()
+        count = f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1"
+        feedback = await pool.fetchval(count, get_topic(Feedback.Recorded))
+        receipts = await pool.fetchval(count, get_topic(Receipt.Recorded))
+    finally:
+        await bus.aclose()
+        await pool.close()
+    return {
+        "commands": total,
+        "seconds": round(seconds, 3),
+        "commands_per_s": total / seconds,
+        "applied": consumer.applied,
+        "repeated": consumer.repeated,
+        "dead_lettered": consumer.dead_lettered,
+        "parked": consumer.parked,
+        "exactly_once": feedback == total == receipts == consumer.applied,
+        "transactions": bus.transactions,
+        "commands_per_transaction": round(total / max(1, bus.transactions), 1),
+    }
+
+
+async def bench_kafka(store: EventStore, url: str, bootstrap: str, total: int) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:8]
+    prefix = f"bench{run}."
+    topic = prefix + topics.RECORD_FEEDBACK
+    names = (topic, topics.dead_letter(topic))
+    await ensure_topics(bootstrap, names, partitions=3, replication_factor=1)
+    await fill_topic(bootstrap, topic, total, run)
+    baseline = await plain_consumer(bootstrap, topic, total)
+    figure = await inbound_consumer(store, url, bootstrap, prefix, total)
+    return {"kafka_inbound": figure, "kafka_plain_consumer": baseline}
+
+
+def ingest_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
+    inbound, plain = r["kafka_inbound"], r["kafka_plain_consumer"]
+    value = inbound["commands_per_s"]
+    return [
+        row(
+            f"Kafka command topic, {inbound['commands']:,} RecordFeedback applied exactly once",
+            value,
+            "commands/s",
+            "plain aiokafka consumer, read + decode (msg/s)",
+            plain["messages_per_s"],
+            f">= {INGEST_TARGET:,.0f} commands/s, exactly once",
+            value >= INGEST_TARGET and bool(inbound["exactly_once"]),
+        )
+    ]
+
+
+def part_kafka(store: EventStore, url: str, args: argparse.Namespace) -> dict[str, Any]:
+    print(f"3. {args.commands:,} RecordFeedback CloudEvents on Kafka …", flush=True)
+    results = asyncio.run(bench_kafka(store, url, args.kafka, args.commands))
+    return results | {"rows": ingest_rows(results)}
+
+
+def print_kafka(r: dict[str, Any]) -> None:
+    inbound = r["kafka_inbound"]
+    print_rows(ingest_rows(r))
+    print(
+        f"   exactly once: {inbound['exactly_once']}; commands per transaction: "
+        f"{inbound['commands_per_transaction']}"
+    )
+
+
+# ---------------------------------------------------- 5. relay vs a plain aiokafka producer
+
+
+def fill_store(store: EventStore, total: int, batch: int = 500) -> None:
+    """``total`` FeedbackRecorded events in the store, appended in batches (not timed)."""
+    at = datetime.now(UTC)
+    for first in range(0, total, batch):
+        aggregates = []
+        for n in range(first, min(total, first + batch)):
+            command = RecordFeedback.model_validate(body(n))
+            aggregates.append(
+                Feedback.record(
+                    command,
+                    feedback_id=uuid.uuid4(),
+                    tenant_id=TENANT,
+                    given_by="bench",
+                    given_at=at,
+                    command_id=f"bench/{n}",
+                    request_digest=request_digest(command),
+                )
+            )
+        store.save(*aggregates)
+
+
+def messages(store: EventStore, prefix: str) -> list[tuple[str, bytes, bytes, list[Any]]]:
+    """The messages the relay publishes for the stored events, built as it builds them."""
+    [publication] = PUBLICATIONS
+    built = []
+    for notification in store.recorder.select_notifications(start=1, limit=10**9):
+        event = store.mapper.to_domain_event(notification)
+        message = to_message(publication, event, SOURCE)
+        key = str(message.key).encode()
+        built.append(
+            (prefix + publication.topic, message.value, key, list(message.headers.items()))
+        )
+    return built
+
+
+async def plain_producer(
+    bootstrap: str, built: list[tuple[str, bytes, bytes, list[Any]]]
+) -> dict[str, Any]:
+    """The baseline: send the prebuilt messages, idempotent and ``acks=all``, and wait for
+    every acknowledgement."""
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        enable_idempotence=True,
+        acks="all",
+        linger_ms=LINGER_MS,
+        max_batch_size=MAX_BATCH_BYTES,
+    )
+    await producer.start()
+    try:
+        t0 = time.perf_counter()
+        sent = [
+            await producer.send(topic, value=value, key=key, headers=headers)
+            for topic, value, key, headers in built
+        ]
+        await asyncio.gather(*sent)
+        seconds = time.perf_counter() - t0
+    finally:
+        await producer.stop()
+    return {
+        "messages": len(built),
+        "seconds": round(seconds, 3),
+        "messages_per_s": len(built) / seconds,
+    }
+
+
+async def end_offsets(bootstrap: str, topic: str) -> int:
+    """How many messages the topic holds (acknowledged ones only are readable)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await consumer.start()
+    try:
+        partitions = consumer.partitions_for_topic(topic) or set()
+        if not partitions:
+            await consumer._client.force_metadata_update()
+            partitions = consumer.partitions_for_topic(topic) or set()
+        ends = await consumer.end_offsets([TopicPartition(topic, p) for p in partitions])
+        return sum(ends.values())
+    finally:
+        await consumer.stop()
+
+
+async def run_relay(
+    store: EventStore, url: str, bootstrap: str, prefix: str, total: int
+) -> dict[str, Any]:
+    """The figure: the real relay on the real follower, from its start to the head."""
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=4)
+    try:
+        async with pool.acquire() as conn:
+            await ensure_tables(conn)
+        head = store.recorder.max_notification_id() or 0
+        relay = Relay(bootstrap, PUBLICATIONS, source=SOURCE, topic_prefix=prefix)
+        follower = Follower(store, pool, relay)
+        stop = asyncio.Event()
+        t0 = time.perf_counter()
+        task = asyncio.create_task(follower.run(stop))
+        while await read_position(pool, relay.name) < head:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.02)
+        seconds = time.perf_counter() - t0
+        stop.set()
+        await task
+    finally:
+        await pool.close()
+    return {
+        "events": total,
+        "seconds": round(seconds, 3),
+        "events_per_s": total / seconds,
+        "published": relay.published,
+        "parked": follower.status.parked,
+    }
+
+
+async def bench_relay(store: EventStore, url: str, bootstrap: str, total: int) -> dict[str, Any]:
+    run = uuid.uuid4().hex[:8]
+    [publication] = PUBLICATIONS
+    await asyncio.to_thread(fill_store, store, total)
+    built = await asyncio.to_thread(messages, store, f"benchbase{run}.")
+    figure_topic, base_topic = f"bench{run}." + publication.topic, built[0][0]
+    await ensure_topics(bootstrap, (figure_topic, base_topic), partitions=3, replication_factor=1)
+    baseline = await plain_producer(bootstrap, built)
+    figure = await run_relay(store, url, bootstrap, f"bench{run}.", total)
+    figure["on_topic"] = await end_offsets(bootstrap, figure_topic)
+    baseline["on_topic"] = await end_offsets(bootstrap, base_topic)
+    return {"relay": figure, "relay_plain_producer": baseline}
+
+
+def relay_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
+    relay, plain = r["relay"], r["relay_plain_producer"]
+    value, base = relay["events_per_s"], plain["messages_per_s"]
+    complete = relay["on_topic"] == relay["events"] == relay["published"]
+    return [
+        row(
+            f"Relay to Kafka, {relay['events']:,} FeedbackRecorded published and acknowledged",
+            value,
+            "events/s",
+            "plain aiokafka producer, same messages, idempotent, acks=all (msg/s)",
+            base,
+            f">= {RELAY_TARGET:,.0f} events/s and ratio >= {RELAY_RATIO}",
+            complete and value >= RELAY_TARGET and value >= RELAY_RATIO * base,
+        )
+    ]
+
+
+def part_relay(store: EventStore, url: str, args: argparse.Namespace) -> dict[str, Any]:
+    print(f"5. relaying {args.events:,} FeedbackRecorded events to Kafka …", flush=True)
+    results = asyncio.run(bench_relay(store, url, args.kafka, args.events))
+    return results | {"rows": relay_rows(results)}
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    for r in rows:
+        base = f"{r['baseline_value']:,.0f}" if r["baseline_value"] is not None else "-"
+        print(
+            f"   {r['name']}: {r['value']:,.0f} {r['unit']} | baseline {base} ({r['baseline']}) "
+            f"| ratio {r['ratio']} | target {r['target']} | met {r['met']}"
+        )
+
+
+def in_fresh_database(
+    server_url: str, part: Callable[[EventStore, str], dict[str, Any]]
+) -> dict[str, Any]:
+    name = f"bench_kafka_{uuid.uuid4().hex[:8]}"
+    asyncio.run(execute(server_url, f"CREATE DATABASE {name}"))
+    url = urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+    store = open_store(url)
+    try:
+        return part(store, url)
+    finally:
+        store.close()
+        asyncio.run(execute(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+
+
+async def execute(url: str, statement: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--commands", type=int, default=20_000, help="Kafka commands to ingest")
+    parser.add_argument("--events", type=int, default=50_000, help="stored events to relay")
+    parser.add_argument(
+        "--parts", nargs="+", choices=("ingest", "relay"), default=["ingest", "relay"]
+    )
+    parser.add_argument("--out", type=Path, help="write the rows as JSON here")
+    args = parser.parse_args(argv)
+    server_url = os.environ.get("BENCH_DATABASE_URL") or os.environ["TEST_DATABASE_URL"]
+    args.kafka = (
+        os.environ.get("BENCH_KAFKA_BOOTSTRAP_SERVERS")
+        or os.environ["TEST_KAFKA_BOOTSTRAP_SERVERS"]
+    )
+    parts = {
+        "ingest": lambda store, url: part_kafka(store, url, args),
+        "relay": lambda store, url: part_relay(store, url, args),
+    }
+    rows: list[dict[str, Any]] = []
+    details: dict[str, Any] = {}
+    for name in args.parts:
+        results = in_fresh_database(server_url, parts[name])
+        rows += results.pop("rows")
+        details |= results
+    print_rows(rows)
+    print(json.dumps(details, indent=2))
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"rows": rows, "details": details}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""How the store appends (issue 12): events as column arrays, owners by a statement trigger."""
+
+import uuid
+
+import pytest
+from eventsourcing.persistence import IntegrityError, StoredEvent
+
+from services.store import (
+    EVENTS_TABLE,
+    TENANTS_TABLE,
+    ColumnsRecorder,
+    ensure_tenants_table,
+    open_store,
+    owned,
+)
+
+
+def stored(originator_id: uuid.UUID, version: int, tenant: str | None) -> StoredEvent:
+    state = b"{}" if tenant is None else f'{{"tenant_id": "{tenant}"}}'.encode()
+    return StoredEvent(originator_id, version, "tests:Happened", state)
+
+
+def test_an_append_gets_its_notification_ids_in_order_and_one_conflict_fails_it_whole(
+    database_url: str,
+) -> None:
+    store = open_store(database_url)
+    try:
+        assert isinstance(store.recorder, ColumnsRecorder)
+        ids = [uuid.uuid4() for _ in range(300)]
+        events = [stored(i, 1, "t") for i in ids]
+        positions = store.recorder.insert_events(events)
+        assert positions is not None
+        assert len(positions) == 300
+        assert positions == sorted(positions)
+        read = store.recorder.select_notifications(start=1, limit=1000)
+        assert [(n.id, n.originator_id) for n in read] == list(zip(positions, ids, strict=True))
+        again = [stored(uuid.uuid4(), 1, "t"), stored(ids[0], 1, "t")]
+        with pytest.raises(IntegrityError):  # a second version 1 of an aggregate
+            store.recorder.insert_events(again)
+        assert len(store.recorder.select_notifications(start=1, limit=1000)) == 300
+    finally:
+        store.close()
+
+
+def test_the_owners_of_a_whole_append_are_listed_by_one_statement_trigger(
+    database_url: str,
+) -> None:
+    store = open_store(database_url)
+    datastore = store.recorder.datastore  # type: ignore[attr-defined]
+    try:
+        mine, theirs, nobody = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+        store.recorder.insert_events(
+            [
+                stored(mine, 1, "a"),
+                stored(mine, 2, "b"),
+                stored(theirs, 1, "b"),
+                stored(nobody, 1, None),
+            ]
+        )
+        assert owned(store, "a", mine)
+        assert not owned(store, "b", mine)
+        assert owned(store, "b", theirs)
+        with datastore.transaction(commit=False) as curs:
+            curs.execute(f"SELECT count(*) AS n FROM {TENANTS_TABLE}")
+            assert curs.fetchone()["n"] == 2  # nothing without a tenant is listed
+            curs.execute(
+                "SELECT tgtype & 1 AS per_row FROM pg_trigger "
+                "WHERE tgname = 'feedbackloop_record_tenant'"
+            )
+            assert [r["per_row"] for r in curs.fetchall()] == [0]
+    finally:
+        store.close()
+
+
+def test_a_row_trigger_of_an_older_store_is_replaced_and_its_owners_kept(database_url: str) -> None:
+    store = open_store(database_url)
+    datastore = store.recorder.datastore  # type: ignore[attr-defined]
+    try:
+        before = uuid.uuid4()
+        with datastore.transaction(commit=True) as curs:  # as a store before issue 12 was
+            curs.execute(f"DROP TRIGGER feedbackloop_record_tenant ON {EVENTS_TABLE}")
+            curs.execute(
+                "CREATE OR REPLACE FUNCTION feedbackloop_record_tenant() RETURNS trigger "
+                "LANGUAGE plpgsql AS $$ BEGIN "
+                f"INSERT INTO {TENANTS_TABLE} VALUES (NEW.originator_id, "
+                "convert_from(NEW.state, 'UTF8')::json ->> 'tenant_id') ON CONFLICT DO NOTHING; "
+                "RETURN NULL; END $$"
+            )
+            curs.execute(
+                f"CREATE TRIGGER feedbackloop_record_tenant AFTER INSERT ON {EVENTS_TABLE} "
+                "FOR EACH ROW WHEN (NEW.originator_version = 1) "
+                "EXECUTE FUNCTION feedbackloop_record_tenant()"
+            )
+        store.recorder.insert_events([stored(before, 1, "old")])
+        ensure_tenants_table(store)
+        after = uuid.uuid4()
+        store.recorder.insert_events([stored(after, 1, "new")])
+        assert owned(store, "old", before)
+        assert owned(store, "new", after)
+        with datastore.transaction(commit=False) as curs:
+            curs.execute(
+                "SELECT tgtype & 1 AS per_row FROM pg_trigger "
+                "WHERE tgname = 'feedbackloop_record_tenant'"
+            )
+            assert [r["per_row"] for r in curs.fetchall()] == [0]
+    finally:
+        store.close()
