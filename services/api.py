@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
+import orjson
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
@@ -19,11 +20,12 @@ from pydantic import BaseModel, BeforeValidator
 
 from projections.runner import wait_for_position
 from services.auth import KeyRing, Principal
-from services.bus import CommandBus, Issued, Outcome, command_from
-from services.errors import Refused
+from services.bus import CommandBus, Issued, Outcome, Result, command_from
+from services.errors import DomainError, Refused
 from services.openapi import with_bodies
 from services.positions import PositionSeal
 from services.problems import (
+    STATUS,
     Forbidden,
     NotYetVisible,
     TooLarge,
@@ -81,10 +83,14 @@ def command_id(idempotency_key: str | None) -> str:
 
 
 MAX_BODY_BYTES = 64 * 1024
+# A batch (``POST /factory/feedback:batch``): a thousand items of the largest a RecordFeedback
+# can be, with room for escapes.
+MAX_BATCH_BYTES = 4 * 1024 * 1024
 # Deeper than any of our contracts nests (a few levels), far below the parser's recursion
 # limit: a body nested a thousand deep is refused before it is parsed.
 MAX_DEPTH = 32
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_JSON_STRING_OR_KEY = re.compile(rb'"(?:[^"\\]|\\.)*"(\s*:)?', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
@@ -144,6 +150,25 @@ class Http:
         )
         return await self.bus.execute(issued)
 
+    async def execute_all(
+        self, commands: list[tuple[BaseModel, str]], principal: Principal
+    ) -> list[Result]:
+        """Decide ``(command, command id)`` pairs together and append their events in one
+        transaction (the bus's batch); answers each one's Outcome or error, in order."""
+        at = self.clock()
+        issued = [
+            Issued(
+                command,
+                principal.tenant_id,
+                principal.subject,
+                command_id,
+                at,
+                service=principal.service,
+            )
+            for command, command_id in commands
+        ]
+        return await self.bus.execute_batch(issued, None)
+
     def position(self, outcome: Outcome, principal: Principal) -> str:
         """The ``position`` a write answers: its place in the log, sealed for its tenant."""
         return self.positions.seal(outcome.position, principal.tenant_id)
@@ -198,13 +223,42 @@ def nesting_depth(raw: bytes) -> int:
 def parse_json(raw: bytes) -> Any:
     """A request body as JSON, read the way our contracts publish it: nesting bounded before
     parsing, no duplicate keys (which one would win is the parser's accident), no NaN or
-    Infinity (not JSON)."""
+    Infinity (not JSON).
+
+    orjson reads a body in a fraction of the standard parser's time (issue 12) but keeps the
+    last of two equal keys and says little of what is wrong: a body it refuses, or in which
+    it found fewer keys than the text spells, is read again by the standard parser, whose
+    refusal names the duplicate key or the error's place. So every rule holds as before."""
     if nesting_depth(raw) > MAX_DEPTH:
         raise Refused(f"the body nests deeper than {MAX_DEPTH} levels", field="body")
+    try:
+        data = orjson.loads(raw or b"null")
+    except orjson.JSONDecodeError:
+        return _parse_strictly(raw)
+    if _keys_parsed(data) != _keys_spelt(raw):
+        return _parse_strictly(raw)
+    return data
+
+
+def _parse_strictly(raw: bytes) -> Any:
     try:
         return json.loads(raw or b"null", object_pairs_hook=_unique_keys, parse_constant=_not_json)
     except ValueError as exc:
         raise Refused(f"the body is not JSON: {exc}", field="body") from None
+
+
+def _keys_spelt(raw: bytes) -> int:
+    """How many object keys a (valid) JSON text spells: strings followed by a colon. Each
+    match consumes a whole string, so a quote or colon inside one is never miscounted."""
+    return sum(1 for match in _JSON_STRING_OR_KEY.finditer(raw) if match.group(1))
+
+
+def _keys_parsed(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(_keys_parsed(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_keys_parsed(v) for v in value)
+    return 0
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -259,12 +313,32 @@ async def no_body(request: Request) -> None:
         raise Refused("this route takes no body", field="body")
 
 
+async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> Any:
+    """The request body as JSON, at most ``limit`` bytes, read by ``parse_json``'s rules."""
+    raw = await request.body()
+    if len(raw) > limit:
+        raise TooLarge(limit)
+    return parse_json(raw)
+
+
+def problem_of(error: DomainError) -> dict[str, Any]:
+    """A refused item of a batch: the one error shape (services/problems.py) with its status."""
+    details = error.details
+    problem = {
+        "status": STATUS.get(type(error), 400),
+        "error": error.code,
+        "message": error.message,
+        "field": details.get("field"),
+        "problems": details.get("problems", []),
+    }
+    if "feedbackId" in details:  # a conflict names what the key was used for
+        problem["feedbackId"] = details["feedbackId"]
+    return problem
+
+
 async def read_command(request: Request, model: type[T], stamped: frozenset[str]) -> T:
     """A command from the request body; stamped fields are refused by name."""
-    raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise TooLarge(MAX_BODY_BYTES)
-    data = parse_json(raw)
+    data = await read_json(request)
     # Strict with ourselves (STYLE 12): JSON types as the schema publishes them, nothing
     # coerced ("3", 4.0 or true for an integer, 0 for a boolean are refused).
     command = command_from(data, model, stamped, strict=True)

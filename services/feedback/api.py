@@ -1,21 +1,37 @@
-"""HTTP routes of feedback: ``/factory/feedback`` (SPEC C11, C12)."""
+"""HTTP routes of feedback: ``/factory/feedback`` (SPEC C11, C12) and its batch
+``/factory/feedback:batch`` (issue 12)."""
 
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from contracts.answers import FeedbackPage, FeedbackWritten
+from contracts.answers import FeedbackBatchWritten, FeedbackPage, FeedbackWritten
 from contracts.feedback import (
+    MAX_BATCH_ITEMS,
     STAMPED_FIELDS,
     FeedbackKind,
     RecordFeedback,
+    RecordFeedbackBatch,
     SubjectKind,
     artifact_refs,
 )
 from projections.feedback_list import list_feedback
-from services.api import Before, Http, IdempotencyKey, MinPosition, command_id, read_command
+from services.api import (
+    MAX_BATCH_BYTES,
+    Before,
+    Http,
+    IdempotencyKey,
+    MinPosition,
+    command_id,
+    problem_of,
+    read_command,
+    read_json,
+)
 from services.artifacts import check_references
 from services.auth import Principal
+from services.bus import Outcome, command_from
+from services.errors import DomainError, Refused
 from services.openapi import body
 from services.problems import READ_ERRORS, WRITE_ERRORS
 
@@ -25,6 +41,12 @@ EXAMPLE = {
     "subjectRef": "run-1",
     "kind": "rating",
     "rating": 5,
+}
+BATCH_EXAMPLE = {
+    "items": [
+        EXAMPLE | {"idempotencyKey": "rating-run-1"},
+        EXAMPLE | {"subjectRef": "run-2", "rating": 4, "idempotencyKey": "rating-run-2"},
+    ]
 }
 
 
@@ -59,6 +81,53 @@ def feedback_routes(http: Http) -> APIRouter:
             "position": http.position(outcome, principal),
         }
 
+    @router.post(
+        ":batch",
+        status_code=200,
+        response_model=FeedbackBatchWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(RecordFeedbackBatch, BATCH_EXAMPLE),
+    )
+    async def record_feedback_batch(
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response:
+        """Record up to 1,000 pieces of feedback at once: each item is decided alone (its own
+        201, 200 or error, in the order sent; one bad item spoils nothing) and every item's
+        events are appended in one transaction.
+
+        An item's ``idempotencyKey`` works as a single POST's ``Idempotency-Key`` (the same
+        key names the same feedback on both routes); without one, the request's
+        ``Idempotency-Key`` and the item's index (``<key>/<index>``) make its key."""
+        items = batch_items(await read_json(request, MAX_BATCH_BYTES))
+        answers: list[dict[str, Any] | None] = [None] * len(items)
+        commands: list[tuple[RecordFeedback, str]] = []
+        places: list[int] = []
+        for index, item in enumerate(items):
+            try:
+                command, key = read_item(item)
+                await check_references(http.pool, principal.tenant_id, artifact_refs(command))
+            except DomainError as error:
+                answers[index] = problem_of(error)
+                continue
+            if key is None and idempotency_key is not None:
+                key = f"{idempotency_key}/{index}"
+            commands.append((command, command_id(key)))
+            places.append(index)
+        position = None
+        results = await http.execute_all([*commands], principal) if commands else []
+        for index, result in zip(places, results, strict=True):
+            if isinstance(result, DomainError):
+                answers[index] = problem_of(result)
+            elif isinstance(result, BaseException):
+                raise result  # the store failed the whole transaction: a 500, nothing stored
+            else:
+                answers[index] = written(result)
+                position = max(position or 0, result.position)
+        answer = {"items": answers, "position": http.sealed(position, principal)}
+        return Response(orjson.dumps(answer), media_type="application/json")
+
     @router.get("", response_model=FeedbackPage, responses=READ_ERRORS)
     async def get_feedback(
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
@@ -84,3 +153,37 @@ def feedback_routes(http: Http) -> APIRouter:
         return {"items": items, "next": http.sealed(page.next_before, principal)}
 
     return router
+
+
+def batch_items(data: Any) -> list[Any]:
+    """The ``items`` of a batch body; the envelope is as strict as a command (STYLE 12)."""
+    if not isinstance(data, dict):
+        raise Refused("the body must be a JSON object with items", field="body")
+    for name in sorted(data.keys() - {"items"}):
+        raise Refused(f"a batch has no field {name!r}", field=name)
+    items = data.get("items")
+    if not isinstance(items, list) or not items:
+        raise Refused("items must be a list of 1 to 1000 feedback items", field="items")
+    if len(items) > MAX_BATCH_ITEMS:
+        raise Refused(f"at most {MAX_BATCH_ITEMS} items in one batch", field="items")
+    return items
+
+
+def read_item(item: Any) -> tuple[RecordFeedback, str | None]:
+    """One item: a RecordFeedback (as strict as the single route's body) and its own key."""
+    if not isinstance(item, dict):
+        raise Refused("an item must be a JSON object", field="body")
+    fields = dict(item)
+    key = fields.pop("idempotencyKey", None)
+    if key is not None and not (isinstance(key, str) and 0 < len(key) <= 200 and "\x00" not in key):
+        raise Refused("idempotencyKey must be text of 1 to 200 characters", field="idempotencyKey")
+    command = command_from(fields, RecordFeedback, STAMPED_FIELDS, strict=True)
+    assert isinstance(command, RecordFeedback)
+    return command, key
+
+
+def written(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "status": 201 if outcome.result.created else 200,
+        "feedbackId": str(outcome.result.feedback_id),
+    }
