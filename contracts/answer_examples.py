@@ -105,6 +105,7 @@ FEEDBACK_BATCH_WRITTEN: JsonDict = {
             "message": "rating: Input should be less than or equal to 5",
             "field": "rating",
             "problems": [{"field": "rating", "message": "Input should be less than or equal to 5"}],
+            "feedbackId": None,
         },
     ],
     "position": "Kq2m0c8xTg4bW1vJ5nR7yZp3LhA6dE9fUsG0iO2kCwN8tYxB",

@@ -94,7 +94,9 @@ class FeedbackItemRefused(Answer):
     field: str | None
     problems: list[ItemProblem]
     feedback_id: str | None = Field(
-        default=None, alias="feedbackId", json_schema_extra={"format": "uuid"}
+        alias="feedbackId",
+        description="On a 409, the feedback the key was used for; else null.",
+        json_schema_extra={"format": "uuid"},
     )
 
 

@@ -330,9 +330,8 @@ def problem_of(error: DomainError) -> dict[str, Any]:
         "message": error.message,
         "field": details.get("field"),
         "problems": details.get("problems", []),
+        "feedbackId": details.get("feedbackId"),  # a conflict names what the key was used for
     }
-    if "feedbackId" in details:  # a conflict names what the key was used for
-        problem["feedbackId"] = details["feedbackId"]
     return problem
 
 
