@@ -93,20 +93,26 @@ def feedback_routes(http: Http) -> APIRouter:
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
         idempotency_key: IdempotencyKey = None,
     ) -> Response:
-        """Record up to 1,000 pieces of feedback at once: each item is decided alone (its own
-        201, 200 or error, in the order sent; one bad item spoils nothing) and every item's
-        events are appended in one transaction.
+        """Record up to 1,000 pieces of feedback at once, each item decided alone (its own
+        201, 200, 409 or 422, in the order sent) and all their events appended in one
+        transaction.
+
+        The body is as strict as the single route's: an item that breaks the published
+        schema (a wrong type, an unknown or stamped field) refuses the whole batch with 422,
+        naming ``items.<index>.<field>``, and nothing is stored. What only a decision can
+        tell — a rating without its value, an artifact that does not exist, a key used
+        for another item (409) — refuses that item alone; the others are recorded.
 
         An item's ``idempotencyKey`` works as a single POST's ``Idempotency-Key`` (the same
         key names the same feedback on both routes); without one, the request's
         ``Idempotency-Key`` and the item's index (``<key>/<index>``) make its key."""
         items = batch_items(await read_json(request, MAX_BATCH_BYTES))
+        read = [read_item(item, index) for index, item in enumerate(items)]
         answers: list[dict[str, Any] | None] = [None] * len(items)
         commands: list[tuple[RecordFeedback, str]] = []
         places: list[int] = []
-        for index, item in enumerate(items):
+        for index, (command, key) in enumerate(read):
             try:
-                command, key = read_item(item)
                 await check_references(http.pool, principal.tenant_id, artifact_refs(command))
             except DomainError as error:
                 answers[index] = problem_of(error)
@@ -169,17 +175,39 @@ def batch_items(data: Any) -> list[Any]:
     return items
 
 
-def read_item(item: Any) -> tuple[RecordFeedback, str | None]:
-    """One item: a RecordFeedback (as strict as the single route's body) and its own key."""
-    if not isinstance(item, dict):
-        raise Refused("an item must be a JSON object", field="body")
-    fields = dict(item)
-    key = fields.pop("idempotencyKey", None)
-    if key is not None and not (isinstance(key, str) and 0 < len(key) <= 200 and "\x00" not in key):
-        raise Refused("idempotencyKey must be text of 1 to 200 characters", field="idempotencyKey")
-    command = command_from(fields, RecordFeedback, STAMPED_FIELDS, strict=True)
+def read_item(item: Any, index: int) -> tuple[RecordFeedback, str | None]:
+    """One item: a RecordFeedback (as strict as the single route's body) and its own key;
+    refused naming ``items.<index>.<field>``."""
+    try:
+        if not isinstance(item, dict):
+            raise Refused("an item must be a JSON object", field="body")
+        fields = dict(item)
+        key = fields.pop("idempotencyKey", None)
+        if key is not None and not (
+            isinstance(key, str) and 0 < len(key) <= 200 and "\x00" not in key
+        ):
+            raise Refused(
+                "idempotencyKey must be text of 1 to 200 characters", field="idempotencyKey"
+            )
+        command = command_from(fields, RecordFeedback, STAMPED_FIELDS, strict=True)
+    except Refused as refused:
+        raise in_item(refused, index) from None
     assert isinstance(command, RecordFeedback)
     return command, key
+
+
+def in_item(refused: Refused, index: int) -> Refused:
+    """An item's refusal as the batch's: its fields named from the body's top."""
+
+    def named(field: str) -> str:
+        return f"items.{index}" if field == "body" else f"items.{index}.{field}"
+
+    problems = [
+        {**problem, "field": named(problem["field"])}
+        for problem in refused.details.get("problems", [])
+    ]
+    field = named(refused.details["field"])
+    return Refused(f"items.{index}: {refused.message}", field=field, problems=problems)
 
 
 def written(outcome: Outcome) -> dict[str, Any]:

@@ -116,39 +116,51 @@ async def test_an_item_key_is_the_single_route_s_idempotency_key(
     assert result == {"status": 200, "feedbackId": single.json()["feedbackId"]}
 
 
-async def test_bad_items_do_not_spoil_the_good_ones(
+async def test_items_refused_by_a_decision_do_not_spoil_the_good_ones(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
+    """What only a decision can tell refuses the item alone (SPEC C04, C06, C11)."""
     reused = answered(await client.post(BATCH, json={"items": [rating(1, idempotencyKey="x")]}))
+    missing = "artifact:sha256:" + "0" * 64
     items = [
         rating(2),
-        rating(3, rating=6),  # out of range
-        rating(4, givenBy="mallory"),  # a stamped field
-        rating(5, idempotencyKey="x"),  # key used for another item: 409
-        "not an object",
-        rating(6, colour="red"),  # unknown field
-        rating(7, rating="5"),  # no coercion (STYLE 12)
-        rating(8, idempotencyKey=""),
-        rating(9),
+        {k: v for k, v in rating(3).items() if k != "rating"},  # a rating needs its value
+        rating(4, kind="comment", commentRef=missing),  # no such artifact in this tenant
+        rating(5, idempotencyKey="x"),  # the key was used for another item: 409
+        rating(6),
     ]
     results = answered(await client.post(BATCH, json={"items": items}))
-    assert [r["status"] for r in results] == [201, 422, 422, 409, 422, 422, 422, 422, 201]
-    fields = [r.get("field") for r in results]
-    assert fields == [
-        None,
-        "rating",
-        "givenBy",
-        None,
-        "body",
-        "colour",
-        "rating",
-        "idempotencyKey",
-        None,
-    ]
+    assert [r["status"] for r in results] == [201, 422, 422, 409, 201]
+    assert [r.get("field") for r in results] == [None, "rating", "commentRef", None, None]
     for refused in (r for r in results if r["status"] >= 400):
-        assert {"error", "message", "field", "problems"} <= refused.keys(), refused
+        assert {"error", "message", "field", "problems", "feedbackId"} <= refused.keys(), refused
     assert results[3]["feedbackId"] == reused[0]["feedbackId"]
     assert await event_count(runtime) == 3
+
+
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        (rating(3, rating=6), "items.1.rating"),  # out of range
+        (rating(4, givenBy="mallory"), "items.1.givenBy"),  # a stamped field
+        ("not an object", "items.1"),
+        (rating(6, colour="red"), "items.1.colour"),  # unknown field
+        (rating(7, rating="5"), "items.1.rating"),  # no coercion (STYLE 12)
+        (rating(8, idempotencyKey=""), "items.1.idempotencyKey"),
+        (rating(9, subjectRef="a\x00b"), "items.1.subjectRef"),
+    ],
+)
+async def test_an_item_that_breaks_the_schema_refuses_the_whole_batch(
+    client: httpx.AsyncClient, runtime: Runtime, item: Any, field: str
+) -> None:
+    """Strict like the single route (STYLE 12): the published schema holds for the whole
+    body, so a schema-valid batch is what gets decided; nothing is stored."""
+    answer = await client.post(BATCH, json={"items": [rating(1), item, rating(2)]})
+    assert answer.status_code == 422, answer.text
+    body = answer.json()
+    assert body["field"] == field
+    assert {"error", "message", "field", "problems"} <= body.keys()
+    assert await event_count(runtime) == 0
 
 
 @pytest.mark.parametrize(
