@@ -20,6 +20,7 @@ from projections.feedback_list import list_feedback
 from services.api import (
     MAX_BATCH_BYTES,
     Before,
+    FastLane,
     Http,
     IdempotencyKey,
     MinPosition,
@@ -70,6 +71,11 @@ def feedback_routes(http: Http) -> APIRouter:
         ``tenantId`` and ``givenBy`` come from the API key. With an ``Idempotency-Key``, the
         same key and body answer the same ``feedbackId`` and append nothing.
         """
+        return await record(request, principal, idempotency_key)
+
+    async def record(
+        request: Request, principal: Principal, idempotency_key: str | None
+    ) -> Response:
         command = await read_command(request, RecordFeedback, STAMPED_FIELDS)
         await check_references(http.pool, principal.tenant_id, artifact_refs(command))
         outcome = await http.execute(command, principal, command_id(idempotency_key))
@@ -81,6 +87,12 @@ def feedback_routes(http: Http) -> APIRouter:
         # way out: the hottest route's answer costs a fraction (issue 12).
         status = 201 if outcome.result.created else 200
         return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
+
+    async def record_in_lane(request: Request, key: str, idempotency_key: str | None) -> Response:
+        principal = http.authorize(key, "factory.feedback.write")
+        return await record(request, principal, idempotency_key)
+
+    http.lanes.append(FastLane("/factory/feedback", record_in_lane))
 
     @router.post(
         ":batch",
