@@ -420,6 +420,10 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         title="Feedback Loop",
         summary="Feedback on AI agents' answers, recorded as events and published on Kafka.",
         lifespan=lifespan,
+        # Traces come from opentelemetry-instrumentation-fastapi when configured
+        # (services/telemetry.py); FastAPI's own would trace twice, and asks the environment
+        # whether to on every request (issue 12: 4 % of a request's CPU time).
+        telemetry={"tracing": False, "metrics": False, "logs": False},
         # One dependency for both checks: each dependency costs FastAPI a solve per request.
         dependencies=[Depends(check_request)],
     )
