@@ -114,8 +114,8 @@ def api(
         int | None,
         typer.Option(
             min=1,
-            help="Worker processes [one per core with DATABASE_URL; 1 on the embedded default, "
-            "whose PostgreSQL one process owns]",
+            help="Worker processes (default: one per core with DATABASE_URL; 1 on the "
+            "embedded default, whose PostgreSQL one process owns)",
         ),
     ] = None,
 ) -> None:
