@@ -93,6 +93,24 @@ FEEDBACK_PAGE: JsonDict = {
     "next": "0t1IeOiUUcdHj9ZDCQgOh3qCcSi7Vk6HpQhoEmsoTm0fmaSn",
 }
 
+# A batch (``POST /factory/feedback:batch``): Alice's chat client sends her rating again with
+# the key it first used (200, the same feedback), a new rating (201), and a rating out of range.
+FEEDBACK_BATCH_WRITTEN: JsonDict = {
+    "items": [
+        {"status": 200, "feedbackId": RATING_ID},
+        {"status": 201, "feedbackId": "5c0f3a87-26a4-5d7e-b2d4-8f0c1e9a3b61"},
+        {
+            "status": 422,
+            "error": "refused",
+            "message": "rating: Input should be less than or equal to 5",
+            "field": "rating",
+            "problems": [{"field": "rating", "message": "Input should be less than or equal to 5"}],
+            "feedbackId": None,
+        },
+    ],
+    "position": "Kq2m0c8xTg4bW1vJ5nR7yZp3LhA6dE9fUsG0iO2kCwN8tYxB",
+}
+
 IDEA_DRAFTED: JsonDict = {
     "reportId": IDEA_ID,
     "status": "Draft",

@@ -72,6 +72,43 @@ class FeedbackPage(Answer):
     next: Cursor
 
 
+class ItemProblem(Answer):
+    field: str
+    message: str
+
+
+class FeedbackItemWritten(Answer):
+    """An item of a batch that was recorded (201) or repeated one recorded before (200)."""
+
+    status: Literal[200, 201]
+    feedback_id: str = Field(alias="feedbackId", json_schema_extra={"format": "uuid"})
+
+
+class FeedbackItemRefused(Answer):
+    """An item of a batch that was refused, in the one error shape with its status: 422 as
+    written, 409 when its key was used with another item (``feedbackId`` names that one)."""
+
+    status: int = Field(ge=400, le=499)
+    error: str
+    message: str
+    field: str | None
+    problems: list[ItemProblem]
+    feedback_id: str | None = Field(
+        alias="feedbackId",
+        description="On a 409, the feedback the key was used for; else null.",
+        json_schema_extra={"format": "uuid"},
+    )
+
+
+class FeedbackBatchWritten(Answer):
+    """Each item's result, in the order sent; ``position`` reflects every item recorded."""
+
+    model_config = shown_as(examples.FEEDBACK_BATCH_WRITTEN)
+
+    items: list[FeedbackItemWritten | FeedbackItemRefused]
+    position: Position | None = Field(description="null when no item was recorded")
+
+
 class ReportWritten(Answer):
     model_config = shown_as(examples.IDEA_DRAFTED, examples.REPORT_TRIAGED)
 

@@ -106,3 +106,28 @@ def artifact_refs(command: RecordFeedback) -> dict[str, str | None]:
 
 # Fields the server stamps; a client that sends one is refused with the field named.
 STAMPED_FIELDS = frozenset({"tenantId", "givenBy", "givenAt", "feedbackId"})
+
+
+# ``POST /factory/feedback:batch`` (issue 12): at most this many items in one request, decided
+# together and appended in one transaction.
+MAX_BATCH_ITEMS = 1000
+
+
+class RecordFeedbackItem(RecordFeedback):
+    """One item of a batch: a RecordFeedback and, optionally, the item's own idempotency key.
+
+    A key is the item's command id, as an ``Idempotency-Key`` header is a single POST's: the
+    same key and item answer the same ``feedbackId`` (200) and append nothing, another item
+    under it is a 409 — also across the two routes. Without one, an item's key derives from
+    the request's ``Idempotency-Key`` and the item's place (``<key>/<index>``), so a whole
+    batch sent again repeats item by item; with neither, the item is new every time."""
+
+    idempotency_key: str | None = Field(
+        default=None, alias="idempotencyKey", min_length=1, max_length=200
+    )
+
+
+class RecordFeedbackBatch(Contract):
+    """Up to ``MAX_BATCH_ITEMS`` RecordFeedback commands; each item succeeds or fails alone."""
+
+    items: list[RecordFeedbackItem] = Field(min_length=1, max_length=MAX_BATCH_ITEMS)

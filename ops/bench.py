@@ -1,30 +1,32 @@
 #!/usr/bin/env python3
-"""Benchmarks of Feedback Loop, each figure next to a baseline measured in the same run on the
-same PostgreSQL server, so that the ratio, more than the machine, is what a reader compares.
+"""Benchmarks of Feedback Loop (issue 12), each figure next to a baseline measured in the same
+run on the same PostgreSQL server, so that the ratio, more than the machine, is what a reader
+compares. Every figure is a row ``{name, value, unit, baseline, baseline_value, ratio, target,
+met}`` (``met`` computed from the target), written to ``<out>/results.json`` with the machine's
+core count and the git commit, and printed as a table.
 
-1. RecordFeedback over HTTP: ``feedbackloop api`` runs in a subprocess (the clients do not share
-   its event loop, and its CPU time is read apart), and 32 concurrent httpx clients POST
-   /factory/feedback. Requests/s, p50/p95/p99 latency, errors, and how many events each append
-   transaction carried (the distinct ``xmin`` of the rows: group commit at work).
-   Baseline: the same number of events saved straight through the eventsourcing library in
-   batches of 100, one transaction each: the ceiling group commit aims at. Also single-event
-   saves (what group commit saves us from) and the command bus driven in-process by as many
-   coroutines as there are clients (what HTTP adds on top of the bus).
+1. HTTP ingest: ``feedbackloop api`` as it runs by default (uvloop, httptools, a worker per
+   core) in a subprocess, driven by ``wrk`` (compiled, so the client is not the bottleneck)
+   with ``ops/wrk_record_feedback.lua``: 64 connections POST /factory/feedback, each request a
+   new body and Idempotency-Key, for 60 s. Commands/s, p99, errors, and the server's CPU time
+   per command (the API process and its workers, from /proc). Then POST /factory/feedback:batch
+   with 100 items a request: items/s. Baseline of both: the same events saved straight through
+   the eventsourcing library in batches of 100, one transaction each. Also the command bus
+   driven in-process (what HTTP adds on top of the bus), without a target.
 2. Rebuilding the feedback list (``projections.runner.rebuild``) from 100,000 events.
    Baseline: reading the notification log in pages of 5,000 and decoding every event, the
    part of any rebuild that no read model can avoid.
 3. Kafka ingest: RecordFeedback CloudEvents already on a 3-partition topic, applied exactly once
-   by the real inbound consumer (``services.inbound.InboundConsumer``: parse, bounds, receipts,
-   one transaction per partition's poll), commands/s from its start to the last one settled;
-   checked afterwards: one feedback and one receipt per command. Baseline: a plain aiokafka
-   consumer of a fresh group reading the same topic and decoding each JSON value, nothing
-   stored. Kafka is started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
+   by the real inbound consumer; baseline a plain aiokafka consumer reading the same topic.
+   Kafka is started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
 
-PostgreSQL runs durably (fsync and synchronous_commit on): started here with
-``ops/localservers.start_postgres(fast=False)``, unless BENCH_DATABASE_URL names a server; each
-part gets a fresh database, dropped afterwards. Timings are recorded, never asserted.
+Parts are functions ``(Bench) -> list[Row]`` in ``PARTS``; another module adds its own with
+``PARTS[name] = part``. PostgreSQL runs durably (fsync and synchronous_commit on): started here
+with ``ops/localservers.start_postgres(fast=False)``, unless BENCH_DATABASE_URL names a
+server; each part gets a fresh database, dropped afterwards. Timings are recorded, never
+asserted.
 
-    python ops/bench.py [--out var/bench] [--quick]
+    python ops/bench.py [--out var/bench] [--quick] [--parts http log kafka]
 """
 
 import argparse
@@ -41,6 +43,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
-from bench_kafka import part_kafka, print_kafka  # noqa: E402
+from bench_kafka import bench_kafka, bench_relay, ingest_rows, relay_rows  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
 from projections.feedback_list import FeedbackList  # noqa: E402
@@ -151,8 +155,11 @@ def append_transactions(url: str) -> int:
 
 # ---------------------------------------------------------------- 1. HTTP vs library
 
+WRK_SCRIPT = ROOT / "ops" / "wrk_record_feedback.lua"
+
 
 def start_api(url: str, keys: str, out: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``feedbackloop api`` with its default (production) server settings."""
     port = localservers.free_port()
     env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys}
     env |= {"FEEDBACKLOOP_HOST": "127.0.0.1", "FEEDBACKLOOP_PORT": str(port)}
@@ -167,6 +174,7 @@ def start_api(url: str, keys: str, out: Path) -> tuple[subprocess.Popen[bytes], 
     while time.monotonic() < deadline and process.poll() is None:
         try:
             if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                time.sleep(1)  # every worker up, not only the first to answer
                 return process, base
         except httpx.TransportError:
             pass
@@ -186,80 +194,75 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
-async def post_all(clients: list[httpx.AsyncClient], first: int, total: int) -> dict[str, Any]:
-    """Each client (one keep-alive connection) POSTs in turn until `total` have been sent."""
-    numbers, latencies, errors = itertools.count(first), [], []
-
-    async def worker(client: httpx.AsyncClient) -> None:
-        while (n := next(numbers)) < first + total:
-            t0 = time.perf_counter()
-            try:
-                response = await client.post("/factory/feedback", json=body(n))
-                if not response.is_success:
-                    errors.append(f"{response.status_code} {response.text[:200]}")
-            except httpx.HTTPError as exc:
-                errors.append(repr(exc))
-            latencies.append(time.perf_counter() - t0)
-
-    t0 = time.perf_counter()
-    await asyncio.gather(*(worker(client) for client in clients))
-    return {"seconds": time.perf_counter() - t0, "latencies": latencies, "errors": errors}
-
-
-async def load(url: str, base: str, key: str, args: argparse.Namespace, pid: int) -> dict[str, Any]:
-    """Warm up, then the timed run, with CPU time and append transactions counted around it.
-
-    The clients are made before anything is timed: each AsyncClient costs ~20 ms of CPU
-    (an SSL context), which would otherwise land in the first requests' latency."""
-
-    async def snapshot() -> dict[str, float | None]:
-        transactions = await fetchval(url, TRANSACTIONS)
-        return {
-            "api_server": cpu_seconds(pid),
-            "clients": time.process_time(),
-            "postgres": cpu_seconds(args.pg_pid, children=True),
-            "machine_all_cpus": machine_busy(),
-            "transactions": float(transactions),
-        }
-
-    headers = {"Authorization": f"Bearer {key}"}
-    clients = [
-        httpx.AsyncClient(base_url=base, timeout=60, headers=headers) for _ in range(args.clients)
+def wrk(base: str, key: str, seconds: int, connections: int, batch: int = 0) -> dict[str, Any]:
+    """One run of wrk with the Lua script; its summary line, as numbers."""
+    env = os.environ | {"BENCH_KEY": key, "BENCH_RUN": uuid.uuid4().hex[:10]}
+    env["BENCH_BATCH"] = str(batch)
+    threads = str(min(2, connections))
+    command = [
+        "wrk",
+        "-t",
+        threads,
+        "-c",
+        str(connections),
+        "-d",
+        f"{seconds}s",
+        "--timeout",
+        "10s",
     ]
-    try:
-        await post_all(clients, 0, args.warmup)
-        before = await snapshot()
-        run = await post_all(clients, args.warmup, args.requests)
-        used = cpu_used(before, await snapshot())
-    finally:
-        await asyncio.gather(*(client.aclose() for client in clients))
-    if used["postgres"] is not None:  # CPU time that no part of the benchmark spent
-        ours = used["api_server"] + used["clients"] + used["postgres"]
-        used["other_processes"] = round(used["machine_all_cpus"] - ours, 2)
-    return run | {"transactions": int(used.pop("transactions")), "cpu_s": used}
+    done = subprocess.run(
+        [*command, "-s", str(WRK_SCRIPT), base], env=env, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed: {done.stderr or done.stdout}")
+    summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    summary["errors"] = sum(
+        summary[k]
+        for k in ("connect_errors", "read_errors", "write_errors", "status_errors", "timeouts")
+    )
+    summary["seconds"] = summary["duration_us"] / 1e6
+    return summary
+
+
+def load(
+    url: str, base: str, key: str, pid: int, seconds: int, connections: int, batch: int = 0
+) -> dict[str, Any]:
+    """A short warm-up, then the timed run, with CPU time and append transactions around it."""
+    wrk(base, key, max(2, seconds // 10), connections, batch)
+    transactions, server = append_transactions(url), cpu_seconds(pid, children=True)
+    machine = machine_busy()
+    run = wrk(base, key, seconds, connections, batch)
+    run["server_cpu_s"] = round((cpu_seconds(pid, children=True) or 0) - (server or 0), 2)
+    run["machine_cpu_s"] = round(machine_busy() - machine, 2)
+    run["transactions"] = append_transactions(url) - transactions
+    return run
 
 
 def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     key, entry = new_key(TENANT, "bench", ["factory.feedback.write"])
     process, base = start_api(url, json.dumps([entry]), out)
     try:
-        run = asyncio.run(load(url, base, key, args, process.pid))
+        single = load(url, base, key, process.pid, args.seconds, args.connections)
+        batch = load(
+            url, base, key, process.pid, args.batch_seconds, args.batch_connections, args.batch
+        )
     finally:
         stop_process(process)
+    for run, per_request in ((single, 1), (batch, args.batch)):
+        ok = run["requests"] - run["status_errors"]
+        run["commands"] = ok * per_request
+        run["commands_per_s"] = round(run["commands"] / run["seconds"], 1)
+        run["server_cpu_us_per_command"] = round(1e6 * run["server_cpu_s"] / max(1, ok), 1)
+        if per_request > 1:
+            run["server_cpu_us_per_command"] = round(
+                1e6 * run["server_cpu_s"] / max(1, run["commands"]), 1
+            )
+        run["commands_per_transaction"] = round(run["commands"] / max(1, run["transactions"]), 1)
     return {
-        "server": "subprocess `feedbackloop api` (uvicorn, 1 worker, log level WARNING)",
-        "client": f"{args.clients} httpx.AsyncClient in the bench process: one core at most",
-        "clients": args.clients,
-        "requests": args.requests,
-        "warmup_requests": args.warmup,
-        "seconds": round(run["seconds"], 3),
-        "requests_per_s": round(args.requests / run["seconds"], 1),
-        "latency_ms": latency_ms(run["latencies"]),
-        "errors": len(run["errors"]),
-        "error_samples": run["errors"][:5],
-        "append_transactions": run["transactions"],
-        "events_per_transaction": round(args.requests / max(1, run["transactions"]), 1),
-        "cpu_s": run["cpu_s"],  # postgres: postmaster + live backends, only when started here
+        "server": f"subprocess `feedbackloop api` (defaults: {os.cpu_count()} workers, uvloop)",
+        "client": "wrk, 2 threads, ops/wrk_record_feedback.lua",
+        "single": single | {"connections": args.connections},
+        "batch": batch | {"connections": args.batch_connections, "items_per_request": args.batch},
     }
 
 
@@ -359,27 +362,176 @@ def bench_read_decode(store: EventStore, page: int = 5000) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------------------------------------ main
+# ------------------------------------------------------------------------------ rows
 
 
-def part_http(store: EventStore, url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    console.print(f"[bold]1.[/] {args.requests:,} POSTs by {args.clients} HTTP clients …")
-    http = bench_http(url, args, out)
-    console.print("   the command bus in-process, the library in batches and one by one …")
-    bus = asyncio.run(drive_bus(store, 10**6, args.requests, args.clients))
-    batched = save_timed(store, url, args.requests, 100)
-    single = save_timed(store, url, args.singles, 1)
-    library = {"batched": batched, "single": single}
-    return {"http_record_feedback": http, "command_bus_direct": bus, "library_append": library}
+@dataclass(frozen=True)
+class Target:
+    """What a figure must reach: its value (or its ratio to the baseline) at least / at most
+    ``bound``."""
+
+    bound: float
+    of: str = "value"  # or "ratio"
+    at_most: bool = False
+
+    def met(self, value: float, ratio: float | None) -> bool | None:
+        measured = ratio if self.of == "ratio" else value
+        if measured is None:
+            return None
+        return measured <= self.bound if self.at_most else measured >= self.bound
+
+    def text(self, unit: str) -> str:
+        sign = "≤" if self.at_most else "≥"
+        return (
+            f"ratio {sign} {self.bound:g}"
+            if self.of == "ratio"
+            else f"{sign} {self.bound:g} {unit}"
+        )
 
 
-def part_log(store: EventStore, url: str, args: argparse.Namespace) -> dict[str, Any]:
+def row(
+    name: str,
+    value: float,
+    unit: str,
+    baseline: str | None = None,
+    baseline_value: float | None = None,
+    target: Target | None = None,
+) -> dict[str, Any]:
+    """One figure of the results: the keys issue 12 names, ``met`` computed here."""
+    ratio = round(value / baseline_value, 3) if baseline_value else None
+    return {
+        "name": name,
+        "value": value,
+        "unit": unit,
+        "baseline": baseline,
+        "baseline_value": baseline_value,
+        "ratio": ratio,
+        "target": target.text(unit) if target else None,
+        "met": target.met(value, ratio) if target else None,
+    }
+
+
+@dataclass
+class Bench:
+    """What a part gets: a fresh database (store and URL), the options, where to write, and
+    where to leave its raw measurements (``details``)."""
+
+    store: EventStore
+    url: str
+    args: argparse.Namespace
+    out: Path
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+Part = Callable[[Bench], list[dict[str, Any]]]
+
+LIBRARY_BATCH = "library appends, batches of 100"
+
+
+def part_http(bench: Bench) -> list[dict[str, Any]]:
+    args = bench.args
+    console.print(
+        f"[bold]1.[/] HTTP: {args.connections} connections for {args.seconds} s (wrk), then "
+        f"batches of {args.batch} for {args.batch_seconds} s …"
+    )
+    http = bench_http(bench.url, args, bench.out)
+    console.print("   the command bus in-process, the library in batches of 100 …")
+    bus = asyncio.run(drive_bus(bench.store, 10**7, args.bus_commands, args.connections))
+    library = save_timed(bench.store, bench.url, args.library_events, 100)
+    bench.details |= {"http": http, "command_bus_direct": bus, "library_batched": library}
+    single, batch, base = http["single"], http["batch"], library["events_per_s"]
+    seconds = f"{args.seconds} s"
+    return [
+        row(
+            f"HTTP RecordFeedback, {args.connections} connections, {seconds}",
+            single["commands_per_s"],
+            "commands/s",
+            LIBRARY_BATCH,
+            base,
+            Target(0.3, of="ratio"),
+        ),
+        row("  same, absolute", single["commands_per_s"], "commands/s", target=Target(2000)),
+        row(
+            "  p99 latency",
+            round(single["p99_us"] / 1000, 1),
+            "ms",
+            target=Target(100, at_most=True),
+        ),
+        row("  errors", single["errors"], "requests", target=Target(0, at_most=True)),
+        row("  server CPU per command", single["server_cpu_us_per_command"], "µs"),
+        row("  commands per append transaction", single["commands_per_transaction"], "commands"),
+        row(
+            f"HTTP batch, {args.batch} items a request, {args.batch_connections} connections",
+            batch["commands_per_s"],
+            "items/s",
+            LIBRARY_BATCH,
+            base,
+            Target(0.7, of="ratio"),
+        ),
+        row("  errors", batch["errors"], "requests", target=Target(0, at_most=True)),
+        row("  server CPU per item", batch["server_cpu_us_per_command"], "µs"),
+        row(
+            f"Command bus in-process, {args.connections} callers",
+            bus["commands_per_s"],
+            "commands/s",
+            LIBRARY_BATCH,
+            base,
+        ),
+    ]
+
+
+def part_log(bench: Bench) -> list[dict[str, Any]]:
+    store, url, args = bench.store, bench.url, bench.args
     console.print(f"[bold]2.[/] filling {args.events:,} events (not timed), rebuilding …")
     fill_seconds = fill(store, args.events)
     sql(url, f"SELECT sum(length(state)) FROM {EVENTS_TABLE}")  # same warm cache for both
     rebuilt = asyncio.run(bench_rebuild(store, url, args.events)) | {"fill_s": fill_seconds}
     console.print("   reading and decoding the log …")
-    return {"rebuild_feedback_list": rebuilt, "read_and_decode_log": bench_read_decode(store)}
+    read = bench_read_decode(store)
+    bench.details |= {"rebuild_feedback_list": rebuilt, "read_and_decode_log": read}
+    name = f"Rebuild of the feedback list, {args.events:,} events"
+    decode = "read + decode the log"
+    return [
+        row(
+            name,
+            rebuilt["events_per_s"],
+            "events/s",
+            decode,
+            read["events_per_s"],
+            Target(0.6, of="ratio"),
+        ),
+        row("  same, absolute", rebuilt["events_per_s"], "events/s", target=Target(25_000)),
+    ]
+
+
+def part_kafka(bench: Bench) -> list[dict[str, Any]]:
+    """3. The command topic, applied exactly once (``ops/bench_kafka.py``)."""
+    args = bench.args
+    console.print(f"[bold]3.[/] {args.commands:,} RecordFeedback CloudEvents on Kafka …")
+    results = asyncio.run(bench_kafka(bench.store, bench.url, args.kafka, args.commands))
+    bench.details |= results
+    return ingest_rows(results)
+
+
+def part_relay(bench: Bench) -> list[dict[str, Any]]:
+    """5. The relay to Kafka (``ops/bench_kafka.py``)."""
+    args = bench.args
+    console.print(f"[bold]5.[/] relaying {args.relay_events:,} FeedbackRecorded events …")
+    results = asyncio.run(bench_relay(bench.store, bench.url, args.kafka, args.relay_events))
+    bench.details |= results
+    return relay_rows(results)
+
+
+# Each part a function returning rows; another module adds its own (``PARTS["x"] = part``).
+PARTS: dict[str, Part] = {
+    "http": part_http,
+    "log": part_log,
+    "kafka": part_kafka,
+    "relay": part_relay,
+}
+
+
+# ------------------------------------------------------------------------------ main
 
 
 def code_version() -> dict[str, Any]:
@@ -393,7 +545,11 @@ def code_version() -> dict[str, Any]:
 
 def run(server_url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     settings = ("server_version", "fsync", "synchronous_commit", "shared_buffers")
+    code = code_version()
     results: dict[str, Any] = {
+        "cores": os.cpu_count(),
+        "commit": code["commit"],
+        "results": [],
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
@@ -401,146 +557,74 @@ def run(server_url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
             "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
         }
         | {f"postgres_{s}": sql(server_url, f"SHOW {s}") for s in settings},
-        "code": code_version(),
-    }
-    parts = {
-        "http": lambda store, url: part_http(store, url, args, out),
-        "log": lambda store, url: part_log(store, url, args),
-        "kafka": lambda store, url: part_kafka(store, url, args),
+        "code": code,
+        "details": {},
     }
     for part in args.parts:
         name = f"bench_{part}_{uuid.uuid4().hex[:8]}"
         sql(server_url, f"CREATE DATABASE {name}")
         url = urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
-        store = open_store(url)
+        bench = Bench(open_store(url), url, args, out)
         try:
-            results |= parts[part](store, url)
+            results["results"] += PARTS[part](bench)
         finally:
-            store.close()
+            bench.store.close()
+            results["details"] |= bench.details
             sql(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    ratios: dict[str, float] = {}
-    if "http" in args.parts:
-        http, bus, lib = (
-            results[k] for k in ("http_record_feedback", "command_bus_direct", "library_append")
-        )
-        batch_eps = lib["batched"]["events_per_s"]
-        ratios["http_rps / library_batch_eps"] = round(http["requests_per_s"] / batch_eps, 3)
-        ratios["bus_direct_cps / library_batch_eps"] = round(bus["commands_per_s"] / batch_eps, 3)
-        ratios["library_batch_eps / library_single_eps"] = round(
-            batch_eps / lib["single"]["events_per_s"], 2
-        )
-    if "log" in args.parts:
-        ratios["rebuild_eps / read_decode_eps"] = round(
-            results["rebuild_feedback_list"]["events_per_s"]
-            / results["read_and_decode_log"]["events_per_s"],
-            3,
-        )
-    if "kafka" in args.parts:
-        ratios["kafka_inbound_cps / plain_consumer_mps"] = round(
-            results["kafka_inbound"]["commands_per_s"]
-            / results["kafka_plain_consumer"]["messages_per_s"],
-            3,
-        )
-    results["ratios"] = ratios
     results["peak_rss_mb"] = peak_rss_mb()
     return results
 
 
-def print_table(r: dict[str, Any]) -> None:
-    if "kafka_inbound" in r:
-        print_kafka(r)
-    if "http_record_feedback" not in r or "rebuild_feedback_list" not in r:
-        return
-    http, bus, lib = r["http_record_feedback"], r["command_bus_direct"], r["library_append"]
-    rebuilt, read, ratio, m = (
-        r[k] for k in ("rebuild_feedback_list", "read_and_decode_log", "ratios", "machine")
-    )
+def print_table(results: dict[str, Any]) -> None:
+    m = results["machine"]
     version = m["postgres_server_version"].split()[0]
-    title = f"Feedback Loop bench: {m['cpus']} CPUs, PostgreSQL {version}"
-    table = Table(title=f"{title}, fsync {m['postgres_fsync']}")
-    for column in ("measurement", "figure", "baseline", "ratio"):
-        table.add_column(column, justify="left" if column == "measurement" else "right")
-
-    def rate(d: dict[str, Any], key: str, unit: str = "ev/s") -> str:
-        return f"{d[key]:,.0f} {unit}"
-
-    def latency(d: dict[str, Any]) -> str:
-        return " / ".join(str(d["latency_ms"][p]) for p in ("p50", "p95", "p99"))
-
-    batched = rate(lib["batched"], "events_per_s") + " (library, batches of 100)"
-    http_row = rate(http, "requests_per_s", "req/s")
-    bus_row = rate(bus, "commands_per_s", "cmd/s")
-    single = rate(lib["single"], "events_per_s") + " (one event per save)"
-    decode = rate(read, "events_per_s") + " (read + decode the log)"
-    rows = [
-        (
-            f"HTTP RecordFeedback, {http['clients']} clients",
-            http_row,
-            batched,
-            ratio["http_rps / library_batch_eps"],
-        ),
-        ("  latency p50 / p95 / p99 (ms)", latency(http), "", ""),
-        (
-            "  errors | events per transaction",
-            f"{http['errors']} | {http['events_per_transaction']}",
-            "",
-            "",
-        ),
-        None,
-        (
-            f"Command bus in-process, {bus['coroutines']} callers",
-            bus_row,
-            batched,
-            ratio["bus_direct_cps / library_batch_eps"],
-        ),
-        ("  latency p50 / p95 / p99 (ms)", latency(bus), "", ""),
-        ("  events per transaction", bus["events_per_transaction"], "", ""),
-        None,
-        (
-            "Library, batches of 100",
-            rate(lib["batched"], "events_per_s"),
-            single,
-            ratio["library_batch_eps / library_single_eps"],
-        ),
-        None,
-        (
-            f"Rebuild feedback list, {rebuilt['events']:,} events",
-            rate(rebuilt, "events_per_s"),
-            decode,
-            ratio["rebuild_eps / read_decode_eps"],
-        ),
-        ("Peak RSS of the bench process", f"{r['peak_rss_mb']} MB", "", ""),
-    ]
-    for row in rows:
-        table.add_section() if row is None else table.add_row(*map(str, row))
+    commit = (results["commit"] or "?")[:10] + (" (dirty)" if results["code"]["dirty"] else "")
+    title = f"Feedback Loop bench: {results['cores']} cores, PostgreSQL {version}"
+    table = Table(title=f"{title}, fsync {m['postgres_fsync']}, commit {commit}")
+    for column in ("figure", "value", "baseline", "ratio", "target", "met"):
+        table.add_column(column, justify="left" if column in ("figure", "baseline") else "right")
+    for r in results["results"]:
+        if not r["name"].startswith(" "):
+            table.add_section()
+        baseline = f"{r['baseline_value']:,.0f} ({r['baseline']})" if r["baseline"] else ""
+        met = {True: "yes", False: "NO", None: ""}[r["met"]]
+        value = f"{r['value']:,.1f}".removesuffix(".0") + f" {r['unit']}"
+        table.add_row(r["name"], value, baseline, str(r["ratio"] or ""), r["target"] or "", met)
     console.print(table)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Measure HTTP RecordFeedback (32 clients) against the eventsourcing library "
-        "appending in batches of 100, and a feedback-list rebuild against reading and decoding "
-        "the notification log; each pair on the same PostgreSQL in the same run. Starts a "
-        "durable PostgreSQL (fsync on) unless BENCH_DATABASE_URL is set. Writes "
-        "<out>/results.json (and <out>/api.log) and prints a table.",
+        description="Measure HTTP ingest (wrk, 64 connections) and the batch route against the "
+        "eventsourcing library appending in batches of 100, a rebuild against reading and "
+        "decoding the log, and Kafka ingest against a plain consumer; each pair on the same "
+        "PostgreSQL in the same run. Starts a durable PostgreSQL (fsync on) unless "
+        "BENCH_DATABASE_URL is set. Writes <out>/results.json (and <out>/api.log) and prints "
+        "a table.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--out", type=Path, default=Path("var/bench"), help="output directory")
-    parser.add_argument("--quick", action="store_true", help="1,000 requests, 20,000 events")
-    parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients")
-    parser.add_argument("--requests", type=int, help="timed requests [5,000; quick 1,000]")
+    parser.add_argument("--quick", action="store_true", help="10 s runs, 20,000 events")
+    parser.add_argument("--connections", type=int, default=64, help="wrk connections")
+    parser.add_argument("--seconds", type=int, help="HTTP run [60; quick 10]")
+    parser.add_argument("--batch", type=int, default=100, help="items per batch request")
+    parser.add_argument("--batch-connections", type=int, default=8, help="wrk connections")
+    parser.add_argument("--batch-seconds", type=int, help="batch run [30; quick 10]")
     parser.add_argument("--events", type=int, help="events to rebuild [100,000; quick 20,000]")
     parser.add_argument("--commands", type=int, help="Kafka commands [5,000; quick 2,000]")
-    parser.add_argument(
-        "--parts", nargs="+", choices=("http", "log", "kafka"), default=["http", "log", "kafka"]
-    )
+    parser.add_argument("--relay-events", type=int, help="events to relay [50,000; quick 10,000]")
+    parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
     args.commands = args.commands or (2_000 if args.quick else 5_000)
-    args.requests = args.requests or (1_000 if args.quick else 5_000)
+    args.seconds = args.seconds or (10 if args.quick else 60)
+    args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)
     args.events = args.events or (20_000 if args.quick else 100_000)
-    args.warmup = max(4 * args.clients, args.requests // 20)
-    args.singles = 200 if args.quick else 500
-    args.pg_pid = None  # known when PostgreSQL is started here: then its CPU time is reported
+    args.relay_events = args.relay_events or (10_000 if args.quick else 50_000)
+    args.library_events = 5_000 if args.quick else 20_000
+    args.bus_commands = 1_000 if args.quick else 5_000
+    args.pg_pid = None  # known when PostgreSQL is started here
+    if "http" in args.parts and shutil.which("wrk") is None:
+        parser.error("wrk is not installed: `make bench` installs it (apt-get install wrk)")
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
 
@@ -564,19 +648,11 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
-    results["config"] = {
-        k: getattr(args, k)
-        for k in (
-            "quick",
-            "parts",
-            "clients",
-            "requests",
-            "warmup",
-            "singles",
-            "events",
-            "commands",
-        )
-    } | {
+    config = ("quick", "parts", "connections", "seconds", "batch", "batch_connections")
+    results["config"] = {k: getattr(args, k) for k in config} | {
+        "batch_seconds": args.batch_seconds,
+        "events": args.events,
+        "commands": args.commands,
         "postgres": "started here, fsync on" if server else "BENCH_DATABASE_URL",
         "kafka": "started here" if kafka else "BENCH_KAFKA_BOOTSTRAP_SERVERS",
     }

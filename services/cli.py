@@ -4,9 +4,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 import uvicorn
@@ -59,13 +60,7 @@ class Server(uvicorn.Server):
         yield
 
 
-async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -> None:
-    config = uvicorn.Config(
-        runtime.app(lambda _app: serving(runtime, everything)),
-        host=host,
-        port=port,
-        log_config=None,
-    )
+def show_dev_key(runtime: Runtime, host: str, port: int) -> None:
     if runtime.dev_key:
         print(  # plain print: a curl line must not be wrapped
             f"Development API key (tenant 'dev', every scope): {runtime.dev_key}\n"
@@ -78,6 +73,16 @@ async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -
             f"-H 'Authorization: Bearer {runtime.dev_key}'",
             flush=True,
         )
+
+
+async def serve_http(runtime: Runtime, everything: bool, host: str, port: int) -> None:
+    config = uvicorn.Config(
+        runtime.app(lambda _app: serving(runtime, everything)),
+        host=host,
+        port=port,
+        log_config=None,
+    )
+    show_dev_key(runtime, host, port)
     await Server(config).serve()
 
 
@@ -105,20 +110,105 @@ def serve(
 def api(
     host: Annotated[str | None, typer.Option(help="Defaults to FEEDBACKLOOP_HOST")] = None,
     port: Annotated[int | None, typer.Option(help="Defaults to FEEDBACKLOOP_PORT")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Worker processes (default: one per core with DATABASE_URL; 1 on the "
+            "embedded default, whose PostgreSQL one process owns)",
+        ),
+    ] = None,
 ) -> None:
-    """The HTTP API alone (stateless; run as many replicas as you like)."""
+    """The HTTP API alone (stateless; run as many replicas as you like).
+
+    Runs with the production server settings (issue 12): uvloop, the httptools parser, and
+    one worker process per core, each with a Runtime of its own (its pool, store and command
+    bus), sharing the listening socket."""
     settings = Settings()
     configure_logging(settings)
+    if workers is None:
+        workers = 1 if settings.embedded else os.cpu_count() or 1
+    # Each worker reads its settings afresh (a worker process is spawned): what the options
+    # say goes through the environment, like the rest of the settings.
+    os.environ["FEEDBACKLOOP_HOST"] = host = host or settings.host
+    os.environ["FEEDBACKLOOP_PORT"] = str(port := port or settings.port)
+    os.environ[WORKERS_VARIABLE] = str(workers)  # read by each worker's metrics port
+    uvicorn.run(
+        "services.cli:api_worker",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        loop="uvloop",
+        http="httptools",
+        log_config=None,
+        # uvicorn's access log costs a log record per request; the level decides.
+        access_log=settings.log_level.upper() in ("DEBUG", "INFO"),
+    )
 
-    async def main() -> None:
-        runtime = await Runtime.open(settings)
-        try:
+
+WORKERS_VARIABLE = "FEEDBACKLOOP_API_WORKERS_STARTED"
+
+
+def api_worker() -> "ApiWorker":
+    """uvicorn's app factory for ``feedbackloop api`` (a worker process imports it by name)."""
+    return ApiWorker(Settings())
+
+
+class ApiWorker:
+    """The ASGI app of one API worker: opens its own Runtime at the server's start-up
+    (lifespan), then hands every request to the app built on it; closes it at shutdown.
+
+    A factory cannot open the Runtime itself: uvicorn calls it inside the running loop,
+    synchronously, and the pool belongs to that loop."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.runtime: Runtime | None = None
+        self.app: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    async def lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": repr(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self.runtime is not None:
+                    await self.runtime.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def start(self) -> None:
+        runtime = self.runtime = await Runtime.open(self.settings)
+        self.app = runtime.app()
+        serve_worker_metrics(runtime, int(os.environ.get(WORKERS_VARIABLE, "1")))
+        show_dev_key(runtime, self.settings.host, self.settings.port)
+
+
+def serve_worker_metrics(runtime: Runtime, workers: int) -> None:
+    """Each worker counts its own requests: worker k of n serves ``/metrics`` on the first
+    free port of FEEDBACKLOOP_METRICS_PORT … +n-1 (one worker, the port itself)."""
+    first = runtime.settings.metrics_port
+    if not first or workers == 1:
+        runtime.serve_metrics()
+        return
+    for port in range(first, first + workers):
+        runtime.settings = runtime.settings.model_copy(update={"metrics_port": port})
+        with contextlib.suppress(RuntimeError):
             runtime.serve_metrics()
-            await serve_http(runtime, False, host or settings.host, port or settings.port)
-        finally:
-            await runtime.close()
-
-    asyncio.run(main())
+            return
+    raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
 
 
 @app.command()

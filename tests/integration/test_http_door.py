@@ -385,6 +385,7 @@ async def test_an_unexpected_failure_answers_500_in_the_error_shape(
 
 BODIES = {
     ("post", "/factory/feedback"): "RecordFeedback",
+    ("post", "/factory/feedback:batch"): "RecordFeedbackBatch",
     ("post", "/factory/reports"): "DraftReport",
     ("post", "/factory/reports/wrong-answer"): "ComposeWrongAnswer",
     ("post", "/factory/reports/{report_id}/review"): "ReviewReport",
