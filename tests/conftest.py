@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+import httpx
 import pytest
 from hypothesis import settings
 
 from services.auth import SCOPES, new_key
 from services.bootstrap import Runtime
 from services.settings import Settings
+from services.store import EVENTS_TABLE
 from tests import servers
 
 # In CI the property tests draw the same examples every run, so a landing is never decided by
@@ -119,6 +121,24 @@ async def kafka_runtime(
     rt = await Runtime.open(settings_for(database_url, keys, kafka_bootstrap))
     yield rt
     await rt.close()
+
+
+@pytest.fixture
+async def client(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
+    """The API in-process, as tenant A's writer (alice)."""
+    transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
+    headers = {"Authorization": f"Bearer {keys.a}"}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://test", headers=headers
+    ) as http:
+        yield http
+
+
+async def event_count(runtime: Runtime) -> int:
+    """Every event in the store: a refused request must leave it as it was."""
+    count = await runtime.pool.fetchval(f"SELECT count(*) FROM {EVENTS_TABLE}")
+    assert isinstance(count, int)
+    return count
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -3,7 +3,6 @@ result (201, 200 on a repeat, 409, 422) in the error shape, per-item idempotency
 one transaction for the batch's appends, as strict as the single route, tenants apart."""
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -12,7 +11,7 @@ import pytest
 from contracts.answers import FeedbackBatchWritten
 from services.bootstrap import Runtime
 from services.store import EVENTS_TABLE
-from tests.conftest import Keys
+from tests.conftest import Keys, event_count
 
 BATCH = "/factory/feedback:batch"
 
@@ -20,22 +19,6 @@ BATCH = "/factory/feedback:batch"
 def rating(n: int, **more: Any) -> dict[str, Any]:
     item = {"projectId": "p", "subjectKind": "run", "subjectRef": f"run-{n}", "kind": "rating"}
     return item | {"rating": 1 + n % 5} | more
-
-
-@pytest.fixture
-async def client(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
-    headers = {"Authorization": f"Bearer {keys.a}"}
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://test", headers=headers
-    ) as http:
-        yield http
-
-
-async def event_count(runtime: Runtime) -> int:
-    count = await runtime.pool.fetchval(f"SELECT count(*) FROM {EVENTS_TABLE}")
-    assert isinstance(count, int)
-    return count
 
 
 async def transactions(runtime: Runtime) -> int:

@@ -4,34 +4,16 @@ real PostgreSQL."""
 
 import time
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
 from services.bootstrap import Runtime
-from services.store import EVENTS_TABLE
-from tests.conftest import Keys
+from tests.conftest import Keys, event_count
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 FEEDBACK = {"projectId": "p", "subjectKind": "run", "subjectRef": "run-1", "kind": "rating"}
-
-
-@pytest.fixture
-async def client(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
-    headers = {"Authorization": f"Bearer {keys.a}"}
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://test", headers=headers
-    ) as http:
-        yield http
-
-
-async def event_count(runtime: Runtime) -> int:
-    count = await runtime.pool.fetchval(f"SELECT count(*) FROM {EVENTS_TABLE}")
-    assert isinstance(count, int)
-    return count
 
 
 def refused(answer: httpx.Response, status: int, field: str | None = None) -> dict[str, Any]:

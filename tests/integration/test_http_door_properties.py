@@ -13,8 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.bootstrap import Runtime
-from services.store import EVENTS_TABLE
-from tests.conftest import Keys
+from tests.conftest import Keys, event_count
 
 SOME_ID = str(uuid.uuid4())
 # Each write route and the fields its body has (so values of every type land in real fields).
@@ -79,12 +78,6 @@ async def send(client: httpx.AsyncClient, route: str, body: bytes) -> httpx.Resp
     """POST, unless the route names its method ("PATCH /…")."""
     method, _, path = route.rpartition(" ")
     return await client.request(method or "POST", path, content=body)
-
-
-async def event_count(runtime: Runtime) -> int:
-    count = await runtime.pool.fetchval(f"SELECT count(*) FROM {EVENTS_TABLE}")
-    assert isinstance(count, int)
-    return count
 
 
 async def refused_and_nothing_stored(
