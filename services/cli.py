@@ -23,9 +23,10 @@ app = typer.Typer(
     "and publishes to Kafka.\n\n"
     "Without DATABASE_URL it runs on the embedded default (a PostgreSQL under ./var, no "
     "Kafka). With DATABASE_URL and KAFKA_BOOTSTRAP_SERVERS set, each process can run apart: "
-    "api, projector, relay, inbound.",
+    "api, projector, relay, inbound, scheduler.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode="markdown",  # --help reflows paragraphs instead of keeping line breaks
 )
 keys_app = typer.Typer(help="API keys: bearer keys bound to a tenant, a subject and scopes.")
 app.add_typer(keys_app, name="keys")
