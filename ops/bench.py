@@ -52,6 +52,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
+import uvloop
 from rich.console import Console
 from rich.table import Table
 
@@ -504,6 +505,96 @@ def part_log(bench: Bench) -> list[dict[str, Any]]:
     ]
 
 
+# ------------------------------------------------------- 4. command → read model visible
+
+
+async def visible(
+    base: str, key: str, rate: float, seconds: float, every: int = 10
+) -> dict[str, Any]:
+    """Open loop at ``rate`` RecordFeedback/s; after every ``every``-th 201 (a sample, so that
+    a Python client keeps up), a read of its subject with the 201's position as
+    ``minPosition``, timed from the 201 to that read's answer. Baseline: the same read again
+    without ``minPosition`` right after (what a read costs when nothing is awaited). A request
+    that fails or is refused counts as an error, never as a time."""
+    waited: list[float] = []
+    plain: list[float] = []
+    errors = 0
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30, limits=limits) as c:
+
+        async def one(n: int) -> None:
+            subject = f"visible-{n}-{uuid.uuid4().hex[:6]}"
+            posted = await c.post("/factory/feedback", json=body(n) | {"subjectRef": subject})
+            if posted.status_code != 201:
+                raise RuntimeError(posted.status_code)
+            if n % every:
+                return
+            start = time.perf_counter()
+            query = {"subjectRef": subject, "minPosition": posted.json()["position"]}
+            read = await c.get("/factory/feedback", params=query)
+            seen = time.perf_counter()
+            if read.status_code != 200 or not read.json()["items"]:
+                raise RuntimeError(read.status_code)
+            await c.get("/factory/feedback", params={"subjectRef": subject})
+            waited.append(seen - start)
+            plain.append(time.perf_counter() - seen)
+
+        total, started, running = int(rate * seconds), time.perf_counter(), []
+        for n in range(total):
+            await asyncio.sleep(max(0.0, started + n / rate - time.perf_counter()))
+            running.append(asyncio.create_task(one(n)))
+        outcomes = await asyncio.gather(*running, return_exceptions=True)
+        errors = sum(isinstance(outcome, BaseException) for outcome in outcomes)
+        sent_per_s = total / (time.perf_counter() - started)
+    return {
+        "commands": total,
+        "rate": rate,
+        "achieved_per_s": round(sent_per_s, 1),
+        "reads_sampled": len(waited),
+        "errors": errors,
+        "visible_ms": latency_ms(waited or [0.0]),
+        "read_ms": latency_ms(plain or [0.0]),
+    }
+
+
+def part_visible(bench: Bench) -> list[dict[str, Any]]:
+    """4. From a command's 201 to a read with its position answering, at 500 commands/s."""
+    args = bench.args
+    console.print(f"[bold]4.[/] read-your-writes at {args.rate} commands/s for {args.seconds} s …")
+    key, entry = new_key(TENANT, "bench", ["factory.feedback.write", "factory.feedback.read"])
+    env = os.environ | {"DATABASE_URL": bench.url, "FEEDBACKLOOP_METRICS_PORT": "0"}
+    feedbackloop = str(Path(sys.executable).parent / "feedbackloop")
+    with (bench.out / "projector.log").open("wb") as log:
+        projector = subprocess.Popen(
+            [feedbackloop, "projector", "--only", "feedback_list"],
+            env=env | {"PYTHONPATH": str(ROOT)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    process, base = start_api(bench.url, json.dumps([entry]), bench.out)
+    try:
+        result = uvloop.run(visible(base, key, args.rate, args.seconds))
+    finally:
+        stop_process(process)
+        stop_process(projector)
+    bench.details |= {"visible": result}
+    seen, read = result["visible_ms"], result["read_ms"]
+    return [
+        row(
+            f"command → read model visible at {args.rate} commands/s, p99",
+            seen["p99"],
+            "ms",
+            "the same read without minPosition, p99 (ms)",
+            read["p99"],
+            Target(250, at_most=True),
+        ),
+        row("  p50", seen["p50"], "ms", "the same read, p50 (ms)", read["p50"]),
+        row("  commands sent per second", result["achieved_per_s"], "commands/s"),
+        row("  errors", result["errors"], "requests", target=Target(0, at_most=True)),
+    ]
+
+
 def part_kafka(bench: Bench) -> list[dict[str, Any]]:
     """3. The command topic, applied exactly once (``ops/bench_kafka.py``)."""
     args = bench.args
@@ -526,6 +617,7 @@ def part_relay(bench: Bench) -> list[dict[str, Any]]:
 PARTS: dict[str, Part] = {
     "http": part_http,
     "log": part_log,
+    "visible": part_visible,
     "kafka": part_kafka,
     "relay": part_relay,
 }
@@ -611,6 +703,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-connections", type=int, default=8, help="wrk connections")
     parser.add_argument("--batch-seconds", type=int, help="batch run [30; quick 10]")
     parser.add_argument("--events", type=int, help="events to rebuild [100,000; quick 20,000]")
+    parser.add_argument("--rate", type=int, default=500, help="commands/s of the visible part")
     parser.add_argument("--commands", type=int, help="Kafka commands [5,000; quick 2,000]")
     parser.add_argument("--relay-events", type=int, help="events to relay [50,000; quick 10,000]")
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
