@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Kafka benchmarks of Feedback Loop (issue 12, items 3 and 5), each figure beside a baseline
 measured in the same run on the same broker and PostgreSQL, so the ratio is what a reader
 compares.
@@ -16,26 +15,20 @@ compares.
    event. Baseline: a plain aiokafka producer (idempotent, ``acks=all``) sending the very same
    messages, built beforehand, and waiting for every acknowledgement.
 
-Each part answers rows ``{name, value, unit, baseline, baseline_value, ratio, target, met}``.
-Standalone, PostgreSQL and Kafka come from BENCH_DATABASE_URL and BENCH_KAFKA_BOOTSTRAP_SERVERS
-(falling back to TEST_DATABASE_URL / TEST_KAFKA_BOOTSTRAP_SERVERS); each part gets a fresh
-database, dropped afterwards. Timings are recorded, never asserted.
+``ops/bench.py`` runs them as its parts ``kafka`` and ``relay`` (each in a fresh database) and
+turns what they measured into its rows. Timings are recorded, never asserted.
 
-    python ops/bench_kafka.py [--commands 20000] [--events 50000] [--parts ingest relay]
+    python ops/bench.py --parts kafka relay [--commands 20000] [--relay-events 50000]
 """
 
-import argparse
 import asyncio
 import json
-import os
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -57,40 +50,17 @@ from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
 from services.kafka import ensure_topics  # noqa: E402
 from services.publication import to_message  # noqa: E402
 from services.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402
-from services.store import EVENTS_TABLE, EventStore, open_store  # noqa: E402
+from services.store import EVENTS_TABLE, EventStore  # noqa: E402
 
 TENANT = "bench"
 SOURCE = "urn:feedbackloop:bench"
-INGEST_TARGET = 5_000.0  # commands/s (issue 12 item 3; the ratio is reported, not targeted)
-RELAY_TARGET, RELAY_RATIO = 10_000.0, 0.5  # events/s and × the plain producer (item 5)
 
 
 def body(n: int) -> dict[str, Any]:
+    """The n-th RecordFeedback every part of the benchmarks sends."""
     ref, rating = f"run-{n}", 1 + n % 5
     return {"projectId": "bench", "subjectKind": "run", "subjectRef": ref, "kind": "rating"} | {
         "rating": rating
-    }
-
-
-def row(
-    name: str,
-    value: float,
-    unit: str,
-    baseline: str | None,
-    baseline_value: float | None,
-    target: str,
-    met: bool,
-) -> dict[str, Any]:
-    ratio = round(value / baseline_value, 3) if baseline_value else None
-    return {
-        "name": name,
-        "value": round(value, 1),
-        "unit": unit,
-        "baseline": baseline,
-        "baseline_value": None if baseline_value is None else round(baseline_value, 1),
-        "ratio": ratio,
-        "target": target,
-        "met": met,
     }
 
 
@@ -207,37 +177,6 @@ async def bench_kafka(store: EventStore, url: str, bootstrap: str, total: int) -
     baseline = await plain_consumer(bootstrap, topic, total)
     figure = await inbound_consumer(store, url, bootstrap, prefix, total)
     return {"kafka_inbound": figure, "kafka_plain_consumer": baseline}
-
-
-def ingest_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
-    inbound, plain = r["kafka_inbound"], r["kafka_plain_consumer"]
-    value = inbound["commands_per_s"]
-    return [
-        row(
-            f"Kafka command topic, {inbound['commands']:,} RecordFeedback applied exactly once",
-            value,
-            "commands/s",
-            "plain aiokafka consumer, read + decode (msg/s)",
-            plain["messages_per_s"],
-            f">= {INGEST_TARGET:,.0f} commands/s, exactly once",
-            value >= INGEST_TARGET and bool(inbound["exactly_once"]),
-        )
-    ]
-
-
-def part_kafka(store: EventStore, url: str, args: argparse.Namespace) -> dict[str, Any]:
-    print(f"3. {args.commands:,} RecordFeedback CloudEvents on Kafka …", flush=True)
-    results = asyncio.run(bench_kafka(store, url, args.kafka, args.commands))
-    return results | {"rows": ingest_rows(results)}
-
-
-def print_kafka(r: dict[str, Any]) -> None:
-    inbound = r["kafka_inbound"]
-    print_rows(ingest_rows(r))
-    print(
-        f"   exactly once: {inbound['exactly_once']}; commands per transaction: "
-        f"{inbound['commands_per_transaction']}"
-    )
 
 
 # ---------------------------------------------------- 5. relay vs a plain aiokafka producer
@@ -367,96 +306,3 @@ async def bench_relay(store: EventStore, url: str, bootstrap: str, total: int) -
     figure["on_topic"] = await end_offsets(bootstrap, figure_topic)
     baseline["on_topic"] = await end_offsets(bootstrap, base_topic)
     return {"relay": figure, "relay_plain_producer": baseline}
-
-
-def relay_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
-    relay, plain = r["relay"], r["relay_plain_producer"]
-    value, base = relay["events_per_s"], plain["messages_per_s"]
-    complete = relay["on_topic"] == relay["events"] == relay["published"]
-    return [
-        row(
-            f"Relay to Kafka, {relay['events']:,} FeedbackRecorded published and acknowledged",
-            value,
-            "events/s",
-            "plain aiokafka producer, same messages, idempotent, acks=all (msg/s)",
-            base,
-            f">= {RELAY_TARGET:,.0f} events/s and ratio >= {RELAY_RATIO}",
-            complete and value >= RELAY_TARGET and value >= RELAY_RATIO * base,
-        )
-    ]
-
-
-def part_relay(store: EventStore, url: str, args: argparse.Namespace) -> dict[str, Any]:
-    print(f"5. relaying {args.events:,} FeedbackRecorded events to Kafka …", flush=True)
-    results = asyncio.run(bench_relay(store, url, args.kafka, args.events))
-    return results | {"rows": relay_rows(results)}
-
-
-# ------------------------------------------------------------------------------ main
-
-
-def print_rows(rows: list[dict[str, Any]]) -> None:
-    for r in rows:
-        base = f"{r['baseline_value']:,.0f}" if r["baseline_value"] is not None else "-"
-        print(
-            f"   {r['name']}: {r['value']:,.0f} {r['unit']} | baseline {base} ({r['baseline']}) "
-            f"| ratio {r['ratio']} | target {r['target']} | met {r['met']}"
-        )
-
-
-def in_fresh_database(
-    server_url: str, part: Callable[[EventStore, str], dict[str, Any]]
-) -> dict[str, Any]:
-    name = f"bench_kafka_{uuid.uuid4().hex[:8]}"
-    asyncio.run(execute(server_url, f"CREATE DATABASE {name}"))
-    url = urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
-    store = open_store(url)
-    try:
-        return part(store, url)
-    finally:
-        store.close()
-        asyncio.run(execute(server_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-
-
-async def execute(url: str, statement: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--commands", type=int, default=20_000, help="Kafka commands to ingest")
-    parser.add_argument("--events", type=int, default=50_000, help="stored events to relay")
-    parser.add_argument(
-        "--parts", nargs="+", choices=("ingest", "relay"), default=["ingest", "relay"]
-    )
-    parser.add_argument("--out", type=Path, help="write the rows as JSON here")
-    args = parser.parse_args(argv)
-    server_url = os.environ.get("BENCH_DATABASE_URL") or os.environ["TEST_DATABASE_URL"]
-    args.kafka = (
-        os.environ.get("BENCH_KAFKA_BOOTSTRAP_SERVERS")
-        or os.environ["TEST_KAFKA_BOOTSTRAP_SERVERS"]
-    )
-    parts = {
-        "ingest": lambda store, url: part_kafka(store, url, args),
-        "relay": lambda store, url: part_relay(store, url, args),
-    }
-    rows: list[dict[str, Any]] = []
-    details: dict[str, Any] = {}
-    for name in args.parts:
-        results = in_fresh_database(server_url, parts[name])
-        rows += results.pop("rows")
-        details |= results
-    print_rows(rows)
-    print(json.dumps(details, indent=2))
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"rows": rows, "details": details}, indent=2) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

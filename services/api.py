@@ -365,6 +365,9 @@ async def read_command(request: Request, model: type[T], stamped: frozenset[str]
     return command
 
 
+LANE_HEADERS = "feedbackloop.lane_headers"  # what FastLane.matches read, for its handler
+
+
 class FastLane(Route):
     """A lane in front of one FastAPI route, for its commonest request only (issue 12): a
     POST with no query string, a well-formed ``Authorization: Bearer`` header and at most one
@@ -380,8 +383,7 @@ class FastLane(Route):
         self, path: str, endpoint: Callable[[Request, str, str | None], Awaitable[Response]]
     ) -> None:
         async def handle(request: Request) -> Response:
-            key, idempotency_key = _plain_headers(request.scope)
-            assert key is not None
+            key, idempotency_key = request.scope[LANE_HEADERS]  # read once, by matches()
             return await endpoint(request, key, idempotency_key)
 
         super().__init__(path, handle, methods=["POST"], include_in_schema=False)
@@ -389,9 +391,13 @@ class FastLane(Route):
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if scope["type"] != "http" or scope.get("query_string"):
             return Match.NONE, {}
-        if scope["method"] != "POST" or _plain_headers(scope)[0] is None:
+        if scope["method"] != "POST":
             return Match.NONE, {}
-        return super().matches(scope)
+        headers = _plain_headers(scope)
+        if headers[0] is None:
+            return Match.NONE, {}
+        match, child = super().matches(scope)
+        return match, {**child, LANE_HEADERS: headers}
 
 
 def _plain_headers(scope: Scope) -> tuple[str | None, str | None]:

@@ -65,11 +65,14 @@ class KeyRing:
         }
 
     @classmethod
-    def load(cls, inline: Iterable[ApiKeyEntry], file: Path | None) -> "KeyRing":
-        """The entries given inline and those of the keys file, if it exists. The file is
-        validated the same way; a bad one names the file."""
+    def load(
+        cls, inline: Iterable[ApiKeyEntry], file: Path | None, *, missing_ok: bool = True
+    ) -> "KeyRing":
+        """The entries given inline and those of the keys file, if it exists (or else, with
+        ``missing_ok`` false, FileNotFoundError). The file is validated the same way; a bad
+        one names the file."""
         entries = list(inline)
-        if file is not None and file.exists():
+        if file is not None and (file.exists() or not missing_ok):
             try:
                 entries += API_KEY_ENTRIES.validate_json(file.read_bytes())
             except ValueError as error:

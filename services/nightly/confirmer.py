@@ -9,7 +9,7 @@ be read makes the check unanswerable: the case is skipped saying so, never read 
 from collections.abc import Callable
 from pathlib import Path
 
-from services.auth import API_KEY_ENTRIES, ApiKeyEntry, KeyRing
+from services.auth import ApiKeyEntry, KeyRing
 from services.nightly.planning import CONFIRMER_LACKS_UPDATE, PERMISSION_CHECK_UNAVAILABLE
 
 RUN_SCOPE = "factory.evaluation.run"
@@ -22,15 +22,12 @@ class KeyStoreUnreadable(Exception):
 
 
 def read_key_store(inline: list[ApiKeyEntry], file: Path | None) -> KeyRing:
-    """The configured keys as they stand now: those given inline and the keys file's. A keys
-    file that is configured but missing, unreadable or invalid raises KeyStoreUnreadable."""
-    entries = list(inline)
-    if file is not None:
-        try:
-            entries += API_KEY_ENTRIES.validate_json(file.read_bytes())
-        except (OSError, ValueError) as error:
-            raise KeyStoreUnreadable(f"the keys file {file}: {error}") from None
-    return KeyRing(entries)
+    """The configured keys as they stand now, read as at start-up (``KeyRing.load``), except
+    that a keys file configured but missing, unreadable or invalid raises KeyStoreUnreadable."""
+    try:
+        return KeyRing.load(inline, file, missing_ok=False)
+    except (OSError, ValueError) as error:
+        raise KeyStoreUnreadable(str(error)) from None
 
 
 def why_confirmer_cannot(keys: KeyStore, tenant_id: str, confirmer: str) -> str | None:
