@@ -11,6 +11,13 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StringConstraints
 
 from contracts.feedback import Contract, RecordFeedback
+from contracts.neighbours import (
+    ArtifactValidated,
+    DriftDetected,
+    EvaluationCompleted,
+    RunCompleted,
+    SkillCandidateProposed,
+)
 
 # Bounds of every attribute, checked before anything is stored: a 600 KB tenant id must be
 # refused at the door, not found too big by the relay later.
@@ -41,12 +48,24 @@ class CloudEventEnvelope(Contract):
     )
 
 
-class CommandEnvelope(CloudEventEnvelope):
+class InboundEnvelope(CloudEventEnvelope):
+    """Any CloudEvent we consume: ``tenantid`` says whose it is. ``actor`` (who acted) is
+    required of our own commands; a neighbour's event may leave it out, its ``source`` then
+    stands for it."""
+
+    tenantid: Attribute
+    actor: Attribute | None = None
+
+
+class CommandEnvelope(InboundEnvelope):
     """A command from another service. ``tenantid`` and ``actor`` say for whom and by whom;
     the broker's ACL decides who may write to a command topic."""
 
-    tenantid: Attribute
     actor: Attribute
+
+
+class NeighbourEnvelope(InboundEnvelope):
+    """Another service's event (``contracts.neighbours``), read tolerantly."""
 
 
 class RecordFeedbackMessage(CommandEnvelope):
@@ -59,6 +78,41 @@ class RecordFeedbackMessage(CommandEnvelope):
 
     type: Literal["evaluation.feedback.v1.RecordFeedback"]
     data: RecordFeedback
+
+
+class RunCompletedMessage(NeighbourEnvelope):
+    """``factory.runs.v1.run-completed``, from run control."""
+
+    type: Literal["factory.runs.v1.RunCompleted"]
+    data: RunCompleted
+
+
+class ArtifactValidatedMessage(NeighbourEnvelope):
+    """``factory.artifacts.v1.artifact-validated``, from the artifact service."""
+
+    type: Literal["factory.artifacts.v1.ArtifactValidated"]
+    data: ArtifactValidated
+
+
+class EvaluationCompletedMessage(NeighbourEnvelope):
+    """``factory.quality.v1.evaluation-completed``, from quality scoring."""
+
+    type: Literal["factory.quality.v1.EvaluationCompleted"]
+    data: EvaluationCompleted
+
+
+class DriftDetectedMessage(NeighbourEnvelope):
+    """``factory.quality.v1.drift-detected``, from quality scoring."""
+
+    type: Literal["factory.quality.v1.DriftDetected"]
+    data: DriftDetected
+
+
+class SkillCandidateProposedMessage(NeighbourEnvelope):
+    """``factory.memory.v1.skill-candidate-proposed``, from memory promotion."""
+
+    type: Literal["factory.memory.v1.SkillCandidateProposed"]
+    data: SkillCandidateProposed
 
 
 def self_contained_schema(model: type[Contract]) -> dict[str, Any]:

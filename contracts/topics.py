@@ -13,11 +13,27 @@ EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"
 DIGEST_POSTED = "evaluation.feedback.v1.digest-posted"  # one per agent and week (SPEC W123)
 
 
+# Other services' events (``contracts.neighbours``): their owners name these topics.
+RUN_COMPLETED = "factory.runs.v1.run-completed"
+ARTIFACT_VALIDATED = "factory.artifacts.v1.artifact-validated"
+EVALUATION_COMPLETED = "factory.quality.v1.evaluation-completed"
+DRIFT_DETECTED = "factory.quality.v1.drift-detected"
+SKILL_CANDIDATE_PROPOSED = "factory.memory.v1.skill-candidate-proposed"
+NEIGHBOURS = (
+    RUN_COMPLETED,
+    ARTIFACT_VALIDATED,
+    EVALUATION_COMPLETED,
+    DRIFT_DETECTED,
+    SKILL_CANDIDATE_PROPOSED,
+)
+
+
 def dead_letter(topic: str) -> str:
     """Where a message that cannot be parsed or is refused goes, with the reason."""
     return f"{topic}.dlt"
 
 
-# The topics our own consumers read (commands sent to us). What we publish is declared with
-# each event in its context's ``published.py``; ``services.published.TOPICS`` is every topic.
+# The topics our consumers read: commands sent to us, and our neighbours' events (each added with
+# its subscription). What we publish is declared with each event in its context's
+# ``published.py``; ``services.published.TOPICS`` is every topic.
 CONSUMED = (RECORD_FEEDBACK,)

@@ -16,7 +16,14 @@ from pydantic import BaseModel
 
 from contracts import topics
 from contracts.agent import AgentError, AgentReply, AgentRequest
-from contracts.envelope import RecordFeedbackMessage
+from contracts.envelope import (
+    ArtifactValidatedMessage,
+    DriftDetectedMessage,
+    EvaluationCompletedMessage,
+    RecordFeedbackMessage,
+    RunCompletedMessage,
+    SkillCandidateProposedMessage,
+)
 from contracts.evals import ConfirmEvalCase, LiftEvalCase, PatchEvalCase, RunEvalCase
 from contracts.feedback import RecordFeedback
 from contracts.reports import ComposeWrongAnswer, DraftReport, ReviewReport
@@ -32,6 +39,12 @@ TABLE_END = "<!-- topics:end -->"
 ACCEPTED_MODELS: tuple[type[BaseModel], ...] = (
     RecordFeedback,
     RecordFeedbackMessage,
+    # Other services' events (contracts.neighbours), as we read them.
+    RunCompletedMessage,
+    ArtifactValidatedMessage,
+    EvaluationCompletedMessage,
+    DriftDetectedMessage,
+    SkillCandidateProposedMessage,
     DraftReport,
     ComposeWrongAnswer,
     ReviewReport,

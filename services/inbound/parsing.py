@@ -14,7 +14,7 @@ from cloudevents.core.bindings.kafka import KafkaMessage as CloudEventMessage
 from cloudevents.core.bindings.kafka import from_structured_event
 from pydantic import ValidationError
 
-from contracts.envelope import MAX_MESSAGE_BYTES, CommandEnvelope
+from contracts.envelope import MAX_MESSAGE_BYTES, InboundEnvelope
 from services.bus import Issued, command_from
 from services.errors import Refused
 from services.inbound.subscription import Subscription
@@ -53,13 +53,15 @@ def parse(
     if subscription is None:
         expected = ", ".join(sorted(subscriptions))
         raise Refused(f"expected type {expected}, got {envelope.type}", field="type")
+    if envelope.actor is None and subscription.strict:
+        raise Refused("actor: a command names who sends it", field="actor")
     command = command_from(
         event.get_data(), subscription.model, subscription.stamped, strict=subscription.strict
     )
     return subscription, Issued(
         command=command,
         tenant_id=envelope.tenantid,
-        actor=envelope.actor,
+        actor=envelope.actor or envelope.source,
         command_id=f"ce/{envelope.source}/{envelope.id}",
         at=clock(),
         identity=identity(envelope.source, envelope.id),
@@ -69,16 +71,17 @@ def parse(
     )
 
 
-def attributes(values: dict[str, Any]) -> CommandEnvelope:
+def attributes(values: dict[str, Any]) -> InboundEnvelope:
     """The attributes, bounded and checked; extension attributes are let through (CloudEvents
     allows them), ``data`` is read apart."""
     try:
-        envelope = CommandEnvelope.model_validate(values)
+        envelope = InboundEnvelope.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "value"
         raise Refused(f"{field}: {first['msg']}", field=field) from None
     for name in ("tenantid", "actor"):
-        if not getattr(envelope, name).strip():
+        value = getattr(envelope, name)
+        if value is not None and not value.strip():
             raise Refused(f"{name}: must not be blank", field=name)
     return envelope

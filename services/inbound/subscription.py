@@ -8,7 +8,7 @@ from typing import Any, get_args
 import asyncpg
 from pydantic import BaseModel
 
-from contracts.envelope import CommandEnvelope
+from contracts.envelope import InboundEnvelope
 from services.bus import Issued
 
 # A check that needs the database before the decision (an artifact must exist); it raises a
@@ -30,7 +30,7 @@ class Subscription:
     """
 
     topic: str
-    envelope: type[CommandEnvelope]
+    envelope: type[InboundEnvelope]
     title: str
     description: str
     strict: bool = True

@@ -1,0 +1,179 @@
+"""Events other services publish and this one consumes (SPEC C24, C25, C39–C41).
+
+Their owners write them; we read them tolerantly: a field we do not know is kept on the model
+and ignored, so a neighbour adding one never makes a dead letter. Every field we do read is
+typed and bounded. Each arrives as a CloudEvent (structured JSON mode) whose ``tenantid``
+attribute says whose it is; ``actor`` is optional here (the ``source`` stands for it).
+
+- RunCompleted (run control, ``factory.runs.v1.run-completed``): the run becomes a dataset
+  task candidate (HarvestTask); its counters feed appraisal.
+- ArtifactValidated (artifact service, ``factory.artifacts.v1.artifact-validated``): validator
+  outcomes enrich tasks (HarvestValidation).
+- EvaluationCompleted (quality scoring, ``factory.quality.v1.evaluation-completed``): failed
+  gates and regressions are proposal evidence (RaiseFromEvaluation).
+- DriftDetected (quality scoring, ``factory.quality.v1.drift-detected``): drift is proposal
+  evidence (RaiseFromDrift).
+- SkillCandidateProposed (memory promotion, ``factory.memory.v1.skill-candidate-proposed``):
+  evidence of a skill-improvement proposal (RaiseSkillProposal).
+
+The seed names the events and who sends them, not their fields: the fields below are our
+decision, documented in the generated schemas (``contracts/schemas``).
+"""
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import ConfigDict, Field, StringConstraints
+
+from contracts.feedback import Contract, Ref
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Count = Annotated[int, Field(ge=0, le=1_000_000_000)]
+MAX_SERVES = 16
+MAX_GATES = 64
+
+
+class Neighbour(Contract):
+    """A neighbour's event: frozen, read tolerantly (``extra="allow"`` when consumed)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+
+class RunOutcome(StrEnum):
+    succeeded = "succeeded"
+    failed = "failed"
+    cancelled = "cancelled"
+
+
+class RunCounters(Neighbour):
+    """What run control counted in the run (SPEC M28, M47, M50). A counter left out was not
+    measured: it reads as unknown, never as zero (M49)."""
+
+    loop_stops: Count | None = Field(default=None, alias="loopStops")
+    empty_outputs: Count | None = Field(default=None, alias="emptyOutputs")
+    ceiling_hits: Count | None = Field(default=None, alias="ceilingHits")
+    failed_final_calls: Count | None = Field(default=None, alias="failedFinalCalls")
+    step_completions: Count | None = Field(default=None, alias="stepCompletions")
+    step_measured: Count | None = Field(default=None, alias="stepMeasured")
+    step_nulls: Count | None = Field(default=None, alias="stepNulls")
+    step_reopens: Count | None = Field(default=None, alias="stepReopens")
+    goal_anchor: bool | None = Field(
+        default=None, alias="goalAnchor", description="The run started under a named goal."
+    )
+    goal_plan_writes: Count | None = Field(default=None, alias="goalPlanWrites")
+    goal_drift_writes: Count | None = Field(
+        default=None, alias="goalDriftWrites", description="Plan writes that changed the goal."
+    )
+    goal_unnamed_writes: Count | None = Field(default=None, alias="goalUnnamedWrites")
+
+
+class RunCompleted(Neighbour):
+    """A run of an agent ended (SPEC C24). Texts are artifacts, referenced by id (C06)."""
+
+    run_id: Ref = Field(alias="runId")
+    project_id: Ref | None = Field(default=None, alias="projectId")
+    agent_id: Ref = Field(alias="agentId")
+    agent_version: Name | None = Field(default=None, alias="agentVersion")
+    outcome: RunOutcome
+    input_ref: Ref = Field(alias="inputRef", description="Artifact holding the run's input.")
+    output_ref: Ref | None = Field(
+        default=None, alias="outputRef", description="Artifact holding the run's final output."
+    )
+    scoring_rule: Name | None = Field(
+        default=None,
+        alias="scoringRule",
+        description="How an answer to this input is scored, when the run says so.",
+    )
+    serves: list[Ref] = Field(
+        default_factory=list,
+        max_length=MAX_SERVES,
+        description="Goal references `kind:id` the run served (SPEC M01); read as given, an "
+        "unknown kind meaning no reference (M05).",
+    )
+    development: bool = Field(
+        default=False, description="A development or test session (excluded from appraisal, M54)."
+    )
+    counters: RunCounters | None = None
+    completed_at: datetime = Field(alias="completedAt")
+
+
+class ValidationOutcome(StrEnum):
+    passed = "passed"
+    failed = "failed"
+    warning = "warning"
+
+
+class ArtifactValidated(Neighbour):
+    """A validator looked at an artifact (SPEC C25)."""
+
+    artifact_ref: Ref = Field(alias="artifactRef")
+    run_id: Ref | None = Field(default=None, alias="runId")
+    validator: Name
+    outcome: ValidationOutcome
+    findings: Count = 0
+    validated_at: datetime = Field(alias="validatedAt")
+
+
+class AssetKind(StrEnum):
+    """What a proposal can target (SPEC C27's assets)."""
+
+    agent = "agent"
+    prompt = "prompt"
+    skill = "skill"
+    context_strategy = "context-strategy"
+    profile = "profile"
+
+
+class Gate(Neighbour):
+    name: Name
+    passed: bool
+    metric: Name | None = None
+    value: float | None = None
+    threshold: float | None = None
+
+
+class Regression(Neighbour):
+    metric: Name
+    before: float = Field(alias="from")
+    after: float = Field(alias="to")
+
+
+class EvaluationCompleted(Neighbour):
+    """A suite scored an asset (SPEC C39): failed gates and regressions are evidence."""
+
+    evaluation_id: Ref = Field(alias="evaluationId")
+    target_asset_id: Ref = Field(alias="targetAssetId")
+    target_kind: AssetKind = Field(default=AssetKind.agent, alias="targetKind")
+    target_version: Name | None = Field(default=None, alias="targetVersion")
+    dataset_id: Ref | None = Field(default=None, alias="datasetId")
+    dataset_version: int | None = Field(default=None, alias="datasetVersion", ge=1)
+    passed: bool
+    gates: list[Gate] = Field(default_factory=list, max_length=MAX_GATES)
+    regressions: list[Regression] = Field(default_factory=list, max_length=MAX_GATES)
+    serves: list[Ref] = Field(default_factory=list, max_length=MAX_SERVES)
+    completed_at: datetime = Field(alias="completedAt")
+
+
+class DriftDetected(Neighbour):
+    """A metric of an asset moved away from its baseline (SPEC C40)."""
+
+    drift_id: Ref = Field(alias="driftId")
+    target_asset_id: Ref = Field(alias="targetAssetId")
+    target_kind: AssetKind = Field(default=AssetKind.agent, alias="targetKind")
+    target_version: Name | None = Field(default=None, alias="targetVersion")
+    metric: Name
+    baseline: float
+    observed: float
+    detected_at: datetime = Field(alias="detectedAt")
+
+
+class SkillCandidateProposed(Neighbour):
+    """Reinforced procedural memory suggests a skill change (SPEC C41)."""
+
+    candidate_id: Ref = Field(alias="candidateId")
+    skill_id: Ref = Field(alias="skillId", description="The skill asset to improve.")
+    target_version: Name | None = Field(default=None, alias="targetVersion")
+    summary_ref: Ref | None = Field(default=None, alias="summaryRef")
+    reinforcements: Count = Field(description="How often the procedure was reinforced.")
+    proposed_at: datetime = Field(alias="proposedAt")

@@ -1,0 +1,60 @@
+"""The five neighbour events we consume (``contracts.neighbours``), read tolerantly: a field we
+do not know is ignored, never a dead letter. Each is handled by the context it feeds, through
+the command bus's one registry: the datasets context harvests runs and validations (SPEC C24,
+C25), the learning context keeps evaluations, drift and skill candidates as evidence (C39–C41).
+"""
+
+from contracts import topics
+from contracts.envelope import (
+    ArtifactValidatedMessage,
+    DriftDetectedMessage,
+    EvaluationCompletedMessage,
+    RunCompletedMessage,
+    SkillCandidateProposedMessage,
+)
+from services.inbound.subscription import Subscription
+
+# Harvested by the datasets context (SPEC C24, C25).
+DATASET_SUBSCRIPTIONS = (
+    Subscription(
+        topic=topics.RUN_COMPLETED,
+        envelope=RunCompletedMessage,
+        title="RunCompleted",
+        description="A run ended; it becomes a dataset task candidate (HarvestTask).",
+        strict=False,
+    ),
+    Subscription(
+        topic=topics.ARTIFACT_VALIDATED,
+        envelope=ArtifactValidatedMessage,
+        title="ArtifactValidated",
+        description="A validator's outcome, enriching the dataset tasks (HarvestValidation).",
+        strict=False,
+    ),
+)
+
+# Evidence of the learning context (SPEC C39–C41).
+LEARNING_SUBSCRIPTIONS = (
+    Subscription(
+        topic=topics.EVALUATION_COMPLETED,
+        envelope=EvaluationCompletedMessage,
+        title="EvaluationCompleted",
+        description="A suite scored an asset; failed gates and regressions are proposal "
+        "evidence (RaiseFromEvaluation).",
+        strict=False,
+    ),
+    Subscription(
+        topic=topics.DRIFT_DETECTED,
+        envelope=DriftDetectedMessage,
+        title="DriftDetected",
+        description="An asset's metric drifted; proposal evidence (RaiseFromDrift).",
+        strict=False,
+    ),
+    Subscription(
+        topic=topics.SKILL_CANDIDATE_PROPOSED,
+        envelope=SkillCandidateProposedMessage,
+        title="SkillCandidateProposed",
+        description="Reinforced procedural memory; a skill proposal's evidence "
+        "(RaiseSkillProposal).",
+        strict=False,
+    ),
+)
