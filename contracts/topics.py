@@ -11,6 +11,7 @@ EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"
 EVAL_CASE_CONFIRMED = "evaluation.evals.v1.case-confirmed"
 EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"
 DIGEST_POSTED = "evaluation.feedback.v1.digest-posted"  # one per agent and week (SPEC W123)
+DATASET_PUBLISHED = "evaluation.datasets.v1.dataset-published"  # SPEC C23, as the seed writes it
 
 
 # Other services' events (``contracts.neighbours``): their owners name these topics.
@@ -36,4 +37,4 @@ def dead_letter(topic: str) -> str:
 # The topics our consumers read: commands sent to us, and our neighbours' events (each added with
 # its subscription). What we publish is declared with each event in its context's
 # ``published.py``; ``services.published.TOPICS`` is every topic.
-CONSUMED = (RECORD_FEEDBACK,)
+CONSUMED = (RECORD_FEEDBACK, RUN_COMPLETED, ARTIFACT_VALIDATED)

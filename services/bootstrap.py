@@ -20,6 +20,7 @@ from faststream.kafka import KafkaBroker
 from prometheus_client import start_http_server
 
 from contracts import topics
+from projections.datasets import Datasets
 from projections.digests import Digests
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
@@ -31,6 +32,9 @@ from services.artifact_routes import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.bus import CommandBus
+from services.datasets.api import dataset_routes
+from services.datasets.handlers import CREATES as DATASET_CREATES
+from services.datasets.handlers import HANDLERS as DATASET_HANDLERS
 from services.digests.api import digest_routes
 from services.digests.builder import DigestBuilder
 from services.digests.handlers import CREATES as DIGEST_CREATES
@@ -82,11 +86,12 @@ HANDLERS = {
     **EVAL_HANDLERS,
     **DIGEST_HANDLERS,
     **NIGHT_HANDLERS,
+    **DATASET_HANDLERS,
 }
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox(), EvalCases(), Digests(), Nights()]
+    return [FeedbackList(), Inbox(), EvalCases(), Digests(), Nights(), Datasets()]
 
 
 @dataclass
@@ -143,7 +148,7 @@ class Runtime:
             store,
             HANDLERS,
             max_batch=settings.bus_max_batch,
-            creates={**CREATES, **DIGEST_CREATES, **NIGHT_CREATES},
+            creates={**CREATES, **DIGEST_CREATES, **NIGHT_CREATES, **DATASET_CREATES},
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
         )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
@@ -374,6 +379,7 @@ class Runtime:
             eval_routes(http, self.case_runner()),
             digest_routes(http),
             night_routes(http),
+            dataset_routes(http, self.store),
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)

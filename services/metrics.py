@@ -51,3 +51,11 @@ READER_RESTARTS = Counter(
     "Restarts of a supervised background task after a crash.",
     ["task"],
 )
+
+# SPEC C50: connectsoft.factory.learning.datasets, updown, {dataset}, by tenant and target: a
+# dataset counts from its first published version (the tenant only where configured).
+DATASETS = Gauge(
+    "connectsoft_factory_learning_datasets",
+    "Datasets with a published version, by tenant and target.",
+    ["tenant", "target"],
+)

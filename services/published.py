@@ -9,6 +9,7 @@ consume, and the dead-letter topic of each consumed one, all created at start-up
 from faststream.kafka import KafkaBroker
 
 from contracts import topics
+from services.datasets.published import PUBLICATIONS as DATASET_PUBLICATIONS
 from services.digests.published import PUBLICATIONS as DIGEST_PUBLICATIONS
 from services.evals.published import PUBLICATIONS as EVAL_PUBLICATIONS
 from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
@@ -20,6 +21,7 @@ PUBLICATIONS: tuple[Publication, ...] = (
     *REPORT_PUBLICATIONS,
     *EVAL_PUBLICATIONS,
     *DIGEST_PUBLICATIONS,
+    *DATASET_PUBLICATIONS,
 )
 
 

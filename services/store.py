@@ -12,12 +12,20 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import Notification, ProcessRecorder, StoredEvent
+from eventsourcing.persistence import (
+    JSONTranscoder,
+    Notification,
+    ProcessRecorder,
+    StoredEvent,
+    Transcoding,
+)
 from eventsourcing.postgres import PostgresProcessRecorder
 from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.sql import SQL, Identifier
+from pydantic import BaseModel
 
+from contracts.neighbours import RunCompleted
 from services.errors import NotFound
 
 STORE_NAME = "FeedbackLoop"
@@ -28,8 +36,31 @@ class StoreMisconfigured(RuntimeError):
     pass
 
 
+class ContractAsJSON(Transcoding):
+    """A contract model carried whole in an event (a received RunCompleted), stored as its
+    JSON by its wire names and read back as the model."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model, self.type, self.name = model, model, model.__name__
+
+    def encode(self, obj: Any) -> Any:
+        return obj.model_dump(mode="json", by_alias=True)
+
+    def decode(self, data: Any) -> Any:
+        return self.model.model_validate(data)
+
+
+# Contract models that events carry as typed fields.
+CONTRACTS_IN_EVENTS: tuple[type[BaseModel], ...] = (RunCompleted,)
+
+
 class EventStore(Application[UUID]):
     name = STORE_NAME
+
+    def register_transcodings(self, transcoder: JSONTranscoder) -> None:
+        super().register_transcodings(transcoder)
+        for model in CONTRACTS_IN_EVENTS:
+            transcoder.register(ContractAsJSON(model))
 
     def construct_recorder(self) -> ProcessRecorder:
         recorder: ProcessRecorder = self.factory.process_recorder()

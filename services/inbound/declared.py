@@ -2,5 +2,6 @@
 
 from services.feedback.subscriptions import SUBSCRIPTIONS as FEEDBACK_SUBSCRIPTIONS
 from services.inbound.subscription import Subscription
+from services.neighbours import DATASET_SUBSCRIPTIONS
 
-SUBSCRIPTIONS: tuple[Subscription, ...] = (*FEEDBACK_SUBSCRIPTIONS,)
+SUBSCRIPTIONS: tuple[Subscription, ...] = (*FEEDBACK_SUBSCRIPTIONS, *DATASET_SUBSCRIPTIONS)

@@ -168,7 +168,7 @@ def test_a_tolerant_read_still_refuses_a_missing_field() -> None:
 
 
 def test_a_subscription_derives_its_type_and_payload_from_its_envelope_once() -> None:
-    [record_feedback] = SUBSCRIPTIONS
+    record_feedback = SUBSCRIPTIONS[0]  # the neighbours' events follow our command
     assert record_feedback.cloudevent_type == RECORD_FEEDBACK
     assert record_feedback.model.__name__ == "RecordFeedback"
 

@@ -1,0 +1,313 @@
+"""Datasets by tenant: harvested runs, corrections, validations, curation and versions
+(SPEC C13–C25).
+
+Answers ``GET /factory/evaluation/datasets`` and the task set a snapshot is taken of
+(``dataset_tasks``); every query is filtered by tenant (C16, C51). Corrections are feedback
+events (kind correction on a run), kept whether or not their run is known yet: a task is
+composed from the tables when it is read, so either order gives the same task.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+
+from projections.runner import Connection, Positioned
+from services.datasets.domain import Dataset, HarvestedRun, Validation, dataset_target
+from services.datasets.tasks import Check, Correction, Curated, Run, compose
+from services.feedback.domain import Feedback
+
+
+class Datasets:
+    name = "datasets"
+    handles = (
+        HarvestedRun.Harvested,
+        Validation.Recorded,
+        Feedback.Recorded,
+        Dataset.Opened,
+        Dataset.TaskCurated,
+        Dataset.TaskRemoved,
+        Dataset.VersionPublished,
+    )
+
+    def ddl(self, schema: str) -> str:
+        return f"""
+        CREATE TABLE IF NOT EXISTS {schema}.runs (
+            tenant_id text NOT NULL,
+            run_id text NOT NULL,
+            dataset_id text NOT NULL,
+            task_id text NOT NULL,
+            agent_id text NOT NULL,
+            agent_version text,
+            input_ref text NOT NULL,
+            output_ref text,
+            scoring_rule text NOT NULL,
+            completed_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, run_id)
+        );
+        CREATE INDEX IF NOT EXISTS runs_by_dataset ON {schema}.runs (tenant_id, dataset_id);
+        CREATE TABLE IF NOT EXISTS {schema}.corrections (
+            tenant_id text NOT NULL,
+            feedback_id uuid NOT NULL,
+            run_id text NOT NULL,
+            corrected_ref text NOT NULL,
+            given_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, feedback_id)
+        );
+        CREATE INDEX IF NOT EXISTS corrections_by_run ON {schema}.corrections (tenant_id, run_id);
+        CREATE TABLE IF NOT EXISTS {schema}.validations (
+            tenant_id text NOT NULL,
+            validation_id uuid NOT NULL,
+            artifact_ref text NOT NULL,
+            run_id text,
+            validator text NOT NULL,
+            outcome text NOT NULL,
+            findings int NOT NULL,
+            validated_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, validation_id)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.curated (
+            tenant_id text NOT NULL,
+            dataset_id text NOT NULL,
+            task_id text NOT NULL,
+            input_ref text NOT NULL,
+            expected_ref text NOT NULL,
+            scoring_rule text NOT NULL,
+            curated_by text NOT NULL,
+            PRIMARY KEY (tenant_id, dataset_id, task_id)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.removed (
+            tenant_id text NOT NULL,
+            dataset_id text NOT NULL,
+            task_id text NOT NULL,
+            PRIMARY KEY (tenant_id, dataset_id, task_id)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.datasets (
+            tenant_id text NOT NULL,
+            dataset_id text NOT NULL,
+            name text NOT NULL,
+            target text NOT NULL,
+            classification text NOT NULL,
+            PRIMARY KEY (tenant_id, dataset_id)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.versions (
+            tenant_id text NOT NULL,
+            dataset_id text NOT NULL,
+            version int NOT NULL,
+            snapshot_ref text NOT NULL,
+            task_count int NOT NULL,
+            classification text NOT NULL,
+            published_at timestamptz NOT NULL,
+            position bigint NOT NULL,
+            PRIMARY KEY (tenant_id, dataset_id, version)
+        );
+        """
+
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        for p in batch:
+            e = p.event
+            match e:
+                case HarvestedRun.Harvested():
+                    run = e.run
+                    await conn.execute(
+                        f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+                        "$10) ON CONFLICT DO NOTHING",
+                        e.tenant_id, run.run_id, e.dataset_id, e.task_id, run.agent_id,
+                        run.agent_version, e.input_ref, e.expected_ref, e.scoring_rule,
+                        run.completed_at,
+                    )  # fmt: skip
+                case Validation.Recorded():
+                    await conn.execute(
+                        f"INSERT INTO {schema}.validations VALUES ($1, $2, $3, $4, $5, $6, $7, "
+                        "$8) ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.originator_id, e.artifact_ref, e.run_id, e.validator,
+                        e.outcome, e.findings, e.validated_at,
+                    )  # fmt: skip
+                case Feedback.Recorded():
+                    if e.kind != "correction" or e.subject_kind != "run":
+                        continue
+                    if e.corrected_artifact_ref is None:
+                        continue
+                    await conn.execute(
+                        f"INSERT INTO {schema}.corrections VALUES ($1, $2, $3, $4, $5) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
+                        e.timestamp,
+                    )  # fmt: skip
+                case Dataset.Opened():
+                    await conn.execute(
+                        f"INSERT INTO {schema}.datasets VALUES ($1, $2, $3, $4, $5) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.dataset_id, e.name, e.target, e.classification,
+                    )  # fmt: skip
+                case Dataset.TaskCurated():
+                    dataset_id = e.dataset_id
+                    await conn.execute(
+                        f"INSERT INTO {schema}.curated VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                        "ON CONFLICT (tenant_id, dataset_id, task_id) DO UPDATE SET "
+                        "input_ref = $4, expected_ref = $5, scoring_rule = $6, curated_by = $7",
+                        e.tenant_id, dataset_id, e.task_id, e.input_ref, e.expected_ref,
+                        e.scoring_rule, e.curated_by,
+                    )  # fmt: skip
+                    await conn.execute(
+                        f"DELETE FROM {schema}.removed WHERE tenant_id = $1 AND dataset_id = $2 "
+                        "AND task_id = $3",
+                        e.tenant_id, dataset_id, e.task_id,
+                    )  # fmt: skip
+                case Dataset.TaskRemoved():
+                    dataset_id = e.dataset_id
+                    await conn.execute(
+                        f"DELETE FROM {schema}.curated WHERE tenant_id = $1 AND dataset_id = $2 "
+                        "AND task_id = $3",
+                        e.tenant_id, dataset_id, e.task_id,
+                    )  # fmt: skip
+                    await conn.execute(
+                        f"INSERT INTO {schema}.removed VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                        e.tenant_id, dataset_id, e.task_id,
+                    )  # fmt: skip
+                case Dataset.VersionPublished():
+                    await conn.execute(
+                        f"INSERT INTO {schema}.versions VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.dataset_id, e.version, e.snapshot_ref, e.task_count,
+                        e.classification, e.timestamp, p.position,
+                    )  # fmt: skip
+                case _:
+                    raise TypeError(f"datasets do not handle {type(e).__name__}")
+
+
+async def dataset_tasks(
+    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, schema: str = "rm_datasets"
+) -> list[dict[str, Any]]:
+    """The tasks a snapshot of the dataset taken now holds, sorted by ``taskId``."""
+    async with pool.acquire() as conn:
+        runs = await conn.fetch(
+            f"SELECT * FROM {schema}.runs WHERE tenant_id = $1 AND dataset_id = $2",
+            tenant_id,
+            dataset_id,
+        )
+        run_ids = [r["run_id"] for r in runs]
+        corrections = await conn.fetch(
+            f"SELECT * FROM {schema}.corrections WHERE tenant_id = $1 AND run_id = ANY($2)",
+            tenant_id,
+            run_ids,
+        )
+        curated = await conn.fetch(
+            f"SELECT * FROM {schema}.curated WHERE tenant_id = $1 AND dataset_id = $2",
+            tenant_id,
+            dataset_id,
+        )
+        refs = {r["input_ref"] for r in runs} | {r["output_ref"] for r in runs}
+        refs |= {r["corrected_ref"] for r in corrections}
+        refs |= {r["input_ref"] for r in curated} | {r["expected_ref"] for r in curated}
+        checks = await conn.fetch(
+            f"SELECT * FROM {schema}.validations WHERE tenant_id = $1 "
+            "AND (run_id = ANY($2) OR artifact_ref = ANY($3))",
+            tenant_id,
+            run_ids,
+            [ref for ref in refs if ref is not None],
+        )
+        removed = await conn.fetch(
+            f"SELECT task_id FROM {schema}.removed WHERE tenant_id = $1 AND dataset_id = $2",
+            tenant_id,
+            dataset_id,
+        )
+    return compose(
+        [
+            Run(
+                r["task_id"],
+                r["run_id"],
+                r["agent_id"],
+                r["agent_version"],
+                r["input_ref"],
+                r["output_ref"],
+                r["scoring_rule"],
+                r["completed_at"],
+            )
+            for r in runs
+        ],
+        [
+            Correction(r["run_id"], str(r["feedback_id"]), r["corrected_ref"], r["given_at"])
+            for r in corrections
+        ],
+        [
+            Check(
+                r["artifact_ref"],
+                r["run_id"],
+                r["validator"],
+                r["outcome"],
+                r["findings"],
+                r["validated_at"],
+            )
+            for r in checks
+        ],
+        [
+            Curated(
+                r["task_id"], r["input_ref"], r["expected_ref"], r["scoring_rule"], r["curated_by"]
+            )
+            for r in curated
+        ],
+        [r["task_id"] for r in removed],
+    )
+
+
+async def get_version(
+    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, version: int, schema: str = "rm_datasets"
+) -> dict[str, Any] | None:
+    row = await pool.fetchrow(
+        f"SELECT * FROM {schema}.versions WHERE tenant_id = $1 AND dataset_id = $2 "
+        "AND version = $3",
+        tenant_id,
+        dataset_id,
+        version,
+    )
+    return None if row is None else version_json(row)
+
+
+def version_json(row: asyncpg.Record) -> dict[str, Any]:
+    return {
+        "version": row["version"],
+        "taskCount": row["task_count"],
+        "classification": row["classification"],
+        "snapshotRef": row["snapshot_ref"],
+        "publishedAt": row["published_at"].isoformat(),
+    }
+
+
+async def list_datasets(
+    pool: asyncpg.Pool, tenant_id: str, schema: str = "rm_datasets"
+) -> list[dict[str, Any]]:
+    """The tenant's datasets (harvested, curated or published), with versions, task counts
+    and classification (C21)."""
+    rows = await pool.fetch(
+        f"SELECT dataset_id FROM {schema}.runs WHERE tenant_id = $1 "
+        f"UNION SELECT dataset_id FROM {schema}.datasets WHERE tenant_id = $1 ORDER BY 1",
+        tenant_id,
+    )
+    known = {
+        r["dataset_id"]: r
+        for r in await pool.fetch(
+            f"SELECT * FROM {schema}.datasets WHERE tenant_id = $1", tenant_id
+        )
+    }
+    versions: dict[str, list[dict[str, Any]]] = {}
+    for row in await pool.fetch(
+        f"SELECT * FROM {schema}.versions WHERE tenant_id = $1 ORDER BY dataset_id, version",
+        tenant_id,
+    ):
+        versions.setdefault(row["dataset_id"], []).append(version_json(row))
+    items = []
+    for row in rows:
+        dataset_id = row["dataset_id"]
+        opened = known.get(dataset_id)
+        items.append(
+            {
+                "datasetId": dataset_id,
+                "name": opened["name"] if opened else dataset_id,
+                "target": opened["target"] if opened else dataset_target(dataset_id),
+                "classification": opened["classification"] if opened else "tenant-confidential",
+                "candidates": len(await dataset_tasks(pool, tenant_id, dataset_id, schema)),
+                "versions": versions.get(dataset_id, []),
+            }
+        )
+    return items

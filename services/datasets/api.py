@@ -1,0 +1,316 @@
+"""HTTP routes of datasets: ``/factory/evaluation/datasets`` (SPEC C13–C21, C17, C53).
+
+Every read and write is the caller's tenant's (C16, C51): another tenant's dataset answers
+404, exactly as one that does not exist.
+"""
+
+import asyncio
+from typing import Annotated, Any
+
+import asyncpg
+import orjson
+from eventsourcing.application import AggregateNotFoundError
+from fastapi import APIRouter, Depends, Path, Request, Response
+
+from contracts.datasets import (
+    CurateTask,
+    DatasetList,
+    RecordShareConsent,
+    ShareVersion,
+    SnapshotDataset,
+    VersionPublished,
+)
+from projections.datasets import dataset_tasks, list_datasets
+from projections.runner import wait_for_position
+from services.api import Http, IdempotencyKey, command_id, read_command
+from services.artifacts import get_artifact, put_artifact
+from services.auth import Principal
+from services.datasets.commands import (
+    AddTask,
+    GrantShareConsent,
+    PublishVersion,
+    RemoveTask,
+    ShareCopy,
+)
+from services.datasets.domain import (
+    Dataset,
+    dataset_key,
+    dataset_target,
+    immutable,
+    shared_dataset_id,
+)
+from services.datasets.handlers import Published
+from services.datasets.tasks import anonymised, snapshot_document
+from services.errors import NotFound, NotPermitted
+from services.openapi import RAW_ANSWER, body
+from services.problems import READ_ERRORS, WRITE_ERRORS, NotYetVisible, error
+from services.store import EVENTS_TABLE, EventStore
+
+READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
+READ_MODEL = "datasets"
+SNAPSHOT_MEDIA_TYPE = "application/json"
+DatasetIdPath = Annotated[
+    str, Path(alias="datasetId", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@-]+$")
+]
+CURATE_EXAMPLE = {
+    "taskId": "t-1",
+    "inputRef": "artifact:sha256:" + "a" * 64,
+    "expectedRef": "artifact:sha256:" + "b" * 64,
+}
+VersionPath = Annotated[int, Path(ge=1, le=1_000_000)]
+
+
+class ArtifactStoreUnavailable(Exception):
+    """SPEC C53: the artifact store is required; without it nothing is published."""
+
+
+def dataset_routes(http: Http, events: EventStore) -> APIRouter:
+    router = APIRouter(prefix="/factory/evaluation/datasets", tags=["datasets"])
+
+    @router.get("", response_model=DatasetList, responses=READ_ERRORS)
+    async def datasets(principal: Annotated[Principal, Depends(http.scope(READ))]) -> Any:
+        """The tenant's datasets with their versions, task counts and classification (C21)."""
+        return {"items": await list_datasets(http.pool, principal.tenant_id)}
+
+    @router.post("/{datasetId}/tasks", status_code=201, responses=WRITE_ERRORS,
+                 openapi_extra=body(CurateTask, CURATE_EXAMPLE))  # fmt: skip
+    async def curate(
+        request: Request,
+        dataset_id: DatasetIdPath,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> dict[str, Any]:
+        """Add a task by hand (C14); a person's work, not a service's."""
+        person(principal)
+        task = await read_command(request, CurateTask, frozenset({"curatedBy"}))
+        outcome = await http.execute(AddTask(dataset_id=dataset_id, task=task), principal,
+                                     command_id(None))  # fmt: skip
+        return {"taskId": task.task_id, "position": http.position(outcome, principal)}
+
+    @router.delete("/{datasetId}/tasks/{taskId:path}", responses=WRITE_ERRORS)
+    async def remove(
+        dataset_id: DatasetIdPath,
+        task_id: Annotated[str, Path(alias="taskId", min_length=1, max_length=200)],
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> dict[str, Any]:
+        """Take a task out of the dataset's next snapshots (a harvested one: ``run:<runId>``);
+        published versions keep it."""
+        person(principal)
+        outcome = await http.execute(
+            RemoveTask(dataset_id=dataset_id, task_id=task_id), principal, command_id(None)
+        )
+        return {"taskId": task_id, "position": http.position(outcome, principal)}
+
+    @router.post("/{datasetId}/snapshot", status_code=201, response_model=VersionPublished,
+                 responses={200: {"model": VersionPublished, "description": "A replay"},
+                            503: {"description": "The artifact store failed (C53)"},
+                            **WRITE_ERRORS},
+                 openapi_extra=body(SnapshotDataset, {}))  # fmt: skip
+    async def snapshot(
+        request: Request,
+        dataset_id: DatasetIdPath,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response:
+        """SnapshotDataset (C18–C20): publish the next immutable version of the task set.
+
+        The tasks are serialised canonically and stored once as a content-addressed
+        artifact; the version keeps its reference. The same ``Idempotency-Key``, or a
+        ``version`` already published with the same content, answers that version (200);
+        a published version with other content is refused (409, ``version-immutable``)."""
+        raw = await request.body()
+        command = SnapshotDataset()
+        if raw.strip():
+            command = await read_command(request, SnapshotDataset, frozenset())
+        await caught_up(http)
+        tasks = await dataset_tasks(http.pool, principal.tenant_id, dataset_id)
+        if not tasks:
+            raise NotFound(f"{dataset_id} has no tasks to publish", datasetId=dataset_id)
+        target = dataset_target(dataset_id)
+        content = snapshot_document(dataset_id, target, tasks)
+        try:
+            ref = await keep(http, principal.tenant_id, content)
+        except ArtifactStoreUnavailable as exc:
+            return unavailable(exc)
+        key = None if idempotency_key is None else f"{principal.subject}/{idempotency_key}"
+        outcome = await http.execute(
+            PublishVersion(dataset_id=dataset_id, snapshot_ref=ref, task_count=len(tasks),
+                           version=command.version, request_key=key),
+            principal, command_id(None),
+        )  # fmt: skip
+        published: Published = outcome.result
+        answer = {
+            **version_record(published),
+            "position": http.position(outcome, principal),
+        }
+        status = 201 if published.created else 200
+        return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
+
+    @router.get("/{datasetId}/versions/{version}", responses={200: RAW_ANSWER, **READ_ERRORS})
+    async def version_content(
+        dataset_id: DatasetIdPath,
+        version: VersionPath,
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+    ) -> Response:
+        """The version's snapshot, byte for byte as it was published, forever (C15)."""
+        found = await published_version(events, principal, dataset_id, version)
+        _media, content = await get_artifact(http.pool, principal.tenant_id, found["snapshotRef"])
+        return Response(
+            content,
+            media_type=SNAPSHOT_MEDIA_TYPE,
+            headers={
+                "ETag": f'"{found["snapshotRef"]}"',
+                "Cache-Control": "private, max-age=31536000, immutable",
+                "X-Content-Type-Options": "nosniff",
+                "X-Dataset-Version": str(version),
+                "X-Task-Count": str(found["taskCount"]),
+            },
+        )
+
+    async def refuse_change(
+        dataset_id: DatasetIdPath,
+        version: VersionPath,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> Response:
+        """A published version never changes (C15): any attempt is refused, 409."""
+        await published_version(events, principal, dataset_id, version)
+        raise immutable(dataset_id, version)
+
+    for method in ("PUT", "PATCH", "DELETE"):
+        router.add_api_route(
+            "/{datasetId}/versions/{version}", refuse_change, methods=[method],
+            responses=WRITE_ERRORS, name=f"{method.lower()}_version",
+            summary=f"{method} of a published version: refused (C15)",
+        )  # fmt: skip
+
+    @router.post("/{datasetId}/consents", status_code=201, responses=WRITE_ERRORS,
+                 openapi_extra=body(RecordShareConsent, {"toTenant": "tenant-b"}))  # fmt: skip
+    async def consent(
+        request: Request,
+        dataset_id: DatasetIdPath,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> dict[str, Any]:
+        """Record this tenant's consent to share the dataset, anonymised, with another (C17).
+        MemoryPromotionService is not reached from here: the consent is recorded locally."""
+        person(principal)
+        command = await read_command(request, RecordShareConsent, frozenset())
+        outcome = await http.execute(
+            GrantShareConsent(dataset_id=dataset_id, to_tenant=command.to_tenant), principal,
+            command_id(None),
+        )  # fmt: skip
+        return {"toTenant": command.to_tenant, "position": http.position(outcome, principal)}
+
+    @router.post("/{datasetId}/versions/{version}/shares", status_code=201,
+                 responses={503: {"description": "The artifact store failed (C53)"},
+                            **WRITE_ERRORS},
+                 openapi_extra=body(ShareVersion, {"toTenant": "tenant-b"}))  # fmt: skip
+    async def share(
+        request: Request,
+        dataset_id: DatasetIdPath,
+        version: VersionPath,
+        principal: Annotated[Principal, Depends(http.scope(RUN))],
+    ) -> Response:
+        """Copy a version, anonymised, into another tenant (C17): refused without a recorded
+        consent (403, ``consent-required``). The copy is a version of a dataset of its own
+        there (``shared:<opaque id>``), classified ``anonymised``."""
+        person(principal)
+        command = await read_command(request, ShareVersion, frozenset())
+        found = await published_version(events, principal, dataset_id, version)
+        source = await asyncio.to_thread(load_dataset, events, principal.tenant_id, dataset_id)
+        source.check_share(version, command.to_tenant)  # before anything is copied
+        _media, content = await get_artifact(http.pool, principal.tenant_id, found["snapshotRef"])
+        copy_id = shared_dataset_id(principal.tenant_id, dataset_id)
+        document, refs, count = anonymised(content, copy_id)
+        try:
+            for ref in refs:
+                media, data = await get_artifact(http.pool, principal.tenant_id, ref)
+                await keep(http, command.to_tenant, data, media)
+            ref = await keep(http, command.to_tenant, document)
+        except ArtifactStoreUnavailable as exc:
+            return unavailable(exc)
+        outcome = await http.execute(
+            ShareCopy(dataset_id=dataset_id, version=version, to_tenant=command.to_tenant,
+                      snapshot_ref=ref, task_count=count),
+            principal, command_id(None),
+        )  # fmt: skip
+        published: Published = outcome.result
+        answer = {
+            "toTenant": command.to_tenant,
+            "datasetId": published.dataset.dataset_id,
+            "version": published.version.version,
+            "taskCount": published.version.task_count,
+            "snapshotRef": published.version.snapshot_ref,
+            "classification": published.version.classification,
+        }
+        status = 201 if published.created else 200
+        return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
+
+    return router
+
+
+def person(principal: Principal) -> None:
+    """Curation and consent are a person's decisions (issue 10), never a service key's."""
+    if principal.service:
+        raise NotPermitted("a service key cannot curate or share datasets", field="Authorization")
+
+
+async def caught_up(http: Http) -> None:
+    """A snapshot holds everything harvested before it was asked for: the read model is
+    waited for up to the log's head."""
+    head = await http.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}") or 0
+    reached = await wait_for_position(http.pool, f"rm_{READ_MODEL}", head, http.read_wait_seconds)
+    if reached < head:
+        raise NotYetVisible(READ_MODEL)
+
+
+async def keep(
+    http: Http, tenant_id: str, content: bytes, media_type: str = SNAPSHOT_MEDIA_TYPE
+) -> str:
+    try:
+        return await put_artifact(http.pool, tenant_id, content, media_type)
+    except (asyncpg.PostgresError, OSError) as exc:
+        raise ArtifactStoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+
+
+def unavailable(exc: ArtifactStoreUnavailable) -> Response:
+    response = error(
+        503,
+        "artifact-store-unavailable",
+        f"the snapshot was not published: the artifact store failed ({exc})",
+    )
+    response.headers["Retry-After"] = "5"
+    return response
+
+
+async def published_version(
+    events: EventStore, principal: Principal, dataset_id: str, version: int
+) -> dict[str, Any]:
+    """The version record, from the dataset itself (no read model lags behind it)."""
+    dataset = await asyncio.to_thread(load_dataset, events, principal.tenant_id, dataset_id)
+    found = dataset.versions.get(version)
+    if found is None:
+        raise NotFound(f"no version {version} of {dataset_id}", datasetId=dataset_id)
+    return {"snapshotRef": found.snapshot_ref, "taskCount": found.task_count}
+
+
+def load_dataset(events: EventStore, tenant_id: str, dataset_id: str) -> Dataset:
+    try:
+        dataset: Dataset = events.repository.get(dataset_key(tenant_id, dataset_id))
+    except AggregateNotFoundError:
+        raise NotFound(f"no dataset {dataset_id}", datasetId=dataset_id) from None
+    return dataset
+
+
+def version_record(published: Published) -> dict[str, Any]:
+    dataset, version = published.dataset, published.version
+    return {
+        "datasetId": dataset.dataset_id,
+        "tenantId": dataset.tenant_id,
+        "name": dataset.name,
+        "target": dataset.target,
+        "version": version.version,
+        "taskCount": version.task_count,
+        "snapshotRef": version.snapshot_ref,
+        "classification": version.classification,
+        "publishedAt": version.published_at.isoformat(),
+        "created": published.created,
+    }

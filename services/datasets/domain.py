@@ -1,0 +1,358 @@
+"""The datasets context's aggregates (SPEC C13–C25): harvested runs, validations, datasets.
+
+- ``HarvestedRun``: one per tenant and run id (C24). Created once from a RunCompleted, whose
+  whole payload it keeps as the typed field ``run`` (appraisal reads its counters and goals);
+  a repeat of the same run changes nothing.
+- ``Validation``: one per tenant, artifact, validator, run and instant (C25).
+- ``Dataset``: one per tenant and dataset id: curated additions and removals, the published
+  versions (each immutable, C15), consents to share and the shares made (C17).
+
+Decisions are pure: ids, instants and who acts come in with the call.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from contracts.datasets import DEFAULT_SCORING_RULE, harvested_dataset
+from contracts.neighbours import ArtifactValidated, RunCompleted
+from services.errors import Conflict, NotPermitted
+
+DATASETS_NAMESPACE = UUID("b7d2a6c4-3f1e-5a9b-8c07-1e2d3f4a5b6c")
+
+
+def harvested_run_id(tenant_id: str, run_id: str) -> UUID:
+    return uuid5(DATASETS_NAMESPACE, f"{tenant_id}/run/{run_id}")
+
+
+def validation_id(tenant_id: str, validated: ArtifactValidated) -> UUID:
+    key = "/".join(
+        (
+            validated.artifact_ref,
+            validated.validator,
+            validated.run_id or "",
+            validated.validated_at.isoformat(),
+        )
+    )
+    return uuid5(DATASETS_NAMESPACE, f"{tenant_id}/validation/{key}")
+
+
+def dataset_key(tenant_id: str, dataset_id: str) -> UUID:
+    return uuid5(DATASETS_NAMESPACE, f"{tenant_id}/dataset/{dataset_id}")
+
+
+def shared_dataset_id(source_tenant: str, dataset_id: str) -> str:
+    """The copy's id in the receiving tenant: opaque, so it names neither the source tenant
+    nor its dataset (anonymisation, C17)."""
+    return "shared:" + uuid5(DATASETS_NAMESPACE, f"{source_tenant}/{dataset_id}").hex[:16]
+
+
+def dataset_target(dataset_id: str) -> str:
+    """The agent a harvested dataset targets; a named dataset targets what its id says."""
+    return dataset_id.split(":", 1)[1] if dataset_id.startswith("agent:") else dataset_id
+
+
+class HarvestedRun(Aggregate):
+    class Harvested(Aggregate.Created):
+        tenant_id: str
+        dataset_id: str
+        run: RunCompleted  # the whole event received (typed: appraisal reads it)
+        task_id: str
+        input_ref: str
+        expected_ref: str | None  # the run's own output, when it succeeded
+        scoring_rule: str
+
+    def __init__(
+        self,
+        tenant_id: str,
+        dataset_id: str,
+        run: RunCompleted,
+        task_id: str,
+        input_ref: str,
+        expected_ref: str | None,
+        scoring_rule: str,
+    ) -> None:
+        self.tenant_id, self.dataset_id, self.run = tenant_id, dataset_id, run
+        self.task_id, self.input_ref = task_id, input_ref
+        self.expected_ref, self.scoring_rule = expected_ref, scoring_rule
+
+    @classmethod
+    def harvest(cls, run: RunCompleted, *, tenant_id: str, at: datetime) -> "HarvestedRun":
+        """SPEC C24: the run becomes a task candidate of its agent's dataset."""
+        return cls._create(
+            cls.Harvested,
+            id=harvested_run_id(tenant_id, run.run_id),
+            timestamp=at,
+            tenant_id=tenant_id,
+            dataset_id=harvested_dataset(run.agent_id),
+            run=run,
+            task_id=f"run:{run.run_id}",
+            input_ref=run.input_ref,
+            expected_ref=run.output_ref if run.outcome == "succeeded" else None,
+            scoring_rule=run.scoring_rule or DEFAULT_SCORING_RULE,
+        )
+
+
+class Validation(Aggregate):
+    class Recorded(Aggregate.Created):
+        tenant_id: str
+        artifact_ref: str
+        run_id: str | None
+        validator: str
+        outcome: str
+        findings: int
+        validated_at: datetime
+
+    def __init__(
+        self,
+        tenant_id: str,
+        artifact_ref: str,
+        run_id: str | None,
+        validator: str,
+        outcome: str,
+        findings: int,
+        validated_at: datetime,
+    ) -> None:
+        self.tenant_id, self.artifact_ref, self.run_id = tenant_id, artifact_ref, run_id
+        self.validator, self.outcome, self.findings = validator, outcome, findings
+        self.validated_at = validated_at
+
+    @classmethod
+    def record(cls, validated: ArtifactValidated, *, tenant_id: str, at: datetime) -> "Validation":
+        """SPEC C25: a validator's outcome, joined to the tasks it names by the read model."""
+        return cls._create(
+            cls.Recorded,
+            id=validation_id(tenant_id, validated),
+            timestamp=at,
+            tenant_id=tenant_id,
+            artifact_ref=validated.artifact_ref,
+            run_id=validated.run_id,
+            validator=validated.validator,
+            outcome=validated.outcome.value,
+            findings=validated.findings,
+            validated_at=validated.validated_at,
+        )
+
+
+@dataclass(frozen=True)
+class Version:
+    version: int
+    snapshot_ref: str
+    task_count: int
+    classification: str
+    published_at: datetime
+    request_key: str | None
+
+
+class Dataset(Aggregate):
+    class Opened(Aggregate.Created):
+        tenant_id: str
+        dataset_id: str
+        name: str
+        target: str
+        classification: str
+
+    class TaskCurated(Aggregate.Event):
+        tenant_id: str
+        dataset_id: str
+        task_id: str
+        input_ref: str
+        expected_ref: str
+        scoring_rule: str
+        curated_by: str
+
+    class TaskRemoved(Aggregate.Event):
+        tenant_id: str
+        dataset_id: str
+        task_id: str
+        removed_by: str
+
+    class VersionPublished(Aggregate.Event):
+        tenant_id: str
+        dataset_id: str
+        name: str
+        target: str
+        version: int
+        snapshot_ref: str
+        task_count: int
+        classification: str
+        published_by: str
+        request_key: str | None
+
+    class ShareConsentRecorded(Aggregate.Event):
+        tenant_id: str
+        to_tenant: str
+        consented_by: str
+
+    class VersionShared(Aggregate.Event):
+        tenant_id: str
+        version: int
+        to_tenant: str
+        to_dataset_id: str
+        shared_by: str
+
+    def __init__(
+        self, tenant_id: str, dataset_id: str, name: str, target: str, classification: str
+    ) -> None:
+        self.tenant_id, self.dataset_id, self.name = tenant_id, dataset_id, name
+        self.target, self.classification = target, classification
+        self.versions: dict[int, Version] = {}
+        self.consents: set[str] = set()
+        self.shares: dict[tuple[int, str], str] = {}
+
+    @classmethod
+    def open(
+        cls, *, tenant_id: str, dataset_id: str, classification: str, at: datetime
+    ) -> "Dataset":
+        return cls._create(
+            cls.Opened,
+            id=dataset_key(tenant_id, dataset_id),
+            timestamp=at,
+            tenant_id=tenant_id,
+            dataset_id=dataset_id,
+            name=dataset_id,
+            target=dataset_target(dataset_id),
+            classification=classification,
+        )
+
+    # Curation (C14)
+
+    def curate(
+        self, task_id: str, input_ref: str, expected_ref: str, scoring_rule: str, *, by: str,
+        at: datetime,
+    ) -> None:  # fmt: skip
+        """Adds the task (a curated task of the same id is replaced: the latest wins)."""
+        self._curated(
+            tenant_id=self.tenant_id, dataset_id=self.dataset_id, task_id=task_id,
+            input_ref=input_ref,
+            expected_ref=expected_ref, scoring_rule=scoring_rule, curated_by=by, timestamp=at,
+        )  # fmt: skip
+
+    @event(TaskCurated)
+    def _curated(
+        self, tenant_id: str, dataset_id: str, task_id: str, input_ref: str,
+        expected_ref: str, scoring_rule: str, curated_by: str, timestamp: datetime,
+    ) -> None:  # fmt: skip
+        pass
+
+    def remove(self, task_id: str, *, by: str, at: datetime) -> None:
+        self._removed(tenant_id=self.tenant_id, dataset_id=self.dataset_id, task_id=task_id,
+                      removed_by=by, timestamp=at)  # fmt: skip
+
+    @event(TaskRemoved)
+    def _removed(
+        self, tenant_id: str, dataset_id: str, task_id: str, removed_by: str, timestamp: datetime
+    ) -> None:
+        pass
+
+    # Versions (C15, C18, C20)
+
+    @property
+    def next_version(self) -> int:
+        return max(self.versions, default=0) + 1
+
+    def publish(
+        self,
+        *,
+        snapshot_ref: str,
+        task_count: int,
+        version: int | None,
+        request_key: str | None,
+        by: str,
+        at: datetime,
+    ) -> tuple[Version, bool]:
+        """The next version, or the one this request published before (C20): the same
+        Idempotency-Key, or the same version number with the same content. A published
+        version never changes (C15): the same number with other content is refused."""
+        if request_key is not None:
+            for known in self.versions.values():
+                if known.request_key == request_key:
+                    return known, False
+        if version is not None and version in self.versions:
+            known = self.versions[version]
+            if known.snapshot_ref != snapshot_ref:
+                raise immutable(self.dataset_id, version)
+            return known, False
+        if version is not None and version != self.next_version:
+            raise Conflict(
+                f"the next version of {self.dataset_id} is {self.next_version}, not {version}",
+                reason="not-next-version",
+                datasetId=self.dataset_id,
+                nextVersion=self.next_version,
+                field="version",
+            )
+        number = self.next_version
+        self._published(
+            tenant_id=self.tenant_id, dataset_id=self.dataset_id, name=self.name,
+            target=self.target, version=number, snapshot_ref=snapshot_ref,
+            task_count=task_count, classification=self.classification, published_by=by,
+            request_key=request_key, timestamp=at,
+        )  # fmt: skip
+        return self.versions[number], True
+
+    @event(VersionPublished)
+    def _published(
+        self, tenant_id: str, dataset_id: str, name: str, target: str, version: int,
+        snapshot_ref: str, task_count: int, classification: str, published_by: str,
+        request_key: str | None, timestamp: datetime,
+    ) -> None:  # fmt: skip
+        self.versions[version] = Version(
+            version, snapshot_ref, task_count, classification, timestamp, request_key
+        )
+
+    # Sharing (C17)
+
+    def consent(self, to_tenant: str, *, by: str, at: datetime) -> bool:
+        if to_tenant == self.tenant_id:
+            raise NotPermitted("a dataset is not shared with its own tenant", field="toTenant")
+        if to_tenant in self.consents:
+            return False
+        self._consented(tenant_id=self.tenant_id, to_tenant=to_tenant, consented_by=by,
+                        timestamp=at)  # fmt: skip
+        return True
+
+    @event(ShareConsentRecorded)
+    def _consented(
+        self, tenant_id: str, to_tenant: str, consented_by: str, timestamp: datetime
+    ) -> None:
+        self.consents.add(to_tenant)
+
+    def check_share(self, version: int, to_tenant: str) -> None:
+        """Sharing needs a recorded consent for that tenant (C17); refused before anything
+        is copied."""
+        if version not in self.versions:
+            raise Conflict(f"{self.dataset_id} has no version {version}", reason="no-version")
+        if to_tenant not in self.consents:
+            raise NotPermitted(
+                f"no consent is recorded to share {self.dataset_id} with {to_tenant}",
+                field="toTenant",
+                reason="consent-required",
+            )
+
+    def share(self, version: int, to_tenant: str, to_dataset_id: str, *, by: str,
+              at: datetime) -> bool:  # fmt: skip
+        self.check_share(version, to_tenant)
+        if (version, to_tenant) in self.shares:
+            return False
+        self._shared(tenant_id=self.tenant_id, version=version, to_tenant=to_tenant,
+                     to_dataset_id=to_dataset_id, shared_by=by, timestamp=at)  # fmt: skip
+        return True
+
+    @event(VersionShared)
+    def _shared(
+        self, tenant_id: str, version: int, to_tenant: str, to_dataset_id: str, shared_by: str,
+        timestamp: datetime,
+    ) -> None:  # fmt: skip
+        self.shares[(version, to_tenant)] = to_dataset_id
+
+
+def immutable(dataset_id: str, version: int) -> Conflict:
+    """SPEC C15: the one refusal of any change to a published version."""
+    return Conflict(
+        f"version {version} of {dataset_id} is published and never changes",
+        reason="version-immutable",
+        datasetId=dataset_id,
+        version=version,
+    )

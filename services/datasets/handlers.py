@@ -1,0 +1,214 @@
+"""Command handlers of the datasets context: load, decide, hand back for the bus to append.
+
+``RunCompleted`` is HarvestTask (SPEC C24) and ``ArtifactValidated`` HarvestValidation
+(C25): the neighbours' events are the commands, applied once by their CloudEvent identity.
+"""
+
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.datasets import ANONYMISED, CONFIDENTIAL
+from contracts.neighbours import ArtifactValidated, RunCompleted
+from services.bus import Creates, Decision, Handler, Issued
+from services.datasets.commands import (
+    AddTask,
+    GrantShareConsent,
+    PublishVersion,
+    RemoveTask,
+    ShareCopy,
+)
+from services.datasets.domain import (
+    Dataset,
+    HarvestedRun,
+    Validation,
+    Version,
+    dataset_key,
+    harvested_run_id,
+    shared_dataset_id,
+    validation_id,
+)
+from services.errors import NotFound
+from services.metrics import DATASETS, tenant_label
+from services.store import EventStore
+
+
+@dataclass(frozen=True)
+class Harvested:
+    aggregate_id: UUID
+    created: bool
+
+
+@dataclass(frozen=True)
+class Published:
+    dataset: Dataset
+    version: Version
+    created: bool
+
+
+def exists(store: EventStore, aggregate_id: UUID) -> bool:
+    with suppress(AggregateNotFoundError):
+        store.repository.get(aggregate_id)
+        return True
+    return False
+
+
+def harvest_task(store: EventStore, issued: Issued) -> Decision:
+    """SPEC C24: a completed run becomes a task candidate; the same run again changes
+    nothing. Fields the neighbour added that we do not read are not kept."""
+    assert isinstance(issued.command, RunCompleted)
+    run = RunCompleted.model_validate(issued.command.model_dump(by_alias=True))
+    aggregate_id = harvested_run_id(issued.tenant_id, run.run_id)
+    if not issued.new and exists(store, aggregate_id):
+        return Decision([], Harvested(aggregate_id, False))
+    harvested = HarvestedRun.harvest(run, tenant_id=issued.tenant_id, at=issued.at)
+    return Decision([harvested], Harvested(aggregate_id, True))
+
+
+def harvest_validation(store: EventStore, issued: Issued) -> Decision:
+    """SPEC C25: a validator's outcome, recorded once; the read model joins it to tasks."""
+    assert isinstance(issued.command, ArtifactValidated)
+    aggregate_id = validation_id(issued.tenant_id, issued.command)
+    if not issued.new and exists(store, aggregate_id):
+        return Decision([], Harvested(aggregate_id, False))
+    validation = Validation.record(issued.command, tenant_id=issued.tenant_id, at=issued.at)
+    return Decision([validation], Harvested(aggregate_id, True))
+
+
+def dataset_of(
+    store: EventStore, issued: Issued, dataset_id: str, tenant_id: str | None = None,
+    classification: str = CONFIDENTIAL,
+) -> Dataset:  # fmt: skip
+    """The tenant's dataset, opened on first use. Its id derives from the tenant: another
+    tenant's dataset of the same name is another aggregate (C16)."""
+    tenant = tenant_id or issued.tenant_id
+    try:
+        dataset: Dataset = store.repository.get(dataset_key(tenant, dataset_id))
+    except AggregateNotFoundError:
+        dataset = Dataset.open(
+            tenant_id=tenant, dataset_id=dataset_id, classification=classification, at=issued.at
+        )
+    return dataset
+
+
+def existing_dataset(store: EventStore, issued: Issued, dataset_id: str) -> Dataset:
+    try:
+        dataset: Dataset = store.repository.get(dataset_key(issued.tenant_id, dataset_id))
+    except AggregateNotFoundError:
+        raise NotFound(f"no dataset {dataset_id}", datasetId=dataset_id) from None
+    return dataset
+
+
+def add_task(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, AddTask)
+    dataset, task = dataset_of(store, issued, command.dataset_id), command.task
+    dataset.curate(
+        task.task_id, task.input_ref, task.expected_ref, task.scoring_rule or "match-expected",
+        by=issued.actor, at=issued.at,
+    )  # fmt: skip
+    return Decision([dataset], task.task_id)
+
+
+def remove_task(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, RemoveTask)
+    dataset = dataset_of(store, issued, command.dataset_id)
+    dataset.remove(command.task_id, by=issued.actor, at=issued.at)
+    return Decision([dataset], command.task_id)
+
+
+def publish_version(store: EventStore, issued: Issued) -> Decision:
+    """SPEC C18, C20: the next immutable version, once per request."""
+    command = issued.command
+    assert isinstance(command, PublishVersion)
+    dataset = dataset_of(store, issued, command.dataset_id)
+    version, created = dataset.publish(
+        snapshot_ref=command.snapshot_ref,
+        task_count=command.task_count,
+        version=command.version,
+        request_key=command.request_key,
+        by=issued.actor,
+        at=issued.at,
+    )
+    return Decision(
+        [dataset] if created else [],
+        Published(dataset, version, created),
+        committed=counted(dataset) if created and version.version == 1 else None,
+    )
+
+
+def grant_share_consent(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, GrantShareConsent)
+    dataset = existing_dataset(store, issued, command.dataset_id)
+    created = dataset.consent(command.to_tenant, by=issued.actor, at=issued.at)
+    return Decision([dataset] if created else [], created)
+
+
+def share_copy(store: EventStore, issued: Issued) -> Decision:
+    """SPEC C17: with consent recorded, the anonymised copy is published as a version of a
+    dataset of the other tenant (its own id, classified anonymised); once per version."""
+    command = issued.command
+    assert isinstance(command, ShareCopy)
+    source = existing_dataset(store, issued, command.dataset_id)
+    to_dataset_id = shared_dataset_id(issued.tenant_id, command.dataset_id)
+    if not source.share(
+        command.version, command.to_tenant, to_dataset_id, by=issued.actor, at=issued.at
+    ):
+        copy = dataset_of(store, issued, to_dataset_id, command.to_tenant, ANONYMISED)
+        known = next(v for v in copy.versions.values() if v.request_key == key_of(command))
+        return Decision([], Published(copy, known, False))
+    copy = dataset_of(store, issued, to_dataset_id, command.to_tenant, ANONYMISED)
+    version, _ = copy.publish(
+        snapshot_ref=command.snapshot_ref,
+        task_count=command.task_count,
+        version=None,
+        request_key=key_of(command),
+        by=issued.actor,
+        at=issued.at,
+    )
+    return Decision(
+        [source, copy],
+        Published(copy, version, True),
+        committed=counted(copy) if version.version == 1 else None,
+    )
+
+
+def key_of(command: ShareCopy) -> str:
+    return f"share/{command.version}"
+
+
+def counted(dataset: Dataset) -> Callable[[], None]:
+    """SPEC C50: a dataset counts once it has a published version."""
+    gauge: Any = DATASETS.labels(tenant_label(dataset.tenant_id), dataset.target)
+    return gauge.inc  # type: ignore[no-any-return]
+
+
+def created_run(issued: Issued) -> UUID:
+    assert isinstance(issued.command, RunCompleted)
+    return harvested_run_id(issued.tenant_id, issued.command.run_id)
+
+
+def created_validation(issued: Issued) -> UUID:
+    assert isinstance(issued.command, ArtifactValidated)
+    return validation_id(issued.tenant_id, issued.command)
+
+
+HANDLERS: dict[type, Handler] = {
+    RunCompleted: harvest_task,
+    ArtifactValidated: harvest_validation,
+    AddTask: add_task,
+    RemoveTask: remove_task,
+    PublishVersion: publish_version,
+    GrantShareConsent: grant_share_consent,
+    ShareCopy: share_copy,
+}
+CREATES: dict[type, Creates] = {
+    RunCompleted: created_run,
+    ArtifactValidated: created_validation,
+}
