@@ -20,15 +20,17 @@ record keeps its reference. Tenant datasets are classified ``tenant-confidential
 shared with another tenant ``anonymised``.
 """
 
-from datetime import datetime
 from typing import Annotated
 
 from pydantic import Field, StringConstraints
+from pydantic.config import JsonDict
 
+from contracts import answer_examples as examples
+from contracts.answers import Answer, Position, Timestamp, shown_as
 from contracts.feedback import Contract, Ref
 
 DatasetId = Annotated[
-    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@-]+$")
+    str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@/-]+$")
 ]
 TaskId = Annotated[
     str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@/-]+$")
@@ -88,17 +90,72 @@ class DatasetPublished(Contract):
     classification: str
 
 
-class DatasetVersion(Contract):
+# What the HTTP API answers (``contracts.answers.Answer``: every field declared, shown with
+# an example from the same story as the other answers).
+POSITION = examples.FEEDBACK_WRITTEN["position"]
+SNAPSHOT_REF = "artifact:sha256:3f0a1c9e5d7b2a4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d"
+PUBLISHED_AT = "2026-11-30T09:12:41.204518+00:00"
+VERSION_1: JsonDict = {
+    "version": 1,
+    "taskCount": 42,
+    "classification": CONFIDENTIAL,
+    "snapshotRef": SNAPSHOT_REF,
+    "publishedAt": PUBLISHED_AT,
+}
+DATASET_SUMMARY: JsonDict = {
+    "datasetId": "agent:Office/Agent/Coach",
+    "name": "agent:Office/Agent/Coach",
+    "target": "Office/Agent/Coach",
+    "classification": CONFIDENTIAL,
+    "candidates": 45,
+    "versions": [VERSION_1],
+}
+DATASET_LIST: JsonDict = {"items": [DATASET_SUMMARY]}
+VERSION_PUBLISHED: JsonDict = {
+    "datasetId": "agent:Office/Agent/Coach",
+    "tenantId": examples.TENANT,
+    "name": "agent:Office/Agent/Coach",
+    "target": "Office/Agent/Coach",
+    "version": 1,
+    "taskCount": 42,
+    "snapshotRef": SNAPSHOT_REF,
+    "classification": CONFIDENTIAL,
+    "publishedAt": PUBLISHED_AT,
+    "created": True,
+    "position": POSITION,
+}
+TASK_WRITTEN: JsonDict = {"taskId": "curated-hourly-rate", "position": POSITION}
+CONSENT_WRITTEN: JsonDict = {"toTenant": "globex", "position": POSITION}
+VERSION_SHARED: JsonDict = {
+    "toTenant": "globex",
+    "datasetId": "shared:5b0e3f7a9c1d2e4f",
+    "version": 1,
+    "taskCount": 40,
+    "snapshotRef": "artifact:sha256:" + "7c" * 32,
+    "classification": ANONYMISED,
+}
+EVENT_APPLIED: JsonDict = {
+    "type": "factory.runs.v1.RunCompleted",
+    "applied": True,
+    "position": POSITION,
+}
+
+
+class DatasetVersion(Answer):
     """A published version as the API lists it (C13, C21)."""
+
+    model_config = shown_as(VERSION_1)
 
     version: int
     task_count: int = Field(alias="taskCount")
     classification: str
     snapshot_ref: str = Field(alias="snapshotRef")
-    published_at: datetime = Field(alias="publishedAt")
+    published_at: Timestamp = Field(alias="publishedAt")
 
 
-class DatasetSummary(Contract):
+class DatasetSummary(Answer):
+    model_config = shown_as(DATASET_SUMMARY)
+
     dataset_id: str = Field(alias="datasetId")
     name: str
     target: str
@@ -107,12 +164,16 @@ class DatasetSummary(Contract):
     versions: list[DatasetVersion]
 
 
-class DatasetList(Contract):
+class DatasetList(Answer):
+    model_config = shown_as(DATASET_LIST)
+
     items: list[DatasetSummary]
 
 
-class VersionPublished(Contract):
+class VersionPublished(Answer):
     """The answer of a snapshot: the version record (C13)."""
+
+    model_config = shown_as(VERSION_PUBLISHED)
 
     dataset_id: str = Field(alias="datasetId")
     tenant_id: str = Field(alias="tenantId")
@@ -122,5 +183,43 @@ class VersionPublished(Contract):
     task_count: int = Field(alias="taskCount")
     snapshot_ref: str = Field(alias="snapshotRef")
     classification: str
-    published_at: datetime = Field(alias="publishedAt")
+    published_at: Timestamp = Field(alias="publishedAt")
     created: bool = Field(description="False when the request repeated a published version.")
+    position: Position
+
+
+class TaskWritten(Answer):
+    model_config = shown_as(TASK_WRITTEN)
+
+    task_id: str = Field(alias="taskId")
+    position: Position
+
+
+class ConsentWritten(Answer):
+    model_config = shown_as(CONSENT_WRITTEN)
+
+    to_tenant: str = Field(alias="toTenant")
+    position: Position
+
+
+class VersionShared(Answer):
+    """The anonymised copy, as a version of a dataset of the other tenant (C17)."""
+
+    model_config = shown_as(VERSION_SHARED)
+
+    to_tenant: str = Field(alias="toTenant")
+    dataset_id: str = Field(alias="datasetId")
+    version: int
+    task_count: int = Field(alias="taskCount")
+    snapshot_ref: str = Field(alias="snapshotRef")
+    classification: str
+
+
+class EventApplied(Answer):
+    """``POST /factory/events``: the event's type and whether this request applied it."""
+
+    model_config = shown_as(EVENT_APPLIED)
+
+    type: str
+    applied: bool = Field(description="False when its source + id was applied before.")
+    position: Position

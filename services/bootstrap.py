@@ -54,6 +54,7 @@ from services.follower import ensure_tables as ensure_follower_tables
 from services.health import ReaderHealth, inbound_health, readers_health
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
+from services.inbound.http import event_routes
 from services.kafka import ensure_topics
 from services.metrics import show_tenant_ids
 from services.nightly.api import night_routes
@@ -380,6 +381,7 @@ class Runtime:
             digest_routes(http),
             night_routes(http),
             dataset_routes(http, self.store),
+            event_routes(http, INBOUND_SUBSCRIPTIONS),
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)

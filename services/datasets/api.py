@@ -13,16 +13,19 @@ from eventsourcing.application import AggregateNotFoundError
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from contracts.datasets import (
+    ConsentWritten,
     CurateTask,
     DatasetList,
     RecordShareConsent,
     ShareVersion,
     SnapshotDataset,
+    TaskWritten,
     VersionPublished,
+    VersionShared,
 )
 from projections.datasets import dataset_tasks, list_datasets
 from projections.runner import wait_for_position
-from services.api import Http, IdempotencyKey, command_id, read_command
+from services.api import Http, IdempotencyKey, MinPosition, command_id, read_command
 from services.artifacts import get_artifact, put_artifact
 from services.auth import Principal
 from services.datasets.commands import (
@@ -50,7 +53,7 @@ READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 READ_MODEL = "datasets"
 SNAPSHOT_MEDIA_TYPE = "application/json"
 DatasetIdPath = Annotated[
-    str, Path(alias="datasetId", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@-]+$")
+    str, Path(alias="datasetId", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@/-]+$")
 ]
 CURATE_EXAMPLE = {
     "taskId": "t-1",
@@ -68,11 +71,16 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
     router = APIRouter(prefix="/factory/evaluation/datasets", tags=["datasets"])
 
     @router.get("", response_model=DatasetList, responses=READ_ERRORS)
-    async def datasets(principal: Annotated[Principal, Depends(http.scope(READ))]) -> Any:
+    async def datasets(
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        min_position: MinPosition = None,
+    ) -> Any:
         """The tenant's datasets with their versions, task counts and classification (C21)."""
+        await http.read_at(READ_MODEL, min_position, principal)
         return {"items": await list_datasets(http.pool, principal.tenant_id)}
 
-    @router.post("/{datasetId}/tasks", status_code=201, responses=WRITE_ERRORS,
+    @router.post("/{datasetId:path}/tasks", status_code=201, response_model=TaskWritten,
+                 responses=WRITE_ERRORS,
                  openapi_extra=body(CurateTask, CURATE_EXAMPLE))  # fmt: skip
     async def curate(
         request: Request,
@@ -86,7 +94,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
                                      command_id(None))  # fmt: skip
         return {"taskId": task.task_id, "position": http.position(outcome, principal)}
 
-    @router.delete("/{datasetId}/tasks/{taskId:path}", responses=WRITE_ERRORS)
+    @router.delete("/{datasetId:path}/tasks/{taskId:path}", response_model=TaskWritten,
+                   responses=WRITE_ERRORS)  # fmt: skip
     async def remove(
         dataset_id: DatasetIdPath,
         task_id: Annotated[str, Path(alias="taskId", min_length=1, max_length=200)],
@@ -100,7 +109,7 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         )
         return {"taskId": task_id, "position": http.position(outcome, principal)}
 
-    @router.post("/{datasetId}/snapshot", status_code=201, response_model=VersionPublished,
+    @router.post("/{datasetId:path}/snapshot", status_code=201, response_model=VersionPublished,
                  responses={200: {"model": VersionPublished, "description": "A replay"},
                             503: {"description": "The artifact store failed (C53)"},
                             **WRITE_ERRORS},
@@ -145,7 +154,7 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         status = 201 if published.created else 200
         return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
 
-    @router.get("/{datasetId}/versions/{version}", responses={200: RAW_ANSWER, **READ_ERRORS})
+    @router.get("/{datasetId:path}/versions/{version}", responses={200: RAW_ANSWER, **READ_ERRORS})
     async def version_content(
         dataset_id: DatasetIdPath,
         version: VersionPath,
@@ -177,12 +186,13 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
 
     for method in ("PUT", "PATCH", "DELETE"):
         router.add_api_route(
-            "/{datasetId}/versions/{version}", refuse_change, methods=[method],
-            responses=WRITE_ERRORS, name=f"{method.lower()}_version",
+            "/{datasetId:path}/versions/{version}", refuse_change, methods=[method],
+            status_code=409, responses=WRITE_ERRORS, name=f"{method.lower()}_version",
             summary=f"{method} of a published version: refused (C15)",
         )  # fmt: skip
 
-    @router.post("/{datasetId}/consents", status_code=201, responses=WRITE_ERRORS,
+    @router.post("/{datasetId:path}/consents", status_code=201, response_model=ConsentWritten,
+                 responses=WRITE_ERRORS,
                  openapi_extra=body(RecordShareConsent, {"toTenant": "tenant-b"}))  # fmt: skip
     async def consent(
         request: Request,
@@ -199,8 +209,10 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         )  # fmt: skip
         return {"toTenant": command.to_tenant, "position": http.position(outcome, principal)}
 
-    @router.post("/{datasetId}/versions/{version}/shares", status_code=201,
-                 responses={503: {"description": "The artifact store failed (C53)"},
+    @router.post("/{datasetId:path}/versions/{version}/shares", status_code=201,
+                 response_model=VersionShared,
+                 responses={200: {"model": VersionShared, "description": "A replay"},
+                            503: {"description": "The artifact store failed (C53)"},
                             **WRITE_ERRORS},
                  openapi_extra=body(ShareVersion, {"toTenant": "tenant-b"}))  # fmt: skip
     async def share(

@@ -31,9 +31,21 @@ def identity(source: str, event_id: str) -> str:
 def parse(
     record: Any, subscriptions: Mapping[str, Subscription], clock: Callable[[], datetime]
 ) -> tuple[Subscription, Issued]:
-    """The subscription a structured-mode CloudEvent belongs to (by its ``type``), and the
-    command it carries; raises ``Refused`` naming the field at fault."""
-    value = record.value
+    """The subscription a Kafka record's structured-mode CloudEvent belongs to (by its
+    ``type``), and the command it carries; raises ``Refused`` naming the field at fault."""
+    headers = {key: bytes(header) for key, header in record.headers or ()}
+    return parse_event(record.value, record.key, headers, subscriptions, clock)
+
+
+def parse_event(
+    value: bytes | None,
+    key: bytes | None,
+    headers: Mapping[str, bytes],
+    subscriptions: Mapping[str, Subscription],
+    clock: Callable[[], datetime],
+) -> tuple[Subscription, Issued]:
+    """One structured-mode CloudEvent, however it came (a Kafka record, an HTTP body in the
+    embedded mode): the one reading of both doors, so they refuse and apply alike."""
     if value is None:
         raise Refused("the message has no value", field="value")
     if len(value) > MAX_MESSAGE_BYTES:
@@ -41,11 +53,10 @@ def parse(
             f"the message is {len(value)} bytes; at most {MAX_MESSAGE_BYTES} are read",
             field="value",
         )
-    if record.key is not None and len(record.key) > MAX_KEY_BYTES:
+    if key is not None and len(key) > MAX_KEY_BYTES:
         raise Refused(f"the key is longer than {MAX_KEY_BYTES} bytes", field="key")
-    headers = {key: bytes(header) for key, header in record.headers or ()}
     try:
-        event = from_structured_event(CloudEventMessage(headers, record.key, value))
+        event = from_structured_event(CloudEventMessage(dict(headers), key, value))
     except Exception as error:
         raise Refused(f"not a structured CloudEvent: {error}", field="value") from None
     envelope = attributes(event.get_attributes())

@@ -22,7 +22,7 @@ BASE = "/factory/evaluation/datasets"
 def run_event(run_id: str, input_ref: str, **fields: Any) -> dict[str, Any]:
     return {
         "runId": run_id,
-        "agentId": "coach",
+        "agentId": "Office/Coach",
         "outcome": "succeeded",
         "inputRef": input_ref,
         "completedAt": "2026-11-30T10:00:00Z",
@@ -81,7 +81,7 @@ async def test_a_run_harvested_twice_is_one_task_candidate_carrying_the_whole_ru
     assert harvested.run.counters is not None
     assert harvested.run.counters.loop_stops == 2
     assert harvested.run.serves == ["goal:g1"]
-    assert harvested.dataset_id == "agent:coach"
+    assert harvested.dataset_id == "agent:Office/Coach"
     topic = get_topic(HarvestedRun.Harvested)
     stored = await runtime.pool.fetchval(
         f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1", topic
@@ -106,9 +106,9 @@ async def test_a_correction_before_or_after_its_run_gives_the_same_task(
     await harvest(runtime, tenant_of(keys, 0), run_event("r-a", question), "a")
     await harvest(runtime, tenant_of(keys, 0), run_event("r-b", question), "b")
     await correct(client, "r-b", fixed)
-    response = await snapshot(client, "agent:coach")
+    response = await snapshot(client, "agent:Office/Coach")
     assert response.status_code == 201, response.text
-    tasks = await tasks_of(client, "agent:coach", 1)
+    tasks = await tasks_of(client, "agent:Office/Coach", 1)
     assert [t["taskId"] for t in tasks] == ["run:r-a", "run:r-b"]
     for task in tasks:
         assert (task["expectedRef"], task["expectedFrom"]) == (fixed, "correction")
@@ -127,18 +127,18 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
     question, answer = await artifact(client, "q1"), await artifact(client, "a1")
     await harvest(runtime, tenant, run_event("r-1", question, outputRef=answer), "1")
     await harvest(runtime, tenant, run_event("r-2", question, outcome="failed"), "2")
-    first = await snapshot(client, "agent:coach", headers={"Idempotency-Key": "snap-1"})
+    first = await snapshot(client, "agent:Office/Coach", headers={"Idempotency-Key": "snap-1"})
     assert first.status_code == 201, first.text
     record = first.json()
     assert (record["version"], record["taskCount"]) == (1, 1)  # r-2 has no expected outcome
     assert record["classification"] == "tenant-confidential"
-    assert record["target"] == "coach"
+    assert record["target"] == "Office/Coach"
     assert record["snapshotRef"].startswith("artifact:sha256:")
-    old = (await client.get(f"{BASE}/agent:coach/versions/1")).content
+    old = (await client.get(f"{BASE}/agent:Office/Coach/versions/1")).content
 
     # The same key again answers the same version, appending nothing.
     count = await event_count(runtime)
-    again = await snapshot(client, "agent:coach", headers={"Idempotency-Key": "snap-1"})
+    again = await snapshot(client, "agent:Office/Coach", headers={"Idempotency-Key": "snap-1"})
     assert again.status_code == 200
     assert again.json()["version"] == 1
     assert again.json()["created"] is False
@@ -147,7 +147,7 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
     # More tasks (a curated one, a validation, a harvested one), then version 2.
     await harvest(runtime, tenant, run_event("r-3", question, outputRef=answer), "3")
     curated = await client.post(
-        f"{BASE}/agent:coach/tasks",
+        f"{BASE}/agent:Office/Coach/tasks",
         json={"taskId": "c-1", "inputRef": question, "expectedRef": answer},
     )
     assert curated.status_code == 201, curated.text
@@ -168,37 +168,37 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
             identity="v1",
         )
     )
-    second = await snapshot(client, "agent:coach")
+    second = await snapshot(client, "agent:Office/Coach")
     assert (second.status_code, second.json()["version"]) == (201, 2)
     assert second.json()["taskCount"] == 3
-    tasks = await tasks_of(client, "agent:coach", 2)
+    tasks = await tasks_of(client, "agent:Office/Coach", 2)
     assert all(t["validations"][0]["outcome"] == "passed" for t in tasks)  # SPEC C25
 
     # The old version reads the same bytes, forever.
-    assert (await client.get(f"{BASE}/agent:coach/versions/1")).content == old
+    assert (await client.get(f"{BASE}/agent:Office/Coach/versions/1")).content == old
 
     # Any attempt to alter a published version is refused, machine-readably.
     for method in ("PUT", "PATCH", "DELETE"):
-        refused = await client.request(method, f"{BASE}/agent:coach/versions/1", json={})
+        refused = await client.request(method, f"{BASE}/agent:Office/Coach/versions/1", json={})
         assert refused.status_code == 409, refused.text
         assert refused.json()["reason"] == "version-immutable"
-    named = await snapshot(client, "agent:coach", json={"version": 1})  # other content
+    named = await snapshot(client, "agent:Office/Coach", json={"version": 1})  # other content
     assert (named.status_code, named.json()["reason"]) == (409, "version-immutable")
     # Naming the version just published, with the same content, answers it (C20).
-    same = await snapshot(client, "agent:coach", json={"version": 2})
+    same = await snapshot(client, "agent:Office/Coach", json={"version": 2})
     assert (same.status_code, same.json()["version"]) == (200, 2)
 
     listed = (await client.get(BASE)).json()["items"]
-    [coach] = [d for d in listed if d["datasetId"] == "agent:coach"]
+    [coach] = [d for d in listed if d["datasetId"] == "agent:Office/Coach"]
     assert [(v["version"], v["taskCount"]) for v in coach["versions"]] == [(1, 1), (2, 3)]
     assert coach["classification"] == "tenant-confidential"
 
     # A removal changes the next snapshot, never a published one.
-    removed = await client.delete(f"{BASE}/agent:coach/tasks/run:r-1")
+    removed = await client.delete(f"{BASE}/agent:Office/Coach/tasks/run:r-1")
     assert removed.status_code == 200
-    third = await snapshot(client, "agent:coach")
+    third = await snapshot(client, "agent:Office/Coach")
     assert third.json()["taskCount"] == 2
-    assert (await client.get(f"{BASE}/agent:coach/versions/1")).content == old
+    assert (await client.get(f"{BASE}/agent:Office/Coach/versions/1")).content == old
 
     published = await runtime.pool.fetchval(
         f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1",
@@ -215,17 +215,17 @@ async def test_another_tenant_sees_nothing_of_a_dataset(
     tenant = tenant_of(keys, 0)
     question, answer = await artifact(client, "q"), await artifact(client, "a")
     await harvest(runtime, tenant, run_event("r-1", question, outputRef=answer), "1")
-    assert (await snapshot(client, "agent:coach")).status_code == 201
+    assert (await snapshot(client, "agent:Office/Coach")).status_code == 201
     other = {"Authorization": f"Bearer {keys.b}"}
     assert (await client.get(BASE, headers=other)).json()["items"] == []
-    seen = await client.get(f"{BASE}/agent:coach/versions/1", headers=other)
+    seen = await client.get(f"{BASE}/agent:Office/Coach/versions/1", headers=other)
     assert seen.status_code == 404
     # Their own snapshot of the same name finds no tasks of ours.
-    theirs = await snapshot(client, "agent:coach", headers=other)
+    theirs = await snapshot(client, "agent:Office/Coach", headers=other)
     assert theirs.status_code == 404
     # A reader without the run scope cannot publish.
     reader = {"Authorization": f"Bearer {keys.a_no_scope}"}
-    assert (await snapshot(client, "agent:coach", headers=reader)).status_code == 403
+    assert (await snapshot(client, "agent:Office/Coach", headers=reader)).status_code == 403
     assert (await client.get(BASE, headers=reader)).status_code == 200
 
 
@@ -240,13 +240,13 @@ async def test_without_the_artifact_store_nothing_is_published(
     await runtime.pool.execute("ALTER TABLE artifacts RENAME TO artifacts_away")
     try:
         count = await event_count(runtime)
-        failed = await snapshot(client, "agent:coach")
+        failed = await snapshot(client, "agent:Office/Coach")
         assert failed.status_code == 503, failed.text
         assert failed.json()["error"] == "artifact-store-unavailable"
         assert await event_count(runtime) == count
     finally:
         await runtime.pool.execute("ALTER TABLE artifacts_away RENAME TO artifacts")
-    assert (await snapshot(client, "agent:coach")).status_code == 201
+    assert (await snapshot(client, "agent:Office/Coach")).status_code == 201
 
 
 async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
@@ -261,9 +261,9 @@ async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
     await harvest(
         runtime, tenant, run_event("r-foreign", "https://elsewhere/x", outputRef=answer), "2"
     )
-    assert (await snapshot(client, "agent:coach")).status_code == 201
+    assert (await snapshot(client, "agent:Office/Coach")).status_code == 201
     to_tenant = tenant_of(keys, 1)
-    share = f"{BASE}/agent:coach/versions/1/shares"
+    share = f"{BASE}/agent:Office/Coach/versions/1/shares"
     count = await event_count(runtime)
     refused = await client.post(share, json={"toTenant": to_tenant})
     assert refused.status_code == 403, refused.text
@@ -273,7 +273,7 @@ async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
     leaked = await client.get(f"/factory/artifacts/{question}", headers=other)
     assert leaked.status_code == 404  # nothing was copied before the refusal
 
-    consent = await client.post(f"{BASE}/agent:coach/consents", json={"toTenant": to_tenant})
+    consent = await client.post(f"{BASE}/agent:Office/Coach/consents", json={"toTenant": to_tenant})
     assert consent.status_code == 201, consent.text
     shared = await client.post(share, json={"toTenant": to_tenant})
     assert shared.status_code == 201, shared.text
@@ -286,7 +286,7 @@ async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
     read = await client.get(f"{BASE}/{copy['datasetId']}/versions/1", headers=other)
     assert read.status_code == 200, read.text
     text = read.content.decode()
-    for secret in ("r-secret", "r-foreign", "coach", tenant, "provenance", "elsewhere"):
+    for secret in ("r-secret", "r-foreign", "Coach", tenant, "provenance", "elsewhere"):
         assert secret not in text
     [task] = json.loads(text)["tasks"]
     assert (task["inputRef"], task["expectedRef"]) == (question, answer)
