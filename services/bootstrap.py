@@ -33,6 +33,7 @@ from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.bus import CommandBus
 from services.datasets.api import dataset_routes
+from services.datasets.grpc import Learning, serve_grpc
 from services.datasets.handlers import CREATES as DATASET_CREATES
 from services.datasets.handlers import HANDLERS as DATASET_HANDLERS
 from services.digests.api import digest_routes
@@ -112,6 +113,7 @@ class Runtime:
     scheduler: Scheduler | None = None
     untrace: Callable[[], None] | None = None
     unserve_metrics: Callable[[], None] | None = None
+    grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
 
     def __post_init__(self) -> None:
@@ -159,6 +161,8 @@ class Runtime:
     async def close(self) -> None:
         if self.stop.is_set():
             return  # closed already
+        if self.grpc_server is not None:
+            await self.grpc_server.stop(grace=1)
         await self.supervisor.aclose()
         await self.bus.aclose()
         if self.untrace is not None:
@@ -193,6 +197,16 @@ class Runtime:
         self.unserve_metrics = stop
         log.info("metrics: http://%s:%d/metrics", host, server.server_port)
         return int(server.server_port)
+
+    async def start_grpc(self, port: int | None = None) -> int | None:
+        """gRPC ``Learning`` beside the API (SPEC C22); answers its port, or None when off."""
+        port = self.settings.grpc_port if port is None else port
+        if not port:
+            log.info("grpc: off (FEEDBACKLOOP_GRPC_PORT=0)")
+            return None
+        learning = Learning(self.store, self.pool, self.keys)
+        self.grpc_server, bound = await serve_grpc(learning, self.settings.grpc_host, port)
+        return bound
 
     def follow(self, reader: Reader) -> Follower:
         """Run a reader of the log on the follower, supervised."""
@@ -475,6 +489,7 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
     the server's shutdown, because uvicorn re-raises SIGTERM once it has shut down."""
     broker = None
     try:
+        await runtime.start_grpc()  # the API's processes answer gRPC too (C22)
         if everything:
             runtime.start_projections()
             runtime.start_handover_webhook()

@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     metrics_port: int = Field(default=9464, ge=0, le=65535)
     metrics_tenant_labels: bool = False
 
+    # FEEDBACKLOOP_GRPC_PORT: gRPC Learning.GetDatasetSnapshot (SPEC C22), served by `serve`
+    # and `api` beside the HTTP API, with the same keys. 0 (the default) is off.
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = Field(default=0, ge=0, le=65535)
+
     # FEEDBACKLOOP_API_KEYS: a JSON list of entries, as `feedbackloop keys new` prints them.
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)
     api_keys_file: Path | None = None

@@ -1,0 +1,121 @@
+"""gRPC ``Learning.GetDatasetSnapshot`` (SPEC C22): a dataset version resolved to its snapshot.
+
+A grpcio (asyncio) server in the same process as the API, on its own port
+(``FEEDBACKLOOP_GRPC_PORT``; 0 = off). It takes the API's keys as the ``authorization: Bearer
+<key>`` metadata and the scope ``factory.evaluation.read``; a key sees its own tenant's
+datasets only, so another tenant's answers NOT_FOUND exactly as one that does not exist
+(C16, C51). The version is read from the dataset itself, not a read model: a version just
+published resolves at once, and the same request answers the same snapshot forever (C15).
+
+The messages are generated from ``contracts/learning.proto`` (``make grpc``); the service is
+registered by a generic handler, so nothing here leans on the generated servicer.
+"""
+
+import asyncio
+import logging
+
+import asyncpg
+import grpc
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
+from services.artifact_refs import SCHEME
+from services.artifacts import get_artifact
+from services.auth import KeyRing
+from services.datasets.domain import Dataset, dataset_key
+from services.errors import NotFound
+from services.store import EventStore
+
+log = logging.getLogger(__name__)
+
+SERVICE = "feedbackloop.learning.v1.Learning"
+SCOPE = "factory.evaluation.read"
+Context = grpc.aio.ServicerContext[GetDatasetSnapshotRequest, DatasetSnapshot]
+
+
+class Learning:
+    """The service's one method, with the store, the artifacts' pool and the keys."""
+
+    def __init__(self, store: EventStore, pool: asyncpg.Pool, keys: KeyRing) -> None:
+        self.store, self.pool, self.keys = store, pool, keys
+
+    async def get_dataset_snapshot(
+        self, request: GetDatasetSnapshotRequest, context: Context
+    ) -> DatasetSnapshot:
+        tenant_id = await self.tenant_of(context)
+        if not request.dataset_id or request.version < 1:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "dataset_id and a version of 1 or more"
+            )
+        try:
+            dataset = await asyncio.to_thread(self.load, tenant_id, request.dataset_id)
+        except AggregateNotFoundError:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no dataset {request.dataset_id}")
+        found = dataset.versions.get(request.version)
+        if found is None:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"no version {request.version} of {request.dataset_id}",
+            )
+        content = b""
+        if request.include_content:
+            try:
+                _media, content = await get_artifact(self.pool, tenant_id, found.snapshot_ref)
+            except NotFound:
+                await context.abort(grpc.StatusCode.DATA_LOSS, "the snapshot artifact is gone")
+        return DatasetSnapshot(
+            dataset_id=dataset.dataset_id,
+            tenant_id=tenant_id,
+            version=found.version,
+            snapshot_ref=found.snapshot_ref,
+            sha256=found.snapshot_ref.removeprefix(SCHEME),
+            task_count=found.task_count,
+            classification=found.classification,
+            published_at=found.published_at.isoformat(),
+            content=content,
+        )
+
+    async def tenant_of(self, context: Context) -> str:
+        """The tenant of the key in the metadata, if it holds the scope."""
+        metadata = {key.lower(): value for key, value in context.invocation_metadata() or ()}
+        header = metadata.get("authorization", "")
+        scheme, _, key = str(header).partition(" ")
+        principal = self.keys.identify(key.strip()) if scheme.lower() == "bearer" else None
+        if principal is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, "send a valid API key: authorization: Bearer"
+            )
+        assert principal is not None
+        if SCOPE not in principal.scopes:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this key lacks {SCOPE}")
+        return principal.tenant_id
+
+    def load(self, tenant_id: str, dataset_id: str) -> Dataset:
+        dataset: Dataset = self.store.repository.get(dataset_key(tenant_id, dataset_id))
+        return dataset
+
+
+def handler(learning: Learning) -> grpc.GenericRpcHandler:
+    return grpc.method_handlers_generic_handler(
+        SERVICE,
+        {
+            "GetDatasetSnapshot": grpc.unary_unary_rpc_method_handler(
+                learning.get_dataset_snapshot,
+                request_deserializer=GetDatasetSnapshotRequest.FromString,
+                response_serializer=DatasetSnapshot.SerializeToString,
+            )
+        },
+    )
+
+
+async def serve_grpc(learning: Learning, host: str, port: int) -> tuple[grpc.aio.Server, int]:
+    """Start the server; answers it and the port it listens on (a port of 0 in tests would
+    mean off in the settings, so tests pass a free one)."""
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler(learning),))
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if not bound:
+        raise RuntimeError(f"grpc: cannot serve on {host}:{port}")
+    await server.start()
+    log.info("grpc: Learning on %s:%d", host, bound)
+    return server, bound
