@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from contracts import topics
 from contracts.agent import AgentError, AgentReply, AgentRequest
+from contracts.datasets import CurateTask, RecordShareConsent, ShareVersion, SnapshotDataset
 from contracts.envelope import (
     ArtifactValidatedMessage,
     DriftDetectedMessage,
@@ -55,6 +56,11 @@ ACCEPTED_MODELS: tuple[type[BaseModel], ...] = (
     PatchEvalCase,
     ConfirmEvalCase,
     RunEvalCase,
+    # Datasets (SPEC C14, C17, C18): what their routes read.
+    CurateTask,
+    SnapshotDataset,
+    RecordShareConsent,
+    ShareVersion,
 )
 
 

@@ -268,8 +268,15 @@ class Dataset(Aggregate):
         version never changes (C15): the same number with other content is refused."""
         if request_key is not None:
             for known in self.versions.values():
-                if known.request_key == request_key:
-                    return known, False
+                if known.request_key != request_key:
+                    continue
+                if version is not None and version != known.version:
+                    raise Conflict(
+                        "this Idempotency-Key was used before with another request",
+                        field="Idempotency-Key",
+                        reason="idempotency-key-reused",
+                    )
+                return known, False
         if version is not None and version in self.versions:
             known = self.versions[version]
             if known.snapshot_ref != snapshot_ref:

@@ -194,3 +194,11 @@ def test_sharing_needs_a_consent_for_that_tenant() -> None:
     assert dataset.share(1, "globex", "shared:x", by="a", at=AT) is False
     with pytest.raises(Conflict):
         dataset.share(2, "globex", "shared:x", by="a", at=AT)  # no such version
+
+
+def test_an_idempotency_key_names_one_request() -> None:
+    dataset = opened()
+    dataset.publish(snapshot_ref=A, task_count=1, version=None, request_key="k", by="a", at=AT)
+    with pytest.raises(Conflict) as refused:
+        dataset.publish(snapshot_ref=A, task_count=1, version=2, request_key="k", by="a", at=AT)
+    assert refused.value.details["field"] == "Idempotency-Key"
