@@ -24,7 +24,6 @@ from contracts.datasets import (
     VersionShared,
 )
 from projections.datasets import dataset_tasks, list_datasets
-from projections.runner import wait_for_position
 from services.api import Http, IdempotencyKey, MinPosition, command_id, read_command
 from services.artifacts import get_artifact, put_artifact
 from services.auth import Principal
@@ -46,8 +45,8 @@ from services.datasets.handlers import Published
 from services.datasets.tasks import anonymised, snapshot_document
 from services.errors import NotFound, NotPermitted
 from services.openapi import RAW_ANSWER, body
-from services.problems import READ_ERRORS, WRITE_ERRORS, NotYetVisible, error
-from services.store import EVENTS_TABLE, EventStore
+from services.problems import READ_ERRORS, WRITE_ERRORS, error
+from services.store import EventStore
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 READ_MODEL = "datasets"
@@ -119,18 +118,23 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         dataset_id: DatasetIdPath,
         principal: Annotated[Principal, Depends(http.scope(RUN))],
         idempotency_key: IdempotencyKey = None,
+        min_position: MinPosition = None,
     ) -> Response:
         """SnapshotDataset (C18–C20): publish the next immutable version of the task set.
 
         The tasks are serialised canonically and stored once as a content-addressed
-        artifact; the version keeps its reference. The same ``Idempotency-Key``, or a
-        ``version`` already published with the same content, answers that version (200);
-        a published version with other content is refused (409, ``version-immutable``)."""
+        artifact; the version keeps its reference. The task set is what the datasets read
+        model holds: ``minPosition`` (a position a write answered: a curation, a correction,
+        an event posted to ``/factory/events``) waits until it holds that write.
+
+        The same ``Idempotency-Key``, or a ``version`` already published with the same
+        content, answers that version (200); a published version with other content is
+        refused (409, ``version-immutable``)."""
         raw = await request.body()
         command = SnapshotDataset()
         if raw.strip():
             command = await read_command(request, SnapshotDataset, frozenset())
-        await caught_up(http)
+        await http.read_at(READ_MODEL, min_position, principal)
         tasks = await dataset_tasks(http.pool, principal.tenant_id, dataset_id)
         if not tasks:
             raise NotFound(f"{dataset_id} has no tasks to publish", datasetId=dataset_id)
@@ -263,15 +267,6 @@ def person(principal: Principal) -> None:
     """Curation and consent are a person's decisions (issue 10), never a service key's."""
     if principal.service:
         raise NotPermitted("a service key cannot curate or share datasets", field="Authorization")
-
-
-async def caught_up(http: Http) -> None:
-    """A snapshot holds everything harvested before it was asked for: the read model is
-    waited for up to the log's head."""
-    head = await http.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}") or 0
-    reached = await wait_for_position(http.pool, f"rm_{READ_MODEL}", head, http.read_wait_seconds)
-    if reached < head:
-        raise NotYetVisible(READ_MODEL)
 
 
 async def keep(

@@ -11,7 +11,14 @@ from contracts.learning_pb2 import GetDatasetSnapshotRequest
 from contracts.learning_pb2_grpc import LearningStub
 from services.bootstrap import Runtime
 from tests.conftest import Keys
-from tests.integration.test_datasets import BASE, artifact, harvest, run_event, tenant_of
+from tests.integration.test_datasets import (
+    BASE,
+    artifact,
+    harvest,
+    run_event,
+    snapshot,
+    tenant_of,
+)
 
 
 def free_port() -> int:
@@ -30,7 +37,7 @@ async def test_a_version_resolves_to_its_snapshot_for_its_own_tenant_only(
     runtime.start_projections(["datasets"])
     question, answer = await artifact(client, "q"), await artifact(client, "a")
     await harvest(runtime, tenant_of(keys, 0), run_event("r-1", question, outputRef=answer), "1")
-    published = await client.post(f"{BASE}/agent:Office/Coach/snapshot")
+    published = await snapshot(runtime, client, "agent:Office/Coach")
     assert published.status_code == 201, published.text
     content = (await client.get(f"{BASE}/agent:Office/Coach/versions/1")).content
     port = await runtime.start_grpc(free_port())

@@ -10,6 +10,7 @@ import httpx
 from eventsourcing.utils import get_topic
 
 from contracts.neighbours import ArtifactValidated, RunCompleted
+from projections.runner import wait_for_position
 from services.bootstrap import Runtime
 from services.bus import Issued, Outcome
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
@@ -57,7 +58,17 @@ async def correct(client: httpx.AsyncClient, run_id: str, ref: str) -> None:
     assert response.status_code == 201, response.text
 
 
-async def snapshot(client: httpx.AsyncClient, dataset: str, **kwargs: Any) -> httpx.Response:
+async def settled(runtime: Runtime) -> None:
+    """Until the datasets read model has applied every write so far."""
+    head = await runtime.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}") or 0
+    assert await wait_for_position(runtime.pool, "rm_datasets", head, 20) >= head
+
+
+async def snapshot(
+    runtime: Runtime, client: httpx.AsyncClient, dataset: str, **kwargs: Any
+) -> httpx.Response:
+    """A snapshot of the task set once every write so far is in it."""
+    await settled(runtime)
     return await client.post(f"{BASE}/{dataset}/snapshot", **kwargs)
 
 
@@ -106,7 +117,7 @@ async def test_a_correction_before_or_after_its_run_gives_the_same_task(
     await harvest(runtime, tenant_of(keys, 0), run_event("r-a", question), "a")
     await harvest(runtime, tenant_of(keys, 0), run_event("r-b", question), "b")
     await correct(client, "r-b", fixed)
-    response = await snapshot(client, "agent:Office/Coach")
+    response = await snapshot(runtime, client, "agent:Office/Coach")
     assert response.status_code == 201, response.text
     tasks = await tasks_of(client, "agent:Office/Coach", 1)
     assert [t["taskId"] for t in tasks] == ["run:r-a", "run:r-b"]
@@ -127,7 +138,9 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
     question, answer = await artifact(client, "q1"), await artifact(client, "a1")
     await harvest(runtime, tenant, run_event("r-1", question, outputRef=answer), "1")
     await harvest(runtime, tenant, run_event("r-2", question, outcome="failed"), "2")
-    first = await snapshot(client, "agent:Office/Coach", headers={"Idempotency-Key": "snap-1"})
+    first = await snapshot(
+        runtime, client, "agent:Office/Coach", headers={"Idempotency-Key": "snap-1"}
+    )
     assert first.status_code == 201, first.text
     record = first.json()
     assert (record["version"], record["taskCount"]) == (1, 1)  # r-2 has no expected outcome
@@ -138,7 +151,9 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
 
     # The same key again answers the same version, appending nothing.
     count = await event_count(runtime)
-    again = await snapshot(client, "agent:Office/Coach", headers={"Idempotency-Key": "snap-1"})
+    again = await snapshot(
+        runtime, client, "agent:Office/Coach", headers={"Idempotency-Key": "snap-1"}
+    )
     assert again.status_code == 200
     assert again.json()["version"] == 1
     assert again.json()["created"] is False
@@ -168,7 +183,7 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
             identity="v1",
         )
     )
-    second = await snapshot(client, "agent:Office/Coach")
+    second = await snapshot(runtime, client, "agent:Office/Coach")
     assert (second.status_code, second.json()["version"]) == (201, 2)
     assert second.json()["taskCount"] == 3
     tasks = await tasks_of(client, "agent:Office/Coach", 2)
@@ -182,10 +197,12 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
         refused = await client.request(method, f"{BASE}/agent:Office/Coach/versions/1", json={})
         assert refused.status_code == 409, refused.text
         assert refused.json()["reason"] == "version-immutable"
-    named = await snapshot(client, "agent:Office/Coach", json={"version": 1})  # other content
+    named = await snapshot(
+        runtime, client, "agent:Office/Coach", json={"version": 1}
+    )  # other content
     assert (named.status_code, named.json()["reason"]) == (409, "version-immutable")
     # Naming the version just published, with the same content, answers it (C20).
-    same = await snapshot(client, "agent:Office/Coach", json={"version": 2})
+    same = await snapshot(runtime, client, "agent:Office/Coach", json={"version": 2})
     assert (same.status_code, same.json()["version"]) == (200, 2)
 
     listed = (await client.get(BASE)).json()["items"]
@@ -196,7 +213,7 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
     # A removal changes the next snapshot, never a published one.
     removed = await client.delete(f"{BASE}/agent:Office/Coach/tasks/run:r-1")
     assert removed.status_code == 200
-    third = await snapshot(client, "agent:Office/Coach")
+    third = await snapshot(runtime, client, "agent:Office/Coach")
     assert third.json()["taskCount"] == 2
     assert (await client.get(f"{BASE}/agent:Office/Coach/versions/1")).content == old
 
@@ -215,17 +232,19 @@ async def test_another_tenant_sees_nothing_of_a_dataset(
     tenant = tenant_of(keys, 0)
     question, answer = await artifact(client, "q"), await artifact(client, "a")
     await harvest(runtime, tenant, run_event("r-1", question, outputRef=answer), "1")
-    assert (await snapshot(client, "agent:Office/Coach")).status_code == 201
+    assert (await snapshot(runtime, client, "agent:Office/Coach")).status_code == 201
     other = {"Authorization": f"Bearer {keys.b}"}
     assert (await client.get(BASE, headers=other)).json()["items"] == []
     seen = await client.get(f"{BASE}/agent:Office/Coach/versions/1", headers=other)
     assert seen.status_code == 404
     # Their own snapshot of the same name finds no tasks of ours.
-    theirs = await snapshot(client, "agent:Office/Coach", headers=other)
+    theirs = await snapshot(runtime, client, "agent:Office/Coach", headers=other)
     assert theirs.status_code == 404
     # A reader without the run scope cannot publish.
     reader = {"Authorization": f"Bearer {keys.a_no_scope}"}
-    assert (await snapshot(client, "agent:Office/Coach", headers=reader)).status_code == 403
+    assert (
+        await snapshot(runtime, client, "agent:Office/Coach", headers=reader)
+    ).status_code == 403
     assert (await client.get(BASE, headers=reader)).status_code == 200
 
 
@@ -240,13 +259,13 @@ async def test_without_the_artifact_store_nothing_is_published(
     await runtime.pool.execute("ALTER TABLE artifacts RENAME TO artifacts_away")
     try:
         count = await event_count(runtime)
-        failed = await snapshot(client, "agent:Office/Coach")
+        failed = await snapshot(runtime, client, "agent:Office/Coach")
         assert failed.status_code == 503, failed.text
         assert failed.json()["error"] == "artifact-store-unavailable"
         assert await event_count(runtime) == count
     finally:
         await runtime.pool.execute("ALTER TABLE artifacts_away RENAME TO artifacts")
-    assert (await snapshot(client, "agent:Office/Coach")).status_code == 201
+    assert (await snapshot(runtime, client, "agent:Office/Coach")).status_code == 201
 
 
 async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
@@ -261,7 +280,7 @@ async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
     await harvest(
         runtime, tenant, run_event("r-foreign", "https://elsewhere/x", outputRef=answer), "2"
     )
-    assert (await snapshot(client, "agent:Office/Coach")).status_code == 201
+    assert (await snapshot(runtime, client, "agent:Office/Coach")).status_code == 201
     to_tenant = tenant_of(keys, 1)
     share = f"{BASE}/agent:Office/Coach/versions/1/shares"
     count = await event_count(runtime)
@@ -299,3 +318,21 @@ async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
 def tenant_of(keys: Keys, index: int) -> str:
     """The tenant of a test key: 0 is tenant A's writer, 1 tenant B's."""
     return str(json.loads(keys.entries)[index]["tenant"])
+
+
+async def test_a_snapshot_waits_for_the_write_named_by_min_position(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    """Read-your-writes: a curation's position, passed as minPosition, is in the snapshot."""
+    runtime.start_projections(["datasets"])
+    question, answer = await artifact(client, "q"), await artifact(client, "a")
+    curated = await client.post(
+        f"{BASE}/named-set/tasks",
+        json={"taskId": "c-1", "inputRef": question, "expectedRef": answer},
+    )
+    assert curated.status_code == 201, curated.text
+    published = await client.post(
+        f"{BASE}/named-set/snapshot", params={"minPosition": curated.json()["position"]}
+    )
+    assert published.status_code == 201, published.text
+    assert (published.json()["taskCount"], published.json()["target"]) == (1, "named-set")
