@@ -20,7 +20,7 @@ from faststream.kafka import KafkaBroker
 from prometheus_client import start_http_server
 
 from contracts import topics
-from projections.datasets import Datasets
+from projections.datasets import Datasets, count_datasets
 from projections.digests import Digests
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
@@ -147,6 +147,7 @@ class Runtime:
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
         show_tenant_ids(settings.metrics_tenant_labels)
+        await count_datasets(pool)
         bus = CommandBus(
             store,
             HANDLERS,

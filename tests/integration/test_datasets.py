@@ -3,17 +3,21 @@ corrections supply expected outcomes in either order, snapshots are immutable an
 byte for byte, and every read and write stays in its tenant."""
 
 import json
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 from eventsourcing.utils import get_topic
+from prometheus_client import REGISTRY
 
 from contracts.neighbours import ArtifactValidated, RunCompleted
+from projections.datasets import count_datasets
 from projections.runner import wait_for_position
 from services.bootstrap import Runtime
 from services.bus import Issued, Outcome
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
+from services.metrics import DATASETS
 from services.store import EVENTS_TABLE
 from tests.conftest import Keys, event_count
 
@@ -336,3 +340,28 @@ async def test_a_snapshot_waits_for_the_write_named_by_min_position(
     )
     assert published.status_code == 201, published.text
     assert (published.json()["taskCount"], published.json()["target"]) == (1, "named-set")
+
+
+async def test_the_datasets_gauge_counts_a_dataset_once_published_and_after_a_restart(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    """SPEC C50: connectsoft.factory.learning.datasets, by tenant and target."""
+    runtime.start_projections(["datasets"])
+    target = f"gauge-{uuid.uuid4().hex[:8]}"
+
+    def gauge() -> float | None:
+        return REGISTRY.get_sample_value(
+            "connectsoft_factory_learning_datasets", {"tenant": "", "target": target}
+        )
+
+    question, answer = await artifact(client, "q"), await artifact(client, "a")
+    body = {"taskId": "c-1", "inputRef": question, "expectedRef": answer}
+    assert (await client.post(f"{BASE}/{target}/tasks", json=body)).status_code == 201
+    assert gauge() is None
+    assert (await snapshot(runtime, client, target)).status_code == 201
+    assert (await snapshot(runtime, client, target)).status_code == 201  # version 2
+    assert gauge() == 1
+    DATASETS.labels("", target).set(0)  # a new process starts from nothing …
+    await settled(runtime)
+    await count_datasets(runtime.pool)  # … and from the read model's count
+    assert gauge() == 1
