@@ -12,7 +12,7 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
-from contracts.datasets import ANONYMISED, CONFIDENTIAL
+from contracts.datasets import ANONYMISED, CONFIDENTIAL, DEFAULT_SCORING_RULE
 from contracts.neighbours import ArtifactValidated, RunCompleted
 from services.bus import Creates, Decision, Handler, Issued
 from services.datasets.commands import (
@@ -108,7 +108,7 @@ def add_task(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(command, AddTask)
     dataset, task = dataset_of(store, issued, command.dataset_id), command.task
     dataset.curate(
-        task.task_id, task.input_ref, task.expected_ref, task.scoring_rule or "match-expected",
+        task.task_id, task.input_ref, task.expected_ref, task.scoring_rule or DEFAULT_SCORING_RULE,
         by=issued.actor, at=issued.at,
     )  # fmt: skip
     return Decision([dataset], task.task_id)
