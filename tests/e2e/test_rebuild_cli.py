@@ -4,7 +4,6 @@ feedback recorded while the rebuild runs is not lost."""
 
 import asyncio
 import os
-import subprocess
 import sys
 
 import httpx
@@ -46,19 +45,19 @@ async def test_rebuild_of_every_read_model_beside_the_live_service(
         for n in range(FEEDBACK)
     ]
     env = {**os.environ, "DATABASE_URL": database_url, "FEEDBACKLOOP_API_KEYS": keys.entries}
-    rebuild = subprocess.Popen(
-        [sys.executable, "-m", "services.cli", "rebuild"],
+    rebuild = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "services.cli", "rebuild"),
         cwd=ROOT,
         env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     during = [  # recorded while the rebuild runs: the swap must keep them
         (await http.post("/factory/feedback", json=body(n), headers=auth(keys.a))).json()
         for n in range(20)
     ]
-    output, _ = await asyncio.to_thread(rebuild.communicate, timeout=120)
+    async with asyncio.timeout(120):
+        output = (await rebuild.communicate())[0].decode()
     assert rebuild.returncode == 0, output
     for projection in read_models():
         assert f"{projection.name}: rebuilt up to" in output, output
