@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Annotated, Any, TypeVar
 
@@ -397,9 +398,15 @@ def rebuild(
                         runtime.store, runtime.pool, projection, swap=swap, progress=moved
                     )
 
+                started = time.perf_counter()
                 schemas = await asyncio.gather(*(one(p) for p in projections))
+                seconds = time.perf_counter() - started
             for projection, schema in zip(projections, schemas, strict=True):
                 console.print(f"{projection.name}: rebuilt up to {head} in schema {schema}")
+            console.print(
+                f"rebuilt {len(projections)} read models over {head} events in {seconds:.3f} s "
+                f"({head / seconds:,.0f} events/s)"
+            )
         finally:
             await runtime.close()
 
