@@ -202,11 +202,13 @@ async def test_while_the_model_drafter_is_down_evidence_waits_and_is_raised_once
     before = await event_count(runtime)
     down: RunReport = await gen.run(ORDER)
     assert (down.raised, down.waiting) == ([], [f"{tenant}/{AGENT}"])
-    assert down.unavailable is not None and "ConnectError" in down.unavailable
+    assert down.unavailable is not None
+    assert "ConnectError" in down.unavailable
     assert await event_count(runtime) == before
     with model_endpoint(port, tmp_path):
         up = await gen.run(ORDER)
-    assert len(up.raised) == 1 and up.unavailable is None
+    assert len(up.raised) == 1
+    assert up.unavailable is None
     proposal: LearningProposal = runtime.store.repository.get(up.raised[0])
     assert proposal.profile == "model"
     _, summary = await get_artifact(runtime.pool, tenant, proposal.summary_ref)
@@ -340,7 +342,8 @@ async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
     assert await stored_count(live, LearningProposal.DraftReleaseRequested) == 1
     await visible(live)
     waiting = await get_proposal(live.pool, tenant_of(keys), proposal_id)
-    assert waiting is not None and waiting["waitingForRelease"] is True
+    assert waiting is not None
+    assert waiting["waitingForRelease"] is True
     released = await client.post(
         f"/factory/learning/proposals/{proposal_id}/release", json={"releaseId": "rel-9"}
     )
