@@ -12,7 +12,9 @@ from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import Field, StringConstraints
+from pydantic.config import JsonDict, JsonValue
 
+from contracts.answers import Answer, Position, Timestamp, shown_as
 from contracts.envelope import NeighbourEnvelope
 from contracts.feedback import Contract, Ref
 from contracts.neighbours import Neighbour
@@ -42,7 +44,7 @@ class ProposalState(StrEnum):
     superseded = "Superseded"
 
 
-class EvidenceSource(StrEnum):
+class EvidenceOrigin(StrEnum):
     """SPEC C28: where an item of evidence comes from."""
 
     failed_evaluation = "failed-evaluation"
@@ -66,7 +68,7 @@ class EvidenceItem(Contract):
     """One row of a proposal's evidence table: a fact that already happened, by its id."""
 
     evidence_id: str = Field(alias="evidenceId", description="Stable: the same fact, same id.")
-    source: EvidenceSource
+    origin: EvidenceOrigin
     metric: str | None = None
     value: float | None = Field(default=None, description="Observed or failing value.")
     baseline: float | None = Field(default=None, description="Threshold, baseline or before.")
@@ -171,43 +173,118 @@ class DraftReleaseRequested(Contract):
     requested_by: str = Field(alias="requestedBy")
 
 
-# API views.
+# API answers: on the ``Answer`` base, each with its example (``services/openapi.py`` shows it).
+
+PROPOSAL_ID = "45961f88-d549-5194-b46e-3580d27a520d"  # acme's Office_Agent_Coach, three items
+_EVIDENCE_IDS = [f"evaluation:eval-{n}" for n in (311, 318, 324)]
+_EVIDENCE: list[JsonValue] = [
+    {
+        "evidenceId": evidence_id,
+        "origin": "failed-evaluation",
+        "metric": "groundedness",
+        "value": value,
+        "baseline": 0.8,
+        "note": "gate grounded failed",
+        "observedAt": at,
+    }
+    for evidence_id, value, at in zip(
+        _EVIDENCE_IDS,
+        (0.55, 0.6, 0.5),
+        ("2026-11-27T22:10:00+00:00", "2026-11-28T22:10:00+00:00", "2026-11-29T22:10:00+00:00"),
+        strict=True,
+    )
+]
+PROPOSAL_VIEW_EXAMPLE: JsonDict = {
+    "proposalId": PROPOSAL_ID,
+    "tenantId": "acme",
+    "kind": "prompt-improvement",
+    "targetAssetId": "Office_Agent_Coach",
+    "targetVersion": "1.4.0",
+    "summaryRef": "artifact:sha256:"
+    "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881",
+    "evidenceRefs": list[JsonValue](_EVIDENCE_IDS),
+    "evidence": _EVIDENCE,
+    "evidenceHash": "31872a9bff5ce886c53b76519b75d1f72311ac430508e3dbd178edc896246295",
+    "expectedEffect": {"metric": "groundedness", "from": 0.55, "to": 0.8, "confidence": 0.75},
+    "state": "Accepted",
+    "raisedAt": "2026-11-30T06:00:02.518204+00:00",
+    "reviewedBy": "bruno",
+    "decidedAt": "2026-11-30T09:41:37.004512+00:00",
+    "reason": None,
+    "supersededBy": None,
+    "resultingReleaseId": None,
+    "waitingForRelease": True,
+    "profile": "structured",
+}
+PROPOSAL_WRITTEN_EXAMPLE: JsonDict = {
+    "proposalId": PROPOSAL_ID,
+    "state": "Accepted",
+    "reviewedBy": "bruno",
+    "resultingReleaseId": None,
+    "position": "Ffz74Sl0Xi08O0_C-g0PbX9Ov1Z3UGT6U0XNfLkbw2XZzT1a",
+}
+StateShown = Literal["Proposed", "InReview", "Accepted", "Rejected", "Superseded"]
 
 
-class ProposalView(Contract):
+class EvidenceRow(Answer):
+    evidence_id: str = Field(alias="evidenceId")
+    origin: str
+    metric: str | None
+    value: float | None
+    baseline: float | None
+    note: str
+    observed_at: Timestamp = Field(alias="observedAt")
+
+
+class EffectShown(Answer):
+    """SPEC C30."""
+
+    metric: str
+    from_: float | None = Field(alias="from")
+    to: float | None
+    confidence: float
+
+
+class ProposalView(Answer):
     """SPEC C26 and C36: a proposal with its evidence and expected effect."""
 
-    proposal_id: UUID = Field(alias="proposalId")
+    model_config = shown_as(PROPOSAL_VIEW_EXAMPLE)
+
+    proposal_id: str = Field(alias="proposalId", json_schema_extra={"format": "uuid"})
     tenant_id: str = Field(alias="tenantId")
-    kind: ProposalKind
+    kind: str = Field(description="SPEC C27: " + ", ".join(kind.value for kind in ProposalKind))
     target_asset_id: str = Field(alias="targetAssetId")
     target_version: str | None = Field(alias="targetVersion")
-    summary_ref: str = Field(alias="summaryRef")
+    summary_ref: str = Field(alias="summaryRef", description="The drafted summary (C06).")
     evidence_refs: list[str] = Field(alias="evidenceRefs")
-    evidence: list[EvidenceItem]
+    evidence: list[EvidenceRow]
     evidence_hash: str = Field(alias="evidenceHash")
-    expected_effect: ExpectedEffect | None = Field(alias="expectedEffect")
-    state: ProposalState
-    raised_at: datetime = Field(alias="raisedAt")
+    expected_effect: EffectShown | None = Field(alias="expectedEffect")
+    state: StateShown
+    raised_at: Timestamp = Field(alias="raisedAt")
     reviewed_by: str | None = Field(alias="reviewedBy")
-    decided_at: datetime | None = Field(alias="decidedAt")
+    decided_at: Timestamp | None = Field(alias="decidedAt")
     reason: str | None
-    superseded_by: UUID | None = Field(alias="supersededBy")
+    superseded_by: str | None = Field(alias="supersededBy")
     resulting_release_id: str | None = Field(alias="resultingReleaseId")
     waiting_for_release: bool = Field(
         alias="waitingForRelease",
-        description="Accepted, and the registry has not answered with the release id yet.",
+        description="Accepted, and the registry has not answered with the release id yet (C53).",
     )
-    profile: str
+    profile: str = Field(description="The drafter's profile (C46).")
 
 
-class ProposalList(Contract):
+class ProposalList(Answer):
+    model_config = shown_as({"items": [PROPOSAL_VIEW_EXAMPLE]})
+
     items: list[ProposalView]
 
 
-class ProposalWritten(Contract):
-    proposal_id: UUID = Field(alias="proposalId")
-    state: ProposalState
+class ProposalWritten(Answer):
+    model_config = shown_as(PROPOSAL_WRITTEN_EXAMPLE)
+
+    proposal_id: str = Field(alias="proposalId", json_schema_extra={"format": "uuid"})
+    state: StateShown
     reviewed_by: str | None = Field(alias="reviewedBy")
     resulting_release_id: str | None = Field(alias="resultingReleaseId")
-    position: str
+    position: Position

@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from contracts.learning import EvidenceItem, EvidenceSource, ProposalKind
+from contracts.learning import EvidenceItem, EvidenceOrigin, ProposalKind
 
 DEFAULT_MIN_EVIDENCE_ITEMS = 3  # SPEC C29, C47
 SPENT_STATES = frozenset({"InReview", "Accepted", "Rejected"})
@@ -69,7 +69,7 @@ class Cluster:
 
     @property
     def kind(self) -> ProposalKind:
-        return kind_of(self.target_kind, [item.source for item in self.items])
+        return kind_of(self.target_kind, [item.origin for item in self.items])
 
 
 def evidence_hash(evidence_ids: Iterable[str]) -> str:
@@ -78,15 +78,15 @@ def evidence_hash(evidence_ids: Iterable[str]) -> str:
     return hashlib.sha256(joined.encode()).hexdigest()
 
 
-def kind_of(target_kind: str, sources: Sequence[EvidenceSource]) -> ProposalKind:
+def kind_of(target_kind: str, origins: Sequence[EvidenceOrigin]) -> ProposalKind:
     """C27: the table in the module docstring."""
-    if EvidenceSource.skill_candidate in sources or target_kind == "skill":
+    if EvidenceOrigin.skill_candidate in origins or target_kind == "skill":
         return ProposalKind.skill_improvement
     if target_kind == "context-strategy":
         return ProposalKind.context_strategy_improvement
     if target_kind == "profile":
         return ProposalKind.profile_change
-    if sources and all(source == EvidenceSource.drift for source in sources):
+    if origins and all(origin == EvidenceOrigin.drift for origin in origins):
         return ProposalKind.threshold_change
     return ProposalKind.prompt_improvement
 

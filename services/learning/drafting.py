@@ -79,12 +79,12 @@ def cell(text: str) -> str:
 
 def evidence_table(cluster: Cluster) -> str:
     rows = [
-        "| evidence | source | metric | value | baseline | observed | note |",
+        "| evidence | origin | metric | value | baseline | observed | note |",
         "|---|---|---|---|---|---|---|",
     ]
     for item in cluster.items:
         rows.append(
-            f"| {cell(item.evidence_id)} | {item.source.value} | {cell(item.metric or '')} | "
+            f"| {cell(item.evidence_id)} | {item.origin.value} | {cell(item.metric or '')} | "
             f"{number(item.value)} | {number(item.baseline)} | "
             f"{item.observed_at.isoformat()} | {cell(item.note)} |"
         )

@@ -16,7 +16,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate
 
-from contracts.learning import EvidenceItem, EvidenceSource
+from contracts.learning import EvidenceItem, EvidenceOrigin
 from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
 
 EVIDENCE_NAMESPACE = UUID("7c0e5b2a-3d41-5f8e-a9b6-1e2d3c4b5a69")
@@ -98,7 +98,7 @@ def evaluation_item(event: EvaluationCompleted) -> EvidenceItem:
         metric, value, baseline = first.metric, first.after, first.before
     return EvidenceItem(
         evidence_id=f"evaluation:{event.evaluation_id}",
-        source=EvidenceSource.failed_evaluation,
+        origin=EvidenceOrigin.failed_evaluation,
         metric=metric,
         value=value,
         baseline=baseline,
@@ -111,7 +111,7 @@ def drift_item(event: DriftDetected) -> EvidenceItem:
     """C40: drift always counts."""
     return EvidenceItem(
         evidence_id=f"drift:{event.drift_id}",
-        source=EvidenceSource.drift,
+        origin=EvidenceOrigin.drift,
         metric=event.metric,
         value=event.observed,
         baseline=event.baseline,
@@ -124,7 +124,7 @@ def skill_item(event: SkillCandidateProposed) -> EvidenceItem:
     """C41: reinforced procedural memory always counts."""
     return EvidenceItem(
         evidence_id=f"skill-candidate:{event.candidate_id}",
-        source=EvidenceSource.skill_candidate,
+        origin=EvidenceOrigin.skill_candidate,
         metric="reinforcements",
         value=float(event.reinforcements),
         note=f"procedure reinforced {event.reinforcements} time(s)"

@@ -21,7 +21,7 @@ from typing import Any
 import asyncpg
 from eventsourcing.utils import get_topic
 
-from contracts.learning import EvidenceItem, EvidenceSource
+from contracts.learning import EvidenceItem, EvidenceOrigin
 from services.learning.clusters import Fact, Known
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
@@ -71,7 +71,7 @@ def recorded_evidence(store: EventStore) -> tuple[list[Fact], Evaluations]:
         )
         if e.counts:
             counting.append(fact)
-        if fact.item.source == EvidenceSource.failed_evaluation:
+        if fact.item.origin == EvidenceOrigin.failed_evaluation:
             evaluations[(fact.tenant_id, fact.item.evidence_id)] = fact
     return counting, evaluations
 
@@ -117,7 +117,7 @@ async def feedback_evidence(pool: asyncpg.Pool, evaluations: Evaluations) -> lis
                 r["agent"],
                 EvidenceItem(
                     evidence_id=f"report:{r['report_id']}",
-                    source=EvidenceSource.wrong_answer,
+                    origin=EvidenceOrigin.wrong_answer,
                     note=f"wrong-answer report ({r['kind'] or 'no kind'}, {r['status']})",
                     observed_at=r["submitted_at"],
                 ),
@@ -137,7 +137,7 @@ async def feedback_evidence(pool: asyncpg.Pool, evaluations: Evaluations) -> lis
                 r["agent"],
                 EvidenceItem(
                     evidence_id=f"eval-run:{r['run_id']}",
-                    source=EvidenceSource.eval_case_failure,
+                    origin=EvidenceOrigin.eval_case_failure,
                     metric="looked_rate" if summary.get("looked_rate") is not None else None,
                     value=summary.get("looked_rate"),
                     note=f"eval case {r['ref']} failed: {reasons}",
@@ -164,7 +164,7 @@ async def feedback_evidence(pool: asyncpg.Pool, evaluations: Evaluations) -> lis
                 target_version=evaluation.target_version,
                 item=EvidenceItem(
                     evidence_id=f"feedback:{f['feedback_id']}",
-                    source=EvidenceSource.feedback,
+                    origin=EvidenceOrigin.feedback,
                     note=f"{f['kind']}{rating} on evaluation {f['subject_ref']}",
                     observed_at=f["given_at"],
                 ),

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from contracts.learning import EvidenceItem, EvidenceSource, ProposalKind
+from contracts.learning import EvidenceItem, EvidenceOrigin, ProposalKind
 from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
 from services.learning.clusters import (
     Cluster,
@@ -62,7 +62,7 @@ def fact(n: int, tenant: str = "t", target: str = "agent-1", **item: Any) -> Fac
     evidence = EvidenceItem.model_validate(
         {
             "evidenceId": f"evaluation:ev-{n}",
-            "source": "failed-evaluation",
+            "origin": "failed-evaluation",
             "observedAt": AT.isoformat(),
             **item,
         }
@@ -153,14 +153,14 @@ def test_evidence_a_maintainer_took_up_is_spent_but_a_proposed_ones_stays() -> N
 
 
 def test_the_kind_follows_the_evidence_table() -> None:  # C27
-    failed, drift = EvidenceSource.failed_evaluation, EvidenceSource.drift
+    failed, drift = EvidenceOrigin.failed_evaluation, EvidenceOrigin.drift
     assert kind_of("agent", [failed, drift]) == ProposalKind.prompt_improvement
     assert kind_of("agent", [drift, drift]) == ProposalKind.threshold_change
-    assert kind_of("agent", [EvidenceSource.skill_candidate]) == ProposalKind.skill_improvement
+    assert kind_of("agent", [EvidenceOrigin.skill_candidate]) == ProposalKind.skill_improvement
     assert kind_of("skill", [failed]) == ProposalKind.skill_improvement
     assert kind_of("context-strategy", [failed]) == ProposalKind.context_strategy_improvement
     assert kind_of("profile", [drift]) == ProposalKind.profile_change
-    assert kind_of("agent", [EvidenceSource.wrong_answer]) == ProposalKind.prompt_improvement
+    assert kind_of("agent", [EvidenceOrigin.wrong_answer]) == ProposalKind.prompt_improvement
 
 
 def cluster_of(*facts: Fact) -> Cluster:

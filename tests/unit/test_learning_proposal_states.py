@@ -7,7 +7,7 @@ import pytest
 
 from contracts.learning import (
     EvidenceItem,
-    EvidenceSource,
+    EvidenceOrigin,
     ProposalKind,
     ProposalState,
     RaiseProposal,
@@ -21,7 +21,7 @@ AT = datetime(2026, 11, 30, 6, tzinfo=UTC)
 def item(n: int) -> EvidenceItem:
     return EvidenceItem(
         evidence_id=f"evaluation:e{n}",
-        source=EvidenceSource.failed_evaluation,
+        origin=EvidenceOrigin.failed_evaluation,
         metric="groundedness",
         value=0.5,
         baseline=0.8,
