@@ -176,6 +176,12 @@ async def test_three_failed_evaluations_raise_one_proposal_which_a_maintainer_ac
         return bool(view["resultingReleaseId"] == "release-77")
 
     await until(released)
+    metrics = httpx.get(service.metrics_url, timeout=10).text  # C49, on the metrics port
+    accepted_line = (
+        'connectsoft_factory_learning_proposals{kind="prompt-improvement",state="Accepted",'
+        'tenant=""} 1.0'
+    )
+    assert accepted_line in metrics
 
     # A neighbour on plain aiokafka, from offset 0: each change once, in order per proposal.
     raised = await consume(

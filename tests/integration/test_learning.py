@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from eventsourcing.utils import get_topic
+from prometheus_client import REGISTRY
 
 from contracts.neighbours import EvaluationCompleted
 from projections.learning_proposals import get_proposal
@@ -247,6 +248,12 @@ async def raise_on(runtime: Runtime, tenant: str, first: int, count: int = 3) ->
     return report.raised[0]
 
 
+def proposals_in(state: str, kind: str = "prompt-improvement") -> float:
+    """SPEC C49 as Prometheus shows it (tenant ids are not label values by default)."""
+    labels = {"tenant": "", "kind": kind, "state": state}
+    return REGISTRY.get_sample_value("connectsoft_factory_learning_proposals", labels) or 0.0
+
+
 def auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
@@ -327,8 +334,10 @@ async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
     live: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
     """C32, C53: accepted → DraftReleaseRequested; the proposal says it waits; the callback
-    records the release id once."""
+    records the release id once. C49: the up-down count moves with each change."""
+    before = {state: proposals_in(state) for state in ("Proposed", "InReview", "Accepted")}
     proposal_id = await raise_on(live, tenant_of(keys), 0)
+    assert proposals_in("Proposed") == before["Proposed"] + 1
     await client.post(f"/factory/learning/proposals/{proposal_id}/pick-up")
     accepted = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
@@ -339,6 +348,11 @@ async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
     )
     assert again.status_code == 200  # C35: natural idempotency, nothing appended
+    assert {state: proposals_in(state) for state in before} == {
+        "Proposed": before["Proposed"],
+        "InReview": before["InReview"],
+        "Accepted": before["Accepted"] + 1,  # counted once, the repeat counted nothing
+    }
     assert await stored_count(live, LearningProposal.DraftReleaseRequested) == 1
     await visible(live)
     waiting = await get_proposal(live.pool, tenant_of(keys), proposal_id)
