@@ -176,7 +176,7 @@ async def test_three_failed_evaluations_raise_one_proposal_which_a_maintainer_ac
         return bool(view["resultingReleaseId"] == "release-77")
 
     await until(released)
-    metrics = httpx.get(service.metrics_url, timeout=10).text  # C49, on the metrics port
+    metrics = (await http.get(service.metrics_url)).text  # C49, on the metrics port
     accepted_line = (
         'connectsoft_factory_learning_proposals{kind="prompt-improvement",state="Accepted",'
         'tenant=""} 1.0'
