@@ -48,6 +48,7 @@ class EvidenceOrigin(StrEnum):
     """SPEC C28: where an item of evidence comes from."""
 
     failed_evaluation = "failed-evaluation"
+    passed_evaluation = "passed-evaluation"  # kept as a fact, never counted (C39)
     drift = "drift"
     skill_candidate = "skill-candidate"
     feedback = "feedback"

@@ -96,13 +96,14 @@ def evaluation_item(event: EvaluationCompleted) -> EvidenceItem:
     elif event.regressions:
         first = event.regressions[0]
         metric, value, baseline = first.metric, first.after, first.before
+    counts = evaluation_counts(event)
     return EvidenceItem(
         evidence_id=f"evaluation:{event.evaluation_id}",
-        origin=EvidenceOrigin.failed_evaluation,
+        origin=EvidenceOrigin.failed_evaluation if counts else EvidenceOrigin.passed_evaluation,
         metric=metric,
         value=value,
         baseline=baseline,
-        note="; ".join(notes) or ("failed" if not event.passed else "passed"),
+        note="; ".join(notes) or ("failed" if counts else "passed"),
         observed_at=event.completed_at,
     )
 

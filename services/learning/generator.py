@@ -13,7 +13,13 @@ evidence — a second run, a replay of the same neighbour events, a second sched
 same time — names the same proposal, and the bus creates it once.
 
 If the drafter is unavailable, that cluster waits: nothing is raised without a draft (C45),
-and a later run (the next tick) raises it. The generator never applies anything (C44, C31).
+and a later run raises it. The retry is fixed (C43): the scheduler orders the day's run again
+at every tick (hourly), and an order that fails outright is tried at the next ticks. The
+generator never applies anything (C44, C31).
+
+Cost: each run reads every evidence and proposal event of the store (by topic, paged), which
+is what keeps it exact across processes; at a scale where that matters, a projection of the
+open clusters would take its place.
 """
 
 import asyncio

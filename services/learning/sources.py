@@ -71,7 +71,7 @@ def recorded_evidence(store: EventStore) -> tuple[list[Fact], Evaluations]:
         )
         if e.counts:
             counting.append(fact)
-        if fact.item.origin == EvidenceOrigin.failed_evaluation:
+        if fact.item.evidence_id.startswith("evaluation:"):
             evaluations[(fact.tenant_id, fact.item.evidence_id)] = fact
     return counting, evaluations
 

@@ -18,6 +18,7 @@ import pytest
 from eventsourcing.utils import get_topic
 from prometheus_client import REGISTRY
 
+from contracts.feedback import RecordFeedback
 from contracts.neighbours import EvaluationCompleted
 from projections.learning_proposals import get_proposal
 from services.artifacts import get_artifact
@@ -238,6 +239,33 @@ async def test_wrong_answer_reports_on_an_agent_are_a_feedback_cluster(
     proposal: LearningProposal = live.store.repository.get(report.raised[0])
     assert proposal.target_asset_id == "AgenticOffice_Agent_OfficeCoach"
     assert all(ref.startswith("report:") for ref in proposal.evidence_refs)
+
+
+async def test_a_low_rating_on_an_evaluation_counts_on_the_evaluation_s_target(
+    live: Runtime, keys: Keys
+) -> None:
+    """C28: feedback given on an evaluation we saw (even a passing one) is evidence on its
+    target asset; feedback on a subject we cannot tie to an asset is not read."""
+    live.start_projections(["feedback_list"])
+    tenant = tenant_of(keys)
+    passing = failed_evaluation(9).model_copy(update={"passed": True, "gates": []})
+    await neighbour(live, tenant, passing, "ce-9")
+    for n in range(2):
+        await neighbour(live, tenant, failed_evaluation(n), f"ce-{n}")
+    for subject_kind, ref in (("evaluation", "ev-9"), ("run", "run-1"), ("evaluation", "nope")):
+        rating = RecordFeedback.model_validate(
+            {"projectId": "p", "subjectKind": subject_kind, "subjectRef": ref,
+             "kind": "rating", "rating": 1}
+        )  # fmt: skip
+        await live.bus.execute(Issued(rating, tenant, "rita", uuid.uuid4().hex, NOW))
+    head = await asyncio.to_thread(live.store.recorder.max_notification_id) or 0
+    assert await wait_for_position(live.pool, "rm_feedback_list", head, 30) >= head
+    report = await generator(live, feedback=True).run(ORDER)
+    assert len(report.raised) == 1
+    proposal: LearningProposal = live.store.repository.get(report.raised[0])
+    assert proposal.target_asset_id == AGENT
+    kinds = sorted(ref.split(":")[0] for ref in proposal.evidence_refs)
+    assert kinds == ["evaluation", "evaluation", "feedback"]
 
 
 async def raise_on(runtime: Runtime, tenant: str, first: int, count: int = 3) -> uuid.UUID:

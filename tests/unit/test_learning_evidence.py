@@ -74,6 +74,7 @@ def test_an_evaluation_counts_only_with_failed_gates_or_regressions() -> None:  
     assert evaluation_counts(evaluation(1))
     passing = evaluation(1, passed=True, gates=[{"name": "g", "passed": True}])
     assert not evaluation_counts(passing)
+    assert evaluation_item(passing).origin == EvidenceOrigin.passed_evaluation
     regressed = evaluation(
         1, passed=True, gates=[], regressions=[{"metric": "m", "from": 0.9, "to": 0.7}]
     )
