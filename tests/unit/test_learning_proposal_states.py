@@ -14,6 +14,8 @@ from contracts.learning import (
 )
 from services.errors import Conflict, InvalidTransition, Refused
 from services.learning.domain import LearningProposal, proposal_id_for
+from services.learning.published import PUBLICATIONS
+from services.published import by_event
 
 AT = datetime(2026, 11, 30, 6, tzinfo=UTC)
 
@@ -159,3 +161,48 @@ def test_the_release_id_is_recorded_once_on_an_accepted_proposal_only() -> None:
     with pytest.raises(Conflict):
         proposal.record_release(release_id="r2", at=AT)
     assert proposal.release_id == "r1"
+
+
+def published(proposal: LearningProposal) -> list[tuple[str, dict[str, object]]]:
+    """What the relay would publish of the proposal's pending events: (topic, payload)."""
+    shown = []
+    for event in proposal.collect_events():
+        publication = by_event()[type(event)]
+        payload = publication.to_contract(event).model_dump(mode="json", by_alias=True)
+        shown.append((publication.topic, payload))
+    return shown
+
+
+def test_every_change_publishes_one_message_keyed_by_the_proposal() -> None:
+    """C37, C38: raised once; each later change one LearningProposalDecided with the state it
+    moved to; accepting also asks the registry for a Draft release (C32)."""
+    proposal = raised()
+    proposal.pick_up(by="maria", at=AT)
+    proposal.accept(by="maria", at=AT)
+    proposal.record_release(release_id="rel-1", at=AT)
+    rejected = in_state(ProposalState.in_review)
+    rejected.collect_events()
+    rejected.reject(by="maria", reason="no", at=AT)
+    superseded = raised()
+    superseded.collect_events()
+    superseded.supersede(by=uuid4(), at=AT)
+    pid = str(proposal.id)
+    decided = "evaluation.learning.v1.learning-proposal-decided"
+
+    def change(state: str, release: str | None = None) -> tuple[str, dict[str, object]]:
+        body = {"proposalId": pid, "tenantId": "t", "state": state, "resultingReleaseId": release}
+        return decided, body
+
+    shown = published(proposal)
+    assert shown[0] == (
+        "evaluation.learning.v1.learning-proposal-raised",
+        {"proposalId": pid, "tenantId": "t", "kind": "prompt-improvement",
+         "targetAssetId": "agent-1", "targetVersion": "v3"},
+    )  # fmt: skip
+    assert shown[1:3] == [change("InReview"), change("Accepted")]
+    assert shown[3][0] == "evaluation.learning.v1.draft-release-requested"
+    assert shown[3][1]["evidenceRefs"] == proposal.evidence_refs
+    assert shown[4] == change("Accepted", "rel-1")
+    assert published(rejected) == [change("Rejected")]
+    assert published(superseded) == [change("Superseded")]
+    assert {p.key for p in PUBLICATIONS} == {"proposalId"}
