@@ -296,7 +296,7 @@ class Runtime:
             routes=self.digest_routes(),
             public_url=self.settings.public_url,
             page_bound=self.settings.digest_page_bound,
-            wait_seconds=self.settings.digest_wait_seconds,
+            wait_seconds=max(self.settings.read_wait_seconds, 60.0),
         )
 
     def inbound_consumer(self) -> InboundConsumer:
@@ -330,6 +330,7 @@ class Runtime:
             settings=lambda: LearningSettings.from_environ(
                 os.environ if environ is None else environ
             ),
+            wait_seconds=max(self.settings.read_wait_seconds, 60.0),
         )
 
     def new_scheduler(self) -> Scheduler:

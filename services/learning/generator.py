@@ -33,6 +33,7 @@ import asyncpg
 from contracts.learning import RaiseProposal
 from services.artifacts import put_artifact
 from services.bus import CommandBus, Issued
+from services.follower import wait_for_position
 from services.learning import sources
 from services.learning.clusters import Cluster, Fact, Known, clusters, ready, superseded_by_new
 from services.learning.domain import proposal_id_for
@@ -42,6 +43,11 @@ from services.scheduled import RaiseProposals
 from services.store import EventStore, existing
 
 log = logging.getLogger(__name__)
+
+
+class NotCaughtUp(RuntimeError):
+    """A read model the feedback is read from is behind the store's head."""
+
 
 ACTOR = "system:proposals"
 SUMMARY_MEDIA_TYPE = "text/markdown; charset=utf-8"
@@ -67,10 +73,11 @@ class ProposalGenerator:
         settings: Callable[[], LearningSettings],
         drafter: Callable[[LearningSettings], Drafter] = drafter_for,
         read_feedback: bool = True,
+        wait_seconds: float = 60.0,
     ) -> None:
         self.store, self.bus, self.pool = store, bus, pool
         self.settings, self.drafter = settings, drafter
-        self.read_feedback = read_feedback
+        self.read_feedback, self.wait_seconds = read_feedback, wait_seconds
 
     async def __call__(self, order: RaiseProposals) -> None:
         report = await self.run(order)
@@ -87,7 +94,18 @@ class ProposalGenerator:
         recorded, evaluations = await asyncio.to_thread(sources.recorded_evidence, self.store)
         if not self.read_feedback:
             return recorded
+        await self.caught_up()
         return recorded + await sources.feedback_evidence(self.pool, evaluations)
+
+    async def caught_up(self) -> None:
+        """Wait until the read models the feedback comes from have applied the store's head:
+        a lagging one would raise a proposal on part of a cluster. Still behind: the order
+        fails loudly and the scheduler gives it again at the next tick."""
+        head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
+        for reader in sources.FEEDBACK_READ_MODELS:
+            reached = await wait_for_position(self.pool, reader, head, self.wait_seconds)
+            if reached < head:
+                raise NotCaughtUp(f"{reader} is at {reached}, the store at {head}")
 
     async def run(self, order: RaiseProposals) -> RunReport:
         settings = self.settings()  # C46, C47: read at each run

@@ -28,7 +28,7 @@ from services.follower import wait_for_position
 from services.inbound.parsing import identity
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
-from services.learning.generator import ProposalGenerator, RunReport
+from services.learning.generator import NotCaughtUp, ProposalGenerator, RunReport
 from services.learning.settings import LearningSettings
 from services.scheduled import RaiseProposals
 from services.store import EVENTS_TABLE
@@ -227,7 +227,7 @@ async def test_wrong_answer_reports_on_an_agent_are_a_feedback_cluster(
     live: Runtime, keys: Keys
 ) -> None:
     """C28, C42: three submitted reports on one agent raise a proposal on that agent."""
-    live.start_projections(["inbox"])
+    live.start_projections(["inbox", "eval_cases", "feedback_list"])
     tenant = tenant_of(keys)
     coach = "AgenticOffice/Agent/OfficeCoach"
     for n in range(3):
@@ -246,7 +246,7 @@ async def test_a_low_rating_on_an_evaluation_counts_on_the_evaluation_s_target(
 ) -> None:
     """C28: feedback given on an evaluation we saw (even a passing one) is evidence on its
     target asset; feedback on a subject we cannot tie to an asset is not read."""
-    live.start_projections(["feedback_list"])
+    live.start_projections(["inbox", "eval_cases", "feedback_list"])
     tenant = tenant_of(keys)
     passing = failed_evaluation(9).model_copy(update={"passed": True, "gates": []})
     await neighbour(live, tenant, passing, "ce-9")
@@ -266,6 +266,20 @@ async def test_a_low_rating_on_an_evaluation_counts_on_the_evaluation_s_target(
     assert proposal.target_asset_id == AGENT
     kinds = sorted(ref.split(":")[0] for ref in proposal.evidence_refs)
     assert kinds == ["evaluation", "evaluation", "feedback"]
+
+
+async def test_feedback_is_not_read_from_a_read_model_that_lags(
+    runtime: Runtime, keys: Keys
+) -> None:
+    """A lagging read model would raise a proposal on part of a cluster: the order fails and
+    is given again (no read model follows the log here); nothing was raised."""
+    for n in range(3):
+        await neighbour(runtime, tenant_of(keys), failed_evaluation(n), f"ce-{n}")
+    lagging = generator(runtime, feedback=True)
+    lagging.wait_seconds = 0.5
+    with pytest.raises(NotCaughtUp, match="rm_inbox is at 0"):
+        await lagging.run(ORDER)
+    assert await stored_count(runtime, LearningProposal.Raised) == 0
 
 
 async def raise_on(runtime: Runtime, tenant: str, first: int, count: int = 3) -> uuid.UUID:
