@@ -304,12 +304,14 @@ def scheduler(
     order: Annotated[
         list[str] | None,
         typer.Option(
-            help="Carry out this order now, then exit: night/2026-11-29 or digest/2026-W48 "
-            "(repeatable). Done already: nothing happens (ids are deterministic)."
+            help="Carry out this order now, then exit: night/2026-11-29, digest/2026-W48 or "
+            "proposals/2026-11-30 (repeatable). Done already: nothing happens (ids are "
+            "deterministic)."
         ),
     ] = None,
 ) -> None:
-    """Turn the clock into the nightly eval runs and the weekly digests (SPEC W79, W105).
+    """Turn the clock into the nightly eval runs, the weekly digests and the daily learning
+    proposals (SPEC W79, W105, C42).
 
     Ticks every FEEDBACKLOOP_SCHEDULER_TICK_SECONDS (an hour) and orders what fell due since
     the previous tick, catching up a downtime in order. Several schedulers may run: each night
