@@ -16,7 +16,6 @@ from projections.runner import Connection, Positioned
 from services.datasets.domain import Dataset, HarvestedRun, Validation, dataset_target
 from services.datasets.tasks import Check, Correction, Curated, Run, compose
 from services.feedback.domain import Feedback
-from services.metrics import DATASETS, tenant_label
 
 
 class Datasets:
@@ -312,19 +311,3 @@ async def list_datasets(
             }
         )
     return items
-
-
-async def count_datasets(pool: asyncpg.Pool, schema: str = "rm_datasets") -> None:
-    """SPEC C50 at start-up: the gauge begins from the datasets already published (the read
-    model's count), and the process adds those whose first version it publishes."""
-    rows = await pool.fetch(
-        f"SELECT d.tenant_id, d.target, count(*) AS n FROM {schema}.datasets d "
-        f"WHERE EXISTS (SELECT 1 FROM {schema}.versions v WHERE v.tenant_id = d.tenant_id "
-        "AND v.dataset_id = d.dataset_id) GROUP BY d.tenant_id, d.target"
-    )
-    counts: dict[tuple[str, str], int] = {}
-    for row in rows:
-        label = (tenant_label(row["tenant_id"]), row["target"])
-        counts[label] = counts.get(label, 0) + row["n"]
-    for (tenant, target), n in counts.items():
-        DATASETS.labels(tenant, target).set(n)

@@ -20,11 +20,12 @@ from faststream.kafka import KafkaBroker
 from prometheus_client import start_http_server
 
 from contracts import topics
-from projections.datasets import Datasets, count_datasets
+from projections.datasets import Datasets
 from projections.digests import Digests
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
+from projections.learning_proposals import LearningProposals
 from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
@@ -57,6 +58,11 @@ from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.inbound.http import event_routes
 from services.kafka import ensure_topics
+from services.learning.api import learning_routes
+from services.learning.generator import ProposalGenerator
+from services.learning.handlers import CREATES as LEARNING_CREATES
+from services.learning.handlers import HANDLERS as LEARNING_HANDLERS
+from services.learning.settings import LearningSettings
 from services.metrics import show_tenant_ids
 from services.nightly.api import night_routes
 from services.nightly.confirmer import read_key_store
@@ -89,11 +95,27 @@ HANDLERS = {
     **DIGEST_HANDLERS,
     **NIGHT_HANDLERS,
     **DATASET_HANDLERS,
+    **LEARNING_HANDLERS,
 }
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox(), EvalCases(), Digests(), Nights(), Datasets()]
+    return [
+        FeedbackList(),
+        Inbox(),
+        EvalCases(),
+        Digests(),
+        Nights(),
+        LearningProposals(),
+        Datasets(),
+    ]
+
+
+def pool_size() -> int:
+    """Every reader of the log holds a connection of the pool while it follows (its LISTEN):
+    the read models, the relay and the two webhooks. Requests, the inbound consumer and the
+    scheduler share ten more; a fixed size ran dry once a read model was added."""
+    return len(read_models()) + 3 + 10
 
 
 @dataclass
@@ -128,7 +150,7 @@ class Runtime:
             )
         else:
             database_url = settings.database_url
-        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=10)
+        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=pool_size())
         async with pool.acquire() as conn:
             # Every process may start at once on an empty database: the library's tables and
             # ours are created by one process at a time (DDL races on the catalogue's
@@ -147,12 +169,17 @@ class Runtime:
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
         show_tenant_ids(settings.metrics_tenant_labels)
-        await count_datasets(pool)
         bus = CommandBus(
             store,
             HANDLERS,
             max_batch=settings.bus_max_batch,
-            creates={**CREATES, **DIGEST_CREATES, **NIGHT_CREATES, **DATASET_CREATES},
+            creates={
+                **CREATES,
+                **DIGEST_CREATES,
+                **NIGHT_CREATES,
+                **LEARNING_CREATES,
+                **DATASET_CREATES,
+            },
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
         )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
@@ -303,7 +330,7 @@ class Runtime:
             routes=self.digest_routes(),
             public_url=self.settings.public_url,
             page_bound=self.settings.digest_page_bound,
-            wait_seconds=self.settings.digest_wait_seconds,
+            wait_seconds=max(self.settings.read_wait_seconds, 60.0),
         )
 
     def inbound_consumer(self) -> InboundConsumer:
@@ -327,14 +354,28 @@ class Runtime:
         self.consumer = consumer
         return consumer
 
+    def proposal_generator(self, environ: Mapping[str, str] | None = None) -> ProposalGenerator:
+        """What the scheduler calls with ``RaiseProposals(date, now)`` (SPEC C42); its
+        settings are read afresh at each run (C46, C47: reloadable)."""
+        return ProposalGenerator(
+            self.store,
+            self.bus,
+            self.pool,
+            settings=lambda: LearningSettings.from_environ(
+                os.environ if environ is None else environ
+            ),
+            wait_seconds=max(self.settings.read_wait_seconds, 60.0),
+        )
+
     def new_scheduler(self) -> Scheduler:
-        """The scheduler: it hands each order that falls due to the nightly runner or the
-        digest builder (issue 9)."""
+        """The scheduler: it hands each order that falls due to the nightly runner, the
+        digest builder or the proposal generator (issues 9, 10)."""
         nights = self.nightly_runner()
         return Scheduler(
             self.pool,
             nights,
             self.digest_builder(),
+            proposals=self.proposal_generator(),
             night_hour=nights.settings.start_hour_utc if nights.settings.enabled else None,
             tick_seconds=self.settings.scheduler_tick_seconds,
         )
@@ -395,6 +436,7 @@ class Runtime:
             eval_routes(http, self.case_runner()),
             digest_routes(http),
             night_routes(http),
+            learning_routes(http),
             dataset_routes(http, self.store),
             event_routes(http, INBOUND_SUBSCRIPTIONS),
         ]

@@ -52,10 +52,21 @@ READER_RESTARTS = Counter(
     ["task"],
 )
 
-# SPEC C50: connectsoft.factory.learning.datasets, updown, {dataset}, by tenant and target: a
-# dataset counts from its first published version (the tenant only where configured).
+# SPEC C50: connectsoft.factory.learning.datasets, updown, by tenant and target. +1 when a
+# dataset's first version is stored, by the process that published it: summed over the
+# instances, each series is how many datasets have a published version.
 DATASETS = Gauge(
     "connectsoft_factory_learning_datasets",
-    "Datasets with a published version, by tenant and target.",
+    "Datasets with a published version, by tenant and target (an up-down count).",
     ["tenant", "target"],
+)
+
+# SPEC C49: connectsoft.factory.learning.proposals, updown, by tenant, kind and state. Moved
+# once per change, when its events are stored, by the process that decided it (+1 on the new
+# state, -1 on the old): summed over the instances, each state's series is how many proposals
+# are in it.
+LEARNING_PROPOSALS = Gauge(
+    "connectsoft_factory_learning_proposals",
+    "Learning proposals, by tenant, kind and state (an up-down count).",
+    ["tenant", "kind", "state"],
 )

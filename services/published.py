@@ -13,6 +13,7 @@ from services.datasets.published import PUBLICATIONS as DATASET_PUBLICATIONS
 from services.digests.published import PUBLICATIONS as DIGEST_PUBLICATIONS
 from services.evals.published import PUBLICATIONS as EVAL_PUBLICATIONS
 from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
+from services.learning.published import PUBLICATIONS as LEARNING_PUBLICATIONS
 from services.publication import Publication
 from services.reports.published import PUBLICATIONS as REPORT_PUBLICATIONS
 
@@ -22,6 +23,7 @@ PUBLICATIONS: tuple[Publication, ...] = (
     *EVAL_PUBLICATIONS,
     *DIGEST_PUBLICATIONS,
     *DATASET_PUBLICATIONS,
+    *LEARNING_PUBLICATIONS,
 )
 
 

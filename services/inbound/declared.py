@@ -2,6 +2,11 @@
 
 from services.feedback.subscriptions import SUBSCRIPTIONS as FEEDBACK_SUBSCRIPTIONS
 from services.inbound.subscription import Subscription
+from services.learning.subscriptions import SUBSCRIPTIONS as LEARNING_SUBSCRIPTIONS
 from services.neighbours import DATASET_SUBSCRIPTIONS
 
-SUBSCRIPTIONS: tuple[Subscription, ...] = (*FEEDBACK_SUBSCRIPTIONS, *DATASET_SUBSCRIPTIONS)
+SUBSCRIPTIONS: tuple[Subscription, ...] = (
+    *FEEDBACK_SUBSCRIPTIONS,
+    *DATASET_SUBSCRIPTIONS,
+    *LEARNING_SUBSCRIPTIONS,
+)
