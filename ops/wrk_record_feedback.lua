@@ -5,11 +5,14 @@
 --   BENCH_KEY=<api key> BENCH_RUN=<unique per run> wrk -s ops/wrk_record_feedback.lua ...
 --
 -- With BENCH_BATCH=<n> it POSTs /factory/feedback:batch with n items instead (figure 2).
+-- With BENCH_DELAY_MS=<ms> each connection waits that long before its next request, which
+-- holds the load near a rate instead of at the most the server can take (figure 4).
 -- At the end it prints one line of JSON that ops/bench.py reads.
 
 local key = os.getenv("BENCH_KEY") or ""
 local run = os.getenv("BENCH_RUN") or tostring(os.time())
 local batch = tonumber(os.getenv("BENCH_BATCH") or "0")
+local pause = tonumber(os.getenv("BENCH_DELAY_MS") or "0")
 local threads = {}
 local counter = 0
 local prefix = ""
@@ -50,6 +53,10 @@ function request()
       return wrk.format("POST", "/factory/feedback:batch", headers, body)
    end
    return wrk.format("POST", "/factory/feedback", headers, item(counter, false))
+end
+
+function delay()
+   return pause
 end
 
 function done(summary, latency, requests)
