@@ -21,6 +21,7 @@ shared with another tenant ``anonymised``.
 """
 
 from typing import Annotated
+from uuid import UUID
 
 from pydantic import Field, StringConstraints
 from pydantic.config import JsonDict
@@ -81,6 +82,11 @@ class ShareVersion(Contract):
 class DatasetPublished(Contract):
     """Published on ``evaluation.datasets.v1.dataset-published``: a new immutable version."""
 
+    dataset_key: UUID = Field(
+        alias="datasetKey",
+        description="The dataset's own id here, from its tenant and datasetId: the Kafka key "
+        "and the CloudEvent subject, so one dataset's versions arrive in order.",
+    )
     dataset_id: str = Field(alias="datasetId")
     tenant_id: str = Field(alias="tenantId")
     name: str

@@ -10,6 +10,7 @@ from services.publication import Publication
 
 def dataset_published(event: Any) -> DatasetPublished:
     return DatasetPublished(
+        dataset_key=event.originator_id,
         dataset_id=event.dataset_id,
         tenant_id=event.tenant_id,
         name=event.name,
@@ -25,7 +26,7 @@ PUBLISHED = Publication(
     topic=topics.DATASET_PUBLISHED,
     payload=DatasetPublished,
     to_contract=dataset_published,
-    key="datasetId",
+    key="datasetKey",
     title="DatasetPublished",
     description="A new immutable version of a dataset (SPEC C18); a suite pins it by "
     "datasetId and version, and reads its content at snapshotRef.",

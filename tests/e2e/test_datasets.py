@@ -97,6 +97,7 @@ async def test_runs_from_kafka_become_a_snapshot_read_back_byte_identical(
     event = json.loads(message.value)
     assert event["type"] == "evaluation.datasets.v1.DatasetPublished"
     assert event["data"]["datasetId"] == DATASET
+    assert message.key == event["data"]["datasetKey"].encode() == event["subject"].encode()
     assert (event["data"]["version"], event["data"]["taskCount"]) == (1, 2)
     assert event["data"]["tenantId"] == tenant
     assert event["data"]["snapshotRef"] == published.json()["snapshotRef"]
