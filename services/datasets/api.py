@@ -11,6 +11,7 @@ import asyncpg
 import orjson
 from eventsourcing.application import AggregateNotFoundError
 from fastapi import APIRouter, Depends, Path, Request, Response
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from contracts.datasets import (
     ConsentWritten,
@@ -59,6 +60,7 @@ CURATE_EXAMPLE = {
     "inputRef": "artifact:sha256:" + "a" * 64,
     "expectedRef": "artifact:sha256:" + "b" * 64,
 }
+STORE_ATTEMPTS = 3
 VersionPath = Annotated[int, Path(ge=1, le=1_000_000)]
 
 
@@ -272,10 +274,20 @@ def person(principal: Principal) -> None:
 async def keep(
     http: Http, tenant_id: str, content: bytes, media_type: str = SNAPSHOT_MEDIA_TYPE
 ) -> str:
+    """Store an artifact, retried with exponential backoff (SPEC C20) a few times; a store
+    that still fails is reported, never skipped (C53)."""
     try:
-        return await put_artifact(http.pool, tenant_id, content, media_type)
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(STORE_ATTEMPTS),
+            wait=wait_exponential(multiplier=0.1, max=2),
+            retry=retry_if_exception_type((asyncpg.PostgresError, OSError)),
+            reraise=True,
+        ):
+            with attempt:
+                return await put_artifact(http.pool, tenant_id, content, media_type)
     except (asyncpg.PostgresError, OSError) as exc:
         raise ArtifactStoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def unavailable(exc: ArtifactStoreUnavailable) -> Response:
