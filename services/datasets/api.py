@@ -26,7 +26,12 @@ from contracts.datasets import (
 )
 from projections.datasets import dataset_tasks, list_datasets
 from services.api import Http, IdempotencyKey, MinPosition, command_id, read_command
-from services.artifacts import get_artifact, put_artifact
+from services.artifacts import (
+    artifact_exists,
+    check_references,
+    get_artifact,
+    put_artifact,
+)
 from services.auth import Principal
 from services.datasets.commands import (
     AddTask,
@@ -43,7 +48,7 @@ from services.datasets.domain import (
     shared_dataset_id,
 )
 from services.datasets.handlers import Published
-from services.datasets.tasks import anonymised, snapshot_document
+from services.datasets.tasks import anonymised, artifact_refs_of, snapshot_document
 from services.errors import NotFound, NotPermitted
 from services.openapi import RAW_ANSWER, body
 from services.problems import READ_ERRORS, WRITE_ERRORS, error
@@ -91,6 +96,9 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         """Add a task by hand (C14); a person's work, not a service's."""
         person(principal)
         task = await read_command(request, CurateTask, frozenset({"curatedBy"}))
+        # A reference in our scheme names an artifact of this tenant, as feedback's do (C06).
+        refs = {"inputRef": task.input_ref, "expectedRef": task.expected_ref}
+        await check_references(http.pool, principal.tenant_id, dict(refs))
         outcome = await http.execute(AddTask(dataset_id=dataset_id, task=task), principal,
                                      command_id(None))  # fmt: skip
         return {"taskId": task.task_id, "position": http.position(outcome, principal)}
@@ -237,7 +245,12 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         source.check_share(version, command.to_tenant)  # before anything is copied
         _media, content = await get_artifact(http.pool, principal.tenant_id, found["snapshotRef"])
         copy_id = shared_dataset_id(principal.tenant_id, dataset_id)
-        document, refs, count = anonymised(content, copy_id)
+        present = {
+            ref
+            for ref in artifact_refs_of(content)
+            if await artifact_exists(http.pool, principal.tenant_id, ref)
+        }
+        document, refs, count = anonymised(content, copy_id, present)
         try:
             for ref in refs:
                 media, data = await get_artifact(http.pool, principal.tenant_id, ref)

@@ -168,6 +168,9 @@ async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
         json={"taskId": "c-1", "inputRef": question, "expectedRef": answer},
     )
     assert curated.status_code == 201, curated.text
+    missing = {"taskId": "c-2", "inputRef": "artifact:sha256:" + "0" * 64, "expectedRef": answer}
+    refused = await client.post(f"{BASE}/agent:Office/Coach/tasks", json=missing)
+    assert (refused.status_code, refused.json()["field"]) == (422, "inputRef")
     await runtime.bus.execute(
         Issued(
             ArtifactValidated.model_validate(

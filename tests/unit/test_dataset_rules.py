@@ -16,6 +16,7 @@ from services.datasets.tasks import (
     Curated,
     Run,
     anonymised,
+    artifact_refs_of,
     canonical,
     compose,
     expected_outcome,
@@ -202,3 +203,11 @@ def test_an_idempotency_key_names_one_request() -> None:
     with pytest.raises(Conflict) as refused:
         dataset.publish(snapshot_ref=A, task_count=1, version=2, request_key="k", by="a", at=AT)
     assert refused.value.details["field"] == "Idempotency-Key"
+
+
+def test_an_anonymised_copy_leaves_out_tasks_whose_artifacts_are_not_there() -> None:
+    tasks = compose([run("r1"), run("r2", output=C)], [], [], [], [])
+    content = snapshot_document("agent:coach", "coach", tasks)
+    assert artifact_refs_of(content) == {A, B, C}
+    _copy, refs, count = anonymised(content, "shared:1", present={A, B})
+    assert (refs, count) == ([A, B], 1)
