@@ -33,7 +33,9 @@ class ReportFact:
     run_id: str | None  # the reported thread: the run the reply came from
     agent: str | None
     kind: str | None  # not-found, fabricated, retrieval, no-access, …
-    reached_reporter: bool  # the report names the reply its reporter read
+    # The report identifies the reply its reporter read (sidePanel.message, a Message line or
+    # an answer excerpt): that reply reached somebody (SPEC M25, computed, never reported).
+    reached_reporter: bool
     submitted_at: datetime
     status: str  # New, Triaged, Resolved, WontFix, HandedOver
     resolved_with_change: bool = False

@@ -127,7 +127,9 @@ def signed(
 def of_feedback(
     fact: FeedbackFact, charter: Charter, table: Mapping[str, Contribution]
 ) -> Iterator[GoalError]:
-    """A person saw the reply to give feedback on it: the outcome reached somebody."""
+    """Feedback is the owner's channel: whoever corrects, rates or steps in reviews the
+    agent's work, so the error did not reach somebody outside through it (visible False);
+    exposure is computed where a reply is known to have reached its asker (a report)."""
     goal = goal_of(fact.serves, charter, None)
     outcome = {"correction": "correction", "escalation": "escalation"}.get(fact.kind)
     if fact.kind == "rating" and fact.rating is not None:
@@ -136,7 +138,7 @@ def of_feedback(
         elif fact.rating <= LOW_RATING:
             outcome = "low-rating"
     if outcome is not None:  # a comment, or a middling rating, says nothing signed
-        yield from signed(table, outcome, goal=goal, visible=True, cite=fact.feedback_id)
+        yield from signed(table, outcome, goal=goal, visible=False, cite=fact.feedback_id)
 
 
 def of_report(

@@ -47,13 +47,13 @@ def one(
 @pytest.mark.parametrize(
     ("kind", "rating", "expected"),
     [
-        ("correction", None, [("correction", Channel.edit, -1.0, Agency.owner, True, "fb-1")]),
-        ("rating", 5, [("reply-accepted", Channel.edit, 1.0, Agency.self, True, "fb-1")]),
-        ("rating", 1, [("low-rating", Channel.edit, -1.0, Agency.owner, True, "fb-1")]),
+        ("correction", None, [("correction", Channel.edit, -1.0, Agency.owner, False, "fb-1")]),
+        ("rating", 5, [("reply-accepted", Channel.edit, 1.0, Agency.self, False, "fb-1")]),
+        ("rating", 1, [("low-rating", Channel.edit, -1.0, Agency.owner, False, "fb-1")]),
         ("rating", 3, []),  # middling: nothing signed
         ("comment", None, []),
         ("escalation", None,
-         [("escalation", Channel.intervention, -1.0, Agency.owner, True, "fb-1")]),
+         [("escalation", Channel.intervention, -1.0, Agency.owner, False, "fb-1")]),
     ],
 )  # fmt: skip
 def test_feedback_contributes_per_the_table(
