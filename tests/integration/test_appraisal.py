@@ -257,3 +257,40 @@ async def test_a_changed_table_rereads_every_past_run_without_a_migration(
         assert [o["sign"] for o in new["outcomes"] if o["outcome"] == "correction"] == [-2.0]
     rows = await runtime.pool.fetch("SELECT * FROM rm_appraisal.feedback ORDER BY feedback_id")
     assert all("sign" not in dict(row) and "label" not in dict(row) for row in rows)
+
+
+async def test_a_malformed_goal_reference_from_a_client_is_refused_naming_it(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    before = await event_count(runtime)
+    body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "rating",
+            "rating": 5, "serves": ["charter:grounded", "wish:x"]}  # fmt: skip
+    answer = await client.post("/factory/feedback", json=body)
+    assert answer.status_code == 422  # M04, M05
+    assert answer.json()["field"] == "serves.1"
+    report = {"category": "answer", "message": "m", "serves": ["task"]}
+    refused = await client.post("/factory/reports", json=report)
+    assert refused.status_code == 422
+    assert refused.json()["field"] == "serves.0"
+    assert await event_count(runtime) == before
+
+
+async def test_a_top_rated_reply_serving_a_charter_line_reads_pride(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    assert (await put(client, CHARTER)).status_code == 200
+    body = {"projectId": "p", "subjectKind": "run", "subjectRef": "run-p", "kind": "rating",
+            "rating": 5, "serves": [" charter : grounded "]}  # fmt: skip
+    assert (await client.post("/factory/feedback", json=body)).status_code == 201
+    other = {**body, "subjectRef": "run-q", "serves": ["charter:no-such-line"]}
+    assert (await client.post("/factory/feedback", json=other)).status_code == 201
+    await caught_up(runtime)
+    run = (await client.get("/factory/appraisal/runs/run-p")).json()
+    assert run["label"] == "pride"  # M38: a delivery against a line the charter has
+    assert run["outcomes"][0]["goal"] == "charter:grounded"
+    assert run["valence"]["shown"] == "+1.0"
+    assert (await client.get("/factory/appraisal/runs/run-q")).json()["label"] == "neutral"  # M19
+    line = (await client.get("/factory/appraisal/lines/grounded")).json()
+    assert line["label"] == "pride"
+    assert [o["cite"] for o in line["outcomes"]] == [run["outcomes"][0]["cite"]]
+    assert (await client.get("/factory/appraisal/lines/nope")).status_code == 404
