@@ -1,5 +1,6 @@
 """Signed outcomes from recorded facts (SPEC M22–M34) and health shares (M47–M51, M54)."""
 
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from services.appraisal.outcomes import (
     contribution_rows,
     goal_errors,
 )
+from services.digests.build import ReportFact as DigestReport
+from services.digests.build import as_text, build
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 CHARTER = parse_charter(
@@ -192,3 +195,14 @@ def test_no_eligible_run_has_no_rate_not_zero() -> None:  # M49
         "eligible": 0,
         "unknown": 1,
     }
+
+
+def test_the_digest_reads_its_week_s_reports_with_the_appraisal_s_own_functions() -> None:
+    week, monday = "2026-W47", datetime(2026, 11, 16, 9, tzinfo=UTC)
+    reports = [
+        DigestReport(uuid.uuid4(), monday, kind, "coach", None)
+        for kind in ("not-found", "fabricated", "retrieval")
+    ]
+    text = as_text(build(week, reports, [], bound=10).agents[0], week, truncated=False)
+    # retrieval is the world's doing: at an equal −1.0 it says more than distress (M36, M39)
+    assert text.splitlines()[-1] == "Appraisal (from reports only): anger, \u22123.0"
