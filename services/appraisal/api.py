@@ -45,17 +45,13 @@ from services.appraisal.readings import Sample, reading
 from services.appraisal.setpoints import SensorKind
 from services.auth import Principal
 from services.errors import NotFound, Refused
+from services.openapi import RAW_BODY
 from services.problems import READ_ERRORS, WRITE_ERRORS
 
 READ_MODEL = "appraisal"
 EVAL_WINDOW = timedelta(days=30)  # eval_fail_rate reads the last 30 days' runs
 Since = Annotated[Instant | None, Query(description="From this instant (inclusive)")]
 Until = Annotated[Instant | None, Query(description="Up to this instant (exclusive)")]
-CHARTER_EXAMPLE = (
-    '[[line]]\nid = "answers-grounded"\ntext = "Answers rest on sources the asker can read."\n'
-    '\n[[line]]\nid = "inbox-short"\ntext = "Nobody\'s report waits long."\n'
-    'sensor = { kind = "inbox_age", setpoint = "2d" }\n'
-)
 
 
 def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS) -> APIRouter:
@@ -69,20 +65,21 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         "/charter",
         response_model=CharterWritten,
         responses=WRITE_ERRORS,
-        openapi_extra={
-            "requestBody": {
-                "required": True,
-                "content": {"application/toml": {"schema": {"type": "string"},
-                                                 "example": CHARTER_EXAMPLE}},
-            }
-        },
-    )  # fmt: skip
+        openapi_extra=RAW_BODY,  # TOML, sent as it is (text/plain or application/toml)
+    )
     async def put_charter(
         request: Request,
         principal: Annotated[Principal, writer],
         idempotency_key: IdempotencyKey = None,
     ) -> dict[str, Any]:
-        """Write the tenant's charter (a TOML document; order of `[[line]]` is rank)."""
+        """Write the tenant's charter: a TOML document of `[[line]]` tables (`id`, `text`, an
+        optional `sensor = { kind, setpoint }`), whose order is rank. For example:
+
+            [[line]]
+            id = "inbox-short"
+            text = "Nobody's report waits long."
+            sensor = { kind = "inbox_age", setpoint = "2d" }
+        """
         document = await read_document(request)
         outcome = await http.execute(
             WriteCharter(document=document), principal, command_id(idempotency_key)
