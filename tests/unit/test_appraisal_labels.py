@@ -187,3 +187,38 @@ def test_every_label_is_reachable_by_some_input_and_says_which_today() -> None:
         assert label(record, CHARTER) is name
     assert today[Label.pride][0].outcome == "reply-accepted"
     assert {e.outcome for e in today[Label.anger]} & {"report-retrieval", "report-outdated"}
+
+
+# What reaches each label on its own today, as the exploration above finds it (visible or not);
+# a change to the table or the function that moves an outcome shows up here.
+ALONE_TODAY = {
+    Label.anger: {"report-outdated", "report-retrieval"},
+    Label.distress: {
+        "ceilingHits", "correction", "emptyOutputs", "escalation", "eval-failed",
+        "eval-invented", "failedFinalCalls", "loopStops", "low-rating", "report-fabricated",
+        "report-no-access", "report-not-found", "report-other", "stepNulls",
+    },
+    Label.embarrassment: {
+        "report-fabricated", "report-left-new", "report-no-access", "report-not-found",
+        "report-other",
+    },
+    Label.neutral: {"eval-passed", "reply-accepted", "report-resolved-with-change"},
+    Label.pride: {"reply-accepted"},  # only serving a line the charter has
+}  # fmt: skip
+
+
+def test_which_outcomes_reach_each_label_today() -> None:
+    alone: dict[Label, set[str]] = {}
+    for error in reachable_errors():
+        alone.setdefault(label([error], CHARTER), set()).add(error.outcome)
+    assert alone == ALONE_TODAY
+    # frustration needs two: the same self-caused outcome twice on one named goal (M39)
+    pairs = {
+        record[0].outcome
+        for record in itertools.combinations_with_replacement(
+            sorted(reachable_errors(), key=repr), 2
+        )
+        if label(record, CHARTER) is Label.frustration
+    }
+    assert pairs
+    assert all(CONTRIBUTIONS[name].agency is Agency.self for name in pairs)
