@@ -93,6 +93,13 @@ def read_models() -> list[Projection]:
     return [FeedbackList(), Inbox(), EvalCases(), Digests(), Nights(), AppraisalFacts()]
 
 
+def pool_size() -> int:
+    """Every reader of the log holds a connection of the pool while it follows (its LISTEN):
+    the read models, the relay and the two webhooks. Requests, the inbound consumer and the
+    scheduler share ten more; a fixed size ran dry once a read model was added."""
+    return len(read_models()) + 3 + 10
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -124,7 +131,7 @@ class Runtime:
             )
         else:
             database_url = settings.database_url
-        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=10)
+        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=pool_size())
         async with pool.acquire() as conn:
             # Every process may start at once on an empty database: the library's tables and
             # ours are created by one process at a time (DDL races on the catalogue's
