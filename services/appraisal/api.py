@@ -39,6 +39,7 @@ from projections.appraisal_reads import (
 from services.api import Http, IdempotencyKey, Instant, MinPosition, command_id
 from services.appraisal.appraise import appraise
 from services.appraisal.charter import EMPTY, Charter
+from services.appraisal.facts import Facts
 from services.appraisal.health import health
 from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
 from services.appraisal.readings import Sample, reading
@@ -111,12 +112,14 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
 
     async def appraisal_of(
         principal: Principal, scope: Scope, goal: GoalRef | None = None
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], Facts]:
+        """Read the facts, derive now: nothing derived is ever stored (issue 11)."""
         charter, readable = await charter_or_unreadable(principal.tenant_id)
         facts = await read_facts(http.pool, principal.tenant_id, scope)
-        return appraise(
+        derived = appraise(
             facts, charter, http.clock(), table, charter_readable=readable, goal=goal
-        ) | {"since": iso(scope.since), "until": iso(scope.until)}
+        )
+        return derived | {"since": iso(scope.since), "until": iso(scope.until)}, facts
 
     @router.get("/runs/{run_id}", response_model=RunAppraisal, responses=READ_ERRORS)
     async def get_run(
@@ -126,7 +129,8 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     ) -> dict[str, Any]:
         """One run's appraisal: its feedback, reports, eval verdict and counters."""
         await http.read_at(READ_MODEL, min_position, principal)
-        return {"runId": run_id} | await appraisal_of(principal, Scope(run_id=run_id))
+        derived, _ = await appraisal_of(principal, Scope(run_id=run_id))
+        return {"runId": run_id} | derived
 
     @router.get("/agents/{agent:path}", response_model=AgentAppraisal, responses=READ_ERRORS)
     async def get_agent(
@@ -138,13 +142,8 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     ) -> dict[str, Any]:
         """An agent's appraisal over the window, with its health counters (M47–M51)."""
         await http.read_at(READ_MODEL, min_position, principal)
-        scope = Scope(agent=agent, since=since, until=until)
-        facts = await read_facts(http.pool, principal.tenant_id, scope)
-        return (
-            {"agent": agent}
-            | await appraisal_of(principal, scope)
-            | {"health": health(facts.runs).as_json()}
-        )
+        derived, facts = await appraisal_of(principal, Scope(agent=agent, since=since, until=until))
+        return {"agent": agent} | derived | {"health": health(facts.runs).as_json()}
 
     @router.get("/lines/{line_id}", response_model=LineAppraisal, responses=READ_ERRORS)
     async def get_line(
@@ -161,9 +160,8 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         if readable and line is None:
             raise NotFound(f"the charter has no line {line_id!r}", lineId=line_id)
         scope = Scope(since=since, until=until)
-        body = {"lineId": line_id} | await appraisal_of(
-            principal, scope, GoalRef(GoalKind.charter, line_id)
-        )
+        derived, _ = await appraisal_of(principal, scope, GoalRef(GoalKind.charter, line_id))
+        body = {"lineId": line_id} | derived
         if line is not None and line.sensor is not None:
             samples = await sensor_samples(http, principal.tenant_id, charter, http.clock())
             body["reading"] = reading(line.sensor, samples[line.sensor.kind]).as_json(line.sensor)
