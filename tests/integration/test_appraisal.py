@@ -21,6 +21,8 @@ from services.appraisal.api import appraisal_routes
 from services.appraisal.outcomes import CONTRIBUTIONS, Agency, Channel, Contribution
 from services.bootstrap import Runtime
 from services.bus import Issued
+from services.evals.domain import EvalCase
+from services.evals.lift import Definition
 from tests.appraisal_runs import HarvestedRun, record_run
 from tests.conftest import Keys, event_count
 
@@ -294,3 +296,45 @@ async def test_a_top_rated_reply_serving_a_charter_line_reads_pride(
     assert line["label"] == "pride"
     assert [o["cite"] for o in line["outcomes"]] == [run["outcomes"][0]["cite"]]
     assert (await client.get("/factory/appraisal/lines/nope")).status_code == 404
+
+
+def eval_case_run(tenant: str, passed: bool, invented: bool, at: datetime) -> EvalCase:
+    """An eval case of the coach with one recorded run (the summary as the pass rule writes it)."""
+    case = EvalCase.create(
+        case_id=uuid.uuid4(), tenant_id=tenant, source=uuid.uuid4(), agent_path="coach", at=at
+    )
+    case.lift(Definition("coach", "What is my rate?", [], [], ["CHF 90"], None), at=at)
+    summary = {"runs": 1, "scored": 1, "not_invented": 0 if invented else 1, "passed": passed}
+    case.record_run(
+        run_id=uuid.uuid4(), ran_by="alice", model=None, effort="low", threads=[],
+        summary=summary, at=at,
+    )  # fmt: skip
+    return case
+
+
+async def test_the_live_read_model_serves_the_charter_and_eval_runs_by_agent(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    tenant = tenant_of(keys)
+    at = NOW - timedelta(days=1)
+    runtime.store.save(eval_case_run(tenant, passed=False, invented=True, at=at))
+    runtime.store.save(eval_case_run(tenant, passed=True, invented=False, at=at))
+    runtime.start_projections(["appraisal"])  # as `serve` runs it (bootstrap's read models)
+    written = (await put(client, CHARTER)).json()
+    charter = await client.get(
+        "/factory/appraisal/charter", params={"minPosition": written["position"]}
+    )
+    assert charter.json()["lines"][0]["id"] == "grounded"
+    evals = charter.json()["lines"][3]["sensor"]
+    assert evals["state"] == "too-little-evidence"  # two runs are too few for a rate (M20)
+    agent = (await client.get("/factory/appraisal/agents/coach")).json()
+    assert sorted(o["outcome"] for o in agent["outcomes"]) == ["eval-invented", "eval-passed"]
+    assert all(o["goal"] == "charter:evals" for o in agent["outcomes"])  # M18: its line
+    assert agent["valence"]["shown"] == "+0.5 \u22121.0"  # M41: never netted to −0.5
+    assert agent["label"] == "distress"  # M40: mixed evidence follows the negative
+    since = (NOW - timedelta(hours=1)).isoformat()
+    later = (await client.get("/factory/appraisal/agents/coach", params={"since": since})).json()
+    assert later["outcomes"] == []  # the window leaves the day-old runs out
+    line = (await client.get("/factory/appraisal/lines/evals")).json()
+    assert line["reading"]["state"] == "too-little-evidence"
+    assert len(line["outcomes"]) == 2
