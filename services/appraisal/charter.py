@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.appraisal.setpoints import (
+    STORES,
     UNITS,
     SensorKind,
     Setpoint,
     SetpointError,
+    Store,
     parse_setpoint,
 )
 from services.errors import Refused
@@ -59,9 +61,15 @@ class Charter:
         """SPEC M19: a ``charter:<id>`` goal counts only if this charter has the line."""
         return next((line for line in self.lines if line.id == line_id), None)
 
-    def watching(self, kind: SensorKind) -> CharterLine | None:
-        """SPEC M18: the line whose sensor watches a store (at most one per kind, M13)."""
+    def sensing(self, kind: SensorKind) -> CharterLine | None:
+        """The line with this sensor kind (at most one, M13)."""
         return next((ln for ln in self.lines if ln.sensor and ln.sensor.kind is kind), None)
+
+    def watching(self, store: Store) -> CharterLine | None:
+        """SPEC M18: the highest-ranked line whose sensor watches ``store``."""
+        return next(
+            (ln for ln in self.lines if ln.sensor and STORES[ln.sensor.kind] is store), None
+        )
 
 
 EMPTY = Charter()

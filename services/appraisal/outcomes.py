@@ -18,7 +18,7 @@ from enum import StrEnum
 from contracts.goals import GoalKind, GoalRef
 from services.appraisal.charter import Charter
 from services.appraisal.facts import EvalRunFact, Facts, FeedbackFact, ReportFact, RunFact
-from services.appraisal.setpoints import SensorKind
+from services.appraisal.setpoints import SensorKind, Store
 
 
 class Channel(StrEnum):
@@ -95,9 +95,7 @@ class GoalError:
     delivery: bool = False
 
 
-def goal_of(
-    serves: tuple[GoalRef, ...], charter: Charter, store: SensorKind | None
-) -> GoalRef | None:
+def goal_of(serves: tuple[GoalRef, ...], charter: Charter, store: Store | None) -> GoalRef | None:
     """The goal an outcome counts against: its own first reference that counts (a
     ``charter:`` one only if the line exists, M19); else the highest-ranked line whose
     sensor watches the store it touched (M18); else none (M06)."""
@@ -147,25 +145,25 @@ def of_report(
     table: Mapping[str, Contribution],
     now: datetime,
 ) -> Iterator[GoalError]:
-    goal = goal_of(fact.serves, charter, SensorKind.inbox_waiting)
+    goal = goal_of(fact.serves, charter, Store.inbox)
     kind = fact.kind if fact.kind in REPORT_KINDS else "other"
     cite = fact.report_id
     yield from signed(table, f"report-{kind}", goal=goal, visible=fact.reached_reporter, cite=cite)
     if fact.resolved_with_change:
         yield from signed(table, "report-resolved-with-change", goal=goal, visible=True, cite=cite)
-    watching = charter.watching(SensorKind.inbox_age)
-    if fact.status == "New" and watching is not None and watching.sensor is not None:
+    line = charter.sensing(SensorKind.inbox_age)
+    if fact.status == "New" and line is not None and line.sensor is not None:
         waited = (now - fact.submitted_at).total_seconds()
-        if waited > watching.sensor.setpoint.value:
-            line_goal = goal_of(fact.serves, charter, SensorKind.inbox_age)
-            yield from signed(table, "report-left-new", goal=line_goal, visible=True, cite=cite)
+        if waited > line.sensor.setpoint.value:  # missed against that line's own setpoint
+            missed = goal_of(fact.serves, charter, None) or GoalRef(GoalKind.charter, line.id)
+            yield from signed(table, "report-left-new", goal=missed, visible=True, cite=cite)
 
 
 def of_eval(
     fact: EvalRunFact, charter: Charter, table: Mapping[str, Contribution]
 ) -> Iterator[GoalError]:
     """An eval reply reaches nobody: never visible."""
-    goal = goal_of((), charter, SensorKind.eval_fail_rate)
+    goal = goal_of((), charter, Store.evals)
     outcome = "eval-passed" if fact.passed else "eval-invented" if fact.invented else "eval-failed"
     yield from signed(table, outcome, goal=goal, visible=False, cite=fact.run_id)
 

@@ -28,6 +28,21 @@ class SensorKind(StrEnum):
     eval_fail_rate = "eval_fail_rate"  # failed eval runs among the window's runs (rate)
 
 
+class Store(StrEnum):
+    """The stores the sensors watch; two sensors may watch one store (M18)."""
+
+    inbox = "inbox"
+    proposals = "proposals"
+    evals = "evals"
+
+
+STORES: dict[SensorKind, Store] = {
+    SensorKind.inbox_waiting: Store.inbox,
+    SensorKind.inbox_age: Store.inbox,
+    SensorKind.proposal_wait: Store.proposals,
+    SensorKind.eval_fail_rate: Store.evals,
+}
+
 UNITS: dict[SensorKind, Unit] = {
     SensorKind.inbox_waiting: Unit.number,
     SensorKind.inbox_age: Unit.duration,

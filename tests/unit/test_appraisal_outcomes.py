@@ -111,7 +111,8 @@ def test_a_report_left_new_past_the_inbox_age_setpoint_is_a_missed_commitment() 
 
 def test_an_outcome_without_a_goal_goes_to_the_line_watching_its_store() -> None:  # M18
     errors = goal_errors(Facts(reports=(report("not-found"),)), CHARTER, NOW)
-    assert errors[0].goal == GoalRef(GoalKind.charter, "queue")
+    # M18: the highest-ranked line watching the Inbox (inbox_age, rank 2, above inbox_waiting)
+    assert errors[0].goal == GoalRef(GoalKind.charter, "inbox")
     own = goal_errors(
         Facts(reports=(report("not-found", serves=(GoalRef(GoalKind.task, "t"),)),)), CHARTER, NOW
     )
@@ -119,7 +120,7 @@ def test_an_outcome_without_a_goal_goes_to_the_line_watching_its_store() -> None
     gone = goal_errors(
         Facts(reports=(report("x", serves=(GoalRef(GoalKind.charter, "gone"),)),)), CHARTER, NOW
     )
-    assert gone[0].goal == GoalRef(GoalKind.charter, "queue")  # M19: a missing line does not count
+    assert gone[0].goal == GoalRef(GoalKind.charter, "inbox")  # M19: a missing line does not count
 
 
 @pytest.mark.parametrize(
