@@ -11,6 +11,9 @@ EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"
 EVAL_CASE_CONFIRMED = "evaluation.evals.v1.case-confirmed"
 EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"
 DIGEST_POSTED = "evaluation.feedback.v1.digest-posted"  # one per agent and week (SPEC W123)
+LEARNING_PROPOSAL_RAISED = "evaluation.learning.v1.learning-proposal-raised"  # SPEC C37
+LEARNING_PROPOSAL_DECIDED = "evaluation.learning.v1.learning-proposal-decided"  # SPEC C38
+DRAFT_RELEASE_REQUESTED = "evaluation.learning.v1.draft-release-requested"  # SPEC C32, for BC-04
 
 
 # Other services' events (``contracts.neighbours``): their owners name these topics.
@@ -19,12 +22,15 @@ ARTIFACT_VALIDATED = "factory.artifacts.v1.artifact-validated"
 EVALUATION_COMPLETED = "factory.quality.v1.evaluation-completed"
 DRIFT_DETECTED = "factory.quality.v1.drift-detected"
 SKILL_CANDIDATE_PROPOSED = "factory.memory.v1.skill-candidate-proposed"
+# The agent registry's answer to a DraftReleaseRequested (SPEC C32).
+DRAFT_RELEASE_OPENED = "factory.registry.v1.draft-release-opened"
 NEIGHBOURS = (
     RUN_COMPLETED,
     ARTIFACT_VALIDATED,
     EVALUATION_COMPLETED,
     DRIFT_DETECTED,
     SKILL_CANDIDATE_PROPOSED,
+    DRAFT_RELEASE_OPENED,
 )
 
 
@@ -36,4 +42,10 @@ def dead_letter(topic: str) -> str:
 # The topics our consumers read: commands sent to us, and our neighbours' events (each added with
 # its subscription). What we publish is declared with each event in its context's
 # ``published.py``; ``services.published.TOPICS`` is every topic.
-CONSUMED = (RECORD_FEEDBACK,)
+CONSUMED = (
+    RECORD_FEEDBACK,
+    EVALUATION_COMPLETED,
+    DRIFT_DETECTED,
+    SKILL_CANDIDATE_PROPOSED,
+    DRAFT_RELEASE_OPENED,
+)

@@ -13,12 +13,19 @@ core count and the git commit, and printed as a table.
    with 100 items a request: items/s. Baseline of both: the same events saved straight through
    the eventsourcing library in batches of 100, one transaction each. Also the command bus
    driven in-process (what HTTP adds on top of the bus), without a target.
-2. Rebuilding the feedback list (``projections.runner.rebuild``) from 100,000 events.
-   Baseline: reading the notification log in pages of 5,000 and decoding every event, the
-   part of any rebuild that no read model can avoid.
-3. Kafka ingest: RecordFeedback CloudEvents already on a 3-partition topic, applied exactly once
-   by the real inbound consumer; baseline a plain aiokafka consumer reading the same topic.
-   Kafka is started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
+2. Command → read model visible (part ``visible``): an open loop of RecordFeedback at
+   ``--rate``, and how long until a read with ``minPosition`` answers.
+3. Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a 3-partition topic,
+   applied exactly once by the real inbound consumer; baseline a plain aiokafka consumer reading
+   the same topic. 5. The relay (part ``relay``) against a plain aiokafka producer
+   (``ops/bench_kafka.py``). Kafka is started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names
+   a broker.
+6. Rebuild (part ``log``): ``feedbackloop rebuild`` of every read model from 1,000,000 events,
+   run as a subprocess. Baseline: reading the notification log in pages of 5,000 and decoding
+   every event, the part of any rebuild that no read model can avoid.
+7. Memory (part ``memory``, and the API's processes in part ``http``): the peak RSS of the
+   rebuild and of ``feedbackloop relay`` with 1,000,000 and then 2,000,000 events stored
+   (``ops/bench_processes.py``); flat means at most 10 % more.
 
 Parts are functions ``(Bench) -> list[Row]`` in ``PARTS``; another module adds its own with
 ``PARTS[name] = part``. PostgreSQL runs durably (fsync and synchronous_commit on): started here
@@ -26,7 +33,7 @@ with ``ops/localservers.start_postgres(fast=False)``, unless BENCH_DATABASE_URL 
 server; each part gets a fresh database, dropped afterwards. Timings are recorded, never
 asserted.
 
-    python ops/bench.py [--out var/bench] [--quick] [--parts http log kafka]
+    python ops/bench.py [--out var/bench] [--quick] [--parts http log memory]
 """
 
 import argparse
@@ -61,15 +68,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
 from bench_kafka import TENANT, bench_kafka, bench_relay, body  # noqa: E402
+from bench_processes import process_tree_rss, rebuild_process, relay_process  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
-from projections.feedback_list import FeedbackList  # noqa: E402
-from projections.runner import rebuild  # noqa: E402
 from services.auth import new_key  # noqa: E402
 from services.bus import CommandBus, Issued  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
-from services.follower import ensure_tables  # noqa: E402
 from services.store import EVENTS_TABLE, EventStore, open_store  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -239,6 +244,7 @@ def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
         batch = load(
             url, base, key, process.pid, args.batch_seconds, args.batch_connections, args.batch
         )
+        peaks = process_tree_rss(process.pid)  # under figure 1 and the batch run
     finally:
         stop_process(process)
     for run, per_request in ((single, 1), (batch, args.batch)):
@@ -256,6 +262,7 @@ def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "client": "wrk, 2 threads, ops/wrk_record_feedback.lua",
         "single": single | {"connections": args.connections},
         "batch": batch | {"connections": args.batch_connections, "items_per_request": args.batch},
+        "peak_rss_mb": peaks,
     }
 
 
@@ -313,27 +320,6 @@ def fill(store: EventStore, total: int, batch: int = 500) -> float:
     for i in range(0, total, batch):
         store.save(*(aggregate(n) for n in range(i, min(total, i + batch))))
     return round(time.perf_counter() - t0, 2)
-
-
-async def bench_rebuild(store: EventStore, url: str, total: int) -> dict[str, Any]:
-    pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
-    try:
-        async with pool.acquire() as conn:
-            await ensure_tables(conn)  # the readers' positions (a service's start makes them)
-        t0 = time.perf_counter()
-        schema = await rebuild(store, pool, FeedbackList(), swap=True)
-        seconds = time.perf_counter() - t0
-        rows = await pool.fetchval(f"SELECT count(*) FROM {schema}.feedback")
-    finally:
-        await pool.close()
-    return {
-        "events": total,
-        "batch_size": 5000,
-        "seconds": round(seconds, 3),
-        "events_per_s": round(total / seconds, 1),
-        "rows_in_read_model": rows,
-        "peak_rss_mb_after": peak_rss_mb(),
-    }
 
 
 def bench_read_decode(store: EventStore, page: int = 5000) -> dict[str, Any]:
@@ -463,6 +449,11 @@ def part_http(bench: Bench) -> list[dict[str, Any]]:
         ),
         row("  errors", batch["errors"], "requests", target=Target(0, at_most=True)),
         row("  server CPU per item", batch["server_cpu_us_per_command"], "µs"),
+        *(
+            row(f"  peak RSS, API {process}", mb, "MB")
+            for process, mb in http["peak_rss_mb"].items()
+            if mb is not None
+        ),
         row(
             f"Command bus in-process, {args.connections} callers",
             bus["commands_per_s"],
@@ -474,15 +465,17 @@ def part_http(bench: Bench) -> list[dict[str, Any]]:
 
 
 def part_log(bench: Bench) -> list[dict[str, Any]]:
+    """6. ``feedbackloop rebuild`` of every read model, against reading and decoding the log."""
     store, url, args = bench.store, bench.url, bench.args
-    console.print(f"[bold]2.[/] filling {args.events:,} events (not timed), rebuilding …")
+    console.print(f"[bold]6.[/] filling {args.events:,} events (not timed), rebuilding …")
     fill_seconds = fill(store, args.events)
     sql(url, f"SELECT sum(length(state)) FROM {EVENTS_TABLE}")  # same warm cache for both
-    rebuilt = asyncio.run(bench_rebuild(store, url, args.events)) | {"fill_s": fill_seconds}
+    rebuilt = rebuild_process(url, bench.out / "rebuild.log") | {"fill_s": fill_seconds}
+    rebuilt["events_per_s"] = round(args.events / rebuilt["seconds"], 1)
     console.print("   reading and decoding the log …")
     read = bench_read_decode(store)
-    bench.details |= {"rebuild_feedback_list": rebuilt, "read_and_decode_log": read}
-    name = f"Rebuild of the feedback list, {args.events:,} events"
+    bench.details |= {"rebuild_every_read_model": rebuilt, "read_and_decode_log": read}
+    name = f"Rebuild of every read model, {args.events:,} events (feedbackloop rebuild)"
     decode = "read + decode the log"
     return [
         row(
@@ -494,7 +487,41 @@ def part_log(bench: Bench) -> list[dict[str, Any]]:
             Target(0.6, of="ratio"),
         ),
         row("  same, absolute", rebuilt["events_per_s"], "events/s", target=Target(25_000)),
+        row("  peak RSS of the rebuild", rebuilt["peak_rss_mb"], "MB"),
     ]
+
+
+def part_memory(bench: Bench) -> list[dict[str, Any]]:
+    """7. The projector's and the relay's peak memory with ``history`` and then twice as many
+    events stored: flat (at most 10 % more) when neither holds the history."""
+    store, url, args, out = bench.store, bench.url, bench.args, bench.out
+    peaks: dict[int, dict[str, Any]] = {}
+    for stored in (args.history, 2 * args.history):
+        console.print(f"[bold]7.[/] {stored:,} events stored (filling, not timed) …")
+        fill(store, args.history)
+        projector = rebuild_process(url, out / "memory-rebuild.log")
+        relay = asyncio.run(relay_process(url, args.kafka, args.window, out / "memory-relay.log"))
+        peaks[stored] = {"projector": projector, "relay": relay}
+    bench.details |= {"memory": peaks}
+    low, high = args.history, 2 * args.history
+    rows = []
+    for process, what in (
+        ("projector", "rebuild of every read model"),
+        ("relay", f"relay of the newest {args.window:,} events"),
+    ):
+        at_low, at_high = peaks[low][process]["peak_rss_mb"], peaks[high][process]["peak_rss_mb"]
+        rows.append(row(f"Peak RSS, {what}, {low:,} events stored", at_low, "MB"))
+        rows.append(
+            row(
+                f"  same, {high:,} events stored",
+                at_high,
+                "MB",
+                f"{low:,} events stored",
+                at_low,
+                Target(1.1, of="ratio", at_most=True),
+            )
+        )
+    return rows
 
 
 # ------------------------------------------------------- 4. command → read model visible
@@ -637,6 +664,7 @@ PARTS: dict[str, Part] = {
     "visible": part_visible,
     "kafka": part_kafka,
     "relay": part_relay,
+    "memory": part_memory,
 }
 
 
@@ -719,7 +747,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=100, help="items per batch request")
     parser.add_argument("--batch-connections", type=int, default=8, help="wrk connections")
     parser.add_argument("--batch-seconds", type=int, help="batch run [30; quick 10]")
-    parser.add_argument("--events", type=int, help="events to rebuild [100,000; quick 20,000]")
+    parser.add_argument("--events", type=int, help="events to rebuild [1,000,000; quick 20,000]")
+    parser.add_argument(
+        "--history",
+        type=int,
+        help="events stored before the memory part's first reading, then twice as many "
+        "[1,000,000; quick 20,000]",
+    )
+    parser.add_argument("--window", type=int, help="events the relay publishes [20,000; 5,000]")
     parser.add_argument("--rate", type=int, default=500, help="commands/s of the visible part")
     parser.add_argument("--commands", type=int, help="Kafka commands [5,000; quick 2,000]")
     parser.add_argument("--relay-events", type=int, help="events to relay [50,000; quick 10,000]")
@@ -728,7 +763,9 @@ def main(argv: list[str] | None = None) -> int:
     args.commands = args.commands or (2_000 if args.quick else 5_000)
     args.seconds = args.seconds or (10 if args.quick else 60)
     args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)
-    args.events = args.events or (20_000 if args.quick else 100_000)
+    args.events = args.events or (20_000 if args.quick else 1_000_000)
+    args.history = args.history or (20_000 if args.quick else 1_000_000)
+    args.window = args.window or (5_000 if args.quick else 20_000)
     args.relay_events = args.relay_events or (10_000 if args.quick else 50_000)
     args.library_events = 5_000 if args.quick else 20_000
     args.bus_commands = 1_000 if args.quick else 5_000
@@ -746,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
             server = localservers.start_postgres(workdir, fast=False)
             server_url, args.pg_pid = server.url, server.pid
         args.kafka = os.environ.get("BENCH_KAFKA_BOOTSTRAP_SERVERS", "")
-        if "kafka" in args.parts and not args.kafka:
+        if {"kafka", "relay", "memory"} & set(args.parts) and not args.kafka:
             workdir = workdir or Path(tempfile.mkdtemp(prefix="fl-bench-pg-"))
             kafka = localservers.start_kafka(workdir / "kafka")
             args.kafka = kafka.bootstrap

@@ -79,25 +79,30 @@ class AppraisalFacts:
             feedback_id text PRIMARY KEY, tenant_id text NOT NULL, run_id text NOT NULL,
             kind text NOT NULL, rating integer, serves jsonb NOT NULL, at timestamptz NOT NULL
         );
-        CREATE INDEX IF NOT EXISTS feedback_by_run ON {schema}.feedback (tenant_id, run_id);
         CREATE TABLE IF NOT EXISTS {schema}.reports (
             report_id text PRIMARY KEY, tenant_id text NOT NULL, run_id text, agent text,
             category text NOT NULL, kind text, reached boolean NOT NULL, serves jsonb NOT NULL,
             status text NOT NULL, submitted_at timestamptz,
             resolved_with_change boolean NOT NULL DEFAULT false
         );
-        CREATE INDEX IF NOT EXISTS reports_by_run ON {schema}.reports (tenant_id, run_id);
-        CREATE INDEX IF NOT EXISTS reports_by_agent ON {schema}.reports (tenant_id, agent);
         CREATE TABLE IF NOT EXISTS {schema}.eval_runs (
             run_id text PRIMARY KEY, tenant_id text NOT NULL, agent text NOT NULL,
             passed boolean NOT NULL, invented boolean NOT NULL, at timestamptz NOT NULL
         );
-        CREATE INDEX IF NOT EXISTS eval_runs_by_agent ON {schema}.eval_runs (tenant_id, agent);
         CREATE TABLE IF NOT EXISTS {schema}.runs (
             tenant_id text NOT NULL, run_id text NOT NULL, agent text NOT NULL,
             development boolean NOT NULL, counters jsonb, serves jsonb NOT NULL,
             completed_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, run_id)
         );
+        """
+
+    def indexes(self, schema: str) -> str:
+        """Secondary indexes: a rebuild makes them after loading (``projections.runner``)."""
+        return f"""
+        CREATE INDEX IF NOT EXISTS feedback_by_run ON {schema}.feedback (tenant_id, run_id);
+        CREATE INDEX IF NOT EXISTS reports_by_run ON {schema}.reports (tenant_id, run_id);
+        CREATE INDEX IF NOT EXISTS reports_by_agent ON {schema}.reports (tenant_id, agent);
+        CREATE INDEX IF NOT EXISTS eval_runs_by_agent ON {schema}.eval_runs (tenant_id, agent);
         CREATE INDEX IF NOT EXISTS runs_by_agent ON {schema}.runs (tenant_id, agent);
         """
 

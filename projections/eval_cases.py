@@ -39,7 +39,6 @@ class EvalCases:
             lifted_at timestamptz NOT NULL,
             position bigint NOT NULL
         );
-        CREATE INDEX IF NOT EXISTS cases_by_agent ON {schema}.cases (tenant_id, agent, ref);
         CREATE TABLE IF NOT EXISTS {schema}.runs (
             run_id uuid PRIMARY KEY,
             case_id uuid NOT NULL,
@@ -52,6 +51,11 @@ class EvalCases:
             recorded_at timestamptz NOT NULL,
             position bigint NOT NULL
         );
+        """
+
+    def indexes(self, schema: str) -> str:
+        return f"""
+        CREATE INDEX IF NOT EXISTS cases_by_agent ON {schema}.cases (tenant_id, agent, ref);
         CREATE INDEX IF NOT EXISTS runs_by_case ON {schema}.runs (case_id, position DESC);
         """
 

@@ -9,13 +9,24 @@ from typing import Any
 
 import asyncpg
 
-from projections.runner import Connection, Positioned
+from projections.runner import Connection, Positioned, insert_rows
 from services.feedback.domain import Feedback
 
 COLUMNS = (
-    "feedback_id, tenant_id, project_id, subject_kind, subject_ref, kind, rating, "
-    "comment_ref, corrected_artifact_ref, given_by, given_at, position"
+    "feedback_id",
+    "tenant_id",
+    "project_id",
+    "subject_kind",
+    "subject_ref",
+    "kind",
+    "rating",
+    "comment_ref",
+    "corrected_artifact_ref",
+    "given_by",
+    "given_at",
+    "position",
 )
+SELECTED = ", ".join(COLUMNS)
 
 
 class FeedbackList:
@@ -38,6 +49,10 @@ class FeedbackList:
             given_at timestamptz NOT NULL,
             position bigint NOT NULL
         );
+        """
+
+    def indexes(self, schema: str) -> str:
+        return f"""
         CREATE INDEX IF NOT EXISTS feedback_by_subject
             ON {schema}.feedback (tenant_id, subject_kind, subject_ref, position DESC);
         CREATE INDEX IF NOT EXISTS feedback_by_subject_ref
@@ -64,12 +79,7 @@ class FeedbackList:
             )
             for p in batch
         ]
-        await conn.executemany(
-            f"INSERT INTO {schema}.feedback ({COLUMNS}) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
-            "ON CONFLICT (feedback_id) DO NOTHING",
-            rows,
-        )
+        await insert_rows(conn, f"{schema}.feedback", COLUMNS, rows, conflict="(feedback_id)")
 
 
 @dataclass(frozen=True)
@@ -105,7 +115,7 @@ async def list_feedback(
         where.append(f"position < ${len(args)}")
     args.append(limit + 1)
     rows = await pool.fetch(
-        f"SELECT {COLUMNS} FROM {schema}.feedback WHERE {' AND '.join(where)} "
+        f"SELECT {SELECTED} FROM {schema}.feedback WHERE {' AND '.join(where)} "
         f"ORDER BY position DESC LIMIT ${len(args)}",
         *args,
     )

@@ -72,6 +72,10 @@ class Inbox:
             reason text,
             position bigint NOT NULL
         );
+        """
+
+    def indexes(self, schema: str) -> str:
+        return f"""
         CREATE INDEX IF NOT EXISTS inbox_by_tenant
             ON {schema}.reports (tenant_id, in_inbox, position DESC);
         """

@@ -36,6 +36,10 @@ class Nights:
             position bigint NOT NULL
         );
         CREATE UNIQUE INDEX IF NOT EXISTS nights_by_date ON {schema}.nights (tenant_id, date);
+        """
+
+    def indexes(self, schema: str) -> str:
+        return f"""
         CREATE INDEX IF NOT EXISTS nights_running ON {schema}.nights (status)
             WHERE status = 'Running';
         """

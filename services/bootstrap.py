@@ -25,6 +25,7 @@ from projections.digests import Digests
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
 from projections.inbox import Inbox
+from projections.learning_proposals import LearningProposals
 from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
@@ -54,6 +55,11 @@ from services.health import ReaderHealth, inbound_health, readers_health
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.kafka import ensure_topics
+from services.learning.api import learning_routes
+from services.learning.generator import ProposalGenerator
+from services.learning.handlers import CREATES as LEARNING_CREATES
+from services.learning.handlers import HANDLERS as LEARNING_HANDLERS
+from services.learning.settings import LearningSettings
 from services.metrics import show_tenant_ids
 from services.nightly.api import night_routes
 from services.nightly.confirmer import read_key_store
@@ -85,12 +91,21 @@ HANDLERS = {
     **EVAL_HANDLERS,
     **DIGEST_HANDLERS,
     **NIGHT_HANDLERS,
+    **LEARNING_HANDLERS,
     **APPRAISAL_HANDLERS,
 }
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox(), EvalCases(), Digests(), Nights(), AppraisalFacts()]
+    return [
+        FeedbackList(),
+        Inbox(),
+        EvalCases(),
+        Digests(),
+        Nights(),
+        LearningProposals(),
+        AppraisalFacts(),
+    ]
 
 
 def pool_size() -> int:
@@ -154,7 +169,7 @@ class Runtime:
             store,
             HANDLERS,
             max_batch=settings.bus_max_batch,
-            creates={**CREATES, **DIGEST_CREATES, **NIGHT_CREATES},
+            creates={**CREATES, **DIGEST_CREATES, **NIGHT_CREATES, **LEARNING_CREATES},
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
         )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
@@ -293,7 +308,7 @@ class Runtime:
             routes=self.digest_routes(),
             public_url=self.settings.public_url,
             page_bound=self.settings.digest_page_bound,
-            wait_seconds=self.settings.digest_wait_seconds,
+            wait_seconds=max(self.settings.read_wait_seconds, 60.0),
         )
 
     def inbound_consumer(self) -> InboundConsumer:
@@ -317,14 +332,28 @@ class Runtime:
         self.consumer = consumer
         return consumer
 
+    def proposal_generator(self, environ: Mapping[str, str] | None = None) -> ProposalGenerator:
+        """What the scheduler calls with ``RaiseProposals(date, now)`` (SPEC C42); its
+        settings are read afresh at each run (C46, C47: reloadable)."""
+        return ProposalGenerator(
+            self.store,
+            self.bus,
+            self.pool,
+            settings=lambda: LearningSettings.from_environ(
+                os.environ if environ is None else environ
+            ),
+            wait_seconds=max(self.settings.read_wait_seconds, 60.0),
+        )
+
     def new_scheduler(self) -> Scheduler:
-        """The scheduler: it hands each order that falls due to the nightly runner or the
-        digest builder (issue 9)."""
+        """The scheduler: it hands each order that falls due to the nightly runner, the
+        digest builder or the proposal generator (issues 9, 10)."""
         nights = self.nightly_runner()
         return Scheduler(
             self.pool,
             nights,
             self.digest_builder(),
+            proposals=self.proposal_generator(),
             night_hour=nights.settings.start_hour_utc if nights.settings.enabled else None,
             tick_seconds=self.settings.scheduler_tick_seconds,
         )
@@ -385,6 +414,7 @@ class Runtime:
             eval_routes(http, self.case_runner()),
             digest_routes(http),
             night_routes(http),
+            learning_routes(http),
             appraisal_routes(http),
         ]
         app = create_app(http, routers, lifespan=lifespan)

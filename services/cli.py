@@ -6,13 +6,14 @@ import json
 import logging
 import os
 import signal
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Annotated, Any, TypeVar
 
 import typer
 import uvicorn
 from rich.console import Console
-from rich.progress import MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from services.auth import SCOPES, new_key
 from services.bootstrap import Runtime, read_models, serving
@@ -303,12 +304,14 @@ def scheduler(
     order: Annotated[
         list[str] | None,
         typer.Option(
-            help="Carry out this order now, then exit: night/2026-11-29 or digest/2026-W48 "
-            "(repeatable). Done already: nothing happens (ids are deterministic)."
+            help="Carry out this order now, then exit: night/2026-11-29, digest/2026-W48 or "
+            "proposals/2026-11-30 (repeatable). Done already: nothing happens (ids are "
+            "deterministic)."
         ),
     ] = None,
 ) -> None:
-    """Turn the clock into the nightly eval runs and the weekly digests (SPEC W79, W105).
+    """Turn the clock into the nightly eval runs, the weekly digests and the daily learning
+    proposals (SPEC W79, W105, C42).
 
     Ticks every FEEDBACKLOOP_SCHEDULER_TICK_SECONDS (an hour) and orders what fell due since
     the previous tick, catching up a downtime in order. Several schedulers may run: each night
@@ -349,18 +352,28 @@ def scheduler(
 
 @app.command()
 def rebuild(
-    name: Annotated[str, typer.Argument(help="The read model, e.g. feedback_list")],
-    swap: Annotated[bool, typer.Option(help="Swap the rebuilt model in when caught up")] = True,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Read models to rebuild, e.g. feedback_list inbox [all of them]"),
+    ] = None,
+    swap: Annotated[bool, typer.Option(help="Swap each rebuilt model in when caught up")] = True,
 ) -> None:
-    """Rebuild a read model from position 0 with a progress bar, then swap it in."""
+    """Rebuild read models from position 0, side by side with the live ones, then swap them in.
+
+    Each read model is built in a fresh schema while the live one keeps answering, all of
+    them at once, with a progress bar each (log positions read, events/s, time left). The
+    swap waits for the live follower and catches up the last events, so nothing is lost or
+    applied twice.
+    """
+    from projections.runner import Projection
     from projections.runner import rebuild as rebuild_model
 
     settings = Settings()
     configure_logging(settings)
-    projection = next((p for p in read_models() if p.name == name), None)
-    if projection is None:
-        names = ", ".join(p.name for p in read_models())
-        raise typer.BadParameter(f"unknown read model {name!r}; known: {names}")
+    known = {p.name: p for p in read_models()}
+    if unknown := [n for n in names or () if n not in known]:
+        raise typer.BadParameter(f"unknown read model {unknown[0]!r}; known: {', '.join(known)}")
+    projections = [known[n] for n in names] if names else list(known.values())
 
     async def main() -> None:
         runtime = await Runtime.open(settings)
@@ -369,18 +382,33 @@ def rebuild(
             columns = (
                 *Progress.get_default_columns()[:-1],
                 MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
                 TimeRemainingColumn(),
             )
             with Progress(*columns, console=console) as progress:
-                task = progress.add_task(f"rebuilding {name}", total=head)
-                schema = await rebuild_model(
-                    runtime.store,
-                    runtime.pool,
-                    projection,
-                    swap=swap,
-                    progress=lambda position: progress.update(task, completed=position),
-                )
-            console.print(f"{name}: rebuilt up to position {head} in schema {schema}")
+
+                async def one(projection: Projection) -> str:
+                    task = progress.add_task(projection.name, total=head, rate="")
+
+                    def moved(position: int) -> None:
+                        progress.update(task, completed=position)
+                        speed = progress.tasks[task].speed
+                        rate = f"{speed:,.0f} events/s" if speed else ""
+                        progress.update(task, rate=rate)
+
+                    return await rebuild_model(
+                        runtime.store, runtime.pool, projection, swap=swap, progress=moved
+                    )
+
+                started = time.perf_counter()
+                schemas = await asyncio.gather(*(one(p) for p in projections))
+                seconds = time.perf_counter() - started
+            for projection, schema in zip(projections, schemas, strict=True):
+                console.print(f"{projection.name}: rebuilt up to {head} in schema {schema}")
+            console.print(
+                f"rebuilt {len(projections)} read models over {head} events in {seconds:.3f} s "
+                f"({head / seconds:,.0f} events/s)"
+            )
         finally:
             await runtime.close()
 

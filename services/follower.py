@@ -74,6 +74,37 @@ class Positioned:
     event: Any
 
 
+@dataclass(frozen=True)
+class Decoded:
+    """An event decoded ahead of its turn, or why it could not be: a failure is the event's
+    own, raised when its turn comes (and then parked like any other)."""
+
+    positioned: Positioned | None
+    error: Exception | None = None
+
+    @classmethod
+    def of(cls, follower: "Follower", notification: Notification) -> "Decoded":
+        try:
+            return cls(follower._decode(notification))
+        except Exception as error:
+            return cls(None, error)
+
+    def event(self) -> Positioned:
+        if self.error is not None:
+            raise self.error
+        assert self.positioned is not None
+        return self.positioned
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page of the log: what it brings a reader to, its notifications and their events."""
+
+    upto: int
+    notifications: list[Notification]
+    decoded: list[Decoded]
+
+
 class Reader(Protocol):
     """What a reader of the log tells the follower."""
 
@@ -184,6 +215,8 @@ class Follower:
         self.attempts, self.backoff, self.heartbeat = attempts, backoff, heartbeat
         self.status = ReaderStatus(reader.name)
         self._topics = list(reader.topics)
+        # The next page, read while the current one is applied: (where it starts, the read).
+        self._ahead: tuple[int, asyncio.Future[Page]] | None = None
 
     # -- running ---------------------------------------------------------------------------
 
@@ -272,16 +305,23 @@ class Follower:
     async def step(self, conn: Connection) -> bool:
         """Apply the next page of the log; False when caught up."""
         position = await read_position(conn, self.reader.name)
-        upto, notifications = await asyncio.to_thread(
-            read_log, self.store, position, self.batch_size, self._topics
-        )
+        page = await self._page(position)
+        upto, notifications = page.upto, page.notifications
         self.status.position, self.status.head = position, max(upto, self.status.head)
         if upto <= position:
             self._measure()
             return False
+        if len(notifications) == self.batch_size:  # behind: read the next page meanwhile
+            read = asyncio.ensure_future(self._read(upto))
+            read.add_done_callback(lambda done: done.cancelled() or done.exception())
+            self._ahead = (upto, read)
         parked = await self._parked_aggregates(conn)
         try:
-            ready = [self._decode(n) for n in notifications if n.originator_id not in parked]
+            ready = [
+                decoded.event()
+                for n, decoded in zip(notifications, page.decoded, strict=True)
+                if n.originator_id not in parked
+            ]
             behind = [n for n in notifications if n.originator_id in parked]
             await self._commit(conn, ready, upto, park_behind=behind)
         except Exception as error:
@@ -308,6 +348,28 @@ class Follower:
         while await self.step(conn):
             if progress is not None:
                 progress(self.status.position)
+
+    async def _read(self, after: int) -> "Page":
+        """The page after ``after``, read and decoded in a thread: while a catch-up's thread
+        decodes the next page, the loop waits on PostgreSQL writing this one."""
+
+        def read_and_decode() -> Page:
+            upto, notifications = read_log(self.store, after, self.batch_size, self._topics)
+            return Page(upto, notifications, [Decoded.of(self, n) for n in notifications])
+
+        return await asyncio.to_thread(read_and_decode)
+
+    async def _page(self, position: int) -> "Page":
+        """The page after ``position``: the one read ahead if it starts there (a catch-up
+        overlaps reading the log with applying the page before), else read now."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            start, read = ahead
+            if start == position:
+                return await read
+            read.cancel()
+            await asyncio.gather(read, return_exceptions=True)
+        return await self._read(position)
 
     def _decode(self, notification: Notification) -> Positioned:
         return Positioned(notification.id, self.store.mapper.to_domain_event(notification))

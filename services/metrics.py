@@ -51,3 +51,13 @@ READER_RESTARTS = Counter(
     "Restarts of a supervised background task after a crash.",
     ["task"],
 )
+
+# SPEC C49: connectsoft.factory.learning.proposals, updown, by tenant, kind and state. Moved
+# once per change, when its events are stored, by the process that decided it (+1 on the new
+# state, -1 on the old): summed over the instances, each state's series is how many proposals
+# are in it.
+LEARNING_PROPOSALS = Gauge(
+    "connectsoft_factory_learning_proposals",
+    "Learning proposals, by tenant, kind and state (an up-down count).",
+    ["tenant", "kind", "state"],
+)

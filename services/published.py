@@ -12,6 +12,7 @@ from contracts import topics
 from services.digests.published import PUBLICATIONS as DIGEST_PUBLICATIONS
 from services.evals.published import PUBLICATIONS as EVAL_PUBLICATIONS
 from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
+from services.learning.published import PUBLICATIONS as LEARNING_PUBLICATIONS
 from services.publication import Publication
 from services.reports.published import PUBLICATIONS as REPORT_PUBLICATIONS
 
@@ -20,6 +21,7 @@ PUBLICATIONS: tuple[Publication, ...] = (
     *REPORT_PUBLICATIONS,
     *EVAL_PUBLICATIONS,
     *DIGEST_PUBLICATIONS,
+    *LEARNING_PUBLICATIONS,
 )
 
 

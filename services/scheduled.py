@@ -32,3 +32,16 @@ class BuildDigest:
     @property
     def name(self) -> str:
         return f"digest/{self.week}"
+
+
+@dataclass(frozen=True)
+class RaiseProposals:
+    """Cluster the evidence and raise the proposals it supports, for every tenant (SPEC C42:
+    daily at 06:00 UTC); proposals are idempotent on target + evidence hash (C43)."""
+
+    date: date
+    now: datetime
+
+    @property
+    def name(self) -> str:
+        return f"proposals/{self.date.isoformat()}"

@@ -2,7 +2,8 @@
 
 Each tick (hourly, SPEC W79, W105) it reads the previous tick from PostgreSQL, works out which
 orders fell due in between (``due``: pure, tested with given times) and hands them over in the
-order they fell due: ``PlanNight`` to the nightly runner, ``BuildDigest`` to the digest builder.
+order they fell due: ``PlanNight`` to the nightly runner, ``BuildDigest`` to the digest builder,
+``RaiseProposals`` to the proposal generator (SPEC C42: daily at 06:00 UTC).
 A downtime spanning several due times catches every one of them up, in order, once. Orders
 name things with deterministic ids, so a second scheduler, a replica or a restart that hands
 over the same order again creates nothing.
@@ -31,7 +32,7 @@ import asyncpg
 from services.digests.weeks import due_at, last_completed, previous
 from services.follower import Connection, ReaderStatus, is_transient
 from services.health import ReaderHealth
-from services.scheduled import BuildDigest, PlanNight
+from services.scheduled import BuildDigest, PlanNight, RaiseProposals
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,11 @@ NAME = "scheduler"
 MAX_ATTEMPTS = 3  # ticks an order is tried at before it is given up
 NIGHTS_KEPT = 7  # after a longer downtime, only the last week's nights are caught up
 WEEKS_KEPT = 52
-ORDER = re.compile(r"^(night/(?P<date>\d{4}-\d{2}-\d{2})|digest/(?P<week>\d{4}-W\d{2}))$")
+PROPOSAL_HOUR = 6  # SPEC C42: the ProposalGenerator's cron is 0 6 * * *
+ORDER = re.compile(
+    r"^(night/(?P<date>\d{4}-\d{2}-\d{2})|digest/(?P<week>\d{4}-W\d{2})"
+    r"|proposals/(?P<day>\d{4}-\d{2}-\d{2}))$"
+)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS scheduler_ticks (
@@ -53,7 +58,7 @@ CREATE TABLE IF NOT EXISTS scheduler_ticks (
 );
 """
 
-Order = PlanNight | BuildDigest
+Order = PlanNight | BuildDigest | RaiseProposals
 
 
 class Nights(Protocol):
@@ -64,6 +69,7 @@ class Nights(Protocol):
 
 
 Digests = Callable[[BuildDigest], Awaitable[None]]
+Proposals = Callable[[RaiseProposals], Awaitable[None]]
 
 
 def night_at(day: date, night_hour: int) -> datetime:
@@ -73,29 +79,42 @@ def night_at(day: date, night_hour: int) -> datetime:
 def due_time(order: Order, night_hour: int) -> datetime:
     if isinstance(order, PlanNight):
         return night_at(order.date, night_hour)
+    if isinstance(order, RaiseProposals):
+        return night_at(order.date, PROPOSAL_HOUR)
     return due_at(order.week)
 
 
-def due(previous_tick: datetime | None, now: datetime, *, night_hour: int | None) -> list[Order]:
+def daily(since: datetime, now: datetime, hour: int) -> list[date]:
+    """The days whose ``hour`` UTC fell after ``since`` and at or before ``now`` — the last
+    ``NIGHTS_KEPT`` of them — and today's again once it is due."""
+    first, last = since.date(), now.date()
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    fallen = [day for day in days if night_at(day, hour) <= now][-NIGHTS_KEPT:]
+    return [day for day in fallen if night_at(day, hour) > since or day == last]
+
+
+def due(
+    previous_tick: datetime | None,
+    now: datetime,
+    *,
+    night_hour: int | None,
+    proposal_hour: int | None = None,
+) -> list[Order]:
     """The orders a tick hands over, in the order they fell due: the nights (``night_hour``
     UTC of each date, SPEC §3.8) and the weeks' digests (the Monday 06:00 UTC after the week,
     §3.9) that fell due after ``previous_tick`` and at or before ``now`` — a downtime's, caught
     up — and, at every tick, the latest of each kind again. Due means due *and not yet
     recorded* (§3.8, W106): a night switched on today still runs today and nothing missed is
     lost, while the runner and the builder find a recorded one done and do nothing.
-    ``night_hour`` None: nights are off (W80)."""
+    ``night_hour`` None: nights are off (W80). The proposals of each day (``proposal_hour``
+    UTC, C42) fall due the same way as nights; None: no generator here."""
     now = now.astimezone(UTC)
     since = (previous_tick or now).astimezone(UTC)
     orders: list[Order] = []
     if night_hour is not None:
-        first, last = since.date(), now.date()
-        days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
-        fallen = [day for day in days if night_at(day, night_hour) <= now][-NIGHTS_KEPT:]
-        orders += [
-            PlanNight(day, now)
-            for day in fallen
-            if night_at(day, night_hour) > since or day == last  # today's, once it is due
-        ]
+        orders += [PlanNight(day, now) for day in daily(since, now, night_hour)]
+    if proposal_hour is not None:
+        orders += [RaiseProposals(day, now) for day in daily(since, now, proposal_hour)]
     latest = last_completed(now)
     if due_at(latest) > now:  # a Monday before 06:00: the week just ended is not due yet
         latest = previous(latest)[0]
@@ -105,12 +124,17 @@ def due(previous_tick: datetime | None, now: datetime, *, night_hour: int | None
 
 
 def parse_order(text: str, now: datetime) -> Order:
-    """``night/2026-11-29`` or ``digest/2026-W48``, as ``--order`` takes them."""
+    """``night/2026-11-29``, ``digest/2026-W48`` or ``proposals/2026-11-30``, as ``--order``
+    takes them."""
     found = ORDER.match(text)
     if found is None:
-        raise ValueError(f"{text!r} is neither night/YYYY-MM-DD nor digest/YYYY-Www")
+        raise ValueError(
+            f"{text!r} is neither night/YYYY-MM-DD, digest/YYYY-Www nor proposals/YYYY-MM-DD"
+        )
     if found["date"]:
         return PlanNight(date.fromisoformat(found["date"]), now)
+    if found["day"]:
+        return RaiseProposals(date.fromisoformat(found["day"]), now)
     due_at(found["week"])  # refuses a week the year does not have
     return BuildDigest(found["week"], now)
 
@@ -129,11 +153,13 @@ class Scheduler:
         digests: Digests | None,
         *,
         night_hour: int | None,
+        proposals: Proposals | None = None,
         tick_seconds: float = 3600.0,
         heartbeat: float = 5.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.pool, self.nights, self.digests = pool, nights, digests
+        self.proposals = proposals
         self.night_hour = night_hour if nights is not None else None
         self.tick_seconds, self.heartbeat, self.clock = tick_seconds, heartbeat, clock
         self.status = ReaderStatus(NAME)
@@ -165,7 +191,12 @@ class Scheduler:
         given_up = json.loads(row["given_up"]) if row else {}  # ordered by hand only, now
         orders = [
             order
-            for order in due(previous_tick, now, night_hour=self.night_hour)
+            for order in due(
+                previous_tick,
+                now,
+                night_hour=self.night_hour,
+                proposal_hour=PROPOSAL_HOUR if self.proposals is not None else None,
+            )
             if order.name not in given_up
         ]
         self.pending = len(orders)
@@ -195,6 +226,9 @@ class Scheduler:
             if isinstance(order, PlanNight):
                 assert self.nights is not None
                 await self.nights(order)
+            elif isinstance(order, RaiseProposals):
+                if self.proposals is not None:
+                    await self.proposals(order)
             elif self.digests is not None:
                 await self.digests(order)
         except Exception as error:

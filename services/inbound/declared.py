@@ -2,5 +2,6 @@
 
 from services.feedback.subscriptions import SUBSCRIPTIONS as FEEDBACK_SUBSCRIPTIONS
 from services.inbound.subscription import Subscription
+from services.learning.subscriptions import SUBSCRIPTIONS as LEARNING_SUBSCRIPTIONS
 
-SUBSCRIPTIONS: tuple[Subscription, ...] = (*FEEDBACK_SUBSCRIPTIONS,)
+SUBSCRIPTIONS: tuple[Subscription, ...] = (*FEEDBACK_SUBSCRIPTIONS, *LEARNING_SUBSCRIPTIONS)

@@ -90,10 +90,14 @@ async def test_a_person_writes_the_charter_and_reads_it_back_with_readings(
     states = {line["id"]: line["sensor"]["state"] for line in got["lines"][1:]}
     assert states == {
         "inbox-short": "nothing-waiting",  # M20: an empty Inbox, not "0 within"
-        "proposals": "unreadable",  # no learning proposals table here: never zero
+        "proposals": "nothing-waiting",  # the learning proposals' read model, empty
         "evals": "too-little-evidence",
     }
     assert all(line["sensor"]["within"] is None for line in got["lines"][1:])
+    await runtime.pool.execute("DROP SCHEMA rm_learning_proposals CASCADE")
+    gone = (await client.get("/factory/appraisal/charter")).json()
+    assert gone["lines"][2]["sensor"]["state"] == "unreadable"  # M16, M20: never zero
+    assert gone["lines"][2]["sensor"]["value"] is None
 
 
 async def test_a_service_key_may_not_write_the_charter(

@@ -12,6 +12,7 @@ from eventsourcing.utils import get_topic
 from services.bootstrap import Runtime
 from services.follower import Connection, Follower, Positioned
 from services.parked import list_parked, release, skip
+from services.store import EVENTS_TABLE
 
 
 class Tally(Aggregate):
@@ -234,3 +235,33 @@ async def test_status_reports_each_reader_and_fails_on_parked_events(runtime: Ru
     assert any("1 parked events" in p for p in health.problems)
     (never,) = await runtime.health(only=["not-a-reader"])
     assert never.problems == ["never started"]
+
+
+async def test_pages_read_ahead_apply_every_event_once_and_park_one_that_cannot_be_decoded(
+    runtime: Runtime,
+) -> None:
+    """A page behind is read and decoded while the one before it is applied (issue 12 item 6):
+    every event still arrives once and in order, and an event whose stored state cannot be
+    decoded is parked (with its aggregate's later events behind it) when its turn comes."""
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
+    made = tallies(runtime, 40, ticks=4)  # 200 events: four pages of 50
+    bad = made[17]
+    async with runtime.pool.acquire() as conn:
+        await conn.execute(
+            f"UPDATE {EVENTS_TABLE} SET state = 'not json'::bytea "
+            "WHERE originator_id = $1 AND originator_version = 2",
+            bad.id,
+        )
+    f = follower(runtime, reader)
+    await follow_until(f, lambda: len(reader.applied) == 196 and f.status.parked == 4)
+    stuck = {(bad.id, v) for v in (2, 3, 4, 5)}
+    expected = {(t.id, v) for t in made for v in range(1, 6)} - stuck
+    assert len(reader.applied) == len(set(reader.applied)) == 196  # once each
+    assert set(reader.applied) == expected
+    for tally in made:  # each aggregate's events in order
+        versions = [v for a, v in reader.applied if a == tally.id]
+        assert versions == sorted(versions)
+    parked = await list_parked(runtime.pool, reader.name)
+    assert [(p.originator_id, p.originator_version) for p in parked] == [
+        (bad.id, v) for v in (2, 3, 4, 5)
+    ]

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import pytest
 
+from contracts import topics
 from contracts.envelope import MAX_ATTRIBUTE_LENGTH, MAX_MESSAGE_BYTES, CommandEnvelope
 from contracts.feedback import Contract
 from services.errors import Refused
@@ -168,7 +169,7 @@ def test_a_tolerant_read_still_refuses_a_missing_field() -> None:
 
 
 def test_a_subscription_derives_its_type_and_payload_from_its_envelope_once() -> None:
-    [record_feedback] = SUBSCRIPTIONS
+    [record_feedback] = [s for s in SUBSCRIPTIONS if s.topic == topics.RECORD_FEEDBACK]
     assert record_feedback.cloudevent_type == RECORD_FEEDBACK
     assert record_feedback.model.__name__ == "RecordFeedback"
 

@@ -1,0 +1,133 @@
+"""The service's own processes under measure (issue 12, items 6 and 7): ``feedbackloop
+rebuild`` and ``feedbackloop relay`` run as an operator runs them, each a subprocess whose peak
+resident memory is the kernel's own count for it (``wait4``'s ``ru_maxrss``), and the API's
+processes' peaks read from ``/proc`` while they still run (``VmHWM``).
+
+``ops/bench.py`` runs them in its parts ``log`` (the rebuild's speed) and ``memory`` (the
+projector's and the relay's peak memory with 1M and then 2M events stored: flat means neither
+holds history). Timings are recorded, never asserted.
+"""
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
+
+import asyncpg  # noqa: E402
+
+from services.follower import ensure_tables, read_position  # noqa: E402
+from services.relay import NAME as RELAY  # noqa: E402
+from services.store import EVENTS_TABLE  # noqa: E402
+
+
+def service_env(url: str, **more: str) -> dict[str, str]:
+    """The environment of a ``feedbackloop`` subprocess on this checkout's code."""
+    env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_METRICS_PORT": "0"}
+    env["FEEDBACKLOOP_LOG_LEVEL"] = "WARNING"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return env | more
+
+
+def feedbackloop(*args: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    command = [str(Path(sys.executable).parent / "feedbackloop"), *args]
+    with log.open("ab") as out:
+        return subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def reap(process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    """Wait for the process; its exit status and its peak resident memory."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return {
+        "returncode": process.returncode,
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # KiB on Linux
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+    }
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """A live process's peak resident memory so far (``VmHWM``), None once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def process_tree_rss(pid: int) -> dict[str, float | None]:
+    """Peak memory of a process and of each of its children (the API's workers)."""
+    peaks = {"main": peak_rss_mb(pid)}
+    for n, child in enumerate(sorted(children(pid)), start=1):
+        peaks[f"worker {n}"] = peak_rss_mb(child)
+    return peaks
+
+
+def rebuild_process(url: str, log: Path) -> dict[str, Any]:
+    """``feedbackloop rebuild``: every read model from position 0, as an operator runs it.
+    ``seconds`` is the rebuild's own (its last line), the whole process's is ``wall_s``: the
+    process also starts (imports, connections) for a few seconds."""
+    log.write_text("")
+    t0 = time.perf_counter()
+    process = feedbackloop("rebuild", env=service_env(url, COLUMNS="120"), log=log)
+    result = reap(process)
+    result["wall_s"] = round(time.perf_counter() - t0, 3)
+    if result["returncode"] != 0:
+        raise RuntimeError(f"feedbackloop rebuild failed; see {log}")
+    found = re.search(r"events in ([0-9.]+) s", log.read_text())
+    if found is None:
+        raise RuntimeError(f"feedbackloop rebuild did not say how long it took; see {log}")
+    return result | {"seconds": float(found.group(1))}
+
+
+async def relay_process(url: str, bootstrap: str, window: int, log: Path) -> dict[str, Any]:
+    """``feedbackloop relay`` publishing the newest ``window`` events of the store (its
+    position set just behind them): what it holds must not depend on what lies before."""
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=2)
+    try:
+        async with pool.acquire() as conn:
+            await ensure_tables(conn)
+            head = await conn.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}") or 0
+            await conn.execute(
+                "INSERT INTO reader_positions (reader, position) VALUES ($1, $2) "
+                "ON CONFLICT (reader) DO UPDATE SET position = $2",
+                RELAY,
+                max(0, head - window),
+            )
+        prefix = f"benchmem{os.getpid()}{int(time.time())}."
+        env = service_env(url, KAFKA_BOOTSTRAP_SERVERS=bootstrap, FEEDBACKLOOP_TOPIC_PREFIX=prefix)
+        t0 = time.perf_counter()
+        process = feedbackloop("relay", env=env, log=log)
+        try:
+            while await read_position(pool, RELAY) < head:
+                if process.poll() is not None:
+                    raise RuntimeError(f"feedbackloop relay exited; see {log}")
+                await asyncio.sleep(0.05)
+            seconds = time.perf_counter() - t0
+        finally:
+            process.send_signal(signal.SIGTERM)
+        result = reap(process)
+    finally:
+        await pool.close()
+    return result | {"events": window, "seconds": round(seconds, 3), "head": head}

@@ -1,0 +1,173 @@
+"""Learning proposals by state, kind and target, with evidence and expected effect (C36).
+
+Answers ``GET /factory/learning/proposals`` and ``GET /factory/learning/proposals/{id}``;
+tenant-scoped (C51). The table is ``rm_learning_proposals.learning_proposals``; the appraisal
+context's ``proposal_wait`` sensor reads its ``tenant_id, state, raised_at``. Only event data
+is used, so a rebuild reproduces the view.
+"""
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from projections.runner import Connection, Positioned
+from services.learning.domain import LearningProposal
+
+SCHEMA = "rm_learning_proposals"
+LIMIT = 500
+
+
+class LearningProposals:
+    name = "learning_proposals"
+    handles = (
+        LearningProposal.Raised,
+        LearningProposal.PickedUp,
+        LearningProposal.Accepted,
+        LearningProposal.Rejected,
+        LearningProposal.Superseded,
+        LearningProposal.ReleaseRecorded,
+    )
+
+    def ddl(self, schema: str) -> str:
+        return f"""
+        CREATE TABLE IF NOT EXISTS {schema}.learning_proposals (
+            proposal_id uuid PRIMARY KEY,
+            tenant_id text NOT NULL,
+            kind text NOT NULL,
+            target_asset_id text NOT NULL,
+            target_version text,
+            state text NOT NULL,
+            raised_at timestamptz NOT NULL,
+            decided_at timestamptz,
+            reviewed_by text,
+            reason text,
+            superseded_by uuid,
+            resulting_release_id text,
+            summary_ref text NOT NULL,
+            evidence_hash text NOT NULL,
+            evidence_count int NOT NULL,
+            evidence jsonb NOT NULL,
+            expected_effect jsonb,
+            profile text NOT NULL,
+            position bigint NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS learning_proposals_by_tenant
+            ON {schema}.learning_proposals (tenant_id, state, kind, target_asset_id);
+        """
+
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        table = f"{schema}.learning_proposals"
+        for p in batch:
+            e = p.event
+            match e:
+                case LearningProposal.Raised():
+                    await conn.execute(
+                        f"INSERT INTO {table} (proposal_id, tenant_id, kind, target_asset_id, "
+                        "target_version, state, raised_at, summary_ref, evidence_hash, "
+                        "evidence_count, evidence, expected_effect, profile, position) VALUES "
+                        "($1, $2, $3, $4, $5, 'Proposed', $6, $7, $8, $9, $10, $11, $12, $13) "
+                        "ON CONFLICT DO NOTHING",
+                        e.originator_id, e.tenant_id, e.kind, e.target_asset_id,
+                        e.target_version, e.timestamp, e.summary_ref, e.evidence_hash,
+                        len(e.evidence), json.dumps(e.evidence),
+                        None if e.expected_effect is None else json.dumps(e.expected_effect),
+                        e.profile, p.position,
+                    )  # fmt: skip
+                case LearningProposal.PickedUp():
+                    await conn.execute(
+                        f"UPDATE {table} SET state = 'InReview', reviewed_by = $2, position = $3 "
+                        "WHERE proposal_id = $1",
+                        e.originator_id, e.reviewed_by, p.position,
+                    )  # fmt: skip
+                case LearningProposal.Accepted() | LearningProposal.Rejected():
+                    state = "Accepted" if isinstance(e, LearningProposal.Accepted) else "Rejected"
+                    await conn.execute(
+                        f"UPDATE {table} SET state = $2, reviewed_by = $3, decided_at = $4, "
+                        "reason = $5, position = $6 WHERE proposal_id = $1",
+                        e.originator_id, state, e.reviewed_by, e.timestamp,
+                        getattr(e, "reason", None), p.position,
+                    )  # fmt: skip
+                case LearningProposal.Superseded():
+                    await conn.execute(
+                        f"UPDATE {table} SET state = 'Superseded', decided_at = $2, "
+                        "superseded_by = $3, position = $4 WHERE proposal_id = $1",
+                        e.originator_id, e.timestamp, UUID(e.superseded_by), p.position,
+                    )  # fmt: skip
+                case LearningProposal.ReleaseRecorded():
+                    await conn.execute(
+                        f"UPDATE {table} SET resulting_release_id = $2, position = $3 "
+                        "WHERE proposal_id = $1",
+                        e.originator_id, e.release_id, p.position,
+                    )  # fmt: skip
+                case _:
+                    raise TypeError(f"learning proposals do not handle {type(e).__name__}")
+
+
+def by_evidence(item: dict[str, Any]) -> tuple[Any, ...]:
+    """The list's order: most evidence first, ties by raisedAt (oldest first).
+
+    The seam for the appraisal issue's charter rank (issue 10): a caller passes its own key,
+    e.g. (-evidence, charter rank, raisedAt)."""
+    return (-len(item["evidence"]), item["raisedAt"])
+
+
+async def list_proposals(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    *,
+    state: str | None = None,
+    kind: str | None = None,
+    target: str | None = None,
+    order: Callable[[dict[str, Any]], Any] = by_evidence,
+    schema: str = SCHEMA,
+) -> list[dict[str, Any]]:
+    """C36: the tenant's proposals, filtered by state, kind and target."""
+    rows = await pool.fetch(
+        f"SELECT * FROM {schema}.learning_proposals WHERE tenant_id = $1 "
+        "AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR kind = $3) "
+        "AND ($4::text IS NULL OR target_asset_id = $4) "
+        "ORDER BY evidence_count DESC, raised_at LIMIT $5",
+        tenant_id, state, kind, target, LIMIT,
+    )  # fmt: skip
+    return sorted((proposal_json(row) for row in rows), key=order)
+
+
+async def get_proposal(
+    pool: asyncpg.Pool, tenant_id: str, proposal_id: UUID, *, schema: str = SCHEMA
+) -> dict[str, Any] | None:
+    row = await pool.fetchrow(
+        f"SELECT * FROM {schema}.learning_proposals WHERE tenant_id = $1 AND proposal_id = $2",
+        tenant_id,
+        proposal_id,
+    )
+    return None if row is None else proposal_json(row)
+
+
+def proposal_json(row: asyncpg.Record) -> dict[str, Any]:
+    evidence = json.loads(row["evidence"])
+    effect = row["expected_effect"]
+    return {
+        "proposalId": str(row["proposal_id"]),
+        "tenantId": row["tenant_id"],
+        "kind": row["kind"],
+        "targetAssetId": row["target_asset_id"],
+        "targetVersion": row["target_version"],
+        "summaryRef": row["summary_ref"],
+        "evidenceRefs": [item["evidenceId"] for item in evidence],
+        "evidence": evidence,
+        "evidenceHash": row["evidence_hash"],
+        "expectedEffect": None if effect is None else json.loads(effect),
+        "state": row["state"],
+        "raisedAt": row["raised_at"].isoformat(),
+        "reviewedBy": row["reviewed_by"],
+        "decidedAt": row["decided_at"] and row["decided_at"].isoformat(),
+        "reason": row["reason"],
+        "supersededBy": row["superseded_by"] and str(row["superseded_by"]),
+        "resultingReleaseId": row["resulting_release_id"],
+        # C53: the agent registry degrades; an accepted proposal says it waits for its release.
+        "waitingForRelease": row["state"] == "Accepted" and row["resulting_release_id"] is None,
+        "profile": row["profile"],
+    }

@@ -1,0 +1,135 @@
+"""HTTP routes of learning proposals: ``/factory/learning/proposals`` (SPEC C34–C36, C32).
+
+Reads need ``factory.evaluation.read``; pick-up, decide and the registry's release callback
+need ``factory.assets.write`` (the asset maintainer, C35, C52). ``reviewedBy`` is stamped from
+the caller; a body that brings it is refused, naming it.
+"""
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from contracts.learning import (
+    STAMPED_PROPOSAL_FIELDS,
+    DecideProposal,
+    DecideProposalCommand,
+    PickUpProposal,
+    ProposalKind,
+    ProposalList,
+    ProposalState,
+    ProposalView,
+    ProposalWritten,
+    RecordRelease,
+    RecordReleaseCommand,
+)
+from projections.learning_proposals import get_proposal, list_proposals
+from services.api import Http, MinPosition, no_body, read_command
+from services.auth import Principal
+from services.bus import Outcome
+from services.errors import NotFound
+from services.openapi import body
+from services.problems import READ_ERRORS, WRITE_ERRORS
+
+READ, WRITE = "factory.evaluation.read", "factory.assets.write"
+READ_MODEL = "learning_proposals"
+
+
+def written(http: Http, outcome: Outcome, principal: Principal) -> dict[str, Any]:
+    shown = outcome.result
+    return {
+        "proposalId": str(shown.proposal_id),
+        "state": shown.state.value,
+        "reviewedBy": shown.reviewed_by,
+        "resultingReleaseId": shown.release_id,
+        "position": http.position(outcome, principal),
+    }
+
+
+def learning_routes(http: Http) -> APIRouter:
+    router = APIRouter(prefix="/factory/learning/proposals", tags=["learning proposals"])
+
+    @router.get("", response_model=ProposalList, responses=READ_ERRORS)
+    async def proposals(
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        state: ProposalState | None = None,
+        kind: ProposalKind | None = None,
+        target: Annotated[str | None, Query(max_length=512)] = None,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """C36: by state, kind and target, each with its evidence and expected effect; most
+        evidence first, ties by raisedAt."""
+        await http.read_at(READ_MODEL, min_position, principal)
+        found = await list_proposals(
+            http.pool,
+            principal.tenant_id,
+            state=state and state.value,
+            kind=kind and kind.value,
+            target=target,
+        )
+        return {"items": found}
+
+    @router.get("/{proposal_id:uuid}", response_model=ProposalView, responses=READ_ERRORS)
+    async def proposal(
+        proposal_id: UUID,
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        await http.read_at(READ_MODEL, min_position, principal)
+        found = await get_proposal(http.pool, principal.tenant_id, proposal_id)
+        if found is None:
+            raise NotFound(f"no proposal {proposal_id}", proposalId=str(proposal_id))
+        return found
+
+    @router.post(
+        "/{proposal_id:uuid}/pick-up", response_model=ProposalWritten, responses=WRITE_ERRORS
+    )
+    async def pick_up(
+        proposal_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
+    ) -> dict[str, Any]:
+        """C34: Proposed → InReview; reviewedBy = the caller. Takes no body."""
+        await no_body(request)
+        command = PickUpProposal(proposal_id=proposal_id)
+        outcome = await http.execute(command, principal, f"pick-up/{proposal_id}")
+        return written(http, outcome, principal)
+
+    @router.post(
+        "/{proposal_id:uuid}/decide",
+        response_model=ProposalWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(DecideProposal, {"decision": "reject", "reason": "not worth it"}),
+    )
+    async def decide(
+        proposal_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
+    ) -> dict[str, Any]:
+        """C34: InReview → Accepted (a Draft release is requested, C32) or Rejected (a
+        reason required, C33). Another state: 409 naming both states."""
+        said = await read_command(request, DecideProposal, STAMPED_PROPOSAL_FIELDS)
+        command = DecideProposalCommand(
+            proposal_id=proposal_id, decision=said.decision, reason=said.reason
+        )
+        outcome = await http.execute(command, principal, f"decide/{proposal_id}")
+        return written(http, outcome, principal)
+
+    @router.post(
+        "/{proposal_id:uuid}/release",
+        response_model=ProposalWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(RecordRelease, {"releaseId": "release-42"}),
+    )
+    async def release(
+        proposal_id: UUID,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.scope(WRITE))],
+    ) -> dict[str, Any]:
+        """The agent registry's callback: the Draft release it opened (C32)."""
+        said = await read_command(request, RecordRelease, STAMPED_PROPOSAL_FIELDS)
+        command = RecordReleaseCommand(proposal_id=proposal_id, release_id=said.release_id)
+        outcome = await http.execute(command, principal, f"release/{proposal_id}")
+        return written(http, outcome, principal)
+
+    return router

@@ -1,0 +1,174 @@
+"""The ProposalGenerator as the scheduler orders it: ``RaiseProposals(date, now)`` (C42–C47).
+
+Daily at 06:00 UTC (and again at every tick of that day, and for a downtime's missed days:
+the order is idempotent). Each run reads its settings afresh (C46, C47), reads the evidence and
+the proposals raised so far (``sources``), clusters the evidence per (tenant, target asset)
+(``clusters``), and for every cluster with at least MinEvidenceItems items (C29) whose
+proposal does not exist yet: drafts it (C44), stores the summary as an artifact (C06) and
+raises it through the command bus under the service's identity, superseding the target's
+proposals still Proposed (C34).
+
+Idempotent (C43): a proposal's id derives from (tenant, target, evidence hash), so the same
+evidence — a second run, a replay of the same neighbour events, a second scheduler at the
+same time — names the same proposal, and the bus creates it once.
+
+If the drafter is unavailable, that cluster waits: nothing is raised without a draft (C45),
+and a later run raises it. The retry is fixed (C43): the scheduler orders the day's run again
+at every tick (hourly), and an order that fails outright is tried at the next ticks. The
+generator never applies anything (C44, C31).
+
+Cost: each run reads every evidence and proposal event of the store (by topic, paged), which
+is what keeps it exact across processes; at a scale where that matters, a projection of the
+open clusters would take its place.
+"""
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+import asyncpg
+
+from contracts.learning import RaiseProposal
+from services.artifacts import put_artifact
+from services.bus import CommandBus, Issued
+from services.follower import wait_for_position
+from services.learning import sources
+from services.learning.clusters import Cluster, Fact, Known, clusters, ready, superseded_by_new
+from services.learning.domain import proposal_id_for
+from services.learning.drafting import Drafter, DrafterUnavailable, drafter_for
+from services.learning.settings import LearningSettings
+from services.scheduled import RaiseProposals
+from services.store import EventStore, existing
+
+log = logging.getLogger(__name__)
+
+
+class NotCaughtUp(RuntimeError):
+    """A read model the feedback is read from is behind the store's head."""
+
+
+ACTOR = "system:proposals"
+SUMMARY_MEDIA_TYPE = "text/markdown; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a run did, for the log, the CLI and tests."""
+
+    raised: list[UUID]
+    existing: list[UUID]  # clusters whose proposal stands already
+    waiting: list[str]  # clusters that wait: too little evidence, or no drafter
+    unavailable: str | None = None  # why the drafter could not draft, if it could not
+
+
+class ProposalGenerator:
+    def __init__(
+        self,
+        store: EventStore,
+        bus: CommandBus,
+        pool: asyncpg.Pool,
+        *,
+        settings: Callable[[], LearningSettings],
+        drafter: Callable[[LearningSettings], Drafter] = drafter_for,
+        read_feedback: bool = True,
+        wait_seconds: float = 60.0,
+    ) -> None:
+        self.store, self.bus, self.pool = store, bus, pool
+        self.settings, self.drafter = settings, drafter
+        self.read_feedback, self.wait_seconds = read_feedback, wait_seconds
+
+    async def __call__(self, order: RaiseProposals) -> None:
+        report = await self.run(order)
+        log.info(
+            "%s: %d raised, %d standing, %d waiting%s",
+            order.name,
+            len(report.raised),
+            len(report.existing),
+            len(report.waiting),
+            f" (drafter unavailable: {report.unavailable})" if report.unavailable else "",
+        )
+
+    async def facts(self) -> list[Fact]:
+        recorded, evaluations = await asyncio.to_thread(sources.recorded_evidence, self.store)
+        if not self.read_feedback:
+            return recorded
+        await self.caught_up()
+        return recorded + await sources.feedback_evidence(self.pool, evaluations)
+
+    async def caught_up(self) -> None:
+        """Wait until the read models the feedback comes from have applied the store's head:
+        a lagging one would raise a proposal on part of a cluster. Still behind: the order
+        fails loudly and the scheduler gives it again at the next tick."""
+        head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
+        for reader in sources.FEEDBACK_READ_MODELS:
+            reached = await wait_for_position(self.pool, reader, head, self.wait_seconds)
+            if reached < head:
+                raise NotCaughtUp(f"{reader} is at {reached}, the store at {head}")
+
+    async def run(self, order: RaiseProposals) -> RunReport:
+        settings = self.settings()  # C46, C47: read at each run
+        if settings.unparsed:
+            log.warning(
+                "learning: default used for %s (did not parse)", ", ".join(settings.unparsed)
+            )
+        drafter = self.drafter(settings)
+        facts = await self.facts()
+        known = await asyncio.to_thread(sources.known_proposals, self.store)
+        found = clusters(facts, known)
+        ids = {c: proposal_id_for(c.tenant_id, c.target_asset_id, c.evidence_hash) for c in found}
+        standing = await asyncio.to_thread(existing, self.store, set(ids.values()))
+        raised: list[UUID] = []
+        kept: list[UUID] = []
+        waiting: list[str] = []
+        unavailable = None
+        for cluster in found:
+            name = f"{cluster.tenant_id}/{cluster.target_asset_id}"
+            if not ready(cluster, settings.min_evidence_items):
+                waiting.append(name)
+                continue
+            if ids[cluster] in standing:
+                kept.append(ids[cluster])
+                continue
+            if unavailable is not None:
+                waiting.append(name)  # the drafter failed this run already: do not hammer it
+                continue
+            try:
+                await self.raise_one(cluster, drafter, known, order)
+            except DrafterUnavailable as error:
+                unavailable = str(error)
+                log.warning("%s: drafter %s unavailable (%s): waits", name, drafter.profile, error)
+                waiting.append(name)
+                continue
+            raised.append(ids[cluster])
+        return RunReport(raised, kept, waiting, unavailable)
+
+    async def raise_one(
+        self, cluster: Cluster, drafter: Drafter, known: Sequence[Known], order: RaiseProposals
+    ) -> None:
+        draft = await drafter.draft(cluster)  # raises DrafterUnavailable: nothing raised (C45)
+        summary_ref = await put_artifact(
+            self.pool, cluster.tenant_id, draft.summary.encode(), SUMMARY_MEDIA_TYPE
+        )
+        command = RaiseProposal(
+            kind=cluster.kind,
+            target_asset_id=cluster.target_asset_id,
+            target_version=cluster.target_version,
+            evidence_hash=cluster.evidence_hash,
+            evidence=list(cluster.items),
+            summary_ref=summary_ref,
+            expected_effect=draft.expected_effect,
+            profile=drafter.profile,
+            supersedes=[UUID(p) for p in superseded_by_new(cluster, known)],
+        )
+        await self.bus.execute(
+            Issued(
+                command,
+                tenant_id=cluster.tenant_id,
+                actor=ACTOR,
+                command_id=f"{order.name}/{cluster.target_asset_id}/{cluster.evidence_hash}",
+                at=order.now,
+                service=True,
+            )
+        )

@@ -1,0 +1,205 @@
+"""Command handlers of the learning context: load, decide, hand back for the bus to append.
+
+The three neighbour events are commands here, as the domain names them (issue 10):
+EvaluationCompleted is RaiseFromEvaluation (C39), DriftDetected is RaiseFromDrift (C40),
+SkillCandidateProposed is RaiseSkillProposal (C41). Each records its evidence once; the
+proposal itself is raised by the generator, once a cluster holds enough evidence (C29, C42).
+"""
+
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.learning import (
+    DecideProposalCommand,
+    DraftReleaseOpened,
+    EvidenceItem,
+    PickUpProposal,
+    ProposalState,
+    RaiseProposal,
+    RecordReleaseCommand,
+)
+from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
+from services.bus import Creates, Decision, Handler, Issued
+from services.learning.domain import LearningProposal, proposal_id_for
+from services.learning.evidence import (
+    Evidence,
+    drift_item,
+    evaluation_counts,
+    evaluation_item,
+    evidence_id_for,
+    skill_item,
+)
+from services.metrics import LEARNING_PROPOSALS, tenant_label
+from services.store import EventStore, load_owned
+
+
+@dataclass(frozen=True)
+class EvidenceState:
+    evidence_id: str
+    counts: bool
+    recorded: bool  # False: recorded before (the same event again)
+
+
+@dataclass(frozen=True)
+class ProposalShown:
+    proposal_id: UUID
+    state: ProposalState
+    reviewed_by: str | None
+    release_id: str | None
+    created: bool = False
+
+
+def shown(proposal: LearningProposal, created: bool = False) -> ProposalShown:
+    return ProposalShown(
+        proposal.id, proposal.state, proposal.reviewed_by, proposal.release_id, created
+    )
+
+
+def counted(moves: list[tuple[LearningProposal, ProposalState | None]]) -> Callable[[], None]:
+    """SPEC C49: once the events are stored, each proposal leaves its old state's count
+    (None: it is new) and joins its new one's; a move that changed nothing counts nothing."""
+    changes = [
+        (tenant_label(p.tenant_id), p.kind, before, p.state)
+        for p, before in moves
+        if before != p.state
+    ]
+
+    def count() -> None:
+        for tenant, kind, before, after in changes:
+            if before is not None:
+                LEARNING_PROPOSALS.labels(tenant, kind, before.value).dec()
+            LEARNING_PROPOSALS.labels(tenant, kind, after.value).inc()
+
+    return count
+
+
+def item_of(command: object) -> tuple[EvidenceItem, str, str, str | None, bool]:
+    """The evidence a neighbour event is: item, target, target kind, version, counts."""
+    if isinstance(command, EvaluationCompleted):
+        return (
+            evaluation_item(command),
+            command.target_asset_id,
+            command.target_kind.value,
+            command.target_version,
+            evaluation_counts(command),
+        )
+    if isinstance(command, DriftDetected):
+        return (
+            drift_item(command),
+            command.target_asset_id,
+            command.target_kind.value,
+            command.target_version,
+            True,
+        )
+    assert isinstance(command, SkillCandidateProposed)
+    return skill_item(command), command.skill_id, "skill", command.target_version, True
+
+
+def evidence_created(issued: Issued) -> UUID:
+    item = item_of(issued.command)[0]
+    return evidence_id_for(issued.tenant_id, item.evidence_id)
+
+
+def record_evidence(store: EventStore, issued: Issued) -> Decision:
+    """RaiseFromEvaluation, RaiseFromDrift, RaiseSkillProposal: the event as evidence, once
+    (a repeat, under whatever CloudEvent id, finds it and appends nothing)."""
+    item, target, kind, version, counts = item_of(issued.command)
+    aggregate_id = evidence_id_for(issued.tenant_id, item.evidence_id)
+    if not issued.new:
+        with suppress(AggregateNotFoundError):
+            found: Evidence = store.repository.get(aggregate_id)
+            return Decision([], EvidenceState(item.evidence_id, found.counts, recorded=False))
+    evidence = Evidence.record(
+        tenant_id=issued.tenant_id,
+        target_asset_id=target,
+        target_kind=kind,
+        target_version=version,
+        counts=counts,
+        item=item,
+        at=issued.at,
+    )
+    return Decision([evidence], EvidenceState(item.evidence_id, counts, recorded=True))
+
+
+def proposal_created(issued: Issued) -> UUID:
+    command = issued.command
+    assert isinstance(command, RaiseProposal)
+    return proposal_id_for(issued.tenant_id, command.target_asset_id, command.evidence_hash)
+
+
+def raise_proposal(store: EventStore, issued: Issued) -> Decision:
+    """Raise once per (target, evidence hash) (C43) and supersede the target's proposals
+    that are still Proposed (C34); one that a maintainer took up meanwhile stays."""
+    command = issued.command
+    assert isinstance(command, RaiseProposal)
+    proposal_id = proposal_created(issued)
+    if not issued.new:
+        with suppress(AggregateNotFoundError):
+            return Decision([], shown(store.repository.get(proposal_id)))
+    proposal = LearningProposal.raise_(tenant_id=issued.tenant_id, command=command, at=issued.at)
+    moved: list[LearningProposal] = []
+    for older_id in command.supersedes:
+        if older_id == proposal_id:
+            continue
+        older = load_proposal(store, issued.tenant_id, older_id)
+        if older.supersede(by=proposal_id, at=issued.at):
+            moved.append(older)
+    moves = [(proposal, None), *((older, ProposalState.proposed) for older in moved)]
+    return Decision([proposal, *moved], shown(proposal, created=True), counted(moves))
+
+
+def load_proposal(store: EventStore, tenant_id: str, proposal_id: UUID) -> LearningProposal:
+    proposal: LearningProposal = load_owned(store, tenant_id, proposal_id, "proposal")
+    return proposal
+
+
+def pick_up(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, PickUpProposal)
+    proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
+    before = proposal.state
+    proposal.pick_up(by=issued.actor, at=issued.at)  # reviewedBy: the caller (C35)
+    return Decision([proposal], shown(proposal), counted([(proposal, before)]))
+
+
+def decide(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, DecideProposalCommand)
+    proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
+    before = proposal.state
+    if command.decision == "accept":
+        proposal.accept(by=issued.actor, at=issued.at)
+    else:
+        proposal.reject(by=issued.actor, reason=command.reason, at=issued.at)
+    return Decision([proposal], shown(proposal), counted([(proposal, before)]))
+
+
+def record_release(store: EventStore, issued: Issued) -> Decision:
+    """The registry's answer, by callback or by its DraftReleaseOpened event (C32)."""
+    command = issued.command
+    assert isinstance(command, RecordReleaseCommand | DraftReleaseOpened)
+    proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
+    proposal.record_release(release_id=command.release_id, at=issued.at)
+    return Decision([proposal], shown(proposal))
+
+
+HANDLERS: dict[type, Handler] = {
+    EvaluationCompleted: record_evidence,  # RaiseFromEvaluation
+    DriftDetected: record_evidence,  # RaiseFromDrift
+    SkillCandidateProposed: record_evidence,  # RaiseSkillProposal
+    RaiseProposal: raise_proposal,
+    PickUpProposal: pick_up,
+    DecideProposalCommand: decide,
+    RecordReleaseCommand: record_release,
+    DraftReleaseOpened: record_release,
+}
+CREATES: dict[type, Creates] = {
+    EvaluationCompleted: evidence_created,
+    DriftDetected: evidence_created,
+    SkillCandidateProposed: evidence_created,
+    RaiseProposal: proposal_created,
+}

@@ -1,0 +1,182 @@
+"""What the generator reads: evidence and proposals from the store, feedback from read models.
+
+- Recorded evidence (``Evidence.Recorded``, C39–C41) and the proposals raised so far are read
+  from the event store itself, not from a read model: the generator then never decides on a
+  view that lags, and a second generator sees what the first appended.
+- Feedback clusters per target asset (C28, C42) come from the read models that hold them:
+  submitted wrong-answer reports on an agent (the Inbox; a WontFix is no evidence), failed
+  runs of eval cases (the eval cases' runs), and low ratings (≤ 2), corrections and
+  escalations given on an evaluation whose target we know from its EvaluationCompleted.
+  Feedback on a run, attempt, artifact or memory names no asset, so it cannot be clustered
+  per asset here and is not read.
+
+Every id is the fact's own (``report:<id>``, ``eval-run:<id>``, ``feedback:<id>``), so the same
+facts always give the same evidence hash.
+"""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+from eventsourcing.utils import get_topic
+
+from contracts.learning import EvidenceItem, EvidenceOrigin
+from services.learning.clusters import Fact, Known
+from services.learning.domain import LearningProposal
+from services.learning.evidence import Evidence
+from services.store import EventStore
+
+PAGE = 1_000
+INBOX, EVAL_CASES, FEEDBACK = "rm_inbox", "rm_eval_cases", "rm_feedback_list"
+FEEDBACK_READ_MODELS = (INBOX, EVAL_CASES, FEEDBACK)
+UNKNOWN_AGENT = "(unknown agent)"  # the Inbox's name for a report without a block
+LOW_RATING = 2
+
+
+def stored(store: EventStore, classes: Sequence[type]) -> list[Any]:
+    """Every stored event of these classes, in log order (runs in a thread: the library is
+    synchronous)."""
+    topics = [get_topic(cls) for cls in classes]
+    recorder, after, events = store.recorder, 0, []
+    head = recorder.max_notification_id() or 0
+    while after < head:
+        page = list(
+            recorder.select_notifications(
+                start=after, limit=PAGE, stop=head, topics=topics, inclusive_of_start=False
+            )
+        )
+        events += [store.mapper.to_domain_event(n) for n in page]
+        if len(page) < PAGE:
+            break
+        after = page[-1].id
+    return events
+
+
+Evaluations = dict[tuple[str, str], Fact]  # (tenant, evidence id) → an evaluation's fact
+
+
+def recorded_evidence(store: EventStore) -> tuple[list[Fact], Evaluations]:
+    """The neighbours' events that count as evidence (C39: a passing evaluation does not),
+    and every evaluation seen, passing or not, by its evidence id (feedback on one names its
+    target)."""
+    counting, evaluations = [], {}
+    for e in stored(store, [Evidence.Recorded]):
+        fact = Fact(
+            tenant_id=e.tenant_id,
+            target_asset_id=e.target_asset_id,
+            target_kind=e.target_kind,
+            target_version=e.target_version,
+            item=EvidenceItem.model_validate(e.item),
+        )
+        if e.counts:
+            counting.append(fact)
+        if fact.item.evidence_id.startswith("evaluation:"):
+            evaluations[(fact.tenant_id, fact.item.evidence_id)] = fact
+    return counting, evaluations
+
+
+def known_proposals(store: EventStore) -> list[Known]:
+    """Every proposal raised so far, folded to its current state."""
+    raised: dict[Any, Any] = {}
+    states: dict[Any, str] = {}
+    moves = {
+        LearningProposal.PickedUp: "InReview",
+        LearningProposal.Accepted: "Accepted",
+        LearningProposal.Rejected: "Rejected",
+        LearningProposal.Superseded: "Superseded",
+    }
+    for e in stored(store, [LearningProposal.Raised, *moves]):
+        if isinstance(e, LearningProposal.Raised):
+            raised[e.originator_id], states[e.originator_id] = e, "Proposed"
+        else:
+            states[e.originator_id] = moves[type(e)]
+    return [
+        Known(str(pid), e.tenant_id, e.target_asset_id, states[pid], tuple(e.evidence_refs))
+        for pid, e in raised.items()
+    ]
+
+
+def agent_id_of(agent: str) -> str:
+    """An agent path as an asset id: every ``/`` as ``_`` (as eval cases name it, W43)."""
+    return agent.replace("/", "_")
+
+
+async def feedback_evidence(pool: asyncpg.Pool, evaluations: Evaluations) -> list[Fact]:
+    """C28: reports, eval-case failures and feedback on evaluations, per target asset."""
+    facts: list[Fact] = []
+    reports = await pool.fetch(
+        f"SELECT report_id, tenant_id, agent, kind, status, submitted_at FROM {INBOX}.reports "
+        "WHERE submitted_at IS NOT NULL AND status <> 'WontFix' AND agent <> $1",
+        UNKNOWN_AGENT,
+    )
+    for r in reports:
+        facts.append(
+            agent_fact(
+                r["tenant_id"],
+                r["agent"],
+                EvidenceItem(
+                    evidence_id=f"report:{r['report_id']}",
+                    origin=EvidenceOrigin.wrong_answer,
+                    note=f"wrong-answer report ({r['kind'] or 'no kind'}, {r['status']})",
+                    observed_at=r["submitted_at"],
+                ),
+            )
+        )
+    runs = await pool.fetch(
+        f"SELECT r.run_id, r.tenant_id, c.agent, c.ref, r.summary, r.recorded_at "
+        f"FROM {EVAL_CASES}.runs r JOIN {EVAL_CASES}.cases c USING (case_id) "
+        "WHERE (r.summary ->> 'passed')::boolean IS FALSE"
+    )
+    for r in runs:
+        summary = asyncpg_json(r["summary"])
+        reasons = ", ".join(summary.get("reasons") or []) or "failed"
+        facts.append(
+            agent_fact(
+                r["tenant_id"],
+                r["agent"],
+                EvidenceItem(
+                    evidence_id=f"eval-run:{r['run_id']}",
+                    origin=EvidenceOrigin.eval_case_failure,
+                    metric="looked_rate" if summary.get("looked_rate") is not None else None,
+                    value=summary.get("looked_rate"),
+                    note=f"eval case {r['ref']} failed: {reasons}",
+                    observed_at=r["recorded_at"],
+                ),
+            )
+        )
+    given = await pool.fetch(
+        "SELECT feedback_id, tenant_id, subject_ref, kind, rating, given_at "
+        f"FROM {FEEDBACK}.feedback WHERE subject_kind = 'evaluation' "
+        "AND (kind IN ('correction', 'escalation') OR (kind = 'rating' AND rating <= $1))",
+        LOW_RATING,
+    )
+    for f in given:
+        evaluation = evaluations.get((f["tenant_id"], f"evaluation:{f['subject_ref']}"))
+        if evaluation is None:
+            continue  # an evaluation we never saw: no asset to cluster it on
+        rating = f" {f['rating']}" if f["rating"] is not None else ""
+        facts.append(
+            Fact(
+                tenant_id=f["tenant_id"],
+                target_asset_id=evaluation.target_asset_id,
+                target_kind=evaluation.target_kind,
+                target_version=evaluation.target_version,
+                item=EvidenceItem(
+                    evidence_id=f"feedback:{f['feedback_id']}",
+                    origin=EvidenceOrigin.feedback,
+                    note=f"{f['kind']}{rating} on evaluation {f['subject_ref']}",
+                    observed_at=f["given_at"],
+                ),
+            )
+        )
+    return facts
+
+
+def agent_fact(tenant_id: str, agent: str, item: EvidenceItem) -> Fact:
+    return Fact(tenant_id, agent_id_of(agent), "agent", None, item)
+
+
+def asyncpg_json(value: Any) -> dict[str, Any]:
+    loaded = json.loads(value) if isinstance(value, str) else value
+    return loaded if isinstance(loaded, dict) else {}

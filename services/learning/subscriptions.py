@@ -1,0 +1,18 @@
+"""What the learning context consumes from Kafka: its three neighbours' evidence (C39–C41,
+declared in ``services.neighbours``) and the agent registry's answer to a Draft release (C32)."""
+
+from contracts import topics
+from contracts.learning import DraftReleaseOpenedMessage
+from services.inbound.subscription import Subscription
+from services.neighbours import LEARNING_SUBSCRIPTIONS
+
+DRAFT_RELEASE_OPENED = Subscription(
+    topic=topics.DRAFT_RELEASE_OPENED,
+    envelope=DraftReleaseOpenedMessage,
+    title="DraftReleaseOpened",
+    description="The agent registry opened the Draft release an accepted proposal asked for; "
+    "its id becomes the proposal's resultingReleaseId (SPEC C32).",
+    strict=False,
+)
+
+SUBSCRIPTIONS = (*LEARNING_SUBSCRIPTIONS, DRAFT_RELEASE_OPENED)
