@@ -20,6 +20,7 @@ from faststream.kafka import KafkaBroker
 from prometheus_client import start_http_server
 
 from contracts import topics
+from projections.appraisal import AppraisalFacts
 from projections.digests import Digests
 from projections.eval_cases import EvalCases
 from projections.feedback_list import FeedbackList
@@ -28,6 +29,8 @@ from projections.learning_proposals import LearningProposals
 from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
+from services.appraisal.api import appraisal_routes
+from services.appraisal.handlers import HANDLERS as APPRAISAL_HANDLERS
 from services.artifact_routes import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
@@ -89,11 +92,20 @@ HANDLERS = {
     **DIGEST_HANDLERS,
     **NIGHT_HANDLERS,
     **LEARNING_HANDLERS,
+    **APPRAISAL_HANDLERS,
 }
 
 
 def read_models() -> list[Projection]:
-    return [FeedbackList(), Inbox(), EvalCases(), Digests(), Nights(), LearningProposals()]
+    return [
+        FeedbackList(),
+        Inbox(),
+        EvalCases(),
+        Digests(),
+        Nights(),
+        LearningProposals(),
+        AppraisalFacts(),
+    ]
 
 
 def pool_size() -> int:
@@ -403,6 +415,7 @@ class Runtime:
             digest_routes(http),
             night_routes(http),
             learning_routes(http),
+            appraisal_routes(http),
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)
