@@ -375,6 +375,8 @@ BODIES = {
     ("patch", "/factory/evals/cases/{case_id}"): "PatchEvalCase",
     ("post", "/factory/evals/cases/{case_id}/confirm"): "ConfirmEvalCase",
     ("post", "/factory/evals/cases/{case_id}/runs"): "RunEvalCase",
+    ("post", "/factory/learning/proposals/{proposal_id}/decide"): "DecideProposal",
+    ("post", "/factory/learning/proposals/{proposal_id}/release"): "RecordRelease",
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 
