@@ -441,6 +441,7 @@ DIGEST_POSTED: JsonDict = {
             f"Models: {MODEL}",
             f"Eval cases lifted this week: {CASE_REF}",
             "Health: 1 of 1 cases with a last run passed",
+            "Appraisal (from reports only): distress, \u22121.0",
         ]
     ),
     "extraContext": json.dumps(AGENT_TABLE, ensure_ascii=False, separators=(",", ":")),

@@ -18,6 +18,8 @@ from pydantic import (
     field_validator,
 )
 
+from contracts.goals import MAX_SERVES, GoalRefText
+
 
 def stripped(value: str) -> str:
     """Surrounding whitespace is not part of a reference; blank is no reference."""
@@ -83,6 +85,12 @@ class RecordFeedback(Contract):
         default=None, alias="commentRef", description="Artifact reference of the text."
     )
     corrected_artifact_ref: Ref | None = Field(default=None, alias="correctedArtifactRef")
+    serves: list[GoalRefText] | None = Field(
+        default=None,
+        max_length=MAX_SERVES,
+        description="Goal references `kind:id` (charter, task, project, setpoint) this served "
+        "(SPEC M01–M05): a malformed one is refused, naming it.",
+    )
 
 
 class FeedbackRecorded(Contract):

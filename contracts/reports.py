@@ -12,6 +12,7 @@ from uuid import UUID
 from pydantic import AnyHttpUrl, Field, StringConstraints
 
 from contracts.feedback import Contract, Ref
+from contracts.goals import MAX_SERVES, GoalRefText
 
 MAX_MESSAGE = 8_000
 MAX_EXTRA_CONTEXT = 16_000
@@ -38,6 +39,12 @@ class DraftReport(Contract):
     side_panel: SidePanel | None = Field(default=None, alias="sidePanel")
     extra_context: Annotated[str, StringConstraints(max_length=MAX_EXTRA_CONTEXT)] | None = Field(
         default=None, alias="extraContext"
+    )
+    serves: list[GoalRefText] | None = Field(
+        default=None,
+        max_length=MAX_SERVES,
+        description="Goal references `kind:id` (charter, task, project, setpoint) this served "
+        "(SPEC M01–M05): a malformed one is refused, naming it.",
     )
 
 
@@ -88,6 +95,12 @@ class ComposeWrongAnswer(Contract):
         "cannot tell (fabricated, outdated, other); the check decides the rest (W15).",
     )
     maintainers: list[Ref] = Field(default_factory=list, max_length=20)
+    serves: list[GoalRefText] | None = Field(
+        default=None,
+        max_length=MAX_SERVES,
+        description="Goal references `kind:id` (charter, task, project, setpoint) this served "
+        "(SPEC M01–M05): a malformed one is refused, naming it.",
+    )
 
 
 class ReviewReport(Contract):

@@ -5,9 +5,11 @@ Keys are configured as JSON entries ``{"sha256": <hex of the key>, "tenant": ...
 the file named by ``FEEDBACKLOOP_API_KEYS_FILE``; only the key's hash is kept. ``feedbackloop
 keys new`` makes one. Entries are ``ApiKeyEntry`` models, validated when the settings are read:
 a bad entry stops the process at start, naming the setting and the field. ``service`` marks a
-service's key, not a person's: an eval round never runs as a service (SPEC W57). ``revoked``
-keeps an entry on record but takes its rights away: it no longer authenticates, and a confirmer
-who holds only revoked keys no longer has a night run their cases (SPEC W99).
+service's key, not a person's: an eval round never runs as a service (SPEC W57). An agent's
+key is configured as a service's too (``service: true``): no agent writes the charter (issue
+11). ``revoked`` keeps an entry on record but takes its rights away: it no longer
+authenticates, and a confirmer who holds only revoked keys no longer has a night run their
+cases (SPEC W99).
 """
 
 import hashlib

@@ -20,6 +20,7 @@ from faststream.kafka import KafkaBroker
 from prometheus_client import start_http_server
 
 from contracts import topics
+from projections.appraisal import AppraisalFacts
 from projections.datasets import Datasets
 from projections.digests import Digests
 from projections.eval_cases import EvalCases
@@ -29,11 +30,14 @@ from projections.learning_proposals import LearningProposals
 from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
 from services.api import Http, create_app
+from services.appraisal.api import appraisal_routes
+from services.appraisal.handlers import HANDLERS as APPRAISAL_HANDLERS
 from services.artifact_routes import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.bus import CommandBus
 from services.datasets.api import dataset_routes
+from services.datasets.domain import HarvestedRun
 from services.datasets.grpc import Learning, serve_grpc
 from services.datasets.handlers import CREATES as DATASET_CREATES
 from services.datasets.handlers import HANDLERS as DATASET_HANDLERS
@@ -96,6 +100,7 @@ HANDLERS = {
     **NIGHT_HANDLERS,
     **DATASET_HANDLERS,
     **LEARNING_HANDLERS,
+    **APPRAISAL_HANDLERS,
 }
 
 
@@ -108,6 +113,8 @@ def read_models() -> list[Projection]:
         Nights(),
         LearningProposals(),
         Datasets(),
+        # RunCompleted reaches the store as the datasets context's harvest (its ``run`` field).
+        AppraisalFacts(run_events=(HarvestedRun.Harvested,)),
     ]
 
 
@@ -439,6 +446,7 @@ class Runtime:
             learning_routes(http),
             dataset_routes(http, self.store),
             event_routes(http, INBOUND_SUBSCRIPTIONS),
+            appraisal_routes(http),
         ]
         app = create_app(http, routers, lifespan=lifespan)
         app.add_middleware(TraceContext)

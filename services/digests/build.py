@@ -12,6 +12,10 @@ from datetime import datetime
 from uuid import UUID
 
 from contracts.digests import AgentTable, DigestTables, Health, ModelTable, Trend
+from services.appraisal import facts as appraisal
+from services.appraisal.charter import EMPTY
+from services.appraisal.labels import label, valence
+from services.appraisal.outcomes import CONTRIBUTIONS, of_report
 from services.digests.weeks import end_of, previous, start_of
 
 UNKNOWN_AGENT = "(unknown agent)"  # the Inbox's name for a report without a block (W38, W122)
@@ -131,4 +135,19 @@ def as_text(table: AgentTable, week: str, *, truncated: bool) -> str:
     lines.append(f"Eval cases lifted this week: {lifted}")
     health = table.health
     lines.append(f"Health: {health.passed} of {health.with_run} cases with a last run passed")
+    lines.append(appraisal_line(table, start_of(week)))
     return "\n".join(lines)
+
+
+def appraisal_line(table: AgentTable, at: datetime) -> str:
+    """Issue 11: the week's reports read as signed outcomes by the contribution table and
+    labelled by the appraisal's own pure function. It sees only what the digest holds (the
+    reports by kind: no feedback, runs or reach), and says so."""
+    reports = [
+        appraisal.ReportFact(kind, None, table.agent, kind, False, at, "New")
+        for kind, count in table.counts.items()
+        for _ in range(count)
+    ]
+    errors = [error for fact in reports for error in of_report(fact, EMPTY, CONTRIBUTIONS, at)]
+    shown = str(valence(errors)) or "nothing signed"
+    return f"Appraisal (from reports only): {label(errors, EMPTY).value}, {shown}"

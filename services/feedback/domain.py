@@ -33,6 +33,7 @@ class Feedback(Aggregate):
         given_by: str
         command_id: str
         request_digest: str
+        serves: list[str] | None = None  # goal refs (issue 11); events before it have none
 
     def __init__(
         self,
@@ -47,6 +48,7 @@ class Feedback(Aggregate):
         given_by: str,
         command_id: str,
         request_digest: str,
+        serves: list[str] | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.project_id = project_id
@@ -59,6 +61,7 @@ class Feedback(Aggregate):
         self.given_by = given_by
         self.command_id = command_id
         self.request_digest = request_digest
+        self.serves = serves
 
     @classmethod
     def record(
@@ -88,6 +91,7 @@ class Feedback(Aggregate):
             given_by=given_by,
             command_id=command_id,
             request_digest=request_digest,
+            serves=list(command.serves) if command.serves else None,
         )
 
     def same_request(self, tenant_id: str, request_digest: str) -> None:

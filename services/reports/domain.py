@@ -55,6 +55,7 @@ class Report(Aggregate):
         prompt: str | None
         context: list[str]
         facts: ReportFacts | None  # None: the report has no labelled block (W38)
+        serves: list[str] | None = None  # goal refs (issue 11); events before it have none
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -124,6 +125,7 @@ class Report(Aggregate):
         prompt: str | None,
         context: list[str],
         facts: ReportFacts | None,
+        serves: list[str] | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.reporter = reporter
@@ -136,6 +138,7 @@ class Report(Aggregate):
         self.prompt = prompt  # the question the reported reply answered, if known
         self.context = context
         self.facts: LabelledBlock | None = block_of(facts)
+        self.serves = serves
         self.status = "Draft"
         self.delivery_attempts = 0
         self.delivery_settled = False  # the webhook got its hand-over, or gave up
@@ -172,6 +175,7 @@ class Report(Aggregate):
             prompt=prompt,
             context=list(context or []),
             facts=facts_of(facts),
+            serves=list(command.serves) if command.serves else None,
         )
 
     def check_visible_to(self, actor: str) -> None:

@@ -79,7 +79,8 @@ def drafted(
 def drafted_as(report: Report) -> tuple[object, ...]:
     """What a draft says; a repeated key must say the same."""
     facts = (report.category, report.message, report.thread, report.message_ref)
-    return (*facts, report.extra_context, report.prompt, report.context, report.facts)
+    said = (report.extra_context, report.prompt, report.context, report.facts, report.serves)
+    return (*facts, *said)
 
 
 def state(report: Report) -> ReportState:

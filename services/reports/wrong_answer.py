@@ -108,6 +108,7 @@ def compose_report(facts: ComposeWrongAnswer) -> tuple[LabelledBlock, DraftRepor
         message=facts.account,
         side_panel=SidePanel(thread=facts.thread, message=facts.message_ref),
         extra_context=extra_context,
+        serves=facts.serves,
     )
     return block, draft
 

@@ -375,8 +375,10 @@ BODIES = {
     ("patch", "/factory/evals/cases/{case_id}"): "PatchEvalCase",
     ("post", "/factory/evals/cases/{case_id}/confirm"): "ConfirmEvalCase",
     ("post", "/factory/evals/cases/{case_id}/runs"): "RunEvalCase",
+    ("post", "/factory/learning/proposals/{proposal_id}/decide"): "DecideProposal",
+    ("post", "/factory/learning/proposals/{proposal_id}/release"): "RecordRelease",
 }
-RAW = {("post", "/factory/artifacts")}  # bytes as they come, of any media type
+RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 
 
 async def test_the_openapi_document_declares_bodies_answers_and_errors(

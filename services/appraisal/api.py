@@ -1,0 +1,222 @@
+"""HTTP routes of appraisal (issue 11).
+
+- ``PUT /factory/appraisal/charter``: the tenant's charter as a TOML body, by a person's key
+  with ``factory.assets.write`` (a service's or an agent's key is refused, 403); a document
+  that does not parse is a 422 naming the line (SPEC M07–M16).
+- ``GET /factory/appraisal/charter``: the charter as stored, its findings and each sensored
+  line's current reading (M20).
+- ``GET /factory/appraisal/runs/{runId}``, ``/agents/{agent}``, ``/lines/{lineId}``: the
+  appraisal derived now from the recorded facts in the window (``since``/``until``); an agent's
+  also carries its health counters (M47–M51).
+"""
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from contracts.appraisal import (
+    MAX_CHARTER_DOCUMENT,
+    AgentAppraisal,
+    CharterView,
+    CharterWritten,
+    LineAppraisal,
+    RunAppraisal,
+    WriteCharter,
+)
+from contracts.goals import GoalKind, GoalRef
+from projections.appraisal_reads import (
+    UNREADABLE,
+    Scope,
+    StoredCharter,
+    read_charter,
+    read_facts,
+    sample_evals,
+    sample_inbox,
+    sample_proposals,
+)
+from services.api import Http, IdempotencyKey, Instant, MinPosition, command_id
+from services.appraisal.appraise import appraise
+from services.appraisal.charter import EMPTY, Charter
+from services.appraisal.facts import Facts
+from services.appraisal.health import health
+from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
+from services.appraisal.readings import Sample, reading
+from services.appraisal.setpoints import SensorKind
+from services.auth import Principal
+from services.errors import NotFound, Refused
+from services.openapi import RAW_BODY
+from services.problems import READ_ERRORS, WRITE_ERRORS
+
+READ_MODEL = "appraisal"
+EVAL_WINDOW = timedelta(days=30)  # eval_fail_rate reads the last 30 days' runs
+Since = Annotated[Instant | None, Query(description="From this instant (inclusive)")]
+Until = Annotated[Instant | None, Query(description="Up to this instant (exclusive)")]
+
+
+def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS) -> APIRouter:
+    """``table`` is the contribution table the reads derive with (a parameter, so that a
+    changed table reads over the same recorded history)."""
+    router = APIRouter(prefix="/factory/appraisal", tags=["appraisal"])
+    writer = Depends(http.scope("factory.assets.write"))
+    reader = Depends(http.scope("factory.evaluation.read"))
+
+    @router.put(
+        "/charter",
+        response_model=CharterWritten,
+        responses=WRITE_ERRORS,
+        openapi_extra=RAW_BODY,  # TOML, sent as it is (text/plain or application/toml)
+    )
+    async def put_charter(
+        request: Request,
+        principal: Annotated[Principal, writer],
+        idempotency_key: IdempotencyKey = None,
+    ) -> dict[str, Any]:
+        """Write the tenant's charter: a TOML document of `[[line]]` tables (`id`, `text`, an
+        optional `sensor = { kind, setpoint }`), whose order is rank. For example:
+
+            [[line]]
+            id = "inbox-short"
+            text = "Nobody's report waits long."
+            sensor = { kind = "inbox_age", setpoint = "2d" }
+        """
+        document = await read_document(request)
+        outcome = await http.execute(
+            WriteCharter(document=document), principal, command_id(idempotency_key)
+        )
+        written = outcome.result
+        return {
+            "lines": written.lines,
+            "findings": list(written.findings),
+            "position": http.position(outcome, principal),
+        }
+
+    @router.get("/charter", response_model=CharterView, responses=READ_ERRORS)
+    async def get_charter(
+        principal: Annotated[Principal, reader], min_position: MinPosition = None
+    ) -> dict[str, Any]:
+        """The charter, its findings and each sensored line's current reading (SPEC M20)."""
+        await http.read_at(READ_MODEL, min_position, principal)
+        stored = await read_charter(http.pool, principal.tenant_id)
+        now = http.clock()
+        samples = await sensor_samples(http, principal.tenant_id, stored.charter, now)
+        return charter_json(stored, samples)
+
+    async def charter_or_unreadable(tenant_id: str) -> tuple[Charter, bool]:
+        """M16: an unreadable charter marks the reading partial; it is not an empty one."""
+        try:
+            return (await read_charter(http.pool, tenant_id)).charter, True
+        except UNREADABLE:
+            return EMPTY, False
+
+    async def appraisal_of(
+        principal: Principal, scope: Scope, goal: GoalRef | None = None
+    ) -> tuple[dict[str, Any], Facts]:
+        """Read the facts, derive now: nothing derived is ever stored (issue 11)."""
+        charter, readable = await charter_or_unreadable(principal.tenant_id)
+        facts = await read_facts(http.pool, principal.tenant_id, scope)
+        derived = appraise(
+            facts, charter, http.clock(), table, charter_readable=readable, goal=goal
+        )
+        return derived | {"since": iso(scope.since), "until": iso(scope.until)}, facts
+
+    @router.get("/runs/{run_id}", response_model=RunAppraisal, responses=READ_ERRORS)
+    async def get_run(
+        run_id: str,
+        principal: Annotated[Principal, reader],
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """One run's appraisal: its feedback, reports, eval verdict and counters."""
+        await http.read_at(READ_MODEL, min_position, principal)
+        derived, _ = await appraisal_of(principal, Scope(run_id=run_id))
+        return {"runId": run_id} | derived
+
+    @router.get("/agents/{agent:path}", response_model=AgentAppraisal, responses=READ_ERRORS)
+    async def get_agent(
+        agent: str,
+        principal: Annotated[Principal, reader],
+        since: Since = None,
+        until: Until = None,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """An agent's appraisal over the window, with its health counters (M47–M51)."""
+        await http.read_at(READ_MODEL, min_position, principal)
+        derived, facts = await appraisal_of(principal, Scope(agent=agent, since=since, until=until))
+        return {"agent": agent} | derived | {"health": health(facts.runs).as_json()}
+
+    @router.get("/lines/{line_id}", response_model=LineAppraisal, responses=READ_ERRORS)
+    async def get_line(
+        line_id: str,
+        principal: Annotated[Principal, reader],
+        since: Since = None,
+        until: Until = None,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """What counted against one charter line in the window (M18, M19), and its reading."""
+        await http.read_at(READ_MODEL, min_position, principal)
+        charter, readable = await charter_or_unreadable(principal.tenant_id)
+        line = charter.line(line_id)
+        if readable and line is None:
+            raise NotFound(f"the charter has no line {line_id!r}", lineId=line_id)
+        scope = Scope(since=since, until=until)
+        derived, _ = await appraisal_of(principal, scope, GoalRef(GoalKind.charter, line_id))
+        body = {"lineId": line_id} | derived
+        if line is not None and line.sensor is not None:
+            samples = await sensor_samples(http, principal.tenant_id, charter, http.clock())
+            body["reading"] = reading(line.sensor, samples[line.sensor.kind]).as_json(line.sensor)
+        return body
+
+    return router
+
+
+async def read_document(request: Request) -> str:
+    raw = await request.body()
+    if len(raw) > MAX_CHARTER_DOCUMENT:
+        raise Refused(f"a charter is at most {MAX_CHARTER_DOCUMENT} bytes", field="body")
+    try:
+        document = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused("the charter must be UTF-8 text", field="body") from None
+    if "\x00" in document:
+        raise Refused("text must not contain NUL characters", field="body")
+    return document
+
+
+async def sensor_samples(
+    http: Http, tenant_id: str, charter: Charter, now: datetime
+) -> dict[SensorKind, Sample]:
+    """A sample of each store a line watches (only those: an unwatched store is not read)."""
+    kinds = {line.sensor.kind for line in charter.lines if line.sensor is not None}
+    samples: dict[SensorKind, Sample] = {}
+    if kinds & {SensorKind.inbox_waiting, SensorKind.inbox_age}:
+        inbox = await sample_inbox(http.pool, tenant_id, now)
+        samples[SensorKind.inbox_waiting] = samples[SensorKind.inbox_age] = inbox
+    if SensorKind.proposal_wait in kinds:
+        samples[SensorKind.proposal_wait] = await sample_proposals(http.pool, tenant_id, now)
+    if SensorKind.eval_fail_rate in kinds:
+        since = now - EVAL_WINDOW
+        samples[SensorKind.eval_fail_rate] = await sample_evals(http.pool, tenant_id, since)
+    return samples
+
+
+def charter_json(stored: StoredCharter, samples: Mapping[SensorKind, Sample]) -> dict[str, Any]:
+    lines = []
+    for line in stored.charter.lines:
+        shown: dict[str, Any] = {"rank": line.rank, "id": line.id, "text": line.text}
+        shown["sensor"] = None
+        if line.sensor is not None:
+            sample = samples.get(line.sensor.kind, Sample(readable=False))
+            shown["sensor"] = reading(line.sensor, sample).as_json(line.sensor)
+        lines.append(shown)
+    return {
+        "document": stored.document,
+        "lines": lines,
+        "findings": list(stored.charter.findings),
+        "writtenBy": stored.written_by,
+        "writtenAt": iso(stored.written_at),
+    }
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None

@@ -1,0 +1,81 @@
+"""The facts an appraisal is derived from: what was recorded, not what it means.
+
+The read model keeps these (``projections/appraisal.py``); the meaning — signed outcomes,
+valence, a label — is derived from them at read time (``outcomes.py``, ``labels.py``), so a
+change to the contribution table reads differently over the whole history at once, without a
+migration. Each fact cites the id it came from (SPEC M27).
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from contracts.goals import GoalRef
+from contracts.neighbours import RunCounters
+
+
+@dataclass(frozen=True)
+class FeedbackFact:
+    """Feedback on a run (subject kind ``run``, subject ref = the run's id)."""
+
+    feedback_id: str
+    run_id: str
+    kind: str  # rating, correction, comment, escalation
+    rating: int | None
+    at: datetime
+    serves: tuple[GoalRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportFact:
+    """A submitted wrong-answer report and how its review went."""
+
+    report_id: str
+    run_id: str | None  # the reported thread: the run the reply came from
+    agent: str | None
+    kind: str | None  # not-found, fabricated, retrieval, no-access, …
+    # The report identifies the reply its reporter read (sidePanel.message, a Message line or
+    # an answer excerpt): that reply reached somebody (SPEC M25, computed, never reported).
+    reached_reporter: bool
+    submitted_at: datetime
+    status: str  # New, Triaged, Resolved, WontFix, HandedOver
+    resolved_with_change: bool = False
+    serves: tuple[GoalRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvalRunFact:
+    """A recorded eval run of one case: its verdict and whether a reply invented something."""
+
+    run_id: str
+    agent: str
+    passed: bool
+    invented: bool
+    at: datetime
+
+
+@dataclass(frozen=True)
+class RunFact:
+    """A neighbour's RunCompleted as appraisal reads it (SPEC M28, M47–M54)."""
+
+    run_id: str
+    agent: str
+    completed_at: datetime
+    development: bool = False
+    counters: RunCounters | None = None  # None: an old record, nothing measured (M49)
+    serves: tuple[GoalRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one read found, and which sources it could not read (SPEC M34: partial)."""
+
+    feedback: tuple[FeedbackFact, ...] = ()
+    reports: tuple[ReportFact, ...] = ()
+    evals: tuple[EvalRunFact, ...] = ()
+    runs: tuple[RunFact, ...] = ()
+    read: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = field(default=())
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.unreadable)

@@ -1,0 +1,46 @@
+"""Command handlers of appraisal: load, decide, hand back for the bus to append."""
+
+from dataclasses import dataclass
+
+from eventsourcing.application import AggregateNotFoundError
+
+from contracts.appraisal import WriteCharter
+from services.appraisal.charter import parse_charter
+from services.appraisal.domain import TenantCharter, charter_id_for, refuse_service
+from services.bus import Decision, Handler, Issued
+from services.store import EventStore
+
+
+@dataclass(frozen=True)
+class CharterWritten:
+    lines: int
+    findings: tuple[str, ...]
+
+
+def write_charter(store: EventStore, issued: Issued) -> Decision:
+    """Refuse a service before reading its document; parse once (Refused names the line)."""
+    command = issued.command
+    assert isinstance(command, WriteCharter)
+    refuse_service(issued.service)
+    charter = parse_charter(command.document)
+    written = CharterWritten(len(charter.lines), charter.findings)
+    try:
+        current: TenantCharter = store.repository.get(charter_id_for(issued.tenant_id))
+    except AggregateNotFoundError:
+        adopted = TenantCharter.adopt(
+            charter,
+            tenant_id=issued.tenant_id,
+            document=command.document,
+            by=issued.actor,
+            by_service=issued.service,
+            at=issued.at,
+        )
+        return Decision([adopted], written)
+    current.amend(
+        charter, document=command.document, by=issued.actor, by_service=issued.service,
+        at=issued.at,
+    )  # fmt: skip
+    return Decision([current], written)
+
+
+HANDLERS: dict[type, Handler] = {WriteCharter: write_charter}

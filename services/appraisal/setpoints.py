@@ -1,0 +1,132 @@
+"""Sensors and their setpoints (SPEC M09–M12, adapted to this service's own stores).
+
+Each sensor kind fixes the unit of its setpoint; a setpoint in another unit, or of zero, is
+refused, because nothing could ever be within it (M11). The grammar (M12):
+
+- duration: ``<n><unit>`` pieces with units ``s m h d w``, combinable (``1d12h``), as a string;
+- count: a whole number (TOML integer, or a string of digits);
+- rate: a number in [0, 1] (``0.2``) or a percentage string (``"20%"``).
+"""
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Unit(StrEnum):
+    number = "count"  # a whole number (``count`` would shadow str.count)
+    duration = "duration"
+    rate = "rate"
+
+
+class SensorKind(StrEnum):
+    """The closed set: each reads one of this service's own stores."""
+
+    inbox_waiting = "inbox_waiting"  # reports New in the Inbox (count)
+    inbox_age = "inbox_age"  # the oldest New report's wait (duration)
+    proposal_wait = "proposal_wait"  # the oldest undecided learning proposal's wait (duration)
+    eval_fail_rate = "eval_fail_rate"  # failed eval runs among the window's runs (rate)
+
+
+class Store(StrEnum):
+    """The stores the sensors watch; two sensors may watch one store (M18)."""
+
+    inbox = "inbox"
+    proposals = "proposals"
+    evals = "evals"
+
+
+STORES: dict[SensorKind, Store] = {
+    SensorKind.inbox_waiting: Store.inbox,
+    SensorKind.inbox_age: Store.inbox,
+    SensorKind.proposal_wait: Store.proposals,
+    SensorKind.eval_fail_rate: Store.evals,
+}
+
+UNITS: dict[SensorKind, Unit] = {
+    SensorKind.inbox_waiting: Unit.number,
+    SensorKind.inbox_age: Unit.duration,
+    SensorKind.proposal_wait: Unit.duration,
+    SensorKind.eval_fail_rate: Unit.rate,
+}
+
+SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+_DURATION = re.compile(r"(?:\d+[smhdw])+")
+_PIECE = re.compile(r"(\d+)([smhdw])")
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
+
+
+class SetpointError(ValueError):
+    """A setpoint that does not fit its sensor's unit, or is zero."""
+
+
+@dataclass(frozen=True)
+class Setpoint:
+    """A parsed setpoint: seconds for a duration, a whole number for a count, a share for a
+    rate; ``text`` is what the person wrote, shown back as written."""
+
+    unit: Unit
+    value: float
+    text: str
+
+
+def parse_setpoint(unit: Unit, raw: object) -> Setpoint:
+    """SPEC M10–M12: the setpoint in its sensor's unit, or SetpointError saying why."""
+    match unit:
+        case Unit.duration:
+            value = duration_seconds(raw)
+        case Unit.number:
+            value = whole_number(raw)
+        case Unit.rate:
+            value = share(raw)
+    if value == 0:
+        raise SetpointError("a setpoint of zero is refused: nothing could be within it")
+    return Setpoint(unit, value, str(raw))
+
+
+def duration_seconds(raw: object) -> float:
+    if not isinstance(raw, str) or not _DURATION.fullmatch(raw.strip()):
+        raise SetpointError(f"a duration is like 24h or 1d12h (units s m h d w), not {raw!r}")
+    return float(sum(int(n) * SECONDS[u] for n, u in _PIECE.findall(raw.strip())))
+
+
+def whole_number(raw: object) -> float:
+    if isinstance(raw, bool):
+        raise SetpointError(f"a count is a whole number, not {raw!r}")
+    if isinstance(raw, int) and raw >= 0:
+        return float(raw)
+    if isinstance(raw, str) and raw.strip().isdigit():
+        return float(int(raw.strip()))
+    raise SetpointError(f"a count is a whole number, not {raw!r}")
+
+
+def share(raw: object) -> float:
+    value: float | None = None
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        value = float(raw)
+    elif isinstance(raw, str) and (percent := _PERCENT.fullmatch(raw.strip())):
+        value = float(percent.group(1)) / 100
+    elif isinstance(raw, str):
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            value = None
+    if value is None or not 0.0 <= value <= 1.0:
+        raise SetpointError(f"a rate is a share within [0, 1] like 0.2 or 20%, not {raw!r}")
+    return value
+
+
+def render(unit: Unit, value: float) -> str:
+    """A reading in its unit, as a person reads it: ``3d 16h``, ``4``, ``25%``."""
+    match unit:
+        case Unit.number:
+            return str(int(value))
+        case Unit.rate:
+            return f"{value * 100:.0f}%"
+        case Unit.duration:
+            seconds, parts = int(value), []
+            for name, size in (("w", 604_800), ("d", 86_400), ("h", 3600), ("m", 60)):
+                if seconds >= size:
+                    parts.append(f"{seconds // size}{name}")
+                    seconds %= size
+            return " ".join(parts[:2]) or f"{seconds}s"
