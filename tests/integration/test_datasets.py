@@ -12,8 +12,8 @@ from eventsourcing.utils import get_topic
 from prometheus_client import REGISTRY
 
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from projections.runner import wait_for_position
-from services.bootstrap import Runtime
+from projections.runner import ProjectionRunner, wait_for_position
+from services.bootstrap import Runtime, read_models
 from services.bus import Issued, Outcome
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
 from services.store import EVENTS_TABLE
@@ -362,3 +362,18 @@ async def test_the_datasets_gauge_counts_a_dataset_once_it_is_published(
     assert (await snapshot(runtime, client, target)).status_code == 201
     assert (await snapshot(runtime, client, target)).status_code == 201  # version 2
     assert gauge() == 1  # once per dataset, not per version
+
+
+async def test_appraisal_reads_the_run_a_harvest_recorded(runtime: Runtime) -> None:
+    """The appraisal read model, as the composition root wires it, follows HarvestedRun's
+    typed ``run`` (issue 11 reads counters and serves from it)."""
+    data = run_event("r-7", "urn:in", serves=["goal:g1"], counters={"stepNulls": 1})
+    await harvest(runtime, "t1", data, "k7")
+    [appraisal] = [p for p in read_models() if p.name == "appraisal"]
+    runner = ProjectionRunner(runtime.store, runtime.pool, appraisal)
+    await runner.start()
+    await runner.catch_up()
+    row = await runtime.pool.fetchrow("SELECT * FROM rm_appraisal.runs")
+    assert row is not None
+    assert tuple(row.values())[:3] == ("t1", "r-7", "Office/Coach")
+    assert json.loads(row["serves"]) == ["goal:g1"]
