@@ -12,7 +12,8 @@ from eventsourcing.utils import get_topic
 from prometheus_client import REGISTRY
 
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from projections.runner import ProjectionRunner, wait_for_position
+from projections.datasets import Datasets, dataset_tasks
+from projections.runner import ProjectionRunner, rebuild, wait_for_position
 from services.bootstrap import Runtime, read_models
 from services.bus import Issued, Outcome
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
@@ -129,6 +130,9 @@ async def test_a_correction_before_or_after_its_run_gives_the_same_task(
         assert task["scoringRule"] == "match-expected"
     strip = [{k: v for k, v in t.items() if k not in {"taskId", "provenance"}} for t in tasks]
     assert strip[0] == strip[1]
+    # A rebuild from position 0 composes the same tasks (handlers read only event data).
+    await rebuild(runtime.store, runtime.pool, Datasets())
+    assert await dataset_tasks(runtime.pool, tenant_of(keys, 0), "agent:Office/Coach") == tasks
 
 
 async def test_a_snapshot_is_immutable_and_read_back_byte_identical(
