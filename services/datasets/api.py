@@ -122,7 +122,7 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
                  responses={200: {"model": VersionPublished, "description": "A replay"},
                             503: {"description": "The artifact store failed (C53)"},
                             **WRITE_ERRORS},
-                 openapi_extra=body(SnapshotDataset, {}))  # fmt: skip
+                 openapi_extra=body(SnapshotDataset, {"version": 1}))  # fmt: skip
     async def snapshot(
         request: Request,
         dataset_id: DatasetIdPath,
