@@ -74,6 +74,11 @@ class EvidenceItem(Contract):
     value: float | None = Field(default=None, description="Observed or failing value.")
     baseline: float | None = Field(default=None, description="Threshold, baseline or before.")
     note: str = ""
+    serves: tuple[str, ...] = Field(
+        default=(),
+        description="Goal references `kind:id` the fact names (SPEC M01), as its sender gave "
+        "them: a `charter:` one ranks the proposal among its ties (M21).",
+    )
     observed_at: datetime = Field(alias="observedAt")
 
 
@@ -186,6 +191,7 @@ _EVIDENCE: list[JsonValue] = [
         "value": value,
         "baseline": 0.8,
         "note": "gate grounded failed",
+        "serves": ["charter:grounded-answers"],
         "observedAt": at,
     }
     for evidence_id, value, at in zip(
@@ -216,6 +222,7 @@ PROPOSAL_VIEW_EXAMPLE: JsonDict = {
     "resultingReleaseId": None,
     "waitingForRelease": True,
     "profile": "structured",
+    "charterLine": "grounded-answers",
 }
 PROPOSAL_WRITTEN_EXAMPLE: JsonDict = {
     "proposalId": PROPOSAL_ID,
@@ -234,6 +241,7 @@ class EvidenceRow(Answer):
     value: float | None
     baseline: float | None
     note: str
+    serves: list[str] = Field(default_factory=list)
     observed_at: Timestamp = Field(alias="observedAt")
 
 
@@ -273,6 +281,13 @@ class ProposalView(Answer):
         description="Accepted, and the registry has not answered with the release id yet (C53).",
     )
     profile: str = Field(description="The drafter's profile (C46).")
+    charter_line: str | None = Field(
+        default=None,
+        alias="charterLine",
+        description="The highest-ranked line of the tenant's charter that the evidence serves "
+        "(M19: a line the charter has); among proposals with as much evidence, a higher line "
+        "comes first (M21).",
+    )
 
 
 class ProposalList(Answer):

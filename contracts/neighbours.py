@@ -165,6 +165,7 @@ class DriftDetected(Neighbour):
     metric: Name
     baseline: float
     observed: float
+    serves: list[Ref] = Field(default_factory=list, max_length=MAX_SERVES)
     detected_at: datetime = Field(alias="detectedAt")
 
 
@@ -176,4 +177,5 @@ class SkillCandidateProposed(Neighbour):
     target_version: Name | None = Field(default=None, alias="targetVersion")
     summary_ref: Ref | None = Field(default=None, alias="summaryRef")
     reinforcements: Count = Field(description="How often the procedure was reinforced.")
+    serves: list[Ref] = Field(default_factory=list, max_length=MAX_SERVES)
     proposed_at: datetime = Field(alias="proposedAt")

@@ -13,6 +13,7 @@ from uuid import UUID
 
 import asyncpg
 
+from contracts.goals import GoalKind, read_goal_refs
 from projections.runner import Connection, Positioned
 from services.learning.domain import LearningProposal
 
@@ -106,12 +107,31 @@ class LearningProposals:
                     raise TypeError(f"learning proposals do not handle {type(e).__name__}")
 
 
-def by_evidence(item: dict[str, Any]) -> tuple[Any, ...]:
-    """The list's order: most evidence first, ties by raisedAt (oldest first).
+def charter_line(item: dict[str, Any], lines: Sequence[str]) -> str | None:
+    """The highest-ranked line of ``lines`` (the charter, in rank order) that the proposal's
+    evidence serves; a ``charter:`` reference to a line the charter lacks counts for none
+    (M19), a malformed one is no reference (M05)."""
+    served = {
+        ref.id
+        for row in item["evidence"]
+        for ref in read_goal_refs(row.get("serves", []))
+        if ref.kind is GoalKind.charter
+    }
+    return next((line for line in lines if line in served), None)
 
-    The seam for the appraisal issue's charter rank (issue 10): a caller passes its own key,
-    e.g. (-evidence, charter rank, raisedAt)."""
-    return (-len(item["evidence"]), item["raisedAt"])
+
+def ranked(lines: Sequence[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """The list's order: most evidence first; ties by the rank of the charter line served
+    (M21; a proposal serving no line after those that do), then by raisedAt (oldest first).
+    Without a charter, ties go by raisedAt alone."""
+    rank = {line: n for n, line in enumerate(lines)}
+
+    def key(item: dict[str, Any]) -> tuple[Any, ...]:
+        line = item.get("charterLine")
+        return (-len(item["evidence"]), rank.get(line, len(rank)) if line else len(rank),
+                item["raisedAt"])  # fmt: skip
+
+    return key
 
 
 async def list_proposals(
@@ -121,10 +141,11 @@ async def list_proposals(
     state: str | None = None,
     kind: str | None = None,
     target: str | None = None,
-    order: Callable[[dict[str, Any]], Any] = by_evidence,
+    charter: Sequence[str] = (),
     schema: str = SCHEMA,
 ) -> list[dict[str, Any]]:
-    """C36: the tenant's proposals, filtered by state, kind and target."""
+    """C36: the tenant's proposals, filtered by state, kind and target, in ``ranked`` order
+    by the tenant's ``charter`` (its line ids, in rank order)."""
     rows = await pool.fetch(
         f"SELECT * FROM {schema}.learning_proposals WHERE tenant_id = $1 "
         "AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR kind = $3) "
@@ -132,24 +153,30 @@ async def list_proposals(
         "ORDER BY evidence_count DESC, raised_at LIMIT $5",
         tenant_id, state, kind, target, LIMIT,
     )  # fmt: skip
-    return sorted((proposal_json(row) for row in rows), key=order)
+    found = [proposal_json(row, charter) for row in rows]
+    return sorted(found, key=ranked(charter))
 
 
 async def get_proposal(
-    pool: asyncpg.Pool, tenant_id: str, proposal_id: UUID, *, schema: str = SCHEMA
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    proposal_id: UUID,
+    *,
+    charter: Sequence[str] = (),
+    schema: str = SCHEMA,
 ) -> dict[str, Any] | None:
     row = await pool.fetchrow(
         f"SELECT * FROM {schema}.learning_proposals WHERE tenant_id = $1 AND proposal_id = $2",
         tenant_id,
         proposal_id,
     )
-    return None if row is None else proposal_json(row)
+    return None if row is None else proposal_json(row, charter)
 
 
-def proposal_json(row: asyncpg.Record) -> dict[str, Any]:
+def proposal_json(row: asyncpg.Record, charter: Sequence[str] = ()) -> dict[str, Any]:
     evidence = json.loads(row["evidence"])
     effect = row["expected_effect"]
-    return {
+    shown = {
         "proposalId": str(row["proposal_id"]),
         "tenantId": row["tenant_id"],
         "kind": row["kind"],
@@ -171,3 +198,4 @@ def proposal_json(row: asyncpg.Record) -> dict[str, Any]:
         "waitingForRelease": row["state"] == "Accepted" and row["resulting_release_id"] is None,
         "profile": row["profile"],
     }
+    return shown | {"charterLine": charter_line(shown, charter)}

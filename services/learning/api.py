@@ -5,9 +5,11 @@ need ``factory.assets.write`` (the asset maintainer, C35, C52). ``reviewedBy`` i
 the caller; a body that brings it is refused, naming it.
 """
 
+import logging
 from typing import Annotated, Any
 from uuid import UUID
 
+import asyncpg
 from fastapi import APIRouter, Depends, Query, Request
 
 from contracts.learning import (
@@ -23,6 +25,7 @@ from contracts.learning import (
     RecordRelease,
     RecordReleaseCommand,
 )
+from projections.appraisal_reads import read_charter
 from projections.learning_proposals import get_proposal, list_proposals
 from services.api import Http, MinPosition, no_body, read_command
 from services.auth import Principal
@@ -30,6 +33,8 @@ from services.bus import Outcome
 from services.errors import NotFound
 from services.openapi import body
 from services.problems import READ_ERRORS, WRITE_ERRORS
+
+log = logging.getLogger(__name__)
 
 READ, WRITE = "factory.evaluation.read", "factory.assets.write"
 READ_MODEL = "learning_proposals"
@@ -46,6 +51,19 @@ def written(http: Http, outcome: Outcome, principal: Principal) -> dict[str, Any
     }
 
 
+async def charter_lines(pool: asyncpg.Pool, tenant_id: str) -> tuple[str, ...]:
+    """The tenant's charter line ids in rank order, to order proposals tied on evidence
+    (M21). A charter that cannot be read ranks nothing: ties go by raisedAt, as without one."""
+    try:
+        stored = await read_charter(pool, tenant_id)
+    except (asyncpg.PostgresError, OSError) as error:
+        log.warning(
+            "the charter of %s could not be read (%s); proposals not ranked", tenant_id, error
+        )
+        return ()
+    return tuple(line.id for line in stored.charter.lines)
+
+
 def learning_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/learning/proposals", tags=["learning proposals"])
 
@@ -58,7 +76,8 @@ def learning_routes(http: Http) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """C36: by state, kind and target, each with its evidence and expected effect; most
-        evidence first, ties by raisedAt."""
+        evidence first, ties by the rank of the charter line their evidence serves (M21),
+        then by raisedAt."""
         await http.read_at(READ_MODEL, min_position, principal)
         found = await list_proposals(
             http.pool,
@@ -66,6 +85,7 @@ def learning_routes(http: Http) -> APIRouter:
             state=state and state.value,
             kind=kind and kind.value,
             target=target,
+            charter=await charter_lines(http.pool, principal.tenant_id),
         )
         return {"items": found}
 
@@ -76,7 +96,8 @@ def learning_routes(http: Http) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         await http.read_at(READ_MODEL, min_position, principal)
-        found = await get_proposal(http.pool, principal.tenant_id, proposal_id)
+        charter = await charter_lines(http.pool, principal.tenant_id)
+        found = await get_proposal(http.pool, principal.tenant_id, proposal_id, charter=charter)
         if found is None:
             raise NotFound(f"no proposal {proposal_id}", proposalId=str(proposal_id))
         return found

@@ -104,6 +104,7 @@ def evaluation_item(event: EvaluationCompleted) -> EvidenceItem:
         value=value,
         baseline=baseline,
         note="; ".join(notes) or ("failed" if counts else "passed"),
+        serves=tuple(event.serves),
         observed_at=event.completed_at,
     )
 
@@ -117,6 +118,7 @@ def drift_item(event: DriftDetected) -> EvidenceItem:
         value=event.observed,
         baseline=event.baseline,
         note=f"{event.metric} drifted from {event.baseline:g} to {event.observed:g}",
+        serves=tuple(event.serves),
         observed_at=event.detected_at,
     )
 
@@ -130,5 +132,6 @@ def skill_item(event: SkillCandidateProposed) -> EvidenceItem:
         value=float(event.reinforcements),
         note=f"procedure reinforced {event.reinforcements} time(s)"
         + (f"; summary {event.summary_ref}" if event.summary_ref else ""),
+        serves=tuple(event.serves),
         observed_at=event.proposed_at,
     )

@@ -429,3 +429,58 @@ async def test_a_second_runtime_sees_the_first_ones_proposals(
         assert (report.raised, len(report.existing)) == ([], 1)
     finally:
         await second.close()
+
+
+CHARTER = """
+[[line]]
+id = "grounded-answers"
+text = "Answers rest on what the agent looked up."
+
+[[line]]
+id = "fast-replies"
+text = "Replies come while the asker still waits."
+"""
+
+
+async def test_proposals_tied_on_evidence_are_ranked_by_the_charter_line_they_serve(
+    live: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Issue 10 and SPEC M21: most evidence first; among ties, the proposal whose evidence
+    serves the higher line of the tenant's charter; by raisedAt while there is no charter.
+    A ``charter:`` reference to a line the charter lacks counts for none (M19)."""
+    tenant = tenant_of(keys)
+
+    async def raised(first: int, agent: str, serves: list[str]) -> str:
+        for n in range(first, first + 3):
+            event = failed_evaluation(n, target=agent).model_copy(update={"serves": serves})
+            await neighbour(live, tenant, event, f"ce-{n}")
+        report = await generator(live).run(ORDER)
+        assert len(report.raised) == 1
+        return str(report.raised[0])
+
+    fast = await raised(0, "agent-fast", ["charter:fast-replies", "task:T-1"])
+    grounded = await raised(10, "agent-grounded", ["charter:grounded-answers"])
+    unknown = await raised(20, "agent-other", ["charter:no-such-line", "not a ref"])
+    await visible(live)
+
+    def order(answer: httpx.Response) -> list[tuple[str, str | None]]:
+        assert answer.status_code == 200, answer.text
+        return [(p["proposalId"], p["charterLine"]) for p in answer.json()["items"]]
+
+    before = await client.get("/factory/learning/proposals")
+    assert order(before) == [(fast, None), (grounded, None), (unknown, None)]  # raisedAt
+
+    live.start_projections(["appraisal"])  # where the charter is read from
+    written = await client.put("/factory/appraisal/charter", content=CHARTER)
+    assert written.status_code == 200, written.text
+    head = await asyncio.to_thread(live.store.recorder.max_notification_id) or 0
+    assert await wait_for_position(live.pool, "rm_appraisal", head, 30) >= head
+    after = await client.get("/factory/learning/proposals")
+    assert order(after) == [
+        (grounded, "grounded-answers"),  # the first line: first among the ties
+        (fast, "fast-replies"),
+        (unknown, None),  # serves no line the charter has
+    ]
+    one = (await client.get(f"/factory/learning/proposals/{grounded}")).json()
+    assert one["charterLine"] == "grounded-answers"
+    assert one["evidence"][0]["serves"] == ["charter:grounded-answers"]
