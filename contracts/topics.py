@@ -40,15 +40,7 @@ def dead_letter(topic: str) -> str:
     return f"{topic}.dlt"
 
 
-# The topics our consumers read: commands sent to us, and our neighbours' events (each added with
-# its subscription). What we publish is declared with each event in its context's
-# ``published.py``; ``services.published.TOPICS`` is every topic.
-CONSUMED = (
-    RECORD_FEEDBACK,
-    RUN_COMPLETED,
-    ARTIFACT_VALIDATED,
-    EVALUATION_COMPLETED,
-    DRIFT_DETECTED,
-    SKILL_CANDIDATE_PROPOSED,
-    DRAFT_RELEASE_OPENED,
-)
+# The topics our consumers read: commands sent to us, and our neighbours' events. What we
+# publish is declared with each event in its context's ``published.py``;
+# ``services.published.TOPICS`` is every topic.
+CONSUMED = (RECORD_FEEDBACK, *NEIGHBOURS)
