@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from contracts.neighbours import RunCompleted
-from projections.runner import Connection, Positioned
+from projections.runner import Connection, Positioned, insert_rows
 from services.appraisal.domain import TenantCharter
 from services.evals.domain import EvalCase
 from services.feedback.domain import Feedback
@@ -107,6 +107,9 @@ class AppraisalFacts:
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        # Feedback rows are only ever inserted, and nothing else in the batch reads them: they
+        # are written together at the end, in bulk (a catch-up's pages are mostly feedback).
+        feedback: list[tuple[Any, ...]] = []
         for p in batch:
             e = p.event
             match e:
@@ -121,12 +124,10 @@ class AppraisalFacts:
                 case Feedback.Recorded():
                     if e.subject_kind != "run":
                         continue  # appraisal reads feedback on runs only
-                    await conn.execute(
-                        f"INSERT INTO {schema}.feedback VALUES ($1, $2, $3, $4, $5, $6, $7) "
-                        "ON CONFLICT DO NOTHING",
+                    feedback.append((
                         str(e.originator_id), e.tenant_id, e.subject_ref, e.kind, e.rating,
                         serves_of(e), e.timestamp,
-                    )  # fmt: skip
+                    ))  # fmt: skip
                 case Report.Drafted():
                     await self.drafted(conn, schema, e)
                 case Report.Submitted() | Report.HandedOver():
@@ -154,6 +155,8 @@ class AppraisalFacts:
                     await self.completed(conn, schema, e, run)
                 case _:
                     raise TypeError(f"appraisal does not handle {type(e).__name__}")
+        columns = ("feedback_id", "tenant_id", "run_id", "kind", "rating", "serves", "at")
+        await insert_rows(conn, f"{schema}.feedback", columns, feedback, conflict="")
 
     @staticmethod
     async def drafted(conn: Connection, schema: str, e: Any) -> None:

@@ -74,6 +74,8 @@ async def insert_rows(
 ) -> None:
     """``INSERT … ON CONFLICT {conflict} DO NOTHING`` of ``rows``, the same in effect however
     many there are; many go through a staging table filled by COPY (``BULK_ROWS``)."""
+    if not rows:
+        return
     names = ", ".join(columns)
     if len(rows) < BULK_ROWS:
         values = ", ".join(f"${i}" for i in range(1, len(columns) + 1))

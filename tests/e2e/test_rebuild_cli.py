@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 
+import asyncpg
 import httpx
 
 from services.bootstrap import read_models
@@ -67,3 +68,14 @@ async def test_rebuild_of_every_read_model_beside_the_live_service(
     while set(await listed(http, keys.a)) != expected:
         assert asyncio.get_running_loop().time() < deadline, "the rebuilt list misses feedback"
         await asyncio.sleep(0.2)
+    # The appraisal read model writes a page's feedback in bulk: every piece is there once.
+    conn = await asyncpg.connect(database_url)
+    try:
+        while True:
+            kept = await conn.fetch("SELECT feedback_id FROM rm_appraisal.feedback")
+            if {row["feedback_id"] for row in kept} == expected:
+                break
+            assert asyncio.get_running_loop().time() < deadline, len(kept)
+            await asyncio.sleep(0.2)
+    finally:
+        await conn.close()
