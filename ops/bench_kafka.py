@@ -44,9 +44,9 @@ from services.bus import CommandBus, Receipt  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
 from services.feedback.published import PUBLICATIONS  # noqa: E402
+from services.feedback.subscriptions import SUBSCRIPTIONS  # noqa: E402
 from services.follower import Follower, ensure_tables, read_position  # noqa: E402
 from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
-from services.inbound.declared import SUBSCRIPTIONS  # noqa: E402
 from services.kafka import ensure_topics  # noqa: E402
 from services.publication import to_message  # noqa: E402
 from services.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402

@@ -11,21 +11,24 @@ optional: those no write relies on) are built once after the bulk catch-up, not 
 row during it.
 """
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import asyncpg
+from eventsourcing.persistence import Notification
 from eventsourcing.utils import get_topic
 
 from services.follower import (
     Connection,
     Follower,
     Positioned,
+    is_transient,
     read_position,
     wait_for_position,
 )
-from services.store import EventStore
+from services.store import EventStore, read_log
 
 __all__ = [
     "Connection",
@@ -36,6 +39,7 @@ __all__ = [
     "insert_rows",
     "read_position",
     "rebuild",
+    "rebuild_many",
     "wait_for_position",
 ]
 
@@ -189,19 +193,128 @@ async def rebuild(
 
     Returns the schema that holds the rebuilt model.
     """
-    live = schema_of(projection)
-    fresh = f"{live}__rebuild"
+    moved = None if progress is None else (lambda _name, position: progress(position))
+    (schema,) = await rebuild_many(store, pool, [projection], swap=swap, progress=moved)
+    return schema
+
+
+REBUILD_PAGE = 5000
+
+
+async def rebuild_many(
+    store: EventStore,
+    pool: asyncpg.Pool,
+    projections: Sequence[Projection],
+    *,
+    swap: bool = True,
+    progress: Callable[[str, int], None] | None = None,
+) -> list[str]:
+    """Rebuild read models side by side, each in a fresh schema, then swap each in.
+
+    The log is read and decoded once for all of them (``load_together``); a read model whose
+    page fails there goes on alone on its own follower, from where it got to, with the
+    follower's retries and parking. Returns the schemas that hold the rebuilt models.
+    """
+    fresh = [f"{schema_of(p)}__rebuild" for p in projections]
     async with pool.acquire() as conn:
-        await conn.execute(f"DROP SCHEMA IF EXISTS {fresh} CASCADE")
-        await conn.execute("DELETE FROM reader_positions WHERE reader = $1", fresh)
-        await conn.execute("DELETE FROM parked_events WHERE reader = $1", fresh)
-    runner = ProjectionRunner(store, pool, projection, schema=fresh, batch_size=5000)
-    await ensure_schema(pool, projection, fresh, indexed=False)
-    await runner.catch_up(progress)
-    if indexes := indexes_of(projection, fresh):
-        await pool.execute(indexes)
-    if not swap:
-        return fresh
+        for schema in fresh:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            await conn.execute("DELETE FROM reader_positions WHERE reader = $1", schema)
+            await conn.execute("DELETE FROM parked_events WHERE reader = $1", schema)
+    for projection, schema in zip(projections, fresh, strict=True):
+        await ensure_schema(pool, projection, schema, indexed=False)
+    await load_together(store, pool, projections, fresh, progress)
+
+    async def finish(projection: Projection, schema: str) -> str:
+        moved = None if progress is None else (lambda at: progress(projection.name, at))
+        runner = ProjectionRunner(store, pool, projection, schema=schema, batch_size=REBUILD_PAGE)
+        await runner.catch_up(moved)  # what the shared pass left, and what came since
+        if indexes := indexes_of(projection, schema):
+            await pool.execute(indexes)
+        return await swapped(pool, projection, runner, moved) if swap else schema
+
+    return list(await asyncio.gather(*map(finish, projections, fresh)))
+
+
+async def load_together(
+    store: EventStore,
+    pool: asyncpg.Pool,
+    projections: Sequence[Projection],
+    schemas: Sequence[str],
+    progress: Callable[[str, int], None] | None,
+) -> None:
+    """One pass over the log for every read model being rebuilt: each page is read and
+    decoded once (in a thread, the next page while this one is applied), and each read model
+    applies the events of its topics and moves its position, in a transaction of its own."""
+    readers = [ProjectionReader(p, s) for p, s in zip(projections, schemas, strict=True)]
+    topics = sorted({topic for reader in readers for topic in reader.topics})
+    together = list(readers)
+
+    def read(after: int) -> tuple[int, list[tuple[Notification, Positioned | Exception]]]:
+        upto, notifications = read_log(store, after, REBUILD_PAGE, topics)
+        decoded: list[tuple[Notification, Positioned | Exception]] = []
+        for n in notifications:
+            try:
+                decoded.append((n, Positioned(n.id, store.mapper.to_domain_event(n))))
+            except Exception as error:  # the event's own: its readers go on alone
+                decoded.append((n, error))
+        return upto, decoded
+
+    position = 0
+    page = asyncio.ensure_future(asyncio.to_thread(read, position))
+    try:
+        async with pool.acquire() as conn:
+            while together:
+                upto, decoded = await page
+                if upto <= position:
+                    return
+                page = asyncio.ensure_future(asyncio.to_thread(read, upto))
+                for reader in list(together):
+                    wanted = set(reader.topics)
+                    mine = [event for n, event in decoded if n.topic in wanted]
+                    try:
+                        await apply_page(conn, reader, mine, upto)
+                    except Exception as error:
+                        if is_transient(error):
+                            raise
+                        log.warning(
+                            "%s: a page failed in the shared pass (%s: %s); it goes on alone",
+                            reader.name,
+                            type(error).__name__,
+                            error,
+                        )
+                        together.remove(reader)
+                        continue
+                    if progress is not None:
+                        progress(reader.projection.name, upto)
+                position = upto
+    finally:
+        page.cancel()
+
+
+async def apply_page(
+    conn: Connection, reader: "ProjectionReader", events: list[Any], upto: int
+) -> None:
+    """A page's events of one read model, and its position, in one transaction; an event
+    that could not be decoded fails the page (``events`` holds its exception)."""
+    for failed in (e for e in events if isinstance(e, Exception)):
+        raise failed
+    async with conn.transaction():
+        if events:
+            await reader.apply(conn, events)
+        await conn.execute(
+            "UPDATE reader_positions SET position = $2 WHERE reader = $1", reader.name, upto
+        )
+
+
+async def swapped(
+    pool: asyncpg.Pool,
+    projection: Projection,
+    runner: "ProjectionRunner",
+    progress: Callable[[int], None] | None,
+) -> str:
+    """Swap the rebuilt model in for the live one; returns the live schema."""
+    live, fresh = schema_of(projection), runner.schema
     await ensure_schema(pool, projection, live)
     async with pool.acquire() as conn, conn.transaction():
         # Hold off the live follower (its transactions lock its position row first), catch

@@ -361,12 +361,11 @@ def rebuild(
     """Rebuild read models from position 0, side by side with the live ones, then swap them in.
 
     Each read model is built in a fresh schema while the live one keeps answering, all of
-    them at once, with a progress bar each (log positions read, events/s, time left). The
-    swap waits for the live follower and catches up the last events, so nothing is lost or
-    applied twice.
+    them at once from one read of the log, with a progress bar each (log positions read,
+    events/s, time left). The swap waits for the live follower and catches up the last
+    events, so nothing is lost or applied twice.
     """
-    from projections.runner import Projection
-    from projections.runner import rebuild as rebuild_model
+    from projections.runner import rebuild_many
 
     settings = Settings()
     configure_logging(settings)
@@ -386,22 +385,17 @@ def rebuild(
                 TimeRemainingColumn(),
             )
             with Progress(*columns, console=console) as progress:
+                bars = {p.name: progress.add_task(p.name, total=head, rate="") for p in projections}
 
-                async def one(projection: Projection) -> str:
-                    task = progress.add_task(projection.name, total=head, rate="")
-
-                    def moved(position: int) -> None:
-                        progress.update(task, completed=position)
-                        speed = progress.tasks[task].speed
-                        rate = f"{speed:,.0f} events/s" if speed else ""
-                        progress.update(task, rate=rate)
-
-                    return await rebuild_model(
-                        runtime.store, runtime.pool, projection, swap=swap, progress=moved
-                    )
+                def moved(name: str, position: int) -> None:
+                    progress.update(bars[name], completed=position)
+                    speed = progress.tasks[bars[name]].speed
+                    progress.update(bars[name], rate=f"{speed:,.0f} events/s" if speed else "")
 
                 started = time.perf_counter()
-                schemas = await asyncio.gather(*(one(p) for p in projections))
+                schemas = await rebuild_many(
+                    runtime.store, runtime.pool, projections, swap=swap, progress=moved
+                )
                 seconds = time.perf_counter() - started
             for projection, schema in zip(projections, schemas, strict=True):
                 console.print(f"{projection.name}: rebuilt up to {head} in schema {schema}")

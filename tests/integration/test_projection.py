@@ -1,13 +1,24 @@
 """The feedback list read model, fed from the store's notification log on a real PostgreSQL."""
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from contracts.feedback import RecordFeedback
 from projections.feedback_list import COLUMNS, FeedbackList, list_feedback
-from projections.runner import ProjectionRunner, read_position, rebuild, wait_for_position
+from projections.inbox import Inbox
+from projections.runner import (
+    Connection,
+    Positioned,
+    ProjectionRunner,
+    read_position,
+    rebuild,
+    rebuild_many,
+    wait_for_position,
+)
 from services.bootstrap import Runtime
 from services.bus import Issued
+from services.parked import list_parked
 
 
 async def record(runtime: Runtime, tenant: str, n: int, subject: str = "r") -> int:
@@ -125,3 +136,43 @@ async def test_pages_are_newest_first_and_chain_by_cursor(runtime: Runtime) -> N
         before = page.next_before
     assert seen == sorted(seen, reverse=True)
     assert len(seen) == len(set(seen)) == 7
+
+
+class Refusing(FeedbackList):
+    """The feedback list under another name, refusing the feedback on one subject."""
+
+    name = "feedback_refusing"
+
+    async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        if any(p.event.subject_ref == "bad0" for p in batch):
+            raise ValueError("refused")
+        await super().apply(conn, schema, batch)
+
+
+async def test_read_models_rebuilt_together_equal_each_rebuilt_alone_and_one_failing_goes_alone(
+    runtime: Runtime,
+) -> None:
+    """Issue 12 item 6: one read of the log for every read model being rebuilt. A read model
+    whose page fails in that shared pass goes on alone on its own follower (which parks the
+    event it keeps failing on); the others are not held back."""
+    await record(runtime, "t1", 60)
+    await record(runtime, "t2", 1, subject="bad")  # one event Refusing refuses
+    await record(runtime, "t3", 30)
+    alone = await rebuild(runtime.store, runtime.pool, FeedbackList(), swap=False)
+    alone_rows = await rows(runtime, alone)
+    together = await rebuild_many(
+        runtime.store, runtime.pool, [FeedbackList(), Inbox(), Refusing()], swap=False
+    )
+    assert together == [
+        "rm_feedback_list__rebuild",
+        "rm_inbox__rebuild",
+        "rm_feedback_refusing__rebuild",
+    ]
+    assert await rows(runtime, together[0]) == alone_rows
+    refused = await rows(runtime, together[2])
+    assert len(refused) == len(alone_rows) - 1  # all but the refused one
+    parked = await list_parked(runtime.pool, together[2])
+    assert [p.error.startswith("ValueError: refused") for p in parked] == [True]
+    head = await asyncio.to_thread(runtime.store.recorder.max_notification_id)
+    for schema in together:
+        assert await read_position(runtime.pool, schema) == head
