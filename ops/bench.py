@@ -68,6 +68,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
 from bench_kafka import TENANT, bench_kafka, bench_relay, body  # noqa: E402
+from bench_processes import children as children_of  # noqa: E402
 from bench_processes import process_tree_rss, rebuild_process, relay_process  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
@@ -111,13 +112,12 @@ def cpu_seconds(pid: int | None, children: bool = False) -> float | None:
     if pid is None:
         return None
     total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat") if children else [Path(f"/proc/{pid}/stat")]:
+    for each in [pid, *(children_of(pid) if children else [])]:
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # gone meanwhile
-        if stat.parent.name == str(pid) or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
 
 
