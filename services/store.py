@@ -21,7 +21,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.postgres import PostgresProcessRecorder
 from psycopg import Cursor
-from psycopg.rows import DictRow
+from psycopg.rows import DictRow, tuple_row
 from psycopg.sql import SQL, Identifier
 from pydantic import BaseModel
 
@@ -153,6 +153,15 @@ def open_store(database_url: str, **overrides: Any) -> EventStore:
     return store
 
 
+# The library's own page query, with rows as tuples: building a dict per row was a tenth of
+# a rebuild's time (issue 12 item 6).
+READ_PAGE = (
+    "SELECT notification_id, originator_id, originator_version, topic, state "
+    f"FROM {EVENTS_TABLE} WHERE notification_id > %s AND notification_id <= %s "
+    "AND topic = ANY(%s) ORDER BY notification_id LIMIT %s"
+)
+
+
 def read_log(
     store: EventStore, after: int, limit: int, topics: list[str]
 ) -> tuple[int, list[Notification]]:
@@ -167,11 +176,16 @@ def read_log(
     head = recorder.max_notification_id() or 0
     if head <= after:
         return after, []
-    notifications = list(
-        recorder.select_notifications(
-            start=after, limit=limit, stop=head, topics=topics, inclusive_of_start=False
-        )
-    )
+    datastore = recorder.datastore  # type: ignore[attr-defined]  # PostgreSQL's
+    with datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+        curs.execute(READ_PAGE, (after, head, topics, limit), prepare=True)
+        notifications = [
+            Notification(
+                id=id, originator_id=aggregate, originator_version=version, topic=topic,
+                state=bytes(state),
+            )
+            for id, aggregate, version, topic, state in curs.fetchall()
+        ]  # fmt: skip
     upto = notifications[-1].id if len(notifications) == limit else head
     return upto, notifications
 

@@ -8,9 +8,11 @@ from contracts.feedback import RecordFeedback
 from projections.feedback_list import COLUMNS, FeedbackList, list_feedback
 from projections.inbox import Inbox
 from projections.runner import (
+    BULK_ROWS,
     Connection,
     Positioned,
     ProjectionRunner,
+    insert_rows,
     read_position,
     rebuild,
     rebuild_many,
@@ -176,3 +178,27 @@ async def test_read_models_rebuilt_together_equal_each_rebuilt_alone_and_one_fai
     head = await asyncio.to_thread(runtime.store.recorder.max_notification_id)
     for schema in together:
         assert await read_position(runtime.pool, schema) == head
+
+
+async def test_bulk_rows_are_inserted_once_whether_or_not_some_are_there_already(
+    runtime: Runtime,
+) -> None:
+    """insert_rows copies many rows straight into the table; when one of them is there
+    already, it falls back to the staging table and skips the taken keys, exactly as the
+    row-by-row ``INSERT … ON CONFLICT DO NOTHING`` of a few rows does."""
+    table = "bulk_check.items"
+    await runtime.pool.execute(
+        "CREATE SCHEMA bulk_check; CREATE TABLE bulk_check.items (id int PRIMARY KEY, v text)"
+    )
+    fresh = [(n, f"new{n}") for n in range(BULK_ROWS)]
+    async with runtime.pool.acquire() as conn, conn.transaction():
+        await insert_rows(conn, table, ("id", "v"), fresh, conflict="(id)")
+        await insert_rows(conn, table, ("id", "v"), [(-1, "few")], conflict="(id)")
+    overlapping = [(n, f"again{n}") for n in range(BULK_ROWS - 1, 2 * BULK_ROWS)]
+    async with runtime.pool.acquire() as conn, conn.transaction():
+        await insert_rows(conn, table, ("id", "v"), overlapping + overlapping[:3], conflict="")
+    stored = dict(await runtime.pool.fetch("SELECT id, v FROM bulk_check.items"))
+    assert len(stored) == 2 * BULK_ROWS + 1
+    assert stored[-1] == "few"
+    assert stored[BULK_ROWS - 1] == f"new{BULK_ROWS - 1}"  # there first: kept
+    assert stored[BULK_ROWS] == f"again{BULK_ROWS}"
