@@ -77,10 +77,20 @@ def children(pid: int) -> list[int]:
 
 
 def process_tree_rss(pid: int) -> dict[str, float | None]:
-    """Peak memory of a process and of each of its children (the API's workers)."""
+    """Peak memory of a process and of each of its children (the API's workers and
+    multiprocessing's resource tracker)."""
     peaks = {"main": peak_rss_mb(pid)}
-    for n, child in enumerate(sorted(children(pid)), start=1):
-        peaks[f"worker {n}"] = peak_rss_mb(child)
+    workers = 0
+    for child in sorted(children(pid)):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"resource_tracker" in command:  # multiprocessing's helper, not a worker
+            peaks["resource tracker"] = peak_rss_mb(child)
+        else:
+            workers += 1
+            peaks[f"worker {workers}"] = peak_rss_mb(child)
     return peaks
 
 

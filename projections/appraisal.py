@@ -43,7 +43,9 @@ def run_of(event: object) -> RunCompleted | None:
 def serves_of(event: object) -> str:
     """A recorded ``serves`` as stored (read back tolerantly later, M05); older events: []."""
     serves = getattr(event, "serves", None)
-    return json.dumps([s for s in serves if isinstance(s, str)] if isinstance(serves, list) else [])
+    if not serves or not isinstance(serves, list):
+        return "[]"  # most feedback serves no line: no encoding for it (a rebuild's bulk)
+    return json.dumps([s for s in serves if isinstance(s, str)])
 
 
 class AppraisalFacts:
