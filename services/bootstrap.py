@@ -5,6 +5,7 @@ runs the parts it is for.
 """
 
 import asyncio
+import gc
 import json
 import logging
 import os
@@ -116,6 +117,25 @@ def read_models() -> list[Projection]:
         # RunCompleted reaches the store as the datasets context's harvest (its ``run`` field).
         AppraisalFacts(run_events=(HarvestedRun.Harvested,)),
     ]
+
+
+# Collections of the youngest generation, and of the middle one, before the next older one is
+# collected (Python's defaults: 700, 10, 10).
+COLLECTOR_THRESHOLDS = (20_000, 20, 20)
+
+
+def settle_collector() -> None:
+    """Keep Python's cyclic garbage collector off what start-up made.
+
+    Start-up leaves about 150,000 objects that live as long as the process (modules, pydantic
+    and FastAPI schemas, the app), and every full collection walked them all; a rebuild, which
+    allocates millions of short-lived objects, ran dozens of them, and its pages' events were
+    walked again at each. Frozen, the start-up's objects are never walked again; the larger
+    thresholds make collections rarer. Measured on a rebuild of 100,000 events: about a third
+    less CPU. For a process's start-up only (the CLI, an API worker once its app is built): a
+    process that opens runtime after runtime (the tests) would freeze the garbage of each."""
+    gc.freeze()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
 def pool_size() -> int:

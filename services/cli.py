@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from services.auth import SCOPES, new_key
-from services.bootstrap import Runtime, read_models, serving
+from services.bootstrap import Runtime, read_models, serving, settle_collector
 from services.settings import Settings
 
 app = typer.Typer(
@@ -33,6 +33,12 @@ keys_app = typer.Typer(help="API keys: bearer keys bound to a tenant, a subject 
 app.add_typer(keys_app, name="keys")
 console = Console(stderr=True)
 T = TypeVar("T")
+
+
+@app.callback()
+def started() -> None:
+    # Every command runs after the imports: what they made is kept out of the collector.
+    settle_collector()
 
 
 def configure_logging(settings: Settings) -> None:
@@ -194,6 +200,7 @@ class ApiWorker:
     async def start(self) -> None:
         runtime = self.runtime = await Runtime.open(self.settings)
         self.app = runtime.app()
+        settle_collector()  # the app's routes and schemas, too
         serve_worker_metrics(runtime, int(os.environ.get(WORKERS_VARIABLE, "1")))
         show_dev_key(runtime, self.settings.host, self.settings.port)
 
