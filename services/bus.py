@@ -32,6 +32,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid5
@@ -99,7 +100,10 @@ Replay = Callable[[EventStore, Issued], Any]
 Result = Outcome | BaseException
 
 
+@lru_cache(maxsize=8192)
 def receipt_id(identity: str) -> UUID:
+    """Cached: the consumer asks for a poll's receipts by id, then the bus records them, so
+    each id is derived twice within moments (a uuid5 is a SHA-1 and a UUID, ~7 µs)."""
     return uuid5(RECEIPT_NAMESPACE, identity)
 
 
