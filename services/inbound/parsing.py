@@ -13,6 +13,7 @@ exactly as before.
 """
 
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -20,6 +21,8 @@ from typing import Any
 
 from cloudevents.core.bindings.kafka import KafkaMessage as CloudEventMessage
 from cloudevents.core.bindings.kafka import from_structured_event
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+import orjson
 from pydantic import ValidationError
 
 from contracts.envelope import MAX_MESSAGE_BYTES, InboundEnvelope
@@ -36,8 +39,37 @@ EXTENSION_NAME = re.compile(r"[a-z0-9]+")  # CloudEvents 1.0: lowercase letters 
 
 
 def identity(source: str, event_id: str) -> str:
-    """A CloudEvent's identity, unambiguous even when the source holds a slash."""
-    return json.dumps([source, event_id])
+    """A CloudEvent's identity, unambiguous even when the source holds a slash: the JSON array
+    ``json.dumps([source, event_id])`` writes, spelt without its general encoder (a third of
+    the time; both are strings)."""
+    return f"[{encode_basestring_ascii(source)}, {encode_basestring_ascii(event_id)}]"
+
+
+class NotPlain(ValueError):
+    """A value the fast reading leaves to the SDK."""
+
+
+def finite(text: str) -> float:
+    """A JSON number as ``json.loads`` reads it, if finite (``1e400`` reads as infinity)."""
+    number = float(text)
+    if number in (math.inf, -math.inf):
+        raise NotPlain(text)
+    return number
+
+
+def no_constant(text: str) -> Any:
+    """``NaN``, ``Infinity``: ``json.loads`` reads them, JSON has none."""
+    raise NotPlain(text)
+
+
+def data_as_json(data: Any) -> bytes | str:
+    """The ``data`` of a plain event as JSON text for its model. Plain data has only finite
+    numbers, so orjson writes what ``json.dumps`` would mean (in a fifth of the time); an int
+    beyond 64 bits or a lone surrogate, which orjson refuses, goes to ``json.dumps``."""
+    try:
+        return orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        return json.dumps(data)
 
 
 def parse(
@@ -68,12 +100,13 @@ def parse_event(
     if key is not None and len(key) > MAX_KEY_BYTES:
         raise Refused(f"the key is longer than {MAX_KEY_BYTES} bytes", field="key")
     plain = plain_event(value, key)
+    as_json: Callable[[Any], bytes | str] = data_as_json
     if plain is None:
         try:
             event = from_structured_event(CloudEventMessage(dict(headers), key, value))
         except Exception as error:
             raise Refused(f"not a structured CloudEvent: {error}", field="value") from None
-        plain = event.get_attributes(), event.get_data()
+        plain, as_json = (event.get_attributes(), event.get_data()), json.dumps
     values, data = plain
     envelope = attributes(values)
     subscription = subscriptions.get(envelope.type)
@@ -83,7 +116,7 @@ def parse_event(
     if envelope.actor is None and subscription.strict:
         raise Refused("actor: a command names who sends it", field="actor")
     command = command_from(
-        data, subscription.model, subscription.stamped, strict=subscription.strict
+        data, subscription.model, subscription.stamped, strict=subscription.strict, as_json=as_json
     )
     return subscription, Issued(
         command=command,
@@ -109,9 +142,9 @@ def plain_event(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any] |
     ISO reader). Each of these is a check the SDK makes and the message passes, so the reading
     is the same; the SDK's default ``time`` (now) is left out, as nothing reads it."""
     try:
-        body = json.loads(value.decode("utf-8"))
+        body = json.loads(value.decode("utf-8"), parse_float=finite, parse_constant=no_constant)
         partitionkey = None if key is None else key.decode("utf-8")
-    except ValueError:  # not UTF-8 or not JSON: the SDK says why
+    except ValueError:  # not UTF-8, not JSON or not finite: the SDK says why
         return None
     if not isinstance(body, dict) or "time" in body or not REQUIRED_ATTRIBUTES <= body.keys():
         return None

@@ -264,3 +264,16 @@ def test_a_key_longer_than_an_attribute_is_refused_as_the_partition_key() -> Non
     with pytest.raises(Refused) as refused:
         parse_with(envelope(), key=b"k" * (MAX_ATTRIBUTE_LENGTH + 1))
     assert refused.value.field == "partitionkey"
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"1e400", b"99999999999999999999", b"3.0"])
+def test_a_rating_json_cannot_hold_or_an_int_cannot_take_is_refused_naming_it(
+    number: bytes,
+) -> None:
+    """Issue 12: the fast reading leaves NaN and infinities to the SDK and hands big ints to
+    json; either way the rating is refused by name, as before."""
+    value = envelope(data={**DATA, "kind": "rating", "rating": 3}).replace(b"3}", number + b"}")
+    assert number in value
+    with pytest.raises(Refused) as refused:
+        parse_with(value)
+    assert refused.value.field == "rating"
