@@ -12,8 +12,8 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
 import orjson
+from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import (
     JSONTranscoder,
     Notification,

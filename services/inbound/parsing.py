@@ -17,12 +17,12 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
+import orjson
 from cloudevents.core.bindings.kafka import KafkaMessage as CloudEventMessage
 from cloudevents.core.bindings.kafka import from_structured_event
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
-import orjson
 from pydantic import ValidationError
 
 from contracts.envelope import MAX_MESSAGE_BYTES, InboundEnvelope
@@ -146,7 +146,7 @@ def plain_event(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any] |
         partitionkey = None if key is None else key.decode("utf-8")
     except ValueError:  # not UTF-8, not JSON or not finite: the SDK says why
         return None
-    if not isinstance(body, dict) or "time" in body or not REQUIRED_ATTRIBUTES <= body.keys():
+    if not isinstance(body, dict) or "time" in body or not body.keys() >= REQUIRED_ATTRIBUTES:
         return None
     data = body.pop("data", None)
     if data is None or body["specversion"] != "1.0":

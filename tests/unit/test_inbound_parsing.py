@@ -231,7 +231,7 @@ def test_a_plain_event_is_read_as_the_cloudevents_sdk_reads_it(
         envelope(**{"under_score": "x"}),
         envelope(**{"trailing\n": "x"}),
         json.dumps({"specversion": "1.0", "id": "1", "type": RECORD_FEEDBACK}).encode(),
-        "{\"x\": \"\udc00\"}".encode("utf-8", "surrogatepass"),
+        '{"x": "\udc00"}'.encode("utf-8", "surrogatepass"),
     ],
 )
 def test_anything_but_the_plain_shape_is_left_to_the_cloudevents_sdk(value: bytes) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import JSONTranscoder, TranscodingNotRegisteredError
 
+from services.bus import Receipt, receipt_id
 from services.store import EventStore, FastJSONTranscoder, plain_json
 
 
@@ -64,3 +65,21 @@ def test_what_the_library_cannot_write_is_refused_as_it_refuses_it() -> None:
             transcoder.encode({"tags": {"a", "b"}})
         with pytest.raises(UnicodeEncodeError):
             transcoder.encode({"lone": "\ud800"})
+
+
+@pytest.mark.parametrize("digest", [None, "d" * 64])
+def test_a_receipt_event_built_alone_is_stored_as_the_aggregates_own(digest: str | None) -> None:
+    """Issue 12: the bus appends ``Receipt.recorded`` without building the aggregate; stored,
+    it is the very event ``Receipt.record`` creates, and it loads as that receipt."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    identity = '["urn:neighbour", "m-1"]'
+    [created] = Receipt.record(identity, "RecordFeedback", AT, digest).collect_events()
+    alone = Receipt.recorded(identity, "RecordFeedback", AT, digest)
+    assert store.mapper.to_stored_event(alone) == store.mapper.to_stored_event(created)
+    store.events.put([alone])
+    receipt = store.repository.get(receipt_id(identity))
+    assert (receipt.identity, receipt.command, receipt.digest) == (
+        identity,
+        "RecordFeedback",
+        digest,
+    )
