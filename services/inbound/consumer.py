@@ -41,6 +41,8 @@ from services.store import EVENTS_TABLE, EventStore
 
 log = logging.getLogger(__name__)
 
+READ_STRIDE = 50  # records read between two turns of the event loop (``_read``)
+
 
 @dataclass(frozen=True)
 class Command:
@@ -71,7 +73,9 @@ class InboundConsumer:
         group_id: str,
         topic_prefix: str = "",
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        max_records: int = 500,
+        # Issue 12: 1,000 applied faster than 500 (fewer fixed costs a poll) and than 2,000
+        # (a poll's three transactions then wait longer on one another) on 2 cores.
+        max_records: int = 1000,
         max_attempts: int = 5,
         backoff: float = 0.2,
         max_backoff: float = 30.0,
@@ -215,7 +219,7 @@ class InboundConsumer:
             log.info("inbound: consuming %s", ", ".join(self.topics))
             while not self._stop.is_set():
                 polled = await consumer.getmany(timeout_ms=500, max_records=self._max_records)
-                read = {tp: self._read(records) for tp, records in polled.items()}
+                read = {tp: await self._read(records) for tp, records in polled.items()}
                 if settling is not None:
                     await settling  # the poll before, settled and committed first
                     settling = None
@@ -260,11 +264,19 @@ class InboundConsumer:
                 behind += max(0, end - await consumer.position(partition))
         return behind
 
-    def _read(self, records: list[Any]) -> tuple[list[Command], list[tuple[Any, DomainError]]]:
-        """One partition's slice of a poll read: the commands, and the refused messages."""
+    async def _read(
+        self, records: list[Any]
+    ) -> tuple[list[Command], list[tuple[Any, DomainError]]]:
+        """One partition's slice of a poll read: the commands, and the refused messages.
+
+        It lets the poll being applied go on every ``READ_STRIDE`` records: reading a poll
+        takes tens of milliseconds, in which that poll's queries would otherwise wait for
+        their answers to be read, and the command bus for its next batch."""
         refused: list[tuple[Any, DomainError]] = []
         commands: list[Command] = []
-        for record in records:
+        for count, record in enumerate(records, 1):
+            if count % READ_STRIDE == 0:
+                await asyncio.sleep(0)
             try:
                 subscription, issued = parse(record, self._by_topic[record.topic], self._clock)
                 commands.append(Command(record, subscription, issued))
