@@ -54,6 +54,7 @@ class ContractAsJSON(Transcoding):
 
 
 INT64 = range(-(2**63), 2**63)  # orjson writes the ints of this range as json does
+SCALARS = frozenset({str, bool, type(None), datetime})  # written alike by both, exact types
 
 
 def plain_json(value: Any) -> bool:
@@ -62,14 +63,20 @@ def plain_json(value: Any) -> bool:
     library does), and lists and string-keyed dicts of those. Not floats (the two spell some
     differently), tuples, UUIDs, enums or subclasses (orjson has ways of its own for them)."""
     kind = type(value)
-    if kind is str or kind is bool or value is None or kind is datetime:
+    if kind in SCALARS:
         return True
     if kind is int:
         return value in INT64
-    if kind is list:
-        return all(plain_json(item) for item in value)
     if kind is dict:
-        return all(type(key) is str and plain_json(item) for key, item in value.items())
+        for key, item in value.items():
+            if type(key) is not str or (type(item) not in SCALARS and not plain_json(item)):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            if type(item) not in SCALARS and not plain_json(item):
+                return False
+        return True
     return False
 
 
