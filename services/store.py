@@ -73,10 +73,7 @@ def plain_json(value: Any) -> bool:
                 return False
         return True
     if kind is list:
-        for item in value:
-            if type(item) not in SCALARS and not plain_json(item):
-                return False
-        return True
+        return all(type(item) in SCALARS or plain_json(item) for item in value)
     return False
 
 
