@@ -4,6 +4,7 @@ Decisions are pure: the id, the time and the command id come in with the command
 """
 
 from datetime import datetime
+from functools import lru_cache
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate
@@ -15,8 +16,10 @@ from services.errors import Conflict, Refused
 FEEDBACK_NAMESPACE = UUID("7b0c1e0e-2f7c-5b7e-9a51-3f1f0c2d9a11")
 
 
+@lru_cache(maxsize=8192)
 def feedback_id_for(tenant_id: str, command_key: str) -> UUID:
-    """The id of the feedback a command creates, derived from its idempotency or message key."""
+    """The id of the feedback a command creates, derived from its idempotency or message key.
+    Cached: the bus asks whether it exists (``Creates``), then the handler creates it."""
     return uuid5(FEEDBACK_NAMESPACE, f"{tenant_id}/{command_key}")
 
 

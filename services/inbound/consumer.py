@@ -41,6 +41,8 @@ from services.store import EVENTS_TABLE, EventStore
 
 log = logging.getLogger(__name__)
 
+READ_STRIDE = 50  # records read between two turns of the event loop (``_read``)
+
 
 @dataclass(frozen=True)
 class Command:
@@ -71,7 +73,9 @@ class InboundConsumer:
         group_id: str,
         topic_prefix: str = "",
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        max_records: int = 500,
+        # Issue 12: 1,000 applied faster than 500 (fewer fixed costs a poll) and than 2,000
+        # (a poll's three transactions then wait longer on one another) on 2 cores.
+        max_records: int = 1000,
         max_attempts: int = 5,
         backoff: float = 0.2,
         max_backoff: float = 30.0,
@@ -200,6 +204,10 @@ class InboundConsumer:
             fetch_max_bytes=8 * 1024 * 1024,
         )
         producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap, acks="all")
+        # Issue 12: the next poll is fetched and read while this one is applied (its time in
+        # PostgreSQL and Kafka is then not time lost); it is applied only once this one is
+        # settled and committed, so each partition's polls still apply in order.
+        settling: asyncio.Task[None] | None = None
         try:
             self.state = f"waiting for Kafka at {self._bootstrap}"
             if self._prepare is not None:
@@ -211,21 +219,39 @@ class InboundConsumer:
             log.info("inbound: consuming %s", ", ".join(self.topics))
             while not self._stop.is_set():
                 polled = await consumer.getmany(timeout_ms=500, max_records=self._max_records)
-                settled = await asyncio.gather(
-                    *(self._settle(records) for records in polled.values()),
-                    return_exceptions=True,
-                )
-                for outcome in settled:
-                    if isinstance(outcome, BaseException):
-                        raise outcome
+                read = {tp: await self._read(records) for tp, records in polled.items()}
+                if settling is not None:
+                    await settling  # the poll before, settled and committed first
+                    settling = None
                 if polled:
-                    await consumer.commit(
-                        {tp: records[-1].offset + 1 for tp, records in polled.items()}
-                    )
-                self.lag = await self._lag(consumer)
+                    settling = asyncio.create_task(self._settle_poll(consumer, polled, read))
+                else:
+                    self.lag = await self._lag(consumer)
+            if settling is not None:
+                await settling
         finally:
+            if settling is not None and not settling.done():
+                settling.cancel()  # its offsets stay uncommitted: redone by identity
+                await asyncio.gather(settling, return_exceptions=True)
             await consumer.stop()
             await producer.stop()
+
+    async def _settle_poll(
+        self,
+        consumer: AIOKafkaConsumer,
+        polled: dict[Any, list[Any]],
+        read: dict[Any, tuple[list["Command"], list[tuple[Any, DomainError]]]],
+    ) -> None:
+        """Each partition's slice settled (concurrently), then the poll's offsets committed."""
+        settled = await asyncio.gather(
+            *(self._settle(records, *read[tp]) for tp, records in polled.items()),
+            return_exceptions=True,
+        )
+        for outcome in settled:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        await consumer.commit({tp: records[-1].offset + 1 for tp, records in polled.items()})
+        self.lag = await self._lag(consumer)
 
     @staticmethod
     async def _lag(consumer: AIOKafkaConsumer) -> int:
@@ -238,19 +264,33 @@ class InboundConsumer:
                 behind += max(0, end - await consumer.position(partition))
         return behind
 
-    async def _settle(self, records: list[Any]) -> None:
-        """One partition's slice of a poll: decide, apply, dead-letter or park every message."""
+    async def _read(
+        self, records: list[Any]
+    ) -> tuple[list[Command], list[tuple[Any, DomainError]]]:
+        """One partition's slice of a poll read: the commands, and the refused messages.
+
+        It lets the poll being applied go on every ``READ_STRIDE`` records: reading a poll
+        takes tens of milliseconds, in which that poll's queries would otherwise wait for
+        their answers to be read, and the command bus for its next batch."""
         refused: list[tuple[Any, DomainError]] = []
         commands: list[Command] = []
-        for record in records:
+        for count, record in enumerate(records, 1):
+            if count % READ_STRIDE == 0:
+                await asyncio.sleep(0)
             try:
                 subscription, issued = parse(record, self._by_topic[record.topic], self._clock)
                 commands.append(Command(record, subscription, issued))
             except DomainError as error:
                 refused.append((record, error))
+        return commands, refused
+
+    async def _settle(
+        self, records: list[Any], commands: list[Command], refused: list[tuple[Any, DomainError]]
+    ) -> None:
+        """One partition's slice of a poll: decide, apply, dead-letter or park every message."""
         first = records[0]
         name = f"{first.topic}:{first.partition}"
-        refused += await self._apply(commands, name, records[-1].offset)
+        refused = refused + await self._apply(commands, name, records[-1].offset)
         assert self._dead_letters is not None
         written, parked = await self._dead_letters.send(refused)
         self.dead_lettered += written

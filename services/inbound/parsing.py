@@ -3,13 +3,24 @@
 Every bound is checked before anything is stored: the whole value (``MAX_MESSAGE_BYTES``) before
 it is even parsed, the key, each attribute (``contracts.envelope``) and each payload field (the
 payload model's own ``max_length``).
+
+Issue 12: the CloudEvents SDK's reading (its JSON format, then an attribute check per attribute
+and a second event built to add the key) cost about 40 µs of the ~110 µs a message took here.
+An event of the plain shape (``plain_event``) is read with the very ``json.loads`` the SDK uses
+and the checks the SDK would pass it by; anything else (a ``time``, ``data_base64``, another
+spec version, an odd attribute) still goes through the SDK, so a message is refused or read
+exactly as before.
 """
 
 import json
+import math
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
+import orjson
 from cloudevents.core.bindings.kafka import KafkaMessage as CloudEventMessage
 from cloudevents.core.bindings.kafka import from_structured_event
 from pydantic import ValidationError
@@ -21,11 +32,44 @@ from services.inbound.subscription import Subscription
 from services.tracing import valid_traceparent
 
 MAX_KEY_BYTES = 1024
+# The attributes the SDK checks to be non-empty strings (CloudEvents 1.0 context attributes).
+REQUIRED_ATTRIBUTES = frozenset({"id", "source", "type", "specversion"})
+OPTIONAL_ATTRIBUTES = frozenset({"datacontenttype", "dataschema", "subject"})
+EXTENSION_NAME = re.compile(r"[a-z0-9]+")  # CloudEvents 1.0: lowercase letters and digits
 
 
 def identity(source: str, event_id: str) -> str:
-    """A CloudEvent's identity, unambiguous even when the source holds a slash."""
-    return json.dumps([source, event_id])
+    """A CloudEvent's identity, unambiguous even when the source holds a slash: the JSON array
+    ``json.dumps([source, event_id])`` writes, spelt without its general encoder (a third of
+    the time; both are strings)."""
+    return f"[{encode_basestring_ascii(source)}, {encode_basestring_ascii(event_id)}]"
+
+
+class NotPlain(ValueError):
+    """A value the fast reading leaves to the SDK."""
+
+
+def finite(text: str) -> float:
+    """A JSON number as ``json.loads`` reads it, if finite (``1e400`` reads as infinity)."""
+    number = float(text)
+    if number in (math.inf, -math.inf):
+        raise NotPlain(text)
+    return number
+
+
+def no_constant(text: str) -> Any:
+    """``NaN``, ``Infinity``: ``json.loads`` reads them, JSON has none."""
+    raise NotPlain(text)
+
+
+def data_as_json(data: Any) -> bytes | str:
+    """The ``data`` of a plain event as JSON text for its model. Plain data has only finite
+    numbers, so orjson writes what ``json.dumps`` would mean (in a fifth of the time); an int
+    beyond 64 bits or a lone surrogate, which orjson refuses, goes to ``json.dumps``."""
+    try:
+        return orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        return json.dumps(data)
 
 
 def parse(
@@ -55,11 +99,16 @@ def parse_event(
         )
     if key is not None and len(key) > MAX_KEY_BYTES:
         raise Refused(f"the key is longer than {MAX_KEY_BYTES} bytes", field="key")
-    try:
-        event = from_structured_event(CloudEventMessage(dict(headers), key, value))
-    except Exception as error:
-        raise Refused(f"not a structured CloudEvent: {error}", field="value") from None
-    envelope = attributes(event.get_attributes())
+    plain = plain_event(value, key)
+    as_json: Callable[[Any], bytes | str] = data_as_json
+    if plain is None:
+        try:
+            event = from_structured_event(CloudEventMessage(dict(headers), key, value))
+        except Exception as error:
+            raise Refused(f"not a structured CloudEvent: {error}", field="value") from None
+        plain, as_json = (event.get_attributes(), event.get_data()), json.dumps
+    values, data = plain
+    envelope = attributes(values)
     subscription = subscriptions.get(envelope.type)
     if subscription is None:
         expected = ", ".join(sorted(subscriptions))
@@ -67,7 +116,7 @@ def parse_event(
     if envelope.actor is None and subscription.strict:
         raise Refused("actor: a command names who sends it", field="actor")
     command = command_from(
-        event.get_data(), subscription.model, subscription.stamped, strict=subscription.strict
+        data, subscription.model, subscription.stamped, strict=subscription.strict, as_json=as_json
     )
     return subscription, Issued(
         command=command,
@@ -77,9 +126,40 @@ def parse_event(
         at=clock(),
         identity=identity(envelope.source, envelope.id),
         # The CloudEvents distributed-tracing extension, or the Kafka header of that name.
-        trace=valid_traceparent(event.get_extension("traceparent"))
+        trace=valid_traceparent(values.get("traceparent"))
         or valid_traceparent(headers.get("traceparent", b"").decode("latin-1")),
     )
+
+
+def plain_event(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any] | None:
+    """A structured CloudEvent 1.0 of the plain shape, as its attributes (the key added as
+    ``partitionkey``, as the SDK's Kafka binding adds it) and its ``data``; ``None`` for
+    anything the SDK should judge itself.
+
+    Plain: a JSON object (decoded as the SDK decodes it) with ``specversion`` "1.0", ``id``,
+    ``source`` and ``type``; every context attribute a non-empty string; every other name an
+    extension name; a ``data`` that is not null; no ``time`` (the SDK parses it with its own
+    ISO reader). Each of these is a check the SDK makes and the message passes, so the reading
+    is the same; the SDK's default ``time`` (now) is left out, as nothing reads it."""
+    try:
+        body = json.loads(value.decode("utf-8"), parse_float=finite, parse_constant=no_constant)
+        partitionkey = None if key is None else key.decode("utf-8")
+    except ValueError:  # not UTF-8, not JSON or not finite: the SDK says why
+        return None
+    if not isinstance(body, dict) or "time" in body or not body.keys() >= REQUIRED_ATTRIBUTES:
+        return None
+    data = body.pop("data", None)
+    if data is None or body["specversion"] != "1.0":
+        return None
+    for name, attribute in body.items():
+        if name in REQUIRED_ATTRIBUTES or name in OPTIONAL_ATTRIBUTES:
+            if not isinstance(attribute, str) or not attribute:
+                return None
+        elif not EXTENSION_NAME.fullmatch(name):
+            return None
+    if partitionkey is not None:
+        body["partitionkey"] = partitionkey
+    return body, data
 
 
 def attributes(values: dict[str, Any]) -> InboundEnvelope:

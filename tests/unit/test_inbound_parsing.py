@@ -15,7 +15,7 @@ from contracts.feedback import Contract
 from services.errors import Refused
 from services.inbound.dead_letters import dead_letter_headers
 from services.inbound.declared import SUBSCRIPTIONS
-from services.inbound.parsing import parse
+from services.inbound.parsing import parse, plain_event
 from services.inbound.subscription import Subscription
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -183,3 +183,97 @@ def test_a_dead_letter_keeps_the_original_headers_and_says_why_and_where_from() 
     assert len(headers["dlt-reason"]) <= 1000
     assert headers["dlt-original-topic"] == record.topic.encode()
     assert (headers["dlt-original-partition"], headers["dlt-original-offset"]) == (b"2", b"17")
+
+
+def sdk_reading(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any]:
+    """What the CloudEvents SDK reads from the message (its default ``time`` left out)."""
+    from cloudevents.core.bindings.kafka import KafkaMessage, from_structured_event
+
+    event = from_structured_event(KafkaMessage({}, key, value))
+    values = event.get_attributes()
+    values.pop("time")
+    return values, event.get_data()
+
+
+@pytest.mark.parametrize(
+    ("value", "key"),
+    [
+        (envelope(), None),
+        (envelope(), b"the-key"),
+        (envelope(traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01", subject="s"), None),
+        (envelope(partitionkey="in-the-body"), b"from-the-key"),
+        (envelope(data=[1]), None),
+        (envelope(data={**DATA, "subjectRef": "é\u2028"}), "clé".encode()),
+        (envelope(id="m\n"), None),
+    ],
+)
+def test_a_plain_event_is_read_as_the_cloudevents_sdk_reads_it(
+    value: bytes, key: bytes | None
+) -> None:
+    """Issue 12: the fast reading of the plain shape agrees with the SDK's on what it reads."""
+    assert plain_event(value, key) == sdk_reading(value, key)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b"\x00 not json",
+        b"[1, 2]",
+        envelope(time="2026-11-29T12:00:00Z"),  # the SDK parses times its own way
+        envelope(data=None, data_base64="e30="),
+        envelope(specversion="0.3"),
+        envelope(specversion=1.0),
+        envelope(id=""),
+        envelope(source=7),
+        envelope(subject=""),
+        envelope(datacontenttype=""),
+        envelope(**{"Upper": "x"}),
+        envelope(**{"under_score": "x"}),
+        envelope(**{"trailing\n": "x"}),
+        json.dumps({"specversion": "1.0", "id": "1", "type": RECORD_FEEDBACK}).encode(),
+        '{"x": "\udc00"}'.encode("utf-8", "surrogatepass"),
+    ],
+)
+def test_anything_but_the_plain_shape_is_left_to_the_cloudevents_sdk(value: bytes) -> None:
+    assert plain_event(value, None) is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        envelope(time="2026-11-29T12:00:00"),  # no zone: the SDK refuses it
+        envelope(time="yesterday"),
+        envelope(specversion="0.3"),
+        envelope(id=""),
+        envelope(subject=""),
+        envelope(**{"under_score": "x"}),
+    ],
+)
+def test_what_the_sdk_judges_is_still_refused_as_before(value: bytes) -> None:
+    with pytest.raises(Refused) as refused:
+        parse_with(value)
+    assert refused.value.field in {"value", "specversion"}
+
+
+def test_an_event_with_a_time_is_still_read_through_the_sdk() -> None:
+    _, issued = parse_with(envelope(time="2026-11-29T12:00:00Z"), key=b"k")
+    assert issued.identity == json.dumps(["urn:neighbour", "m-1"])
+
+
+def test_a_key_longer_than_an_attribute_is_refused_as_the_partition_key() -> None:
+    with pytest.raises(Refused) as refused:
+        parse_with(envelope(), key=b"k" * (MAX_ATTRIBUTE_LENGTH + 1))
+    assert refused.value.field == "partitionkey"
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"1e400", b"99999999999999999999", b"3.0"])
+def test_a_rating_json_cannot_hold_or_an_int_cannot_take_is_refused_naming_it(
+    number: bytes,
+) -> None:
+    """Issue 12: the fast reading leaves NaN and infinities to the SDK and hands big ints to
+    json; either way the rating is refused by name, as before."""
+    value = envelope(data={**DATA, "kind": "rating", "rating": 3}).replace(b"3}", number + b"}")
+    assert number in value
+    with pytest.raises(Refused) as refused:
+        parse_with(value)
+    assert refused.value.field == "rating"
