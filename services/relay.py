@@ -138,13 +138,18 @@ class Relay:
             if (trace := traceparent_of(event)) is not None:
                 headers.append(("traceparent", trace.encode()))
             refuse_too_large(key, value, headers)
-            partition = choices[(murmur2(key) & 0x7FFFFFFF) % len(choices)]
+            partition = partition_for(key, choices)
             builders = batches.setdefault((topic, partition), [])
             if not builders or not append(builders[-1], key, value, headers):
                 builders.append(producer.create_batch())  # full: the next one queues behind it
                 if not append(builders[-1], key, value, headers):
                     raise RuntimeError("an empty record batch refused a message")
         return batches
+
+
+def partition_for(key: bytes, partitions: Sequence[int]) -> int:
+    """The partition aiokafka's ``DefaultPartitioner`` (so ``send()``) picks for a key."""
+    return partitions[(murmur2(key) & 0x7FFFFFFF) % len(partitions)]
 
 
 def append(builder: BatchBuilder, key: bytes, value: bytes, headers: list[Any]) -> bool:
