@@ -65,8 +65,9 @@ class Relay:
         self.topic_prefix = topic_prefix
         self.prepare = prepare  # e.g. create the topics, once Kafka answers
         self.connect_backoff = connect_backoff
-        self._by_event = {p.event: p for p in publications}
-        self.topics = [get_topic(event) for event in self._by_event]
+        # Per event class, once: its publication and the Kafka topic it goes to.
+        self._routes = {p.event: (p, topic_prefix + p.topic) for p in publications}
+        self.topics = [get_topic(event) for event in self._routes]
         self._producer: AIOKafkaProducer | None = None
         self.published = 0
 
@@ -127,8 +128,7 @@ class Relay:
         batches: dict[tuple[str, int], list[BatchBuilder]] = {}
         for item in batch:
             event = item.event
-            publication = self._by_event[type(event)]
-            topic = self.topic_prefix + publication.topic
+            publication, topic = self._routes[type(event)]
             if (choices := partitions.get(topic)) is None:
                 choices = partitions[topic] = sorted(await producer.partitions_for(topic))
             subject = str(event.originator_id)
