@@ -3,7 +3,7 @@
 import json
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID, uuid4, uuid5
+from uuid import uuid4, uuid5
 
 from cloudevents.core.bindings.kafka import (
     KafkaMessage,
@@ -18,7 +18,7 @@ from contracts.feedback import RecordFeedback
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.feedback.published import RECORDED
-from services.publication import EVENT_ID_NAMESPACE, cloudevent_id, to_message
+from services.publication import EVENT_ID_NAMESPACE, to_message
 from services.tracing import stamp, traceparent_of
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -139,11 +139,3 @@ def test_any_text_travels_as_the_same_json_value(ref: str, source: str, rating: 
         request_digest=request_digest(cmd),
     ).collect_events()[0]
     assert_same_as_the_sdk_writes(event, source)
-
-
-@given(st.uuids(), st.integers(0, 2**63 - 1))
-def test_the_cloudevent_id_is_the_uuid5_of_the_aggregate_and_version(
-    aggregate: UUID, version: int
-) -> None:
-    expected = str(uuid5(EVENT_ID_NAMESPACE, f"{aggregate}/{version}"))
-    assert cloudevent_id(aggregate, version) == expected
