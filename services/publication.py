@@ -7,26 +7,34 @@ description. The relay's mapping, the AsyncAPI publishers, the JSON Schemas, the
 created at start and the README's topic table are all derived from these declarations
 (``services.published`` gathers them, ``services.docs`` writes the documents).
 
-The envelope is built by the CloudEvents SDK; only the mapping is ours. The CloudEvent ``id``
-is derived from the event's place in its aggregate, so a re-published event carries the same
-``id`` and consumers de-duplicate on it.
+The structured-mode JSON is written here, in one pass of orjson with the payload serialized by
+pydantic as a fragment of it: building a ``CloudEvent`` of the SDK and encoding it through
+``to_structured_event`` cost the relay ~60-90 µs an event (issue 12, figure 5). The SDK stays
+the reference: the tests read what we write back with it and compare it to what the SDK itself
+writes (the same attributes and the same JSON values; only the spacing differs, and non-ASCII
+characters travel as UTF-8 instead of ``\\u`` escapes). The CloudEvent ``id`` is derived from
+the event's place in its aggregate, so a re-published event carries the same ``id`` and
+consumers de-duplicate on it.
 """
 
 import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Literal
 from uuid import UUID, uuid5
 
-from cloudevents.core.bindings.kafka import KafkaMessage, to_structured_event
-from cloudevents.core.v1.event import CloudEvent
+import orjson
+from cloudevents.core.bindings.kafka import KafkaMessage
 from pydantic import BaseModel, Field, create_model
 
 from contracts.envelope import CloudEventEnvelope
 from services.tracing import traceparent_of
 
 EVENT_ID_NAMESPACE = UUID("4e3f7c1a-9b2d-5d8e-8f60-2a7b1c9d0e55")
+# Structured content mode: the whole CloudEvent is the value, this is its Kafka header.
+CONTENT_TYPE = "application/cloudevents+json"
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,7 @@ class Publication:
     title: str
     description: str
 
-    @property
+    @cached_property
     def type(self) -> str:
         """The CloudEvent type: the topic's namespace and the title, so it is never typed
         twice (``evaluation.feedback.v1.FeedbackRecorded``)."""
@@ -74,8 +82,20 @@ def cloudevent_id(originator_id: UUID, originator_version: int) -> str:
 
 def to_message(publication: Publication, event: Any, source: str) -> KafkaMessage:
     """One domain event as a Kafka message: key = aggregate id, value = the CloudEvent."""
-    contract = publication.to_contract(event)
     subject = str(event.originator_id)
+    return KafkaMessage(
+        headers={"content-type": CONTENT_TYPE.encode()},
+        key=subject,
+        value=structured_cloudevent(publication, event, source, subject),
+    )
+
+
+def structured_cloudevent(publication: Publication, event: Any, source: str, subject: str) -> bytes:
+    """The CloudEvent in structured JSON mode, with the attributes the SDK wrote before and in
+    its order: ``time`` in RFC 3339 (``Z`` for UTC, as the SDK writes it), the optional
+    ``tenantid`` and ``traceparent`` extensions only when present, then ``specversion`` and
+    the payload as ``data`` (its wire aliases, JSON values as ``model_dump(mode="json")``)."""
+    contract = publication.to_contract(event)
     attributes: dict[str, Any] = {
         "id": cloudevent_id(event.originator_id, event.originator_version),
         "source": source,
@@ -90,6 +110,6 @@ def to_message(publication: Publication, event: Any, source: str) -> KafkaMessag
         attributes["tenantid"] = tenant
     if (trace := traceparent_of(event)) is not None:
         attributes["traceparent"] = trace
-    return to_structured_event(
-        CloudEvent(attributes, contract.model_dump(mode="json", by_alias=True))
-    )
+    attributes["specversion"] = "1.0"
+    attributes["data"] = orjson.Fragment(contract.model_dump_json(by_alias=True))
+    return orjson.dumps(attributes, option=orjson.OPT_UTC_Z)

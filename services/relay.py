@@ -6,6 +6,16 @@ re-publishes the same events with the same CloudEvent ``id``; consumers de-dupli
 One relay is active at a time (the follower's leadership). An event that cannot be published
 (its message is over the broker's size limit, its payload does not map) is parked by the
 follower, not retried forever; a broker that is away is waited for.
+
+A batch goes out as aiokafka record batches, one per topic partition (``send_batch``), not a
+``send()`` per message: the relay picks each message's partition with aiokafka's own
+``DefaultPartitioner`` (murmur2 of the key, the Java client's hash), so one aggregate's events
+land in the partition they always did, in order. The producer's idempotence covers
+these batches as it covers its own: it stamps producer id, epoch and sequence numbers on every
+batch it drains (``MessageAccumulator._pop_batch``), whoever filled it. One thing ``send()``
+gave that batches do not: with tracing on, OpenTelemetry's aiokafka instrumentation (it wraps
+``send()``) no longer opens a producer span per message; the event's own ``traceparent`` still
+travels with it (header and CloudEvent attribute).
 """
 
 import asyncio
@@ -14,10 +24,14 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import MessageSizeTooLargeError
+from aiokafka.partitioner import DefaultPartitioner
+from aiokafka.producer.message_accumulator import BatchBuilder
+from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from eventsourcing.utils import get_topic
 
 from services.follower import Connection, Positioned, is_transient
-from services.publication import Publication, to_message
+from services.publication import CONTENT_TYPE, Publication, structured_cloudevent
 from services.tracing import traceparent_of
 
 log = logging.getLogger(__name__)
@@ -28,6 +42,11 @@ NAME = "relay"
 # the same settings). No linger: a lone event (the one-by-one retry of a failed page) is not
 # held back, and under load the batches fill while the previous request is in flight anyway.
 LINGER_MS, MAX_BATCH_BYTES = 0, 512 * 1024
+# aiokafka's default, named so the relay refuses what ``send()`` refused: a message larger than
+# this is the event's own problem (parked), never a batch the broker turns away.
+MAX_REQUEST_BYTES = 1024 * 1024
+HEADER = ("content-type", CONTENT_TYPE.encode())
+PARTITIONER = DefaultPartitioner()  # murmur2 of the key, as Kafka's Java client hashes
 
 
 class Relay:
@@ -49,8 +68,9 @@ class Relay:
         self.topic_prefix = topic_prefix
         self.prepare = prepare  # e.g. create the topics, once Kafka answers
         self.connect_backoff = connect_backoff
-        self._by_topic = {get_topic(p.event): p for p in publications}
-        self.topics = list(self._by_topic)
+        # Per event class, once: its publication and the Kafka topic it goes to.
+        self._routes = {p.event: (p, topic_prefix + p.topic) for p in publications}
+        self.topics = [get_topic(event) for event in self._routes]
         self._producer: AIOKafkaProducer | None = None
         self.published = 0
 
@@ -64,6 +84,7 @@ class Relay:
                 acks="all",
                 linger_ms=LINGER_MS,
                 max_batch_size=MAX_BATCH_BYTES,
+                max_request_size=MAX_REQUEST_BYTES,
             )
             try:
                 await producer.start()
@@ -89,26 +110,64 @@ class Relay:
     async def apply(self, conn: Connection, batch: Sequence[Positioned]) -> None:
         producer = self._producer
         assert producer is not None, "the follower opens the relay before applying"
-        sends: list[Any] = []
+        batches = await self._fill(producer, batch)
+        sends: list[asyncio.Future[Any]] = []
         try:
-            for item in batch:
-                event = item.event
-                publication = self._by_topic[get_topic(type(event))]
-                message = to_message(publication, event, self.source)
-                headers = list(message.headers.items())
-                if (trace := traceparent_of(event)) is not None:
-                    headers.append(("traceparent", trace.encode()))
-                sends.append(
-                    await producer.send(
-                        self.topic_prefix + publication.topic,
-                        value=message.value,
-                        key=str(message.key).encode(),
-                        headers=headers,
-                    )
-                )
+            for (topic, partition), builders in batches.items():
+                for builder in builders:  # in order: a partition's batches queue one behind another
+                    sends.append(await producer.send_batch(builder, topic, partition=partition))
         finally:  # every message acknowledged (or failed) before the position may move
             results = await asyncio.gather(*sends, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
-        self.published += len(sends)
+        self.published += len(batch)
+
+    async def _fill(
+        self, producer: AIOKafkaProducer, batch: Sequence[Positioned]
+    ) -> dict[tuple[str, int], list[BatchBuilder]]:
+        """The batch's messages in record batches per (topic, partition), in log order."""
+        partitions: dict[str, list[int]] = {}
+        batches: dict[tuple[str, int], list[BatchBuilder]] = {}
+        for item in batch:
+            event = item.event
+            publication, topic = self._routes[type(event)]
+            if (choices := partitions.get(topic)) is None:
+                choices = partitions[topic] = sorted(await producer.partitions_for(topic))
+            subject = str(event.originator_id)
+            key = subject.encode()
+            value = structured_cloudevent(publication, event, self.source, subject)
+            headers = [HEADER]  # a list: aiokafka's record builder takes nothing else
+            if (trace := traceparent_of(event)) is not None:
+                headers.append(("traceparent", trace.encode()))
+            refuse_too_large(key, value, headers)
+            partition = partition_for(key, choices)
+            builders = batches.setdefault((topic, partition), [])
+            if not builders or not append(builders[-1], key, value, headers):
+                builders.append(producer.create_batch())  # full: the next one queues behind it
+                if not append(builders[-1], key, value, headers):
+                    raise RuntimeError("an empty record batch refused a message")
+        return batches
+
+
+def partition_for(key: bytes, partitions: Sequence[int]) -> int:
+    """The partition aiokafka's ``send()`` picks for a key: its own default partitioner."""
+    partition: int = PARTITIONER(key, partitions, partitions)
+    return partition
+
+
+def append(builder: BatchBuilder, key: bytes, value: bytes, headers: list[Any]) -> bool:
+    """Whether the record batch took the message (False: it is full). No timestamp: the
+    builder stamps the time of the append, as ``send()`` does."""
+    return builder.append(timestamp=None, key=key, value=value, headers=headers) is not None
+
+
+def refuse_too_large(key: bytes, value: bytes, headers: list[Any]) -> None:
+    """What ``send()`` checks before it accepts a message; an empty record batch would take
+    it and the broker refuse the whole batch."""
+    size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
+    if size > MAX_REQUEST_BYTES:
+        raise MessageSizeTooLargeError(
+            f"The message is {size} bytes when serialized, more than the {MAX_REQUEST_BYTES} "
+            "bytes a request may carry"
+        )

@@ -3,13 +3,23 @@
 import json
 from datetime import UTC, datetime
 from typing import Any
-from uuid import uuid4
+from uuid import uuid4, uuid5
+
+from cloudevents.core.bindings.kafka import (
+    KafkaMessage,
+    from_structured_event,
+    to_structured_event,
+)
+from cloudevents.core.v1.event import CloudEvent
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contracts.feedback import RecordFeedback
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.feedback.published import RECORDED
-from services.publication import to_message
+from services.publication import EVENT_ID_NAMESPACE, to_message
+from services.tracing import stamp, traceparent_of
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -60,3 +70,72 @@ def test_the_cloudevent_id_is_the_same_each_time_the_event_is_published() -> Non
     again = json.loads(to_message(publication, event, "urn:a").value)["id"]
     other = json.loads(to_message(publication, recorded_event(), "urn:a").value)["id"]
     assert first == again != other
+
+
+def sdk_message(publication: Any, event: Any, source: str) -> KafkaMessage:
+    """What the CloudEvents SDK writes for the event (how the relay built its messages before
+    issue 12): the reference the relay's own writing is held to."""
+    subject = str(event.originator_id)
+    attributes: dict[str, Any] = {
+        "id": str(uuid5(EVENT_ID_NAMESPACE, f"{event.originator_id}/{event.originator_version}")),
+        "source": source,
+        "type": publication.type,
+        "subject": subject,
+        "time": event.timestamp,
+        "datacontenttype": "application/json",
+        "partitionkey": subject,
+    }
+    if (tenant := getattr(event, "tenant_id", None)) is not None:
+        attributes["tenantid"] = tenant
+    if (trace := traceparent_of(event)) is not None:
+        attributes["traceparent"] = trace
+    data = publication.to_contract(event).model_dump(mode="json", by_alias=True)
+    return to_structured_event(CloudEvent(attributes, data))
+
+
+def assert_same_as_the_sdk_writes(event: Any, source: str = "urn:test") -> None:
+    ours, sdk = to_message(RECORDED, event, source), sdk_message(RECORDED, event, source)
+    assert (ours.key, ours.headers) == (sdk.key, sdk.headers)
+    assert json.loads(ours.value) == json.loads(sdk.value)
+    assert list(json.loads(ours.value)) == list(json.loads(sdk.value))  # and in its order
+    read, expected = from_structured_event(ours), from_structured_event(sdk)
+    assert read.get_attributes() == expected.get_attributes()
+    assert read.get_data() == expected.get_data()
+
+
+def test_the_relay_writes_the_cloudevent_the_sdk_writes() -> None:
+    """Issue 12: the relay writes the JSON itself (orjson), the same attributes and values."""
+    assert_same_as_the_sdk_writes(recorded_event())
+
+
+def test_a_traced_event_carries_its_traceparent_as_the_sdk_writes_it() -> None:
+    event = recorded_event()
+    stamp(event, f"00-{uuid4().hex}-{uuid4().hex[:16]}-01")
+    assert_same_as_the_sdk_writes(event)
+    assert json.loads(to_message(RECORDED, event, "urn:a").value)["traceparent"] == (
+        event.traceparent
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ref=st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=40),
+    source=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20),
+    rating=st.integers(1, 5),
+)
+def test_any_text_travels_as_the_same_json_value(ref: str, source: str, rating: int) -> None:
+    """Non-ASCII travels as UTF-8 rather than the SDK's ``\\u`` escapes: the same values."""
+    cmd = RecordFeedback.model_validate(
+        {"projectId": "p", "subjectKind": "run", "subjectRef": ref, "kind": "rating"}
+        | {"rating": rating}
+    )
+    event = Feedback.record(
+        cmd,
+        feedback_id=uuid4(),
+        tenant_id=ref,
+        given_by="alice",
+        given_at=AT,
+        command_id="c",
+        request_digest=request_digest(cmd),
+    ).collect_events()[0]
+    assert_same_as_the_sdk_writes(event, source)
