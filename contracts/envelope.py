@@ -1,7 +1,8 @@
 """The CloudEvents 1.0 envelopes (structured JSON mode) that carry our contracts on Kafka.
 
-These models document and pin the wire shape; building and reading envelopes is the
-CloudEvents SDK's job. The envelope of each published event (``<Title>Message``) is derived
+These models document and pin the wire shape; the relay writes envelopes and the inbound
+consumers read them (``services.publication``, ``services.inbound.parsing``), both held to
+what the CloudEvents SDK writes and reads. The envelope of each published event (``<Title>Message``) is derived
 from its declaration (``services.publication.Publication.envelope``), not written here.
 """
 
