@@ -91,11 +91,21 @@ def to_message(publication: Publication, event: Any, source: str) -> KafkaMessag
 
 
 def structured_cloudevent(publication: Publication, event: Any, source: str, subject: str) -> bytes:
-    """The CloudEvent in structured JSON mode, with the attributes the SDK wrote before and in
-    its order: ``time`` in RFC 3339 (``Z`` for UTC, as the SDK writes it), the optional
-    ``tenantid`` and ``traceparent`` extensions only when present, then ``specversion`` and
-    the payload as ``data`` (its wire aliases, JSON values as ``model_dump(mode="json")``)."""
+    """The CloudEvent in structured JSON mode: its attributes as the SDK wrote them, ``time``
+    in RFC 3339 (``Z`` for UTC, as the SDK writes it), then ``specversion`` and the payload as
+    ``data`` (its wire aliases, JSON values as ``model_dump(mode="json")``)."""
+    attributes = cloudevent_attributes(publication, event, source, subject)
+    attributes["specversion"] = "1.0"
     contract = publication.to_contract(event)
+    attributes["data"] = orjson.Fragment(contract.model_dump_json(by_alias=True))
+    return orjson.dumps(attributes, option=orjson.OPT_UTC_Z)
+
+
+def cloudevent_attributes(
+    publication: Publication, event: Any, source: str, subject: str
+) -> dict[str, Any]:
+    """A domain event's CloudEvent attributes, in the order the SDK writes them; the optional
+    ``tenantid`` and ``traceparent`` extensions only when present."""
     attributes: dict[str, Any] = {
         "id": cloudevent_id(event.originator_id, event.originator_version),
         "source": source,
@@ -110,6 +120,4 @@ def structured_cloudevent(publication: Publication, event: Any, source: str, sub
         attributes["tenantid"] = tenant
     if (trace := traceparent_of(event)) is not None:
         attributes["traceparent"] = trace
-    attributes["specversion"] = "1.0"
-    attributes["data"] = orjson.Fragment(contract.model_dump_json(by_alias=True))
-    return orjson.dumps(attributes, option=orjson.OPT_UTC_Z)
+    return attributes

@@ -3,7 +3,7 @@
 import json
 from datetime import UTC, datetime
 from typing import Any
-from uuid import uuid4, uuid5
+from uuid import uuid4
 
 from cloudevents.core.bindings.kafka import (
     KafkaMessage,
@@ -18,8 +18,8 @@ from contracts.feedback import RecordFeedback
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.feedback.published import RECORDED
-from services.publication import EVENT_ID_NAMESPACE, to_message
-from services.tracing import stamp, traceparent_of
+from services.publication import cloudevent_attributes, to_message
+from services.tracing import stamp
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -73,22 +73,9 @@ def test_the_cloudevent_id_is_the_same_each_time_the_event_is_published() -> Non
 
 
 def sdk_message(publication: Any, event: Any, source: str) -> KafkaMessage:
-    """What the CloudEvents SDK writes for the event (how the relay built its messages before
-    issue 12): the reference the relay's own writing is held to."""
-    subject = str(event.originator_id)
-    attributes: dict[str, Any] = {
-        "id": str(uuid5(EVENT_ID_NAMESPACE, f"{event.originator_id}/{event.originator_version}")),
-        "source": source,
-        "type": publication.type,
-        "subject": subject,
-        "time": event.timestamp,
-        "datacontenttype": "application/json",
-        "partitionkey": subject,
-    }
-    if (tenant := getattr(event, "tenant_id", None)) is not None:
-        attributes["tenantid"] = tenant
-    if (trace := traceparent_of(event)) is not None:
-        attributes["traceparent"] = trace
+    """What the CloudEvents SDK writes for the event's attributes and payload (how the relay
+    built its messages before issue 12): the reference the relay's own writing is held to."""
+    attributes = cloudevent_attributes(publication, event, source, str(event.originator_id))
     data = publication.to_contract(event).model_dump(mode="json", by_alias=True)
     return to_structured_event(CloudEvent(attributes, data))
 
