@@ -2,8 +2,9 @@
 
 These models document and pin the wire shape; the relay writes envelopes and the inbound
 consumers read them (``services.publication``, ``services.inbound.parsing``), both held to
-what the CloudEvents SDK writes and reads. The envelope of each published event (``<Title>Message``) is derived
-from its declaration (``services.publication.Publication.envelope``), not written here.
+what the CloudEvents SDK writes and reads. The envelope of each published event
+(``<Title>Message``) is derived from its declaration
+(``services.publication.Publication.envelope``), not written here.
 """
 
 from datetime import datetime
