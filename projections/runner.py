@@ -14,7 +14,7 @@ row during it.
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import asyncpg
@@ -22,13 +22,16 @@ from eventsourcing.utils import get_topic
 
 from services.follower import (
     Connection,
+    Decoded,
     Follower,
+    Page,
     Positioned,
     is_transient,
+    read_page,
     read_position,
     wait_for_position,
 )
-from services.store import EventStore, read_log
+from services.store import EventStore
 
 __all__ = [
     "Connection",
@@ -216,22 +219,34 @@ REBUILD_PAGE = 5000
 AHEAD = 2  # pages a read model may have waiting in a rebuild
 
 
-@dataclass
-class Page:
-    """A page of the log read for a rebuild: its events (or the error decoding one gave), in
-    order and by topic, and the position it brings its readers to."""
+@dataclass(frozen=True)
+class Shared:
+    """A page of the log read once for every read model being rebuilt, its events also
+    grouped by topic (each read model takes those of its own)."""
 
-    upto: int
-    events: list[tuple[str, Positioned | Exception]] = field(default_factory=list)
-    by_topic: dict[str, list[Positioned | Exception]] = field(default_factory=dict)
+    page: Page
+    by_topic: dict[str, list[Decoded]]
 
-    def of(self, topics: Sequence[str]) -> list[Positioned | Exception]:
+    @property
+    def upto(self) -> int:
+        return self.page.upto
+
+    @classmethod
+    def read(cls, store: EventStore, after: int, topics: list[str]) -> "Shared":
+        page = read_page(store, after, REBUILD_PAGE, topics)
+        by_topic: dict[str, list[Decoded]] = {}
+        for notification, decoded in zip(page.notifications, page.decoded, strict=True):
+            by_topic.setdefault(notification.topic, []).append(decoded)
+        return cls(page, by_topic)
+
+    def of(self, topics: Sequence[str]) -> list[Decoded]:
         """The events of these topics, in log order."""
         present = [topic for topic in topics if topic in self.by_topic]
         if len(present) <= 1:  # the common case: no merging
             return self.by_topic[present[0]] if present else []
         wanted = set(present)
-        return [event for topic, event in self.events if topic in wanted]
+        pairs = zip(self.page.notifications, self.page.decoded, strict=True)
+        return [decoded for notification, decoded in pairs if notification.topic in wanted]
 
 
 async def rebuild_many(
@@ -287,30 +302,20 @@ async def load_together(
     """
     readers = [ProjectionReader(p, s) for p, s in zip(projections, schemas, strict=True)]
     topics = sorted({topic for reader in readers for topic in reader.topics})
-    inboxes = {reader.name: asyncio.Queue[Page | None](AHEAD) for reader in readers}
+    inboxes = {reader.name: asyncio.Queue[Shared | None](AHEAD) for reader in readers}
     left: set[str] = set()
-
-    def read(after: int) -> Page:
-        upto, notifications = read_log(store, after, REBUILD_PAGE, topics)
-        page = Page(upto)
-        for n in notifications:
-            try:
-                event: Positioned | Exception = Positioned(n.id, store.mapper.to_domain_event(n))
-            except Exception as error:  # the event's own: its readers go on alone
-                event = error
-            page.events.append((n.topic, event))
-            page.by_topic.setdefault(n.topic, []).append(event)
-        return page
 
     async def feed() -> None:
         position = 0
-        page = asyncio.ensure_future(asyncio.to_thread(read, position))
+        page = asyncio.ensure_future(asyncio.to_thread(Shared.read, store, position, topics))
         try:
             while len(left) < len(inboxes):  # not once every read model has gone alone
                 this = await page
                 if this.upto <= position:
                     break
-                page = asyncio.ensure_future(asyncio.to_thread(read, this.upto))
+                page = asyncio.ensure_future(
+                    asyncio.to_thread(Shared.read, store, this.upto, topics)
+                )
                 for name, inbox in inboxes.items():
                     if name not in left:
                         await inbox.put(this)
@@ -324,9 +329,9 @@ async def load_together(
     async def follow(reader: ProjectionReader) -> None:
         inbox = inboxes[reader.name]
         async with pool.acquire() as conn:
-            while (page := await inbox.get()) is not None:
+            while (shared := await inbox.get()) is not None:
                 try:
-                    await apply_page(conn, reader, page.of(reader.topics), page.upto)
+                    await apply_page(conn, reader, shared.of(reader.topics), shared.upto)
                 except Exception as error:
                     if is_transient(error):
                         raise
@@ -341,7 +346,7 @@ async def load_together(
                         inbox.get_nowait()
                     return
                 if progress is not None:
-                    progress(reader.projection.name, page.upto)
+                    progress(reader.projection.name, shared.upto)
 
     async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops them all
         tasks.create_task(feed())
@@ -350,12 +355,11 @@ async def load_together(
 
 
 async def apply_page(
-    conn: Connection, reader: "ProjectionReader", events: list[Any], upto: int
+    conn: Connection, reader: "ProjectionReader", decoded: list[Decoded], upto: int
 ) -> None:
     """A page's events of one read model, and its position, in one transaction; an event
-    that could not be decoded fails the page (``events`` holds its exception)."""
-    for failed in (e for e in events if isinstance(e, Exception)):
-        raise failed
+    that could not be decoded fails the page."""
+    events = [d.event() for d in decoded]
     async with conn.transaction():
         if events:
             await reader.apply(conn, events)

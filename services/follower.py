@@ -83,9 +83,9 @@ class Decoded:
     error: Exception | None = None
 
     @classmethod
-    def of(cls, follower: "Follower", notification: Notification) -> "Decoded":
+    def of(cls, store: EventStore, notification: Notification) -> "Decoded":
         try:
-            return cls(follower._decode(notification))
+            return cls(decode(store, notification))
         except Exception as error:
             return cls(None, error)
 
@@ -103,6 +103,17 @@ class Page:
     upto: int
     notifications: list[Notification]
     decoded: list[Decoded]
+
+
+def decode(store: EventStore, notification: Notification) -> Positioned:
+    return Positioned(notification.id, store.mapper.to_domain_event(notification))
+
+
+def read_page(store: EventStore, after: int, limit: int, topics: list[str]) -> Page:
+    """The page of these topics after ``after``, every event decoded (or why it could not be).
+    Blocking: callers run it in a thread, reading the next page while they apply this one."""
+    upto, notifications = read_log(store, after, limit, topics)
+    return Page(upto, notifications, [Decoded.of(store, n) for n in notifications])
 
 
 class Reader(Protocol):
@@ -352,12 +363,7 @@ class Follower:
     async def _read(self, after: int) -> "Page":
         """The page after ``after``, read and decoded in a thread: while a catch-up's thread
         decodes the next page, the loop waits on PostgreSQL writing this one."""
-
-        def read_and_decode() -> Page:
-            upto, notifications = read_log(self.store, after, self.batch_size, self._topics)
-            return Page(upto, notifications, [Decoded.of(self, n) for n in notifications])
-
-        return await asyncio.to_thread(read_and_decode)
+        return await asyncio.to_thread(read_page, self.store, after, self.batch_size, self._topics)
 
     async def _page(self, position: int) -> "Page":
         """The page after ``position``: the one read ahead if it starts there (a catch-up
@@ -370,9 +376,6 @@ class Follower:
             read.cancel()
             await asyncio.gather(read, return_exceptions=True)
         return await self._read(position)
-
-    def _decode(self, notification: Notification) -> Positioned:
-        return Positioned(notification.id, self.store.mapper.to_domain_event(notification))
 
     async def _commit(
         self,
@@ -430,7 +433,7 @@ class Follower:
             if attempt:
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                await self._commit(conn, [self._decode(notification)], notification.id)
+                await self._commit(conn, [decode(self.store, notification)], notification.id)
                 return None
             except Exception as failure:
                 if is_transient(failure):
@@ -527,7 +530,7 @@ class Follower:
             if attempt:
                 await asyncio.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                event = [self._decode(n) for n in notifications]
+                event = [decode(self.store, n) for n in notifications]
                 if not self.reader.transactional:
                     await self.reader.apply(conn, event)
                 async with conn.transaction():
