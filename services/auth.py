@@ -13,6 +13,7 @@ cases (SPEC W99).
 """
 
 import hashlib
+import hmac
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class KeyRing:
             for entry in self.entries
             if not entry.revoked  # a revoked key authenticates no one
         }
+        self._verified: dict[int, tuple[bytes, Principal]] = {}
 
     @classmethod
     def load(
@@ -97,8 +99,22 @@ class KeyRing:
         )
 
     def identify(self, key: str) -> Principal | None:
-        # Looked up by the key's SHA-256: comparing hashes leaks nothing about the key.
-        return self._by_hash.get(hash_key(key))
+        """The principal of a live key, or None.
+
+        A key is looked up by its SHA-256: comparing hashes leaks nothing about the key.
+        A key found once is remembered by this ring (issue 12: the hash was a few µs of
+        every request), under Python's hash of it, which is keyed afresh in each process,
+        and its text is compared in constant time before it is trusted. Only keys that
+        matched an entry are remembered, so there are never more than the ring's live
+        entries; the ring's keys are fixed for its life, so a key revoked in the settings
+        stops working when the ring is loaded again, as before."""
+        seen = self._verified.get(hash(key))
+        if seen is not None and hmac.compare_digest(seen[0], key.encode()):
+            return seen[1]
+        principal = self._by_hash.get(hash_key(key))
+        if principal is not None:
+            self._verified[hash(key)] = (key.encode(), principal)
+        return principal
 
 
 def hash_key(key: str) -> str:
