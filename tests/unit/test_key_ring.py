@@ -22,7 +22,9 @@ def test_a_live_key_is_known_every_time_and_others_never() -> None:
         assert principal is not None
         assert (principal.tenant_id, principal.subject) == ("t1", "alice")
         assert principal.scopes == frozenset({"factory.feedback.write"})
-        assert ring.identify(other) is not None and ring.identify(other).service  # type: ignore[union-attr]
+        service = ring.identify(other)
+        assert service is not None
+        assert service.service
         assert ring.identify(key[:-1]) is None
         assert ring.identify(key + "x") is None
         assert ring.identify(key[:-1] + ("A" if key[-1] != "A" else "B")) is None
