@@ -210,6 +210,21 @@ async def stored_commands(pool: asyncpg.Pool) -> tuple[int, int]:
     return feedback, receipts
 
 
+def spawn_inbound(env: dict[str, str], processes: int, logs: Path) -> list[subprocess.Popen[bytes]]:
+    """``processes`` ``feedbackloop inbound`` processes, each logging to a file of ``logs``."""
+    feedbackloop = str(Path(sys.executable).parent / "feedbackloop")
+    logs.mkdir(parents=True, exist_ok=True)
+    started = []
+    for n in range(processes):
+        with (logs / f"inbound-{n}.log").open("wb") as log:
+            started.append(
+                subprocess.Popen(
+                    [feedbackloop, "inbound"], env=env, stdout=log, stderr=subprocess.STDOUT
+                )
+            )
+    return started
+
+
 async def inbound_processes(
     url: str, bootstrap: str, total: int, processes: int, logs: Path
 ) -> dict[str, Any]:
@@ -232,18 +247,10 @@ async def inbound_processes(
         "FEEDBACKLOOP_METRICS_PORT": "0",
         "PYTHONPATH": str(ROOT),
     }
-    feedbackloop = str(Path(sys.executable).parent / "feedbackloop")
-    logs.mkdir(parents=True, exist_ok=True)
-    started = []
+    started: list[subprocess.Popen[bytes]] = []
     pool = await asyncpg.create_pool(url, min_size=1, max_size=2)
     try:
-        for n in range(processes):
-            with (logs / f"inbound-{n}.log").open("wb") as log:
-                started.append(
-                    subprocess.Popen(
-                        [feedbackloop, "inbound"], env=env, stdout=log, stderr=subprocess.STDOUT
-                    )
-                )
+        started += spawn_inbound(env, processes, logs)
         await group_stable(bootstrap, group, processes)
         before = await stored_commands(pool)
         cpu0 = [cpu_seconds(p.pid) for p in started]
