@@ -82,6 +82,10 @@ class Decision:
     result: Any
     committed: Callable[[], None] | None = None  # runs once the events are stored
     receipt: Any = None  # the command's Receipt.Recorded event, appended after the aggregates
+    # The first events of new aggregates the handler did not build (issue 12: building one
+    # through the library's ``_create`` and ``mutate`` only to collect its event again cost
+    # most of a decision); appended after ``aggregates``' events, as they are.
+    created: Sequence[Any] = ()
 
 
 @dataclass(frozen=True)
@@ -377,7 +381,7 @@ class CommandBus:
         receipt = Receipt.recorded(
             issued.identity, type(issued.command).__name__, issued.at, issued.digest
         )
-        return Decision(decision.aggregates, decision.result, decision.committed, receipt)
+        return replace(decision, receipt=receipt)
 
     def _append(
         self,
@@ -393,6 +397,9 @@ class CommandBus:
                 for event in aggregate.collect_events():
                     stamp(event, trace)
                     events.append(event)
+            for event in decision.created:
+                stamp(event, trace)
+                events.append(event)
             if decision.receipt is not None:
                 stamp(decision.receipt, trace)
                 events.append(decision.receipt)
@@ -416,6 +423,11 @@ class CommandBus:
                 positions[(a.id, a.version)]
                 for a in decision.aggregates
                 if (a.id, a.version) in positions
+            ]
+            mine += [
+                positions[key]
+                for e in decision.created
+                if (key := (e.originator_id, e.originator_version)) in positions
             ]
             if decision.receipt is not None:
                 mine.append(positions[(decision.receipt.originator_id, 1)])
