@@ -101,8 +101,7 @@ class Feedback(Aggregate):
         values (the id, the first version, the time, the aggregate's topic and the same
         fields); a test compares what both store, byte for byte."""
         fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest)
-        # The library makes each event class a dataclass when it is declared; mypy cannot see it.
-        return cls.Recorded(  # type: ignore[call-arg]
+        return cls.Recorded(
             originator_id=feedback_id,
             originator_version=cls.INITIAL_VERSION,
             timestamp=given_at,
