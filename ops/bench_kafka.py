@@ -257,10 +257,11 @@ async def inbound_processes(
         t0 = time.perf_counter()
         await fill_topic(bootstrap, topic, total, run)
         sent = time.perf_counter() - t0
-        while (now := await stored_commands(pool)) < (before[0] + total, before[1] + total):
-            if any(p.poll() is not None for p in started):
-                raise RuntimeError(f"an inbound process ended early: see {logs}")
-            await asyncio.sleep(0.02)
+        async with asyncio.timeout(600):  # a command that never applies fails the part
+            while (now := await stored_commands(pool)) < (before[0] + total, before[1] + total):
+                if any(p.poll() is not None for p in started):
+                    raise RuntimeError(f"an inbound process ended early: see {logs}")
+                await asyncio.sleep(0.02)
         seconds = time.perf_counter() - t0
         cpu = [cpu_seconds(p.pid) - c for p, c in zip(started, cpu0, strict=True)]
         await asyncio.sleep(1)  # anything applied twice would show by now
