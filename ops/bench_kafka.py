@@ -5,9 +5,13 @@ compares.
 3. Ingest: RecordFeedback CloudEvents already on a 3-partition topic, applied exactly once by
    the real inbound consumer (``services.inbound.InboundConsumer``: parse, bounds, receipts,
    one transaction per partition's poll), commands/s from its start to the last one settled;
-   checked afterwards: one feedback and one receipt per command. Baseline: a plain aiokafka
-   consumer of a fresh group reading the same topic and decoding each JSON value, nothing
-   stored.
+   checked afterwards: one feedback and one receipt per command. And as production runs it
+   (README: Beyond one machine): N ``feedbackloop inbound`` processes of one group (N = the
+   cores by default), settled in the group before the clock starts, timed from the first
+   command sent to the last one's feedback and receipt in the store. Both with their CPU per
+   command. Baseline: one plain aiokafka consumer of a fresh group reading the same topic and
+   decoding each JSON value, nothing stored (one process, not N: the ratio of the N-process
+   figure compares N processes with one).
 5. Relay: FeedbackRecorded events already in the store (not timed), published by the real
    relay on the real follower (read the log, decode, map to CloudEvents, idempotent producer
    with ``acks=all``, position moved after every acknowledgement), events/s from its start
@@ -23,6 +27,9 @@ turns what they measured into its rows. Timings are recorded, never asserted.
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -32,6 +39,7 @@ from typing import Any
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.structs import TopicPartition
 from eventsourcing.utils import get_topic
 
@@ -83,13 +91,15 @@ def command_event(n: int, run: str) -> bytes:
 
 
 async def fill_topic(bootstrap: str, topic: str, total: int, run: str) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
+    """``total`` commands on the topic, the messages built before the first is sent (the
+    processes' figure times the sending: it must not wait on building them)."""
+    built = [(command_event(n, run), f"k{n % 64}".encode()) for n in range(total)]
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", linger_ms=20, max_batch_size=1024 * 1024
+    )
     await producer.start()
     try:
-        sent = [
-            await producer.send(topic, command_event(n, run), key=f"k{n % 64}".encode())
-            for n in range(total)
-        ]
+        sent = [await producer.send(topic, value, key=key) for value, key in built]
         await asyncio.gather(*sent)
     finally:
         await producer.stop()
@@ -139,12 +149,12 @@ async def inbound_consumer(
             group_id=f"bench-inbound-{uuid.uuid4().hex[:8]}",
             topic_prefix=prefix,
         )
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         await consumer.start()
         try:
             while consumer.settled < total:
                 await asyncio.sleep(0.05)
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         finally:
             await consumer.stop()
         count = f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1"
@@ -164,10 +174,122 @@ async def inbound_consumer(
         "exactly_once": feedback == total == receipts == consumer.applied,
         "transactions": bus.transactions,
         "commands_per_transaction": round(total / max(1, bus.transactions), 1),
+        # This process's CPU (every thread: the consumer's loop and the bus's) a command.
+        "cpu_us_per_command": round(cpu * 1e6 / total, 1),
     }
 
 
-async def bench_kafka(store: EventStore, url: str, bootstrap: str, total: int) -> dict[str, Any]:
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user + system, every thread), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def group_stable(bootstrap: str, group: str, members: int, timeout: float = 60.0) -> None:
+    """Wait until the consumer group has settled with ``members`` members (each holding its
+    share of the partitions), so the clock does not time a rebalance."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                [response] = await admin.describe_consumer_groups([group])
+                [(_, _, state, _, _, joined, *_)] = response.groups
+                if state == "Stable" and len(joined) == members:
+                    return
+                await asyncio.sleep(0.2)
+    finally:
+        await admin.close()
+
+
+async def stored_commands(pool: asyncpg.Pool) -> tuple[int, int]:
+    """How many feedback events and receipts the store holds."""
+    count = f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1"
+    feedback = await pool.fetchval(count, get_topic(Feedback.Recorded))
+    receipts = await pool.fetchval(count, get_topic(Receipt.Recorded))
+    return feedback, receipts
+
+
+def spawn_inbound(env: dict[str, str], processes: int, logs: Path) -> list[subprocess.Popen[bytes]]:
+    """``processes`` ``feedbackloop inbound`` processes, each logging to a file of ``logs``."""
+    feedbackloop = str(Path(sys.executable).parent / "feedbackloop")
+    logs.mkdir(parents=True, exist_ok=True)
+    started = []
+    for n in range(processes):
+        with (logs / f"inbound-{n}.log").open("wb") as log:
+            started.append(
+                subprocess.Popen(
+                    [feedbackloop, "inbound"], env=env, stdout=log, stderr=subprocess.STDOUT
+                )
+            )
+    return started
+
+
+async def inbound_processes(
+    url: str, bootstrap: str, total: int, processes: int, logs: Path
+) -> dict[str, Any]:
+    """The figure as production runs it: ``processes`` ``feedbackloop inbound`` processes of
+    one consumer group (README: Beyond one machine), started and settled in the group first;
+    timed from the first command sent to the last one applied (its feedback and receipt in
+    the store). Their CPU is read from /proc over the same span."""
+    run = uuid.uuid4().hex[:8]
+    prefix = f"benchp{run}."
+    topic = prefix + topics.RECORD_FEEDBACK
+    group = f"bench-inbound-{run}"
+    await ensure_topics(
+        bootstrap, (topic, topics.dead_letter(topic)), partitions=3, replication_factor=1
+    )
+    env = os.environ | {
+        "DATABASE_URL": url,
+        "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
+        "FEEDBACKLOOP_INBOUND_GROUP_ID": group,
+        "FEEDBACKLOOP_METRICS_PORT": "0",
+        "PYTHONPATH": str(ROOT),
+    }
+    started: list[subprocess.Popen[bytes]] = []
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=2)
+    try:
+        started += spawn_inbound(env, processes, logs)
+        await group_stable(bootstrap, group, processes)
+        before = await stored_commands(pool)
+        cpu0 = [cpu_seconds(p.pid) for p in started]
+        t0 = time.perf_counter()
+        await fill_topic(bootstrap, topic, total, run)
+        sent = time.perf_counter() - t0
+        async with asyncio.timeout(600):  # a command that never applies fails the part
+            while (now := await stored_commands(pool)) < (before[0] + total, before[1] + total):
+                if any(p.poll() is not None for p in started):
+                    raise RuntimeError(f"an inbound process ended early: see {logs}")
+                await asyncio.sleep(0.02)
+        seconds = time.perf_counter() - t0
+        cpu = [cpu_seconds(p.pid) - c for p, c in zip(started, cpu0, strict=True)]
+        await asyncio.sleep(1)  # anything applied twice would show by now
+        after = await stored_commands(pool)
+    finally:
+        for process in started:
+            process.send_signal(signal.SIGTERM)
+        for process in started:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        await pool.close()
+    return {
+        "processes": processes,
+        "commands": total,
+        "seconds": round(seconds, 3),
+        "sending_seconds": round(sent, 3),
+        "commands_per_s": total / seconds,
+        "exactly_once": after == now == (before[0] + total, before[1] + total),
+        "cpu_seconds": [round(c, 3) for c in cpu],
+        "cpu_us_per_command": round(sum(cpu) * 1e6 / total, 1),
+    }
+
+
+async def bench_kafka(
+    store: EventStore, url: str, bootstrap: str, total: int, processes: int, logs: Path
+) -> dict[str, Any]:
     run = uuid.uuid4().hex[:8]
     prefix = f"bench{run}."
     topic = prefix + topics.RECORD_FEEDBACK
@@ -176,7 +298,12 @@ async def bench_kafka(store: EventStore, url: str, bootstrap: str, total: int) -
     await fill_topic(bootstrap, topic, total, run)
     baseline = await plain_consumer(bootstrap, topic, total)
     figure = await inbound_consumer(store, url, bootstrap, prefix, total)
-    return {"kafka_inbound": figure, "kafka_plain_consumer": baseline}
+    spread = await inbound_processes(url, bootstrap, total, processes, logs)
+    return {
+        "kafka_inbound": figure,
+        "kafka_inbound_processes": spread,
+        "kafka_plain_consumer": baseline,
+    }
 
 
 # ---------------------------------------------------- 5. relay vs a plain aiokafka producer

@@ -5,7 +5,11 @@ tenant B under its own id and under random ids, interleaved; the median of N of 
 the HTTP app in process and at the store alone (``load_owned``). On a fresh database of the
 PostgreSQL in ``TEST_DATABASE_URL`` (``DATABASE_URL`` otherwise), dropped afterwards.
 
-    python ops/tenant_timing.py [N] [--big]
+``--trigger`` (issue 12) measures instead what the owners' trigger adds to an append: N
+rounds of 1,000 RecordFeedback commands as Kafka ingest appends them (each a feedback event
+and a receipt, one transaction), alternately with the trigger on and off; the median of each.
+
+    python ops/tenant_timing.py [N] [--big] [--trigger]
 """
 
 import asyncio
@@ -16,16 +20,22 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
 
+from contracts.feedback import RecordFeedback
 from services.auth import SCOPES, new_key
 from services.bootstrap import Runtime
+from services.bus import Receipt
 from services.errors import NotFound
+from services.feedback.domain import Feedback
 from services.settings import Settings
-from services.store import load_owned
+from services.store import EVENTS_TABLE, load_owned
+
+TENANTS_TRIGGER = "feedbackloop_record_tenant"  # services.store's owners' trigger
 
 WARM_UP = 100
 
@@ -77,7 +87,49 @@ async def measure(runtime: Runtime, a: str, b: str, n: int, big: bool) -> None:
         show("store     ", await medians(n, at_the_store))
 
 
-async def main(n: int, big: bool) -> None:
+def trigger_share(runtime: Runtime, rounds: int, commands: int = 1000) -> None:
+    """Median time of appending ``commands`` feedback events and receipts with the owners'
+    trigger on and off (alternating, so both see the same load)."""
+    store = runtime.store
+    command = RecordFeedback.model_validate(
+        {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "rating", "rating": 3}
+    )
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    datastore = store.recorder.datastore  # type: ignore[attr-defined]  # PostgreSQL's
+    for _ in range(rounds):
+        for state in ("on", "off"):
+            at, events = datetime.now(UTC), []
+            for n in range(commands):
+                identity = f"timing/{uuid.uuid4()}"
+                events += [
+                    Feedback.recorded(
+                        command,
+                        feedback_id=uuid.uuid4(),
+                        tenant_id="tenant-a",
+                        given_by="alice",
+                        given_at=at,
+                        command_id=f"c{n}",
+                        request_digest="d",
+                    ),
+                    Receipt.recorded(identity, "RecordFeedback", at),
+                ]
+            stored = [store.mapper.to_stored_event(event) for event in events]
+            with datastore.transaction(commit=True) as curs:
+                switch = "ENABLE" if state == "on" else "DISABLE"
+                curs.execute(f"ALTER TABLE {EVENTS_TABLE} {switch} TRIGGER {TENANTS_TRIGGER}")
+            start = time.perf_counter()
+            store.recorder.insert_events(stored)
+            times[state].append(time.perf_counter() - start)
+    with datastore.transaction(commit=True) as curs:
+        curs.execute(f"ALTER TABLE {EVENTS_TABLE} ENABLE TRIGGER {TENANTS_TRIGGER}")
+    on, off = (statistics.median(times[s]) * 1000 for s in ("on", "off"))
+    print(
+        f"append of {commands} commands ({2 * commands} events): trigger on {on:.1f} ms, "
+        f"off {off:.1f} ms; the trigger {on - off:+.1f} ms ({(on - off) / on:.0%})"
+    )
+
+
+async def main(n: int, big: bool, trigger: bool = False) -> None:
     server = os.environ.get("TEST_DATABASE_URL") or os.environ["DATABASE_URL"]
     name = f"timing_{uuid.uuid4().hex[:8]}"
     admin = await asyncpg.connect(server)
@@ -89,7 +141,10 @@ async def main(n: int, big: bool) -> None:
     keys = json.dumps([entry_a, entry_b])
     runtime = await Runtime.open(Settings(database_url=url, api_keys=keys, metrics_port=0))
     try:
-        await measure(runtime, a, b, n, big)
+        if trigger:
+            await asyncio.to_thread(trigger_share, runtime, n)
+        else:
+            await measure(runtime, a, b, n, big)
     finally:
         await runtime.close()
         admin = await asyncpg.connect(server)
@@ -98,5 +153,7 @@ async def main(n: int, big: bool) -> None:
 
 
 if __name__ == "__main__":
-    args = [arg for arg in sys.argv[1:] if arg != "--big"]
-    asyncio.run(main(int(args[0]) if args else 1500, "--big" in sys.argv))
+    args = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+    trigger = "--trigger" in sys.argv
+    default = 10 if trigger else 1500
+    asyncio.run(main(int(args[0]) if args else default, "--big" in sys.argv, trigger))

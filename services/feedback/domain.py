@@ -5,9 +5,11 @@ Decisions are pure: the id, the time and the command id come in with the command
 
 from datetime import datetime
 from functools import lru_cache
+from typing import Any
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate
+from eventsourcing.utils import get_topic
 
 from contracts.feedback import FeedbackKind, RecordFeedback
 from services.errors import Conflict, Refused
@@ -78,23 +80,33 @@ class Feedback(Aggregate):
         command_id: str,
         request_digest: str,
     ) -> "Feedback":
-        check_feedback(command)
-        return cls._create(
-            cls.Recorded,
-            id=feedback_id,
+        fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest)
+        return cls._create(cls.Recorded, id=feedback_id, timestamp=given_at, **fields)
+
+    @classmethod
+    def recorded(
+        cls,
+        command: RecordFeedback,
+        *,
+        feedback_id: UUID,
+        tenant_id: str,
+        given_by: str,
+        given_at: datetime,
+        command_id: str,
+        request_digest: str,
+    ) -> "Feedback.Recorded":
+        """The one event ``record`` creates, without building the aggregate: the bus only
+        appends it. Issue 12: the library's ``_create`` and ``mutate`` were most of deciding a
+        RecordFeedback under Kafka ingest. ``_create`` builds this very event from these very
+        values (the id, the first version, the time, the aggregate's topic and the same
+        fields); a test compares what both store, byte for byte."""
+        fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest)
+        return cls.Recorded(
+            originator_id=feedback_id,
+            originator_version=cls.INITIAL_VERSION,
             timestamp=given_at,
-            tenant_id=tenant_id,
-            project_id=command.project_id,
-            subject_kind=command.subject_kind.value,
-            subject_ref=command.subject_ref,
-            kind=command.kind.value,
-            rating=command.rating,
-            comment_ref=command.comment_ref,
-            corrected_artifact_ref=command.corrected_artifact_ref,
-            given_by=given_by,
-            command_id=command_id,
-            request_digest=request_digest,
-            serves=list(command.serves) if command.serves else None,
+            originator_topic=FEEDBACK_TOPIC,
+            **fields,
         )
 
     def same_request(self, tenant_id: str, request_digest: str) -> None:
@@ -104,6 +116,31 @@ class Feedback(Aggregate):
                 "this idempotency key was already used with a different request",
                 feedbackId=str(self.id),
             )
+
+
+FEEDBACK_TOPIC = get_topic(Feedback)
+
+
+def recorded_fields(
+    command: RecordFeedback, tenant_id: str, given_by: str, command_id: str, request_digest: str
+) -> dict[str, Any]:
+    """What a Recorded event says beyond its id and time, once the command is checked: one
+    place for both ways of creating it (``Feedback.record``, ``Feedback.recorded``)."""
+    check_feedback(command)
+    return {
+        "tenant_id": tenant_id,
+        "project_id": command.project_id,
+        "subject_kind": command.subject_kind.value,
+        "subject_ref": command.subject_ref,
+        "kind": command.kind.value,
+        "rating": command.rating,
+        "comment_ref": command.comment_ref,
+        "corrected_artifact_ref": command.corrected_artifact_ref,
+        "given_by": given_by,
+        "command_id": command_id,
+        "request_digest": request_digest,
+        "serves": list(command.serves) if command.serves else None,
+    }
 
 
 def check_feedback(command: RecordFeedback) -> None:

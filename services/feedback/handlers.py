@@ -54,7 +54,8 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
             existing: Feedback = store.repository.get(feedback_id)
             existing.same_request(issued.tenant_id, digest)
             return Decision([], Recorded(feedback_id, False))
-    feedback = Feedback.record(
+    # A new feedback's one event, without its aggregate: nothing here reads the aggregate.
+    recorded = Feedback.recorded(
         command,
         feedback_id=feedback_id,
         tenant_id=issued.tenant_id,
@@ -64,9 +65,10 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
         request_digest=digest,
     )
     return Decision(
-        [feedback],
+        [],
         Recorded(feedback_id, True),
         committed=recorded_counter(tenant_label(issued.tenant_id), command.kind.value),
+        created=[recorded],
     )
 
 

@@ -3,6 +3,7 @@ payload model), how strictly it is read, and the checks that need I/O before a d
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, get_args
 
 import asyncpg
@@ -37,12 +38,13 @@ class Subscription:
     stamped: frozenset[str] = frozenset()
     admit: Admit | None = None
 
-    @property
+    # Cached (issue 12): read for every message, and each reading walks the envelope's fields.
+    @cached_property
     def cloudevent_type(self) -> str:
         (literal,) = get_args(self.envelope.model_fields["type"].annotation)
         return str(literal)
 
-    @property
+    @cached_property
     def model(self) -> type[BaseModel]:
         model: Any = self.envelope.model_fields["data"].annotation
         assert isinstance(model, type), self.envelope

@@ -9,8 +9,13 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import JSONTranscoder, TranscodingNotRegisteredError
 
+from contracts.feedback import RecordFeedback
 from services.bus import Receipt, receipt_id
+from services.errors import Refused
+from services.feedback.domain import Feedback
+from services.feedback.handlers import request_digest
 from services.store import EventStore, FastJSONTranscoder, plain_json
+from services.tracing import stamp
 
 
 def transcoders() -> tuple[JSONTranscoder, JSONTranscoder]:
@@ -83,3 +88,67 @@ def test_a_receipt_event_built_alone_is_stored_as_the_aggregates_own(digest: str
         "RecordFeedback",
         digest,
     )
+
+
+FEEDBACK_BODIES: list[dict[str, Any]] = [
+    {"kind": "rating", "rating": 4},
+    {"kind": "comment", "commentRef": "artifact://c/1", "serves": ["task:t-1", "project:p"]},
+    {
+        "kind": "correction",
+        "correctedArtifactRef": "artifact://a/2",
+        "commentRef": "artifact://c/3",
+    },
+    {"kind": "escalation", "subjectRef": "ünïcode ☃ \U0001f600"},
+]
+
+
+@pytest.mark.parametrize("body", FEEDBACK_BODIES)
+@pytest.mark.parametrize("trace", [None, "00-" + "a" * 32 + "-" + "b" * 16 + "-01"])
+def test_a_feedback_event_built_alone_is_stored_as_the_aggregates_own(
+    body: dict[str, Any], trace: str | None
+) -> None:
+    """Issue 12 (SPEC C01, C05): the bus appends ``Feedback.recorded`` for a new feedback
+    instead of building the aggregate through the library's ``_create``; stored, with or
+    without a trace, it is byte for byte the event ``Feedback.record`` creates, and it loads
+    as that feedback."""
+    command = RecordFeedback.model_validate(
+        {"projectId": "p1", "subjectKind": "run", "subjectRef": "run-42"} | body
+    )
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    given = {
+        "feedback_id": uuid.uuid4(),
+        "tenant_id": "t1",
+        "given_by": "alice",
+        "given_at": AT,
+        "command_id": "ce/urn:x/1",
+        "request_digest": request_digest(command),
+    }
+    [created] = Feedback.record(command, **given).collect_events()
+    alone = Feedback.recorded(command, **given)
+    stamp(created, trace)
+    stamp(alone, trace)
+    assert store.mapper.to_stored_event(alone) == store.mapper.to_stored_event(created)
+    store.events.put([alone])
+    loaded = store.repository.get(given["feedback_id"])
+    assert isinstance(loaded, Feedback)
+    fresh = Feedback.record(command, **given)
+    fresh.collect_events()
+    assert vars(loaded) == vars(fresh)
+
+
+def test_a_feedback_built_alone_is_checked_as_the_aggregate_is() -> None:
+    """SPEC C02: the same refusal both ways (a rating needs its value)."""
+    command = RecordFeedback.model_validate(
+        {"projectId": "p1", "subjectKind": "run", "subjectRef": "r", "kind": "rating"}
+    )
+    given: dict[str, Any] = {
+        "feedback_id": uuid.uuid4(),
+        "tenant_id": "t1",
+        "given_by": "alice",
+        "given_at": AT,
+        "command_id": "c",
+        "request_digest": "d",
+    }
+    for way in (Feedback.record, Feedback.recorded):
+        with pytest.raises(Refused, match="a rating needs a rating value"):
+            way(command, **given)
