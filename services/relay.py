@@ -108,6 +108,12 @@ class Relay:
             self._producer = None
 
     async def apply(self, conn: Connection, batch: Sequence[Positioned]) -> None:
+        await (await self.send(batch))
+
+    async def send(self, batch: Sequence[Positioned]) -> "asyncio.Future[None]":
+        """Hand the batch's messages to the producer; the future is done once Kafka has
+        acknowledged every one of them (or failed with the first failure). The follower builds
+        and hands over its next page while this one's acknowledgements are on their way."""
         producer = self._producer
         assert producer is not None, "the follower opens the relay before applying"
         batches = await self._fill(producer, batch)
@@ -116,12 +122,20 @@ class Relay:
             for (topic, partition), builders in batches.items():
                 for builder in builders:  # in order: a partition's batches queue one behind another
                     sends.append(await producer.send_batch(builder, topic, partition=partition))
-        finally:  # every message acknowledged (or failed) before the position may move
-            results = await asyncio.gather(*sends, return_exceptions=True)
+        except BaseException:  # settled before the follower goes on (one by one, or standby)
+            await asyncio.gather(*sends, return_exceptions=True)
+            raise
+        acknowledged = asyncio.ensure_future(self._acknowledged(sends, len(batch)))
+        acknowledged.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return acknowledged
+
+    async def _acknowledged(self, sends: list["asyncio.Future[Any]"], count: int) -> None:
+        """Every message acknowledged (or failed) before the position may move."""
+        results = await asyncio.gather(*sends, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
-        self.published += len(batch)
+        self.published += count
 
     async def _fill(
         self, producer: AIOKafkaProducer, batch: Sequence[Positioned]
