@@ -391,13 +391,15 @@ class Follower:
             await self._settle(conn)
             return True
         self._read_ahead(page)
+        if self._sent is not None and self._sent.aggregates & {
+            n.originator_id for n in notifications
+        }:
+            # An aggregate of this page is on its way: settle it first, and only then ask
+            # what is parked (its failure may park the aggregate, and this page behind it).
+            await self._settle(conn)
         parked = await self._parked_aggregates(conn)
         try:
             ready, behind = self._ready(page, parked)
-            if self._sent is not None and self._sent.aggregates & {
-                p.event.originator_id for p in ready
-            }:
-                await self._settle(conn)  # an aggregate of it is on its way: never overtake
             acknowledged = await self._hand_over(ready)
         except Exception as error:
             if is_transient(error):
