@@ -66,6 +66,9 @@ CREATE INDEX IF NOT EXISTS parked_events_aggregate ON parked_events (reader, ori
 """
 
 
+PAGE_SIZE = 500  # events a page, unless the reader or the caller says otherwise
+
+
 @dataclass(frozen=True)
 class Positioned:
     """A domain event and its place in the notification log."""
@@ -145,6 +148,8 @@ class Reader(Protocol):
     @property
     def transactional(self) -> bool:
         """Whether apply() runs in the position's transaction (read models do)."""
+
+    # Optional: ``page_size``, the events a page it would rather have than ``PAGE_SIZE``.
 
     async def open(self, say: Callable[[str], None]) -> None:
         """Acquire what apply() needs (a Kafka producer …); may wait, saying why."""
@@ -244,14 +249,16 @@ class Follower:
         pool: asyncpg.Pool,
         reader: Reader,
         *,
-        batch_size: int = 500,
+        batch_size: int | None = None,
         idle_poll: float = 1.0,
         attempts: int = 3,
         backoff: float = 0.2,
         heartbeat: float = 5.0,
     ) -> None:
         self.store, self.pool, self.reader = store, pool, reader
-        self.batch_size, self.idle_poll = batch_size, idle_poll
+        # The page: as the caller says, else as the reader asks (``page_size``), else 500.
+        self.batch_size: int = batch_size or int(getattr(reader, "page_size", PAGE_SIZE))
+        self.idle_poll = idle_poll
         self.attempts, self.backoff, self.heartbeat = attempts, backoff, heartbeat
         self.status = ReaderStatus(reader.name)
         self._topics = list(reader.topics)

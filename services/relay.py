@@ -52,6 +52,10 @@ PARTITIONER = DefaultPartitioner()  # murmur2 of the key, as Kafka's Java client
 class Relay:
     name = NAME
     transactional = False
+    # Pages of 2,000 events rather than the follower's 500: a page's fixed costs (the position
+    # commit, the parked query, reading the log) came to about a tenth of the relay's CPU
+    # (103-121 vs 112-133 µs an event in four paired runs of 20,000 events, issue 12).
+    page_size = 2000
 
     def __init__(
         self,

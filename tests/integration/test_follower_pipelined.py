@@ -12,8 +12,17 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from services.bootstrap import Runtime
-from services.follower import Connection, Follower, Pipelined, Positioned, read_position
+from services.follower import (
+    PAGE_SIZE,
+    Connection,
+    Follower,
+    Pipelined,
+    Positioned,
+    read_position,
+)
 from services.parked import list_parked
+from services.published import PUBLICATIONS
+from services.relay import Relay
 from tests.integration.test_follower import Recorder, Tally, follow_until
 
 Event = tuple[uuid.UUID, int]
@@ -132,3 +141,15 @@ async def test_a_page_that_fails_on_its_way_is_applied_one_by_one_and_never_over
     assert await read_position(runtime.pool, reader.name) == (
         runtime.store.recorder.max_notification_id()
     )
+
+
+async def test_a_reader_may_ask_for_its_page_size_and_the_caller_overrides_it(
+    runtime: Runtime,
+) -> None:
+    """The relay reads pages of ``Relay.page_size`` (issue 12); a reader that asks nothing
+    gets ``PAGE_SIZE``; a caller's ``batch_size`` wins over both."""
+    relay = Relay("127.0.0.1:1", PUBLICATIONS, source="urn:test")
+    assert Follower(runtime.store, runtime.pool, relay).batch_size == Relay.page_size != PAGE_SIZE
+    assert Follower(runtime.store, runtime.pool, relay, batch_size=7).batch_size == 7
+    plain = Recorder("plain", transactional=False)
+    assert Follower(runtime.store, runtime.pool, plain).batch_size == PAGE_SIZE
