@@ -11,9 +11,11 @@ compares.
 5. Relay: FeedbackRecorded events already in the store (not timed), published by the real
    relay on the real follower (read the log, decode, map to CloudEvents, idempotent producer
    with ``acks=all``, position moved after every acknowledgement), events/s from its start
-   until its position reaches the head; checked afterwards: the topic holds one message per
-   event. Baseline: a plain aiokafka producer (idempotent, ``acks=all``) sending the very same
-   messages, built beforehand, and waiting for every acknowledgement.
+   until its position reaches the head, and this process's CPU per event over that time (the
+   relay runs in it, its follower reading the log in a thread); checked afterwards: the topic
+   holds one message per event. Baseline: a plain aiokafka producer (idempotent,
+   ``acks=all``) sending the very same messages, built beforehand, and waiting for every
+   acknowledgement.
 
 ``ops/bench.py`` runs them as its parts ``kafka`` and ``relay`` (each in a fresh database) and
 turns what they measured into its rows. Timings are recorded, never asserted.

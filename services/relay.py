@@ -3,6 +3,15 @@
 At-least-once: a batch is sent with an idempotent producer (``acks=all``) and the follower
 moves the position only after Kafka acknowledged every message. A crash in between
 re-publishes the same events with the same CloudEvent ``id``; consumers de-duplicate on it.
+
+The relay is a *pipelined* reader (``services.follower.Pipelined``): ``send`` hands a page's
+messages to the producer and returns the acknowledgement still to come, so the follower builds
+and hands over the next page while Kafka acknowledges this one; the position still moves past a
+page only once it and every page before it were acknowledged. A page holding an aggregate
+whose events in the page before are unacknowledged waits for that page to settle: if that page
+fails (published again one by one, parked where it keeps failing), nothing of the aggregate
+has gone out behind it, so each aggregate's events reach its partition in order. Pages are of
+``page_size`` events, larger than the follower's default: see there.
 One relay is active at a time (the follower's leadership). An event that cannot be published
 (its message is over the broker's size limit, its payload does not map) is parked by the
 follower, not retried forever; a broker that is away is waited for.
