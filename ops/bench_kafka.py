@@ -15,9 +15,11 @@ compares.
 5. Relay: FeedbackRecorded events already in the store (not timed), published by the real
    relay on the real follower (read the log, decode, map to CloudEvents, idempotent producer
    with ``acks=all``, position moved after every acknowledgement), events/s from its start
-   until its position reaches the head; checked afterwards: the topic holds one message per
-   event. Baseline: a plain aiokafka producer (idempotent, ``acks=all``) sending the very same
-   messages, built beforehand, and waiting for every acknowledgement.
+   until its position reaches the head, and this process's CPU per event over that time (the
+   relay runs in it, its follower reading the log in a thread); checked afterwards: the topic
+   holds one message per event. Baseline: a plain aiokafka producer (idempotent,
+   ``acks=all``) sending the very same messages, built beforehand, and waiting for every
+   acknowledgement.
 
 ``ops/bench.py`` runs them as its parts ``kafka`` and ``relay`` (each in a fresh database) and
 turns what they measured into its rows. Timings are recorded, never asserted.
@@ -401,13 +403,13 @@ async def run_relay(
         relay = Relay(bootstrap, PUBLICATIONS, source=SOURCE, topic_prefix=prefix)
         follower = Follower(store, pool, relay)
         stop = asyncio.Event()
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         task = asyncio.create_task(follower.run(stop))
         while await read_position(pool, relay.name) < head:
             if task.done():
                 task.result()
             await asyncio.sleep(0.02)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         stop.set()
         await task
     finally:
@@ -416,6 +418,8 @@ async def run_relay(
         "events": total,
         "seconds": round(seconds, 3),
         "events_per_s": total / seconds,
+        # This process's CPU (every thread: the follower reads the log in one) per event.
+        "cpu_us_per_event": round(cpu / total * 1e6, 1),
         "published": relay.published,
         "parked": follower.status.parked,
     }

@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 import asyncpg
@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS parked_events (
 );
 CREATE INDEX IF NOT EXISTS parked_events_aggregate ON parked_events (reader, originator_id);
 """
+
+
+PAGE_SIZE = 500  # events a page, unless the reader or the caller says otherwise
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,22 @@ class Page:
     decoded: list[Decoded]
 
 
+@dataclass(frozen=True)
+class Sent:
+    """A page handed over to a pipelined reader, its acknowledgement still to come."""
+
+    after: int  # the position it was read after
+    upto: int
+    notifications: list[Notification]
+    ready: list[Positioned]
+    behind: list[Notification]
+    acknowledged: "asyncio.Future[None]"
+
+    @property
+    def aggregates(self) -> set[UUID]:
+        return {p.event.originator_id for p in self.ready}
+
+
 def decode(store: EventStore, notification: Notification) -> Positioned:
     return Positioned(notification.id, store.mapper.to_domain_event(notification))
 
@@ -130,6 +149,8 @@ class Reader(Protocol):
     def transactional(self) -> bool:
         """Whether apply() runs in the position's transaction (read models do)."""
 
+    # Optional: ``page_size``, the events a page it would rather have than ``PAGE_SIZE``.
+
     async def open(self, say: Callable[[str], None]) -> None:
         """Acquire what apply() needs (a Kafka producer …); may wait, saying why."""
 
@@ -137,6 +158,19 @@ class Reader(Protocol):
 
     async def apply(self, conn: Connection, batch: Sequence[Positioned]) -> None:
         """Apply the batch; raise to refuse it (the follower then tries event by event)."""
+
+
+@runtime_checkable
+class Pipelined(Protocol):
+    """A non-transactional reader whose apply is a hand-over and then a wait (the relay: its
+    messages handed to the producer, then Kafka's acknowledgements). The follower hands over
+    the next page while the one before is unacknowledged, and moves the position past a page
+    only once it and every page before it were acknowledged. It never hands over an aggregate
+    whose events in the page before are still unacknowledged: should that page fail, what
+    follows it never overtakes it, and each aggregate's events keep their order."""
+
+    async def send(self, batch: Sequence[Positioned]) -> "asyncio.Future[None]":
+        """Hand the batch over; the future is done when it was applied (or raises why not)."""
 
 
 def is_transient(error: BaseException) -> bool:
@@ -215,19 +249,24 @@ class Follower:
         pool: asyncpg.Pool,
         reader: Reader,
         *,
-        batch_size: int = 500,
+        batch_size: int | None = None,
         idle_poll: float = 1.0,
         attempts: int = 3,
         backoff: float = 0.2,
         heartbeat: float = 5.0,
     ) -> None:
         self.store, self.pool, self.reader = store, pool, reader
-        self.batch_size, self.idle_poll = batch_size, idle_poll
+        # The page: as the caller says, else as the reader asks (``page_size``), else 500.
+        self.batch_size: int = batch_size or int(getattr(reader, "page_size", PAGE_SIZE))
+        self.idle_poll = idle_poll
         self.attempts, self.backoff, self.heartbeat = attempts, backoff, heartbeat
         self.status = ReaderStatus(reader.name)
         self._topics = list(reader.topics)
         # The next page, read while the current one is applied: (where it starts, the read).
         self._ahead: tuple[int, asyncio.Future[Page]] | None = None
+        # A page handed over to a pipelined reader, not yet acknowledged (the relay's).
+        self._sent: Sent | None = None
+        self._pipelined = isinstance(reader, Pipelined) and not reader.transactional
 
     # -- running ---------------------------------------------------------------------------
 
@@ -267,6 +306,7 @@ class Follower:
                     await self._follow(conn, stop)
                 finally:
                     await self.reader.close()
+                    self._sent = None  # unsettled: its position was not moved, a leader re-sends
             finally:
                 beat.cancel()
                 await asyncio.gather(beat, return_exceptions=True)
@@ -286,6 +326,7 @@ class Follower:
                 await self.release_requested(conn)
                 while await self.step(conn) and not stop.is_set():
                     pass
+                await self._settle(conn)  # stopped with a page on its way
                 self.status.say("following")
                 await first_of(wake, stop, timeout=self.idle_poll)
         finally:
@@ -315,6 +356,8 @@ class Follower:
 
     async def step(self, conn: Connection) -> bool:
         """Apply the next page of the log; False when caught up."""
+        if self._pipelined:
+            return await self._step_pipelined(conn)
         position = await read_position(conn, self.reader.name)
         page = await self._page(position)
         upto, notifications = page.upto, page.notifications
@@ -322,34 +365,109 @@ class Follower:
         if upto <= position:
             self._measure()
             return False
-        if len(notifications) == self.batch_size:  # behind: read the next page meanwhile
-            read = asyncio.ensure_future(self._read(upto))
-            read.add_done_callback(lambda done: done.cancelled() or done.exception())
-            self._ahead = (upto, read)
+        self._read_ahead(page)
         parked = await self._parked_aggregates(conn)
         try:
-            ready = [
-                decoded.event()
-                for n, decoded in zip(notifications, page.decoded, strict=True)
-                if n.originator_id not in parked
-            ]
-            behind = [n for n in notifications if n.originator_id in parked]
+            ready, behind = self._ready(page, parked)
             await self._commit(conn, ready, upto, park_behind=behind)
         except Exception as error:
             if is_transient(error):
                 raise
-            log.warning(
-                "%s: a batch of %d failed (%s: %s); applying one by one",
-                self.reader.name,
-                len(notifications),
-                type(error).__name__,
-                error,
-            )
-            await self._one_by_one(conn, notifications, upto, parked)
-            await self._parked_aggregates(conn)  # to count them
+            await self._one_by_one(conn, notifications, upto, parked, error)
         self.status.position = upto
         self._measure()
         return True
+
+    async def _step_pipelined(self, conn: Connection) -> bool:
+        """``step`` for a pipelined reader: hand this page over, then settle the page before
+        it (its acknowledgement, then the position), so building one page overlaps waiting
+        for the other."""
+        position = await read_position(conn, self.reader.name)
+        if self._sent is not None and self._sent.after != position:
+            await self._settle(conn)  # the position moved under it: settle it first
+            position = await read_position(conn, self.reader.name)
+        start = position if self._sent is None else self._sent.upto
+        page = await self._page(start)
+        upto, notifications = page.upto, page.notifications
+        self.status.head = max(upto, self.status.head)
+        if upto <= start:
+            if self._sent is None:
+                self.status.position = position
+                self._measure()
+                return False
+            await self._settle(conn)
+            return True
+        self._read_ahead(page)
+        if self._sent is not None and self._sent.aggregates & {
+            n.originator_id for n in notifications
+        }:
+            # An aggregate of this page is on its way: settle it first, and only then ask
+            # what is parked (its failure may park the aggregate, and this page behind it).
+            await self._settle(conn)
+        parked = await self._parked_aggregates(conn)
+        try:
+            ready, behind = self._ready(page, parked)
+            acknowledged = await self._hand_over(ready)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            await self._settle(conn)  # the pages before, in order
+            await self._one_by_one(conn, notifications, upto, parked, error)
+            self.status.position = upto
+            self._measure()
+            return True
+        before, self._sent = (
+            self._sent,
+            Sent(start, upto, notifications, ready, behind, acknowledged),
+        )
+        if before is not None:
+            await self._settle(conn, before)
+        return True
+
+    async def _hand_over(self, ready: list[Positioned]) -> "asyncio.Future[None]":
+        if not ready:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        assert isinstance(self.reader, Pipelined)
+        return await self.reader.send(ready)
+
+    async def _settle(self, conn: Connection, sent: "Sent | None" = None) -> None:
+        """Wait for a handed-over page's acknowledgement and move the position past it; if it
+        failed, apply it one by one (parking what keeps failing), as a failed batch is."""
+        if sent is None:
+            sent, self._sent = self._sent, None
+            if sent is None:
+                return
+        try:
+            await sent.acknowledged
+            await self._advance(conn, sent.ready, sent.upto, park_behind=sent.behind)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            parked = await self._parked_aggregates(conn)
+            await self._one_by_one(conn, sent.notifications, sent.upto, parked, error)
+        self.status.position = sent.upto
+        self._measure()
+
+    def _read_ahead(self, page: Page) -> None:
+        """Behind (a full page): read the next page while this one is applied."""
+        if len(page.notifications) == self.batch_size:
+            read = asyncio.ensure_future(self._read(page.upto))
+            read.add_done_callback(lambda done: done.cancelled() or done.exception())
+            self._ahead = (page.upto, read)
+
+    @staticmethod
+    def _ready(page: Page, parked: set[UUID]) -> tuple[list[Positioned], list[Notification]]:
+        """The page's events to apply, and the notifications that wait behind a parked event
+        of their aggregate; an event that cannot be decoded raises here."""
+        ready = [
+            decoded.event()
+            for n, decoded in zip(page.notifications, page.decoded, strict=True)
+            if n.originator_id not in parked
+        ]
+        behind = [n for n in page.notifications if n.originator_id in parked]
+        return ready, behind
 
     async def catch_up(
         self, conn: Connection, progress: Callable[[int], None] | None = None
@@ -389,6 +507,19 @@ class Follower:
         """Apply ``batch`` and move to ``upto``; park what must wait, all at once."""
         if batch and not self.reader.transactional:
             await self.reader.apply(conn, batch)
+        await self._advance(conn, batch, upto, park_behind, parked_error, attempts)
+
+    async def _advance(
+        self,
+        conn: Connection,
+        batch: Sequence[Positioned],
+        upto: int,
+        park_behind: Sequence[Notification] = (),
+        parked_error: BaseException | None = None,
+        attempts: int = 0,
+    ) -> None:
+        """Move to ``upto`` once ``batch`` was applied (by a transactional reader: here, in
+        the position's transaction); park what must wait, all at once."""
         async with conn.transaction():
             stored = await conn.fetchval(
                 "SELECT position FROM reader_positions WHERE reader = $1 FOR UPDATE",
@@ -415,16 +546,28 @@ class Follower:
         notifications: Sequence[Notification],
         upto: int,
         parked: set[UUID],
+        error: BaseException,
     ) -> None:
+        """A batch failed: apply it event by event, parking what keeps failing."""
+        log.warning(
+            "%s: a batch of %d failed (%s: %s); applying one by one",
+            self.reader.name,
+            len(notifications),
+            type(error).__name__,
+            error,
+        )
         for notification in notifications:
             if notification.originator_id in parked:
                 await self._commit(conn, [], notification.id, park_behind=[notification])
                 continue
-            error = await self._try(conn, notification)
-            if error is not None:
-                await self._commit(conn, [], notification.id, [notification], error, self.attempts)
+            failure = await self._try(conn, notification)
+            if failure is not None:
+                await self._commit(
+                    conn, [], notification.id, [notification], failure, self.attempts
+                )
                 parked.add(UUID(str(notification.originator_id)))
         await self._commit(conn, [], upto)
+        await self._parked_aggregates(conn)  # to count them
 
     async def _try(self, conn: Connection, notification: Notification) -> BaseException | None:
         """Apply one event with retries; the last error if it never went through."""

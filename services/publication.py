@@ -18,12 +18,13 @@ consumers de-duplicate on it.
 """
 
 import builtins
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from typing import Any, Literal
-from uuid import UUID, uuid5
+from uuid import UUID
 
 import orjson
 from cloudevents.core.bindings.kafka import KafkaMessage
@@ -33,6 +34,7 @@ from contracts.envelope import CloudEventEnvelope
 from services.tracing import traceparent_of
 
 EVENT_ID_NAMESPACE = UUID("4e3f7c1a-9b2d-5d8e-8f60-2a7b1c9d0e55")
+NAMESPACE_BYTES = EVENT_ID_NAMESPACE.bytes
 # Structured content mode: the whole CloudEvent is the value, this is its Kafka header.
 CONTENT_TYPE = "application/cloudevents+json"
 
@@ -76,8 +78,17 @@ class Publication:
         return model
 
 
-def cloudevent_id(originator_id: UUID, originator_version: int) -> str:
-    return str(uuid5(EVENT_ID_NAMESPACE, f"{originator_id}/{originator_version}"))
+def cloudevent_id(originator_id: UUID | str, originator_version: int) -> str:
+    """``str(uuid5(EVENT_ID_NAMESPACE, f"{originator_id}/{originator_version}"))``, written
+    out: the same SHA-1 name-based UUID (RFC 9562, version 5) without building a ``UUID``,
+    which cost the relay about 13 µs an event of the 87 it spent (issue 12, figure 5). The
+    tests hold it to ``uuid5``."""
+    name = f"{originator_id}/{originator_version}".encode()
+    digest = bytearray(hashlib.sha1(NAMESPACE_BYTES + name).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # the RFC's variant
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def to_message(publication: Publication, event: Any, source: str) -> KafkaMessage:

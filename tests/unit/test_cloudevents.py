@@ -1,6 +1,7 @@
 """The CloudEvents mapping of what we publish, without a broker (reading: test_inbound_parsing)."""
 
 import json
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
@@ -18,7 +19,12 @@ from contracts.feedback import RecordFeedback
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.feedback.published import RECORDED
-from services.publication import cloudevent_attributes, to_message
+from services.publication import (
+    EVENT_ID_NAMESPACE,
+    cloudevent_attributes,
+    cloudevent_id,
+    to_message,
+)
 from services.tracing import stamp
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -72,6 +78,21 @@ def test_the_cloudevent_id_is_the_same_each_time_the_event_is_published() -> Non
     assert first == again != other
 
 
+def test_the_cloudevent_id_is_the_uuid5_of_the_event_s_place_in_its_aggregate() -> None:
+    """Issue 12: written out with hashlib for speed, it must stay the very id it always was
+    (consumers de-duplicate on it across the change)."""
+    for version in (1, 2, 9, 10, 12345, 2**40):
+        aggregate = uuid.uuid4()
+        expected = str(uuid.uuid5(EVENT_ID_NAMESPACE, f"{aggregate}/{version}"))
+        assert cloudevent_id(aggregate, version) == expected
+        assert cloudevent_id(str(aggregate), version) == expected
+    # one pinned, so a change of namespace or name cannot pass unnoticed
+    assert (
+        cloudevent_id(uuid.UUID("00000000-0000-0000-0000-000000000001"), 1)
+        == "84cbd09d-0419-565e-99dd-9d69bffe27ef"
+    )
+
+
 def sdk_message(publication: Any, event: Any, source: str) -> KafkaMessage:
     """What the CloudEvents SDK writes for the event's attributes and payload (how the relay
     built its messages before issue 12): the reference the relay's own writing is held to."""
@@ -106,7 +127,10 @@ def test_a_traced_event_carries_its_traceparent_as_the_sdk_writes_it() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    ref=st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=40),
+    # a blank reference is refused by the command (contracts.feedback.Ref), never published
+    ref=st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=40).filter(
+        str.strip
+    ),
     source=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20),
     rating=st.integers(1, 5),
 )
