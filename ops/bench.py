@@ -70,8 +70,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
 from bench_kafka import TENANT, bench_kafka, bench_relay, body  # noqa: E402
-from bench_processes import children as children_of  # noqa: E402
-from bench_processes import process_tree_rss, rebuild_process, relay_process  # noqa: E402
+from bench_processes import (  # noqa: E402
+    cpu_seconds,
+    process_tree_rss,
+    rebuild_process,
+    relay_process,
+)
 
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.auth import new_key  # noqa: E402
@@ -108,20 +112,6 @@ def latency_ms(seconds: list[float]) -> dict[str, float]:
 
 def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
-
-
-def cpu_seconds(pid: int | None, children: bool = False) -> float | None:
-    """User + system CPU seconds of a process (and of its live children) from /proc."""
-    if pid is None:
-        return None
-    total = 0.0
-    for each in [pid, *(children_of(pid) if children else [])]:
-        try:
-            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
 def cpu_used(before: dict[str, float | None], after: dict[str, float | None]) -> dict[str, Any]:
@@ -232,10 +222,10 @@ def load(
 ) -> dict[str, Any]:
     """A short warm-up, then the timed run, with CPU time and append transactions around it."""
     wrk(base, key, max(2, seconds // 10), connections, batch)
-    transactions, server = append_transactions(url), cpu_seconds(pid, children=True)
+    transactions, server = append_transactions(url), cpu_seconds(pid, with_children=True)
     machine = machine_busy()
     run = wrk(base, key, seconds, connections, batch)
-    run["server_cpu_s"] = round((cpu_seconds(pid, children=True) or 0) - (server or 0), 2)
+    run["server_cpu_s"] = round((cpu_seconds(pid, with_children=True) or 0) - (server or 0), 2)
     run["machine_cpu_s"] = round(machine_busy() - machine, 2)
     run["transactions"] = append_transactions(url) - transactions
     return run

@@ -29,7 +29,6 @@ turns what they measured into its rows. Timings are recorded, never asserted.
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -47,6 +46,8 @@ from eventsourcing.utils import get_topic
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
+
+from bench_processes import cpu_seconds, feedbackloop, service_env  # noqa: E402
 
 from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
@@ -159,9 +160,7 @@ async def inbound_consumer(
             seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         finally:
             await consumer.stop()
-        count = f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1"
-        feedback = await pool.fetchval(count, get_topic(Feedback.Recorded))
-        receipts = await pool.fetchval(count, get_topic(Receipt.Recorded))
+        feedback, receipts = await stored_commands(pool)
     finally:
         await bus.aclose()
         await pool.close()
@@ -179,12 +178,6 @@ async def inbound_consumer(
         # This process's CPU (every thread: the consumer's loop and the bus's) a command.
         "cpu_us_per_command": round(cpu * 1e6 / total, 1),
     }
-
-
-def cpu_seconds(pid: int) -> float:
-    """A process's CPU time so far (user + system, every thread), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def group_stable(bootstrap: str, group: str, members: int, timeout: float = 60.0) -> None:
@@ -212,18 +205,14 @@ async def stored_commands(pool: asyncpg.Pool) -> tuple[int, int]:
     return feedback, receipts
 
 
-def spawn_inbound(env: dict[str, str], processes: int, logs: Path) -> list[subprocess.Popen[bytes]]:
+def start_inbound(env: dict[str, str], processes: int, logs: Path) -> list[subprocess.Popen[bytes]]:
     """``processes`` ``feedbackloop inbound`` processes, each logging to a file of ``logs``."""
-    feedbackloop = str(Path(sys.executable).parent / "feedbackloop")
     logs.mkdir(parents=True, exist_ok=True)
     started = []
     for n in range(processes):
-        with (logs / f"inbound-{n}.log").open("wb") as log:
-            started.append(
-                subprocess.Popen(
-                    [feedbackloop, "inbound"], env=env, stdout=log, stderr=subprocess.STDOUT
-                )
-            )
+        log = logs / f"inbound-{n}.log"
+        log.write_text("")  # this run's only (``feedbackloop`` appends)
+        started.append(feedbackloop("inbound", env=env, log=log))
     return started
 
 
@@ -241,21 +230,19 @@ async def inbound_processes(
     await ensure_topics(
         bootstrap, (topic, topics.dead_letter(topic)), partitions=3, replication_factor=1
     )
-    env = os.environ | {
-        "DATABASE_URL": url,
-        "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
-        "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
-        "FEEDBACKLOOP_INBOUND_GROUP_ID": group,
-        "FEEDBACKLOOP_METRICS_PORT": "0",
-        "PYTHONPATH": str(ROOT),
-    }
+    env = service_env(
+        url,
+        KAFKA_BOOTSTRAP_SERVERS=bootstrap,
+        FEEDBACKLOOP_TOPIC_PREFIX=prefix,
+        FEEDBACKLOOP_INBOUND_GROUP_ID=group,
+    )
     started: list[subprocess.Popen[bytes]] = []
     pool = await asyncpg.create_pool(url, min_size=1, max_size=2)
     try:
-        started += spawn_inbound(env, processes, logs)
+        started += start_inbound(env, processes, logs)
         await group_stable(bootstrap, group, processes)
         before = await stored_commands(pool)
-        cpu0 = [cpu_seconds(p.pid) for p in started]
+        cpu0 = [cpu_seconds(p.pid) or 0.0 for p in started]
         t0 = time.perf_counter()
         await fill_topic(bootstrap, topic, total, run)
         sent = time.perf_counter() - t0
@@ -265,7 +252,7 @@ async def inbound_processes(
                     raise RuntimeError(f"an inbound process ended early: see {logs}")
                 await asyncio.sleep(0.02)
         seconds = time.perf_counter() - t0
-        cpu = [cpu_seconds(p.pid) - c for p, c in zip(started, cpu0, strict=True)]
+        cpu = [(cpu_seconds(p.pid) or 0.0) - c for p, c in zip(started, cpu0, strict=True)]
         await asyncio.sleep(1)  # anything applied twice would show by now
         after = await stored_commands(pool)
     finally:

@@ -87,6 +87,21 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def cpu_seconds(pid: int | None, with_children: bool = False) -> float | None:
+    """User + system CPU seconds of a process, every thread (and of its live children), from
+    /proc."""
+    if pid is None:
+        return None
+    total = 0.0
+    for each in [pid, *(children(pid) if with_children else [])]:
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def process_tree_rss(pid: int) -> dict[str, float | None]:
     """Peak memory of a process and of each of its children (the API's workers and
     multiprocessing's resource tracker)."""
