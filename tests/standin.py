@@ -1,6 +1,7 @@
 """The stand-in agent (``services/evals/standin.py``) as a process of its own, for tests that
 need a real agent over HTTP."""
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -8,11 +9,12 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,6 +23,30 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def served(app: Any, **config: Any) -> AsyncIterator[int]:
+    """An ASGI app served by a real uvicorn in this event loop; yields its port. The socket is
+    bound before serving, so no other process can take the port meanwhile."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    config = {"log_level": "warning", "ws": "none"} | config
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **config))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:
+                if task.done():
+                    task.result()  # the server's own failure, if it has one
+                    raise RuntimeError("the server stopped before it started")
+                await asyncio.sleep(0.01)
+        yield port
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
 
 
 @contextlib.contextmanager

@@ -1,12 +1,9 @@
 """Both agent clients against the stand-in agent, served by a real uvicorn on a free port."""
 
-import asyncio
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
-import uvicorn
 
 from contracts.agent import AgentRequest
 from services.evals.agents import (
@@ -18,6 +15,7 @@ from services.evals.agents import (
     agent_client_from_settings,
 )
 from services.evals.standin import ReceivedRequest, Script, build_standin_app
+from tests.standin import free_port, served
 
 SCRIPT = Script.model_validate(
     {
@@ -54,34 +52,12 @@ class StandIn:
     requests: list[ReceivedRequest]
 
 
-def unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 async def standin() -> AsyncIterator[StandIn]:
     """A stand-in of this test's own (fresh round-robin state and request log)."""
     app = build_standin_app(SCRIPT)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))  # bound before serving: no other process can take the port
-    port = int(sock.getsockname()[1])
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        async with asyncio.timeout(10):
-            while not server.started:
-                if task.done():
-                    task.result()  # the server's own failure, if it has one
-                    raise RuntimeError("the stand-in stopped before it started")
-                await asyncio.sleep(0.01)
+    async with served(app) as port:
         yield StandIn(f"http://127.0.0.1:{port}", app.state.requests)
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
 
 
 def ask(prompt: str, *, model: str | None = None, context: list[str] | None = None) -> AgentRequest:
@@ -178,7 +154,7 @@ async def test_a_model_configuration_error_is_raised_by_both_clients(standin: St
 
 
 async def test_an_unreachable_agent_is_unavailable_on_both_clients() -> None:
-    url = f"http://127.0.0.1:{unused_port()}"  # nothing listens there any more
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there any more
     for client in (
         HttpAgentClient(url, timeout=5),
         OpenAIChatClient(f"{url}/v1", api_key=None, model="gpt-x", timeout=5),

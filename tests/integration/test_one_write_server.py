@@ -3,18 +3,17 @@ over real sockets: answers whole and in order on a kept-alive connection, pipeli
 a streamed answer, and a connection the client asks to close."""
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from services.cli import OneWriteHttpTools
+from tests.standin import served
 
 pytestmark = pytest.mark.integration
 
@@ -37,26 +36,8 @@ APP = Starlette(routes=[Route("/echo/{n}", echo, methods=["POST"]), Route("/stre
 
 @pytest.fixture
 async def base() -> AsyncIterator[tuple[str, int]]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = int(sock.getsockname()[1])
-    config = uvicorn.Config(
-        APP, host="127.0.0.1", port=port, http=OneWriteHttpTools, log_level="warning", ws="none"
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        async with asyncio.timeout(10):
-            while not server.started:
-                if task.done():
-                    task.result()
-                    raise RuntimeError("the server stopped before it started")
-                await asyncio.sleep(0.01)
+    async with served(APP, http=OneWriteHttpTools) as port:
         yield "127.0.0.1", port
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
 
 
 async def test_answers_on_a_kept_alive_connection_are_whole_and_in_order(
