@@ -79,7 +79,7 @@ def event_classes() -> list[type[DomainEvent]]:
 EVENT_CLASSES = event_classes()
 
 # Text of every kind the encoders can write (a lone surrogate they cannot: both refuse it).
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
+TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
 INTS = st.integers() | st.integers(min_value=-(2**70), max_value=2**70)
 FLOATS = st.floats(allow_nan=True, allow_infinity=True)
 TYPED_NAMES = st.sampled_from(["datetime_iso", "uuid_hex", "decimal_str", "RunCompleted"])
@@ -176,11 +176,11 @@ def identical(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) and a != a:
-        return b != b  # NaN
+        return bool(b != b)  # NaN
     if isinstance(a, BaseModel):
-        return a.model_dump() == b.model_dump() and identical(a.model_dump(), b.model_dump())
+        return identical(a.model_dump(), b.model_dump())
     if isinstance(a, datetime):
-        return a == b and a.tzinfo == b.tzinfo and a.utcoffset() == b.utcoffset()
+        return bool(a == b and a.tzinfo == b.tzinfo and a.utcoffset() == b.utcoffset())
     return bool(a == b)
 
 
