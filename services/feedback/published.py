@@ -8,7 +8,7 @@ import orjson
 from contracts import topics
 from contracts.feedback import FeedbackKind, FeedbackRecorded, SubjectKind
 from services.feedback.domain import Feedback
-from services.publication import Publication
+from services.publication import PayloadWriter, Publication
 
 
 def feedback_recorded(event: Any) -> FeedbackRecorded:
@@ -67,7 +67,7 @@ RECORDED = Publication(
     topic=topics.FEEDBACK_RECORDED,
     payload=FeedbackRecorded,
     to_contract=feedback_recorded,
-    to_json=feedback_recorded_json,
+    payload_writer=PayloadWriter(feedback_recorded, feedback_recorded_json),
     key="feedbackId",
     title="FeedbackRecorded",
     description="Feedback exists on a subject (SPEC C10); de-duplicate on the CloudEvent id.",

@@ -1,4 +1,4 @@
-"""A publication's own payload writer (``Publication.to_json``) gives the bytes the contract
+"""A publication's own payload writer (``Publication.payload_writer``) gives the bytes the contract
 built and dumped by pydantic gives, or leaves the event to it (issue 12, figure 5): the same
 CloudEvent, or the same refusal (which parks the event), on any values an event may hold,
 hostile ones included."""
@@ -16,7 +16,7 @@ from contracts.feedback import FeedbackKind, SubjectKind
 from services.feedback.published import RECORDED, feedback_recorded_json
 from services.publication import Publication, structured_cloudevent
 
-VALIDATED = dataclasses.replace(RECORDED, to_json=None)  # the contract's way only
+VALIDATED = dataclasses.replace(RECORDED, payload_writer=None)  # the contract's way only
 
 TEXT = st.text(max_size=30) | st.sampled_from(["", "\x00", "a\x00b", "\ud800", "\x7f\u2028"])
 KINDS = st.sampled_from([k.value for k in SubjectKind]) | st.sampled_from(list(SubjectKind))
@@ -119,3 +119,18 @@ def test_odd_values_are_left_to_the_contract() -> None:
         {"originator_id": str(uuid.uuid4())},
     ):
         assert feedback_recorded_json(recorded(**odd)) is None, odd
+
+
+def test_a_writer_stands_for_its_own_mapping_only() -> None:
+    """Another mapping (a test's, a fix's) is built and dumped as declared, never bypassed."""
+    event = recorded()
+    calls: list[Any] = []
+
+    def mapping(e: Any) -> Any:
+        calls.append(e)
+        return RECORDED.to_contract(e)
+
+    assert outcome(dataclasses.replace(RECORDED, to_contract=mapping), event) == outcome(
+        RECORDED, event
+    )
+    assert calls == [event]
