@@ -274,9 +274,7 @@ class InboundConsumer:
                     await self._settled(inflight.pop(0))
                 if polled:
                     poll = Poll(inflight[-1] if inflight else None, len(polled))
-                    poll.task = asyncio.create_task(
-                        self._settle_poll(consumer, polled, read, poll)
-                    )
+                    poll.task = asyncio.create_task(self._settle_poll(consumer, polled, read, poll))
                     inflight.append(poll)
                 else:
                     while inflight:
