@@ -197,6 +197,7 @@ class _Prepared:
     decided: list[tuple[_Unit | None, int, Decision]]
     tracking: Tracking | None
     events: list[Any]
+    ends: list[int]  # where each decision's events end in ``events``
     stored: list[Any]
 
 
@@ -372,9 +373,9 @@ class CommandBus:
                         log.exception("%s failed", type(issued.command).__name__)
                     unit.results[index] = error
         tracking = next((t for unit in batch if (t := self._settled_position(unit))), None)
-        events = self._events(decided)
-        mapper = self._store.mapper
-        return _Prepared(decided, tracking, events, [mapper.to_stored_event(e) for e in events])
+        events, ends = self._events(decided)
+        stored = [self._store.mapper.to_stored_event(e) for e in events]
+        return _Prepared(decided, tracking, events, ends, stored)
 
     def _store_prepared(self, batch: list[_Unit], prepared: "_Prepared") -> str:
         """Runs in a worker thread: append what ``_prepare`` made, in one transaction."""
@@ -491,16 +492,19 @@ class CommandBus:
         tracking: Tracking | None,
         trace: str | None = None,
     ) -> list[Outcome]:
-        events = self._events(decided, trace)
+        events, ends = self._events(decided, trace)
         stored = [self._store.mapper.to_stored_event(event) for event in events]
-        return self._insert(_Prepared(decided, tracking, events, stored))
+        return self._insert(_Prepared(decided, tracking, events, ends, stored))
 
     @staticmethod
     def _events(
         decided: list[tuple[_Unit | None, int, Decision]], trace: str | None = None
-    ) -> list[Any]:
-        """The decisions' new events, in order, each stamped with its command's trace."""
+    ) -> tuple[list[Any], list[int]]:
+        """The decisions' new events, in order, each stamped with its command's trace; and
+        where each decision's events end in that list (they start where the one before's
+        end)."""
         events: list[Any] = []
+        ends: list[int] = []
         for unit, index, decision in decided:
             if unit is not None:
                 trace = unit.commands[index].trace
@@ -514,44 +518,35 @@ class CommandBus:
             if decision.receipt is not None:
                 stamp(decision.receipt, trace)
                 events.append(decision.receipt)
-        return events
+            ends.append(len(events))
+        return events, ends
 
     def _insert(self, prepared: "_Prepared") -> list[Outcome]:
         """Append the prepared events and tracking record in one transaction; answers each
         decision's outcome."""
-        decided, events = prepared.decided, prepared.events
-        positions: dict[tuple[UUID, int], int] = {}
-        if events or prepared.tracking:
+        ids: Sequence[int] | None = None
+        if prepared.events or prepared.tracking:
             # The library's EventStore.put, without the Recording and Notification it builds
             # per event for callers that want them (issue 12): only the positions are needed.
             ids = self._store.recorder.insert_events(prepared.stored, tracking=prepared.tracking)
-            if ids:  # as put: a recorder that answers no ids gives no positions
-                positions = {
-                    (event.originator_id, event.originator_version): position
-                    for event, position in zip(events, ids, strict=True)
-                }
             self.transactions += 1
         head = None
         outcomes = []
-        for unit, index, decision in decided:
-            mine = [
-                positions[(a.id, a.version)]
-                for a in decision.aggregates
-                if (a.id, a.version) in positions
-            ]
-            mine += [
-                positions[key]
-                for e in decision.created
-                if (key := (e.originator_id, e.originator_version)) in positions
-            ]
-            if decision.receipt is not None:
-                mine.append(positions[(decision.receipt.originator_id, 1)])
-            if not mine:  # nothing new (a repeated command): anything at the head reflects it
+        start = 0
+        for (unit, index, decision), end in zip(prepared.decided, prepared.ends, strict=True):
+            # A decision's position is its last event's: the ids come in insert order, and
+            # the table lock makes them grow with it. Issue 12: read by place in the list,
+            # not through a dict keyed by (aggregate id, version), whose UUID hashing was a
+            # twentieth of the bus's thread under Kafka ingest.
+            if ids and end > start:  # as put: a recorder that answers no ids gives none
+                position = max(ids[start:end])
+            else:  # nothing new (a repeated command): anything at the head reflects it
                 head = head if head is not None else self._store.recorder.max_notification_id() or 0
-                mine = [head]
+                position = head
+            start = end
             if decision.committed is not None:
                 decision.committed()
-            outcome = Outcome(decision.result, max(mine))
+            outcome = Outcome(decision.result, position)
             outcomes.append(outcome)
             if unit is not None:
                 unit.results[index] = outcome
