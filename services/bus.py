@@ -484,7 +484,14 @@ class CommandBus:
         receipt = Receipt.recorded(
             issued.identity, type(issued.command).__name__, issued.at, issued.digest
         )
-        return replace(decision, receipt=receipt)
+        # Built anew rather than by ``replace``, which checks every field again (issue 12).
+        return Decision(
+            aggregates=decision.aggregates,
+            result=decision.result,
+            committed=decision.committed,
+            receipt=receipt,
+            created=decision.created,
+        )
 
     def _append(
         self,
