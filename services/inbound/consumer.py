@@ -37,10 +37,11 @@ from services.inbound.dead_letters import DeadLetters
 from services.inbound.parking import park
 from services.inbound.parsing import parse
 from services.inbound.subscription import Subscription
-from services.store import EVENTS_TABLE, EventStore
+from services.store import EventStore, existing_query
 
 log = logging.getLogger(__name__)
 
+RECEIVED = existing_query("$1")  # which receipts exist, by id
 READ_STRIDE = 50  # records read between two turns of the event loop (``_read``)
 
 
@@ -464,11 +465,8 @@ class InboundConsumer:
         by_id = {receipt_id(i.identity): i.identity for i in issued if i.identity is not None}
         if not by_id:
             return set()
-        rows = await self._pool.fetch(
-            f"SELECT DISTINCT originator_id FROM {EVENTS_TABLE} WHERE originator_id = ANY($1)",
-            list(by_id),
-        )
-        return {by_id[UUID(str(row["originator_id"]))] for row in rows}
+        rows = await self._pool.fetch(RECEIVED, list(by_id))
+        return {by_id[UUID(str(row["id"]))] for row in rows}
 
     async def _position(self, name: str, last: int) -> Tracking | None:
         """The tracking record to write, if it moves the position forward. After a topic is
