@@ -4,6 +4,7 @@ tried, so an inbound partition's later poll never commits past a failed one."""
 
 import asyncio
 from datetime import UTC, datetime
+from itertools import pairwise
 
 from eventsourcing.persistence import Tracking
 
@@ -35,7 +36,7 @@ async def test_batches_taken_together_are_appended_in_the_order_they_were_submit
     results = await asyncio.gather(*answers)
     positions = [[r.position for r in batch if isinstance(r, Outcome)] for batch in results]
     assert all(len(batch) == 5 for batch in positions)
-    for before, after in zip(positions, positions[1:], strict=False):
+    for before, after in pairwise(positions):
         assert max(before) < min(after)
     assert count_events(runtime) == 20
 
