@@ -10,6 +10,14 @@ subscribers for the AsyncAPI document (``services.inbound.asyncapi``).
 Offsets are committed only after the messages are settled: applied (events, receipts and the
 partition's tracking record in one transaction), dead-lettered, or parked. Never at-most-once.
 
+Issue 12, overlap: two polls are in flight at most. While one poll's transaction waits in
+PostgreSQL, the next is read, its receipts looked up and handed to the command bus, which
+decides it meanwhile (``services.bus``); it is appended only after the one before, and not
+at all if that one failed whole. A poll's retries and its offset commit wait for the poll
+before to be settled, so offsets and positions never move past a poll that failed. Deciding
+early sees the store as it was before the poll in flight, as a poll's own commands already
+see it: repeats across the two are caught by their receipts (a conflict, then one by one).
+
 Failures: a refusal (``DomainError``) is a dead letter at once; anything else is retried with
 backoff. While PostgreSQL does not answer, the wait is unbounded (doubling, capped at
 ``max_backoff``) because no message could be settled anyway; while it answers, a message that
