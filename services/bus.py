@@ -186,6 +186,21 @@ class _Unit:
         self.results = [None] * len(self.commands)
 
 
+class NotTried(RuntimeError):
+    """A command not tried because the batch appended before its own failed whole."""
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A batch decided, its events written as the store keeps them, ready to append."""
+
+    decided: list[tuple[_Unit | None, int, Decision]]
+    tracking: Tracking | None
+    events: list[Any]
+    ends: list[int]  # where each decision's events end in ``events``
+    stored: list[Any]
+
+
 class CommandBus:
     def __init__(
         self,
@@ -220,11 +235,18 @@ class CommandBus:
     ) -> list[Result]:
         """Decide the commands together and append their events and ``tracking`` in one
         transaction; answers each command's Outcome or error, in order."""
-        return await self._submit(list(commands), tracking, batch=True)
+        return await self.submit_batch(commands, tracking)
 
-    async def _submit(
+    def submit_batch(
+        self, commands: Sequence[Issued], tracking: Tracking | None
+    ) -> "asyncio.Future[list[Result]]":
+        """``execute_batch``, queued at once: a caller learns that its batch is taken in
+        turn (batches append in the order they were submitted) before it awaits the answer."""
+        return self._submit(list(commands), tracking, batch=True)
+
+    def _submit(
         self, commands: list[Issued], tracking: Tracking | None, *, batch: bool
-    ) -> list[Result]:
+    ) -> "asyncio.Future[list[Result]]":
         for issued in commands:
             if type(issued.command) not in self._handlers:
                 raise TypeError(f"no handler for {type(issued.command).__name__}")
@@ -233,8 +255,8 @@ class CommandBus:
         if (trace := current_traceparent.get()) is not None:
             commands = [c if c.trace else replace(c, trace=trace) for c in commands]
         future: asyncio.Future[list[Result]] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Unit(commands, tracking, batch, future))
-        return await future
+        self._queue.put_nowait(_Unit(commands, tracking, batch, future))
+        return future
 
     async def aclose(self) -> None:
         if self._worker is not None:
@@ -242,22 +264,81 @@ class CommandBus:
             await asyncio.gather(self._worker, return_exceptions=True)
 
     async def _work(self) -> None:
-        while True:
-            batch = await self._next_batch()
-            try:
-                await asyncio.to_thread(self._commit, batch)
-            except asyncio.CancelledError:
-                for unit in batch:
-                    unit.future.cancel()
-                raise
-            except Exception as error:  # a store outage fails the batch, not the bus
-                for unit in batch:
-                    unit.results = [error if r is None else r for r in unit.results]
-            for unit in batch:
-                if unit.future.done():
+        """Issue 12: a batch is decided (and its events written as stored events) while the
+        batch before it waits in PostgreSQL for its append; batches still append one after
+        the other, in the order they were taken. A batch decided that way sees the store as
+        it was before the batch in flight, as commands within one batch already do: a stale
+        decision about an existing aggregate fails its append (a version conflict) and is
+        redone, a created id taken meanwhile conflicts alike. If the batch before was redone
+        command by command, this one is decided again once it is stored; if it failed whole,
+        this one is not tried at all (``NotTried``), so that a later batch never commits past
+        a failed one (an inbound partition's position, its events' order)."""
+        appending: asyncio.Task[str] | None = None
+        batch: list[_Unit] = []
+        try:
+            while True:
+                batch = await self._next_batch()
+                prepared = await self._prepared(batch)
+                if appending is not None:
+                    before = await appending
+                    appending = None
+                    if before == "failed":
+                        error = NotTried("not tried: the batch before it failed")
+                        self._settle(batch, error)
+                        continue
+                    if before == "redone" and not isinstance(prepared, BaseException):
+                        for unit in batch:
+                            unit.results = [None] * len(unit.commands)
+                        prepared = await self._prepared(batch)
+                if isinstance(prepared, BaseException):
+                    self._settle(batch, prepared)
                     continue
-                lost = RuntimeError("the command was not settled")
-                unit.future.set_result([lost if r is None else r for r in unit.results])
+                appending = asyncio.create_task(self._stored(batch, prepared))
+        except asyncio.CancelledError:
+            for unit in batch:  # taken, perhaps decided, not appended
+                unit.future.cancel()
+            if appending is not None:
+                appending.cancel()
+                await asyncio.gather(appending, return_exceptions=True)
+            raise
+
+    async def _prepared(self, batch: list[_Unit]) -> "_Prepared | BaseException":
+        try:
+            return await asyncio.to_thread(self._prepare, batch)
+        except asyncio.CancelledError:
+            for unit in batch:
+                unit.future.cancel()
+            raise
+        except Exception as error:  # a store outage fails the batch, not the bus
+            return error
+
+    async def _stored(self, batch: list[_Unit], prepared: "_Prepared") -> str:
+        """Append a prepared batch and answer its callers: "appended" in one piece (or
+        failed, holding single commands only), "redone" command by command after a conflict,
+        or "failed" whole, holding a batch caller's commands."""
+        try:
+            outcome = await asyncio.to_thread(self._store_prepared, batch, prepared)
+        except asyncio.CancelledError:
+            for unit in batch:
+                unit.future.cancel()
+            raise
+        except Exception as error:  # a store outage fails the batch, not the bus
+            self._settle(batch, error)
+            # Order matters to a batch's caller (a partition's polls), not to single commands.
+            return "failed" if any(unit.batch for unit in batch) else "appended"
+        self._settle(batch, None)
+        return outcome
+
+    @staticmethod
+    def _settle(batch: list[_Unit], error: BaseException | None) -> None:
+        """Answer each caller of the batch; ``error`` for every command not settled yet."""
+        for unit in batch:
+            if error is not None:
+                unit.results = [error if r is None else r for r in unit.results]
+            if unit.future.done():
+                continue
+            lost = RuntimeError("the command was not settled")
+            unit.future.set_result([lost if r is None else r for r in unit.results])
 
     async def _next_batch(self) -> list[_Unit]:
         first = self._held or await self._queue.get()
@@ -273,8 +354,9 @@ class CommandBus:
             size += len(unit.commands)
         return batch
 
-    def _commit(self, batch: list[_Unit]) -> None:
-        """Runs in a worker thread: the library is synchronous."""
+    def _prepare(self, batch: list[_Unit]) -> "_Prepared":
+        """Runs in a worker thread (the library is synchronous): decide every command and
+        write their events as stored events, ready to append."""
         decided: list[tuple[_Unit | None, int, Decision]] = []
         new = self._new([issued for unit in batch for issued in unit.commands])
         for unit in batch:
@@ -291,14 +373,24 @@ class CommandBus:
                         log.exception("%s failed", type(issued.command).__name__)
                     unit.results[index] = error
         tracking = next((t for unit in batch if (t := self._settled_position(unit))), None)
-        if not decided and tracking is None:
-            return
+        events, ends = self._events(decided)
+        stored = [self._store.mapper.to_stored_event(e) for e in events]
+        return _Prepared(decided, tracking, events, ends, stored)
+
+    def _store_prepared(self, batch: list[_Unit], prepared: "_Prepared") -> str:
+        """Runs in a worker thread: append what ``_prepare`` made, in one transaction."""
+        if not prepared.decided and prepared.tracking is None:
+            return "appended"
         try:
-            self._append(decided, tracking)
+            self._insert(prepared)
         except IntegrityError:
-            log.info("concurrency conflict in a batch of %d: redoing one by one", len(decided))
+            log.info(
+                "concurrency conflict in a batch of %d: redoing one by one", len(prepared.decided)
+            )
             for unit in batch:
                 self._redo(unit)
+            return "redone"
+        return "appended"
 
     def _new(self, commands: list[Issued]) -> set[int]:
         """The commands (by ``id()``) whose aggregate does not exist yet, in one query."""
@@ -392,7 +484,14 @@ class CommandBus:
         receipt = Receipt.recorded(
             issued.identity, type(issued.command).__name__, issued.at, issued.digest
         )
-        return replace(decision, receipt=receipt)
+        # Built anew rather than by ``replace``, which checks every field again (issue 12).
+        return Decision(
+            aggregates=decision.aggregates,
+            result=decision.result,
+            committed=decision.committed,
+            receipt=receipt,
+            created=decision.created,
+        )
 
     def _append(
         self,
@@ -400,7 +499,19 @@ class CommandBus:
         tracking: Tracking | None,
         trace: str | None = None,
     ) -> list[Outcome]:
+        events, ends = self._events(decided, trace)
+        stored = [self._store.mapper.to_stored_event(event) for event in events]
+        return self._insert(_Prepared(decided, tracking, events, ends, stored))
+
+    @staticmethod
+    def _events(
+        decided: list[tuple[_Unit | None, int, Decision]], trace: str | None = None
+    ) -> tuple[list[Any], list[int]]:
+        """The decisions' new events, in order, each stamped with its command's trace; and
+        where each decision's events end in that list (they start where the one before's
+        end)."""
         events: list[Any] = []
+        ends: list[int] = []
         for unit, index, decision in decided:
             if unit is not None:
                 trace = unit.commands[index].trace
@@ -414,40 +525,35 @@ class CommandBus:
             if decision.receipt is not None:
                 stamp(decision.receipt, trace)
                 events.append(decision.receipt)
-        positions: dict[tuple[UUID, int], int] = {}
-        if events or tracking:
+            ends.append(len(events))
+        return events, ends
+
+    def _insert(self, prepared: "_Prepared") -> list[Outcome]:
+        """Append the prepared events and tracking record in one transaction; answers each
+        decision's outcome."""
+        ids: Sequence[int] | None = None
+        if prepared.events or prepared.tracking:
             # The library's EventStore.put, without the Recording and Notification it builds
             # per event for callers that want them (issue 12): only the positions are needed.
-            mapper = self._store.mapper
-            stored = [mapper.to_stored_event(event) for event in events]
-            ids = self._store.recorder.insert_events(stored, tracking=tracking)
-            if ids:  # as put: a recorder that answers no ids gives no positions
-                positions = {
-                    (event.originator_id, event.originator_version): position
-                    for event, position in zip(events, ids, strict=True)
-                }
+            ids = self._store.recorder.insert_events(prepared.stored, tracking=prepared.tracking)
             self.transactions += 1
         head = None
         outcomes = []
-        for unit, index, decision in decided:
-            mine = [
-                positions[(a.id, a.version)]
-                for a in decision.aggregates
-                if (a.id, a.version) in positions
-            ]
-            mine += [
-                positions[key]
-                for e in decision.created
-                if (key := (e.originator_id, e.originator_version)) in positions
-            ]
-            if decision.receipt is not None:
-                mine.append(positions[(decision.receipt.originator_id, 1)])
-            if not mine:  # nothing new (a repeated command): anything at the head reflects it
+        start = 0
+        for (unit, index, decision), end in zip(prepared.decided, prepared.ends, strict=True):
+            # A decision's position is its last event's: the ids come in insert order, and
+            # the table lock makes them grow with it. Issue 12: read by place in the list,
+            # not through a dict keyed by (aggregate id, version), whose UUID hashing was a
+            # twentieth of the bus's thread under Kafka ingest.
+            if ids and end > start:  # as put: a recorder that answers no ids gives none
+                position = max(ids[start:end])
+            else:  # nothing new (a repeated command): anything at the head reflects it
                 head = head if head is not None else self._store.recorder.max_notification_id() or 0
-                mine = [head]
+                position = head
+            start = end
             if decision.committed is not None:
                 decision.committed()
-            outcome = Outcome(decision.result, max(mine))
+            outcome = Outcome(decision.result, position)
             outcomes.append(outcome)
             if unit is not None:
                 unit.results[index] = outcome

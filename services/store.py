@@ -312,18 +312,33 @@ def read_log(
     return upto, notifications
 
 
+def existing_query(ids: str) -> str:
+    """Which of the ids in the array parameter ``ids`` (``%b`` for psycopg, ``$1`` for
+    asyncpg) have events: one probe of the primary key per id.
+
+    Issue 12: ``originator_id = ANY(...)`` was planned as a (parallel) scan of the whole
+    table while the store had no statistics yet (a fresh store, or one growing faster than
+    autovacuum analyses it): 44 ms for 750 ids at 100,000 events, growing with the log, and
+    one reason the Kafka figure fell as its run grew. The lateral ``LIMIT 1`` leaves the
+    planner one way, an index probe per id (6 ms there, with or without statistics)."""
+    return (
+        f"SELECT wanted.id FROM unnest({ids}::uuid[]) AS wanted(id) CROSS JOIN LATERAL "
+        f"(SELECT FROM {EVENTS_TABLE} WHERE originator_id = wanted.id LIMIT 1) AS found"
+    )
+
+
+EXISTING = existing_query("%b")
+
+
 def existing(store: EventStore, ids: Collection[UUID]) -> set[UUID]:
     """Which of these aggregates have events, in one query."""
     if not ids:
         return set()
     datastore = store.recorder.datastore  # type: ignore[attr-defined]  # PostgreSQL's
-    with datastore.get_connection() as conn, conn.cursor() as curs:
-        curs.execute(
-            # Binary (%b): a text array of hundreds of ids is quoted element by element.
-            f"SELECT DISTINCT originator_id FROM {EVENTS_TABLE} WHERE originator_id = ANY(%b)",
-            [list(ids)],
-        )
-        return {row["originator_id"] for row in curs.fetchall()}
+    with datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+        # Binary (%b): a text array of hundreds of ids is quoted element by element.
+        curs.execute(EXISTING, [list(ids)])
+        return {id for (id,) in curs.fetchall()}
 
 
 # Issue 8 item 6: who owns each aggregate, in a table as small as the number of aggregates,

@@ -10,6 +10,14 @@ subscribers for the AsyncAPI document (``services.inbound.asyncapi``).
 Offsets are committed only after the messages are settled: applied (events, receipts and the
 partition's tracking record in one transaction), dead-lettered, or parked. Never at-most-once.
 
+Issue 12, overlap: two polls are in flight at most. While one poll's transaction waits in
+PostgreSQL, the next is read, its receipts looked up and handed to the command bus, which
+decides it meanwhile (``services.bus``); it is appended only after the one before, and not
+at all if that one failed whole. A poll's retries and its offset commit wait for the poll
+before to be settled, so offsets and positions never move past a poll that failed. Deciding
+early sees the store as it was before the poll in flight, as a poll's own commands already
+see it: repeats across the two are caught by their receipts (a conflict, then one by one).
+
 Failures: a refusal (``DomainError``) is a dead letter at once; anything else is retried with
 backoff. While PostgreSQL does not answer, the wait is unbounded (doubling, capped at
 ``max_backoff``) because no message could be settled anyway; while it answers, a message that
@@ -37,10 +45,11 @@ from services.inbound.dead_letters import DeadLetters
 from services.inbound.parking import park
 from services.inbound.parsing import parse
 from services.inbound.subscription import Subscription
-from services.store import EVENTS_TABLE, EventStore
+from services.store import EventStore, existing_query
 
 log = logging.getLogger(__name__)
 
+RECEIVED = existing_query("$1")  # which receipts exist, by id
 READ_STRIDE = 50  # records read between two turns of the event loop (``_read``)
 
 
@@ -49,6 +58,56 @@ class Command:
     record: Any
     subscription: Subscription
     issued: Issued
+
+
+class Poll:
+    """One poll being settled, and the poll before it. Issue 12: a poll's commands go to the
+    command bus while the poll before is still being appended (the bus decides them while
+    PostgreSQL stores the other), but never ahead of it: its slices enter the bus's queue
+    after every slice of the poll before did (the bus appends in that order, and does not
+    try a batch after one that failed whole); a failed message is retried, and the poll's
+    offsets committed, only once the poll before is settled."""
+
+    def __init__(self, before: "Poll | None", slices: int) -> None:
+        self.before = before
+        self.task: asyncio.Task[None] | None = None
+        self.queued = asyncio.Event()  # every slice's first attempt is in the bus's queue
+        self._waiting = slices
+
+    def slice(self) -> "Slice":
+        return Slice(self)
+
+    def _slice_queued(self) -> None:
+        self._waiting -= 1
+        if self._waiting <= 0:
+            self.queued.set()
+
+    async def turn(self) -> None:
+        """Until the poll before is in the bus's queue (or gone)."""
+        if self.before is not None:
+            await self.before.queued.wait()
+
+    async def before_settled(self) -> None:
+        """Until the poll before is settled; its failure is its own (``raise_before``)."""
+        if self.before is not None and self.before.task is not None:
+            await asyncio.wait({self.before.task})
+
+    async def raise_before(self) -> None:
+        """The poll before settled and committed; raises what it raised."""
+        if self.before is not None and self.before.task is not None:
+            await self.before.task
+
+
+class Slice:
+    """One partition's slice of a poll, telling its poll once that it is in the queue."""
+
+    def __init__(self, poll: Poll) -> None:
+        self.poll, self._told = poll, False
+
+    def queued(self) -> None:
+        if not self._told:
+            self._told = True
+            self.poll._slice_queued()
 
 
 class Failed(DomainError):
@@ -205,9 +264,9 @@ class InboundConsumer:
         )
         producer = AIOKafkaProducer(bootstrap_servers=self._bootstrap, acks="all")
         # Issue 12: the next poll is fetched and read while this one is applied (its time in
-        # PostgreSQL and Kafka is then not time lost); it is applied only once this one is
-        # settled and committed, so each partition's polls still apply in order.
-        settling: asyncio.Task[None] | None = None
+        # PostgreSQL and Kafka is then not time lost), and handed to the bus while this one
+        # is appended (``Poll``): at most two polls in flight, settled and committed in order.
+        inflight: list[Poll] = []
         try:
             self.state = f"waiting for Kafka at {self._bootstrap}"
             if self._prepare is not None:
@@ -220,36 +279,55 @@ class InboundConsumer:
             while not self._stop.is_set():
                 polled = await consumer.getmany(timeout_ms=500, max_records=self._max_records)
                 read = {tp: await self._read(records) for tp, records in polled.items()}
-                if settling is not None:
-                    await settling  # the poll before, settled and committed first
-                    settling = None
+                while inflight and (len(inflight) >= 2 or self._done(inflight[0])):
+                    await self._settled(inflight.pop(0))
                 if polled:
-                    settling = asyncio.create_task(self._settle_poll(consumer, polled, read))
+                    poll = Poll(inflight[-1] if inflight else None, len(polled))
+                    poll.task = asyncio.create_task(self._settle_poll(consumer, polled, read, poll))
+                    inflight.append(poll)
                 else:
+                    while inflight:
+                        await self._settled(inflight.pop(0))
                     self.lag = await self._lag(consumer)
-            if settling is not None:
-                await settling
+            while inflight:
+                await self._settled(inflight.pop(0))
         finally:
-            if settling is not None and not settling.done():
-                settling.cancel()  # its offsets stay uncommitted: redone by identity
-                await asyncio.gather(settling, return_exceptions=True)
+            for poll in inflight:  # its offsets stay uncommitted: redone by identity
+                if poll.task is not None and not poll.task.done():
+                    poll.task.cancel()
+            await asyncio.gather(*(p.task for p in inflight if p.task), return_exceptions=True)
             await consumer.stop()
             await producer.stop()
+
+    @staticmethod
+    def _done(poll: Poll) -> bool:
+        return poll.task is not None and poll.task.done()
+
+    @staticmethod
+    async def _settled(poll: Poll) -> None:
+        assert poll.task is not None
+        await poll.task
 
     async def _settle_poll(
         self,
         consumer: AIOKafkaConsumer,
         polled: dict[Any, list[Any]],
         read: dict[Any, tuple[list["Command"], list[tuple[Any, DomainError]]]],
+        poll: Poll,
     ) -> None:
-        """Each partition's slice settled (concurrently), then the poll's offsets committed."""
-        settled = await asyncio.gather(
-            *(self._settle(records, *read[tp]) for tp, records in polled.items()),
-            return_exceptions=True,
-        )
+        """Each partition's slice settled (concurrently), then the poll's offsets committed,
+        after the poll before's."""
+        try:
+            settled = await asyncio.gather(
+                *(self._settle(records, *read[tp], poll) for tp, records in polled.items()),
+                return_exceptions=True,
+            )
+        finally:
+            poll.queued.set()  # whatever became of it, the poll after need not wait
         for outcome in settled:
             if isinstance(outcome, BaseException):
                 raise outcome
+        await poll.raise_before()
         await consumer.commit({tp: records[-1].offset + 1 for tp, records in polled.items()})
         self.lag = await self._lag(consumer)
 
@@ -285,28 +363,37 @@ class InboundConsumer:
         return commands, refused
 
     async def _settle(
-        self, records: list[Any], commands: list[Command], refused: list[tuple[Any, DomainError]]
+        self,
+        records: list[Any],
+        commands: list[Command],
+        refused: list[tuple[Any, DomainError]],
+        poll: Poll,
     ) -> None:
         """One partition's slice of a poll: decide, apply, dead-letter or park every message."""
         first = records[0]
         name = f"{first.topic}:{first.partition}"
-        refused = refused + await self._apply(commands, name, records[-1].offset)
+        refused = refused + await self._apply(commands, name, records[-1].offset, poll)
         assert self._dead_letters is not None
         written, parked = await self._dead_letters.send(refused)
         self.dead_lettered += written
         self.parked += parked
 
     async def _apply(
-        self, commands: list[Command], name: str, last: int
+        self, commands: list[Command], name: str, last: int, poll: Poll
     ) -> list[tuple[Any, DomainError]]:
         """Apply the commands and record the position; answers the refused ones."""
         refused: list[tuple[Any, DomainError]] = []
         pending, attempts, pause = commands, 0, self._backoff
+        first: Slice | None = poll.slice()  # the first attempt takes its turn in the queue
         while True:
             try:
-                results = await self._attempt(pending, name, last, alone=attempts >= 2)
+                results = await self._attempt(pending, name, last, first, alone=attempts >= 2)
             except Exception as error:  # the store away, most likely
                 results = [error] * len(pending)
+            finally:
+                if first is not None:
+                    first.queued()
+                    first = None
             retry = []
             for command, result in zip(pending, results, strict=True):
                 if isinstance(result, Outcome):
@@ -321,6 +408,7 @@ class InboundConsumer:
             if not retry:
                 return refused
             self.failed_attempts += 1
+            await poll.before_settled()  # a retry never overtakes the poll before
             if await self._store_answers():
                 attempts += 1
             if attempts >= self._max_attempts:
@@ -342,8 +430,10 @@ class InboundConsumer:
             pending = [command for command, _ in retry]
 
     async def _attempt(
-        self, commands: list[Command], name: str, last: int, *, alone: bool
+        self, commands: list[Command], name: str, last: int, turn: Slice | None, *, alone: bool
     ) -> list[Result]:
+        """One try at the commands. On a poll's first try (``turn``), the bus gets them in
+        the poll's turn, and the poll after may take its own once they are queued."""
         results: dict[int, Result] = {}
         admitted: list[tuple[int, Command]] = []
         for index, command in enumerate(commands):
@@ -369,7 +459,12 @@ class InboundConsumer:
             if tracking is not None:
                 await self._bus.execute_batch([], tracking)
         else:
-            applied = await self._bus.execute_batch([c.issued for _, c in fresh], tracking)
+            if turn is not None:
+                await turn.poll.turn()
+            answer = self._bus.submit_batch([c.issued for _, c in fresh], tracking)
+            if turn is not None:
+                turn.queued()
+            applied = await answer
             results.update(zip((i for i, _ in fresh), applied, strict=True))
         return [results[i] for i in range(len(commands))]
 
@@ -378,11 +473,8 @@ class InboundConsumer:
         by_id = {receipt_id(i.identity): i.identity for i in issued if i.identity is not None}
         if not by_id:
             return set()
-        rows = await self._pool.fetch(
-            f"SELECT DISTINCT originator_id FROM {EVENTS_TABLE} WHERE originator_id = ANY($1)",
-            list(by_id),
-        )
-        return {by_id[UUID(str(row["originator_id"]))] for row in rows}
+        rows = await self._pool.fetch(RECEIVED, list(by_id))
+        return {by_id[UUID(str(row["id"]))] for row in rows}
 
     async def _position(self, name: str, last: int) -> Tracking | None:
         """The tracking record to write, if it moves the position forward. After a topic is
