@@ -218,3 +218,7 @@ async def test_the_front_door_hands_the_trace_to_the_bus_and_forgets_it(
     assert sent[0]["status"] == 201, sent
     assert seen == [traceparent]
     assert current_traceparent.get() is None
+    # The first request settled the middleware, as Starlette's first request does: the
+    # front's choice cannot go stale under middleware added later.
+    with pytest.raises(RuntimeError):
+        doors.front.add_middleware(Passing)
