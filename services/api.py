@@ -502,12 +502,18 @@ class FastLane(Route):
 
 
 async def _body_of(receive: Receive) -> bytes:
-    """The request's body, whole (Starlette's ``Request.body``, without the Request)."""
+    """The request's body, whole (Starlette's ``Request.body``, without the Request); one
+    longer than ``MAX_BODY_BYTES`` is refused as it arrives, never held whole in memory."""
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.request":
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise TooLarge(MAX_BODY_BYTES)
+            chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
         elif message["type"] == "http.disconnect":
