@@ -17,9 +17,10 @@ One relay is active at a time (the follower's leadership). An event that cannot 
 follower, not retried forever; a broker that is away is waited for.
 
 A batch goes out as aiokafka record batches, one per topic partition (``send_batch``), not a
-``send()`` per message: the relay picks each message's partition with aiokafka's own
-``DefaultPartitioner`` (murmur2 of the key, the Java client's hash), so one aggregate's events
-land in the partition they always did, in order. The producer's idempotence covers
+``send()`` per message: the relay picks each message's partition as aiokafka's own
+``DefaultPartitioner`` does (murmur2 of the key, the Java client's hash; computed for the whole
+page at once by ``services.partitioner``), so one aggregate's events land in the partition
+they always did, in order. The producer's idempotence covers
 these batches as it covers its own: it stamps producer id, epoch and sequence numbers on every
 batch it drains (``MessageAccumulator._pop_batch``), whoever filled it. One thing ``send()``
 gave that batches do not: with tracing on, OpenTelemetry's aiokafka instrumentation (it wraps
@@ -34,13 +35,13 @@ from typing import Any
 
 from aiokafka import AIOKafkaProducer
 from aiokafka.errors import MessageSizeTooLargeError
-from aiokafka.partitioner import DefaultPartitioner
 from aiokafka.producer.message_accumulator import BatchBuilder
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from eventsourcing.utils import get_topic
 
 from services.follower import Connection, Positioned, is_transient
-from services.publication import CONTENT_TYPE, Publication, structured_cloudevent
+from services.partitioner import murmur2_each, partition_of
+from services.publication import CONTENT_TYPE, Publication, key_of, structured_cloudevent
 from services.tracing import traceparent_of
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,6 @@ HEADER = ("content-type", CONTENT_TYPE.encode())
 # overhead (under 100 bytes), the varint lengths, two headers of ours (content-type and a
 # validated traceparent, under 150 bytes).
 HEADROOM = 1024
-PARTITIONER = DefaultPartitioner()  # murmur2 of the key, as Kafka's Java client hashes
 
 
 class Relay:
@@ -160,31 +160,26 @@ class Relay:
         """The batch's messages in record batches per (topic, partition), in log order."""
         partitions: dict[str, list[int]] = {}
         batches: dict[tuple[str, int], list[BatchBuilder]] = {}
-        for item in batch:
+        keys = [key_of(item.event.originator_id) for item in batch]
+        # The page's keys hashed at once (services.partitioner); each value is built and
+        # appended in one go, never held for the page: a page of orjson's outputs kept alive
+        # costs the allocator more than writing them did.
+        for item, key, hashed in zip(batch, keys, murmur2_each(keys), strict=True):
             event = item.event
             publication, topic = self._routes[type(event)]
             if (choices := partitions.get(topic)) is None:
                 choices = partitions[topic] = sorted(await producer.partitions_for(topic))
-            subject = str(event.originator_id)
-            key = subject.encode()
-            value = structured_cloudevent(publication, event, self.source, subject)
+            value = structured_cloudevent(publication, event, self.source, key.decode())
             headers = [HEADER]  # a list: aiokafka's record builder takes nothing else
             if (trace := traceparent_of(event)) is not None:
                 headers.append(("traceparent", trace.encode()))
             refuse_too_large(key, value, headers)
-            partition = partition_for(key, choices)
-            builders = batches.setdefault((topic, partition), [])
+            builders = batches.setdefault((topic, partition_of(hashed, choices)), [])
             if not builders or not append(builders[-1], key, value, headers):
                 builders.append(producer.create_batch())  # full: the next one queues behind it
                 if not append(builders[-1], key, value, headers):
                     raise RuntimeError("an empty record batch refused a message")
         return batches
-
-
-def partition_for(key: bytes, partitions: Sequence[int]) -> int:
-    """The partition aiokafka's ``send()`` picks for a key: its own default partitioner."""
-    partition: int = PARTITIONER(key, partitions, partitions)
-    return partition
 
 
 def append(builder: BatchBuilder, key: bytes, value: bytes, headers: list[Any]) -> bool:

@@ -49,7 +49,7 @@ def feedback_recorded_json(event: Any) -> bytes | None:
     ):
         return None
     payload = {
-        "feedbackId": str(feedback_id),
+        "feedbackId": feedback_id,  # orjson writes a UUID as str() does, without the call
         "tenantId": tenant,
         "subjectKind": subject_kind,
         "subjectRef": subject_ref,
