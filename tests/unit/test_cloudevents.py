@@ -93,6 +93,16 @@ def test_the_cloudevent_id_is_the_uuid5_of_the_event_s_place_in_its_aggregate() 
     )
 
 
+@settings(max_examples=300, deadline=None)
+@given(aggregate=st.uuids() | st.text(max_size=40), version=st.integers(0, 2**63 - 1))
+def test_any_cloudevent_id_is_the_uuid5_of_its_name(
+    aggregate: uuid.UUID | str, version: int
+) -> None:
+    """The version and variant digits are set in the text: every digest's, not a few."""
+    expected = str(uuid.uuid5(EVENT_ID_NAMESPACE, f"{aggregate}/{version}"))
+    assert cloudevent_id(aggregate, version) == expected
+
+
 def sdk_message(publication: Any, event: Any, source: str) -> KafkaMessage:
     """What the CloudEvents SDK writes for the event's attributes and payload (how the relay
     built its messages before issue 12): the reference the relay's own writing is held to."""

@@ -27,6 +27,13 @@ def test_an_aggregate_goes_to_the_partition_aiokafka_s_send_picks(
     ]
 
 
+def test_a_key_is_the_aggregate_id_s_text() -> None:
+    """orjson writes the key of a UUID: the text ``str`` gives, at its edges too."""
+    for aggregate in (UUID(int=0), UUID(int=2**128 - 1), UUID(int=2**127 + 5)):
+        assert key_of(aggregate) == str(aggregate).encode()
+    assert key_of("not-a-uuid/ü") == "not-a-uuid/ü".encode()
+
+
 @settings(max_examples=300)
 @given(st.lists(st.binary(max_size=13), max_size=120))
 def test_the_murmur2_of_any_keys_is_aiokafka_s(keys: list[bytes]) -> None:
