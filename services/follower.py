@@ -118,7 +118,7 @@ class Sent:
     ready: list[Positioned]
     behind: list[Notification]
     acknowledged: "asyncio.Future[None]"
-    aggregates: set[UUID]  # those of ``ready``: the ones on their way
+    aggregates: set[UUID | str]  # those of ``ready``: the ones on their way
 
 
 def decode(store: EventStore, notification: Notification) -> Positioned:
