@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import asyncpg
 from eventsourcing.utils import get_topic
 
+from projections.timestamps import quick_timestamps
 from services.follower import (
     Connection,
     Follower,
@@ -309,7 +310,8 @@ async def load_together(
     task of its own, on a connection of its own: one's statements run in PostgreSQL while
     another builds its rows, instead of each waiting for the last. A read model keeps at most
     ``AHEAD`` pages waiting, so memory stays bounded by the slowest; one whose page fails
-    leaves the shared pass (``rebuild_many`` lets it go on alone).
+    leaves the shared pass (``rebuild_many`` lets it go on alone). Its connection sends
+    timestamps by ``projections.timestamps``: the same values, in fewer steps.
     """
     readers = [ProjectionReader(p, s) for p, s in zip(projections, schemas, strict=True)]
     topics = sorted({topic for reader in readers for topic in reader.topics})
@@ -339,7 +341,7 @@ async def load_together(
 
     async def follow(reader: ProjectionReader) -> None:
         inbox = inboxes[reader.name]
-        async with pool.acquire() as conn:
+        async with pool.acquire() as conn, quick_timestamps(conn):
             while (shared := await inbox.get()) is not None:
                 try:  # an event that could not be decoded fails the page (``Shared.of``)
                     await apply_page(conn, reader, shared.of(reader.topics), shared.upto)
