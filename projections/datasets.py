@@ -45,7 +45,6 @@ class Datasets:
             completed_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, run_id)
         );
-        CREATE INDEX IF NOT EXISTS runs_by_dataset ON {schema}.runs (tenant_id, dataset_id);
         CREATE TABLE IF NOT EXISTS {schema}.corrections (
             tenant_id text NOT NULL,
             feedback_id uuid NOT NULL,
@@ -54,7 +53,6 @@ class Datasets:
             given_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, feedback_id)
         );
-        CREATE INDEX IF NOT EXISTS corrections_by_run ON {schema}.corrections (tenant_id, run_id);
         CREATE TABLE IF NOT EXISTS {schema}.validations (
             tenant_id text NOT NULL,
             validation_id uuid NOT NULL,
@@ -101,6 +99,14 @@ class Datasets:
             position bigint NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id, version)
         );
+        """
+
+    def indexes(self, schema: str) -> str:
+        """Secondary indexes, for reads only (every write goes by a primary key): a rebuild
+        makes them once after loading (``projections.runner``)."""
+        return f"""
+        CREATE INDEX IF NOT EXISTS runs_by_dataset ON {schema}.runs (tenant_id, dataset_id);
+        CREATE INDEX IF NOT EXISTS corrections_by_run ON {schema}.corrections (tenant_id, run_id);
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
