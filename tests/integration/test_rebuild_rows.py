@@ -78,8 +78,7 @@ async def rows(runtime: Runtime, name: str, schema: str) -> list[tuple[object, .
 async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime) -> None:
     """Live pages of a few events go row by row (``INSERT … ON CONFLICT``); the rebuild's
     shared pass copies thousands at once. Both must leave the same rows, every column."""
-    record(runtime, "t1", 2 * BULK_ROWS + 13)
-    record(runtime, "t2", BULK_ROWS // 2)
+    made = record(runtime, "t1", 2 * BULK_ROWS + 13) + record(runtime, "t2", BULK_ROWS // 2)
     models: list[Projection] = [FeedbackList(), AppraisalFacts(), Datasets()]
     live = {}
     for model in models:
@@ -96,6 +95,16 @@ async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime)
         assert expected  # every model has rows to compare
         assert await rows(runtime, model.name, schema) == expected, model.name
         assert await read_position(runtime.pool, schema) == head
+    # And the feedback list's rows hold each event's own fields, in their columns.
+    (listed,) = [s for m, s in zip(models, rebuilt, strict=True) if m.name == "feedback_list"]
+    stored = sorted(row[:-1] for row in await rows(runtime, "feedback_list", listed))
+    assert stored == sorted(
+        (
+            f.id, f.tenant_id, f.project_id, f.subject_kind, f.subject_ref, f.kind, f.rating,
+            f.comment_ref, f.corrected_artifact_ref, f.given_by, f.created_on,
+        )
+        for f in made
+    )  # fmt: skip
 
 
 async def test_an_event_that_cannot_be_decoded_fails_only_the_readers_of_its_topic(
