@@ -113,6 +113,17 @@ class Datasets:
         for p in batch:
             e = p.event
             match e:
+                case Feedback.Recorded():
+                    if e.kind != "correction" or e.subject_kind != "run":
+                        continue
+                    if e.corrected_artifact_ref is None:
+                        continue
+                    await conn.execute(
+                        f"INSERT INTO {schema}.corrections VALUES ($1, $2, $3, $4, $5) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
+                        e.timestamp,
+                    )  # fmt: skip
                 case HarvestedRun.Harvested():
                     run = e.run
                     await conn.execute(
@@ -128,17 +139,6 @@ class Datasets:
                         "$8) ON CONFLICT DO NOTHING",
                         e.tenant_id, e.originator_id, e.artifact_ref, e.run_id, e.validator,
                         e.outcome, e.findings, e.validated_at,
-                    )  # fmt: skip
-                case Feedback.Recorded():
-                    if e.kind != "correction" or e.subject_kind != "run":
-                        continue
-                    if e.corrected_artifact_ref is None:
-                        continue
-                    await conn.execute(
-                        f"INSERT INTO {schema}.corrections VALUES ($1, $2, $3, $4, $5) "
-                        "ON CONFLICT DO NOTHING",
-                        e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
-                        e.timestamp,
                     )  # fmt: skip
                 case Dataset.Opened():
                     await conn.execute(
