@@ -12,9 +12,11 @@ row during it.
 """
 
 import asyncio
+import gc
 import heapq
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from typing import Any, Protocol
@@ -361,10 +363,30 @@ async def load_together(
                 if progress is not None:
                     progress(reader.projection.name, shared.upto)
 
-    async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops them all
-        tasks.create_task(feed())
-        for reader in readers:
-            tasks.create_task(follow(reader))
+    with collector_paused():
+        async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops them all
+            tasks.create_task(feed())
+            for reader in readers:
+                tasks.create_task(follow(reader))
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic collector off for the shared pass, back on after it.
+
+    Issue 12: the pass keeps pages of thousands of events alive while it applies them, and
+    each collection walked them again: about a seventh of the pass's CPU (40 -> 34 µs an
+    event over 200,000 events, three pairs). It makes no cycles: a collection right after a
+    pass of 200,000 events with the collector off found nothing to free, and peak memory was
+    the same.
+    Whatever a failure leaves in a cycle is collected once the pass ends."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 async def apply_page(

@@ -3,6 +3,7 @@ real PostgreSQL: the three read models every FeedbackRecorded reaches (the feedb
 appraisal facts, the datasets' corrections), compared column by column; and an event that
 cannot be decoded fails only the pages of the read models that read it."""
 
+import gc
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -89,6 +90,7 @@ async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime)
         await runner.catch_up()
         live[model.name] = runner.schema
     rebuilt = await rebuild_many(runtime.store, runtime.pool, models, swap=False)
+    assert gc.isenabled()  # the collector, paused for the shared pass, is back on
     head = runtime.store.recorder.max_notification_id()
     for model, schema in zip(models, rebuilt, strict=True):
         expected = await rows(runtime, model.name, live[model.name])
@@ -121,6 +123,7 @@ async def test_an_event_that_cannot_be_decoded_fails_only_the_readers_of_its_top
             bad.id,
         )
     rebuilt = await rebuild_many(runtime.store, runtime.pool, [FeedbackList(), Inbox()], swap=False)
+    assert gc.isenabled()
     listed = await rows(runtime, "feedback_list", rebuilt[0])
     assert len(listed) == len(made) - 1
     assert bad.id not in {row[0] for row in listed}
