@@ -8,7 +8,9 @@ Rebuild = a fresh schema at position 0, caught up in bulk by the same handlers, 
 in for the live one by renaming schemas; the live follower carries on from the new schema's
 position, so nothing is lost or applied twice. A read model's secondary indexes (``indexes``,
 optional: those no write relies on) are built once after the bulk catch-up, not kept up row by
-row during it.
+row during it. Issue 12 measured both: kept up, PostgreSQL's work overlaps Python's and 200,000
+events went faster (no serial tail of about 2 s), but 1,000,000 went slower (48 s against
+37 s of loading and 5 s of building).
 """
 
 import asyncio
@@ -229,8 +231,8 @@ class Shared:
 
     An event that could not be decoded is kept as its error under its topic: it fails the page
     of every read model reading that topic, as the follower's own page would (``Decoded``).
-    Issue 12: wrapping every event in a ``Decoded`` beside its ``Positioned`` was about a
-    tenth of a rebuild's CPU; here only a failure costs anything."""
+    Issue 12: wrapping every event in a ``Decoded`` beside its ``Positioned`` cost about 3 of
+    a rebuild's 50 µs of CPU an event (py-spy); here only a failure costs anything."""
 
     upto: int
     by_topic: dict[str, list[Positioned]]
