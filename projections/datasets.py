@@ -45,7 +45,6 @@ class Datasets:
             completed_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, run_id)
         );
-        CREATE INDEX IF NOT EXISTS runs_by_dataset ON {schema}.runs (tenant_id, dataset_id);
         CREATE TABLE IF NOT EXISTS {schema}.corrections (
             tenant_id text NOT NULL,
             feedback_id uuid NOT NULL,
@@ -54,7 +53,6 @@ class Datasets:
             given_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, feedback_id)
         );
-        CREATE INDEX IF NOT EXISTS corrections_by_run ON {schema}.corrections (tenant_id, run_id);
         CREATE TABLE IF NOT EXISTS {schema}.validations (
             tenant_id text NOT NULL,
             validation_id uuid NOT NULL,
@@ -103,10 +101,29 @@ class Datasets:
         );
         """
 
+    def indexes(self, schema: str) -> str:
+        """Secondary indexes, for reads only (every write goes by a primary key): a rebuild
+        makes them once after loading (``projections.runner``)."""
+        return f"""
+        CREATE INDEX IF NOT EXISTS runs_by_dataset ON {schema}.runs (tenant_id, dataset_id);
+        CREATE INDEX IF NOT EXISTS corrections_by_run ON {schema}.corrections (tenant_id, run_id);
+        """
+
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         for p in batch:
             e = p.event
             match e:
+                case Feedback.Recorded():
+                    if e.kind != "correction" or e.subject_kind != "run":
+                        continue
+                    if e.corrected_artifact_ref is None:
+                        continue
+                    await conn.execute(
+                        f"INSERT INTO {schema}.corrections VALUES ($1, $2, $3, $4, $5) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
+                        e.timestamp,
+                    )  # fmt: skip
                 case HarvestedRun.Harvested():
                     run = e.run
                     await conn.execute(
@@ -122,17 +139,6 @@ class Datasets:
                         "$8) ON CONFLICT DO NOTHING",
                         e.tenant_id, e.originator_id, e.artifact_ref, e.run_id, e.validator,
                         e.outcome, e.findings, e.validated_at,
-                    )  # fmt: skip
-                case Feedback.Recorded():
-                    if e.kind != "correction" or e.subject_kind != "run":
-                        continue
-                    if e.corrected_artifact_ref is None:
-                        continue
-                    await conn.execute(
-                        f"INSERT INTO {schema}.corrections VALUES ($1, $2, $3, $4, $5) "
-                        "ON CONFLICT DO NOTHING",
-                        e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
-                        e.timestamp,
                     )  # fmt: skip
                 case Dataset.Opened():
                     await conn.execute(

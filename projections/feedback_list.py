@@ -5,6 +5,7 @@ Answers ``GET /factory/feedback``; every query is scoped to one tenant (C51).
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import asyncpg
@@ -27,6 +28,21 @@ COLUMNS = (
     "position",
 )
 SELECTED = ", ".join(COLUMNS)
+# The event's fields of a row's columns, all but the position, in their order. One C call per
+# row instead of twelve attribute lookups: issue 12, a rebuild builds a row per feedback.
+FIELDS = attrgetter(
+    "originator_id",
+    "tenant_id",
+    "project_id",
+    "subject_kind",
+    "subject_ref",
+    "kind",
+    "rating",
+    "comment_ref",
+    "corrected_artifact_ref",
+    "given_by",
+    "timestamp",
+)
 
 
 class FeedbackList:
@@ -62,23 +78,7 @@ class FeedbackList:
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
-        rows = [
-            (
-                p.event.originator_id,
-                p.event.tenant_id,
-                p.event.project_id,
-                p.event.subject_kind,
-                p.event.subject_ref,
-                p.event.kind,
-                p.event.rating,
-                p.event.comment_ref,
-                p.event.corrected_artifact_ref,
-                p.event.given_by,
-                p.event.timestamp,
-                p.position,
-            )
-            for p in batch
-        ]
+        rows = [(*FIELDS(p.event), p.position) for p in batch]
         await insert_rows(conn, f"{schema}.feedback", COLUMNS, rows, conflict="(feedback_id)")
 
 

@@ -55,6 +55,12 @@ class LearningProposals:
             profile text NOT NULL,
             position bigint NOT NULL
         );
+        """
+
+    def indexes(self, schema: str) -> str:
+        """A secondary index, for reads only (every write goes by the primary key): a rebuild
+        makes it once after loading (``projections.runner``)."""
+        return f"""
         CREATE INDEX IF NOT EXISTS learning_proposals_by_tenant
             ON {schema}.learning_proposals (tenant_id, state, kind, target_asset_id);
         """

@@ -300,7 +300,9 @@ def read_log(
         return after, []
     datastore = recorder.datastore  # type: ignore[attr-defined]  # PostgreSQL's
     with datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-        curs.execute(READ_PAGE, (after, head, topics, limit), prepare=True)
+        # Binary results: the state's bytes as stored, not hex to be parsed; uuids from their
+        # sixteen bytes (issue 12: about 9 -> 5 µs an event of a rebuild's reading).
+        curs.execute(READ_PAGE, (after, head, topics, limit), prepare=True, binary=True)
         notifications = [
             Notification(
                 id=id, originator_id=aggregate, originator_version=version, topic=topic,

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from contracts.feedback import RecordFeedback
-from projections.feedback_list import COLUMNS, FeedbackList, list_feedback
+from projections.feedback_list import SELECTED, FeedbackList, list_feedback
 from projections.inbox import Inbox
 from projections.runner import (
     BULK_ROWS,
@@ -50,7 +50,9 @@ async def record(runtime: Runtime, tenant: str, n: int, subject: str = "r") -> i
 
 
 async def rows(runtime: Runtime, schema: str) -> list[tuple[object, ...]]:
-    records = await runtime.pool.fetch(f"SELECT {COLUMNS} FROM {schema}.feedback ORDER BY position")
+    # Every column (a tuple of names in the statement would select one row of literals).
+    query = f"SELECT {SELECTED} FROM {schema}.feedback ORDER BY position"
+    records = await runtime.pool.fetch(query)
     return [tuple(r.values()) for r in records]
 
 
