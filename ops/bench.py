@@ -721,6 +721,7 @@ def part_relay(bench: Bench) -> list[dict[str, Any]]:
             Target(0.5, of="ratio"),
         ),
         row("  same, absolute", value, "events/s", target=Target(10_000)),
+        row("  the relay's CPU per event", relay["cpu_us_per_event"], "µs"),
         row("  every event on the topic once", int(complete), "bool", target=Target(1)),
     ]
 
