@@ -7,7 +7,8 @@ asyncpg's encoder spent about as long on one ``timestamptz`` as on the rest of i
 attribute). An event's timestamp is always an aware UTC ``datetime``: for those, one
 subtraction and one division give the same microseconds since 2000-01-01. Every other value
 takes ``exact``, asyncpg's steps written out, so what reaches PostgreSQL, and what a read on
-the connection returns, is the same as without this codec (``tests/integration/test_timestamps.py``).
+the connection returns, is the same as without this codec
+(``tests/integration/test_timestamps.py``).
 """
 
 from collections.abc import AsyncIterator
