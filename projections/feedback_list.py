@@ -30,19 +30,8 @@ COLUMNS = (
 SELECTED = ", ".join(COLUMNS)
 # The event's fields of a row's columns, all but the position, in their order. One C call per
 # row instead of twelve attribute lookups: issue 12, a rebuild builds a row per feedback.
-FIELDS = attrgetter(
-    "originator_id",
-    "tenant_id",
-    "project_id",
-    "subject_kind",
-    "subject_ref",
-    "kind",
-    "rating",
-    "comment_ref",
-    "corrected_artifact_ref",
-    "given_by",
-    "timestamp",
-)
+EVENT_FIELD = {"feedback_id": "originator_id", "given_at": "timestamp"}  # else the same name
+FIELDS = attrgetter(*(EVENT_FIELD.get(column, column) for column in COLUMNS[:-1]))
 
 
 class FeedbackList:

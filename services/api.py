@@ -377,11 +377,11 @@ async def no_body(request: Request) -> None:
 
 async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> Any:
     """The request body as JSON, at most ``limit`` bytes, read by ``parse_json``'s rules."""
-    return (await _read_body(request, limit))[0]
+    return bounded_body(await request.body(), limit)[0]
 
 
-async def _read_body(request: Request, limit: int) -> tuple[Any, bool]:
-    raw = await request.body()
+def bounded_body(raw: bytes, limit: int = MAX_BODY_BYTES) -> tuple[Any, bool]:
+    """``read_body`` of a body of at most ``limit`` bytes; a longer one is refused."""
     if len(raw) > limit:
         raise TooLarge(limit)
     return read_body(raw)
@@ -408,9 +408,7 @@ async def read_command(request: Request, model: type[T], stamped: frozenset[str]
 
 def command_of(raw: bytes, model: type[T], stamped: frozenset[str]) -> T:
     """A command from a request body (``read_command``'s reading, of the bytes)."""
-    if len(raw) > MAX_BODY_BYTES:
-        raise TooLarge(MAX_BODY_BYTES)
-    data, by_orjson = read_body(raw)
+    data, by_orjson = bounded_body(raw)
     # Strict with ourselves (STYLE 12): JSON types as the schema publishes them, nothing
     # coerced ("3", 4.0 or true for an integer, 0 for a boolean are refused). The strict
     # reading is of JSON text: what orjson read it writes back as it was (in a fifth of

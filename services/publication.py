@@ -142,8 +142,11 @@ def payload_json(publication: Publication, event: Any) -> bytes | str:
     """The payload's JSON: the publication's own writer where it vouches for the bytes, else
     the contract built, validated (a refusal parks the event) and dumped by pydantic."""
     writer = publication.payload_writer
-    mine = writer is not None and writer.mapping is publication.to_contract
-    if mine and writer is not None and (written := writer.write(event)) is not None:
+    if (
+        writer is not None
+        and writer.mapping is publication.to_contract
+        and (written := writer.write(event)) is not None
+    ):
         return written
     return publication.to_contract(event).model_dump_json(by_alias=True)
 

@@ -124,22 +124,16 @@ class FastJSONTranscoder(JSONTranscoder):
     def _hooked(self, value: Any) -> Any:
         """``value`` (a dict or list orjson read) with the library's hook applied to every
         object in it, innermost first, as ``json`` applies it while parsing."""
-        if type(value) is dict:
-            for key, item in value.items():
-                kind = type(item)
-                if kind is dict or kind is list:
-                    value[key] = self._hooked(item)  # the same key: the dict keeps its size
-                elif kind is float:
-                    raise _HasFloat
-            # The hook returns an object of any other size as it is: spare it the call.
-            return self._decode_obj(value) if len(value) == 2 else value
-        for index, item in enumerate(value):
+        is_dict = type(value) is dict
+        # Each item put back in its own place: a dict keeps its size, a list its length.
+        for place, item in value.items() if is_dict else enumerate(value):
             kind = type(item)
             if kind is dict or kind is list:
-                value[index] = self._hooked(item)
+                value[place] = self._hooked(item)
             elif kind is float:
                 raise _HasFloat
-        return value
+        # The hook returns an object of any other size as it is: spare it the call.
+        return self._decode_obj(value) if is_dict and len(value) == 2 else value
 
 
 class _HasFloat(Exception):
