@@ -37,6 +37,7 @@ FIELDS = attrgetter(*(EVENT_FIELD.get(column, column) for column in COLUMNS[:-1]
 class FeedbackList:
     name = "feedback_list"
     handles = (Feedback.Recorded,)
+    insert_only = ("feedback",)  # a rebuild adds its key after loading (projections.runner)
 
     def ddl(self, schema: str) -> str:
         return f"""

@@ -19,6 +19,7 @@ import heapq
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from typing import Any, Protocol
@@ -63,6 +64,9 @@ class Projection(Protocol):
 
     def ddl(self, schema: str) -> str: ...
 
+    # Optional: ``insert_only``, the tables (names within the schema) its ``apply`` only ever
+    # inserts into, through ``insert_rows``, and never reads, updates or deletes from.
+
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None: ...
 
 
@@ -73,6 +77,10 @@ def schema_of(projection: Projection) -> str:
 # From this many rows, a write goes through COPY: a catch-up's pages are thousands of rows,
 # where COPY costs a fraction of inserting them row by row; a live batch is mostly a handful.
 BULK_ROWS = 200
+
+# The tables (``schema.table``) a rebuild is loading without their primary key: this task's
+# writes to them are copied in whatever their count (no key, no conflict to look for).
+UNKEYED: ContextVar[frozenset[str]] = ContextVar("unkeyed", default=frozenset())
 
 
 async def insert_rows(
@@ -94,6 +102,12 @@ async def insert_rows(
     if not rows:
         return
     names = ", ".join(columns)
+    if table in UNKEYED.get():
+        schema, _, name = table.rpartition(".")
+        await conn.copy_records_to_table(
+            name, schema_name=schema, records=rows, columns=list(columns)
+        )
+        return
     if len(rows) < BULK_ROWS:
         values = ", ".join(f"${i}" for i in range(1, len(columns) + 1))
         await conn.executemany(
@@ -122,6 +136,51 @@ async def insert_rows(
             f"INSERT INTO {table} ({names}) SELECT {names} FROM {stage} "
             f"ON CONFLICT {conflict} DO NOTHING"
         )
+
+
+@dataclass(frozen=True)
+class Key:
+    """A primary key a rebuild drops before loading its table and adds back after."""
+
+    table: str  # schema.table
+    name: str
+    definition: str  # as PostgreSQL writes it: PRIMARY KEY (…)
+    columns: str  # its columns, comma-separated
+
+    @classmethod
+    async def drop(cls, conn: Connection, schema: str, tables: Sequence[str]) -> list["Key"]:
+        """Drop the primary keys of ``tables`` (of ``schema``); returns them, to add back."""
+        keys = []
+        for table in (f"{schema}.{name}" for name in tables):
+            row = await conn.fetchrow(
+                "SELECT c.conname, pg_get_constraintdef(c.oid) AS definition, "
+                "(SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY k.n) "
+                "FROM unnest(c.conkey) WITH ORDINALITY k(attnum, n) JOIN pg_attribute a "
+                "ON a.attrelid = c.conrelid AND a.attnum = k.attnum) AS columns "
+                "FROM pg_constraint c WHERE c.contype = 'p' AND c.conrelid = $1::regclass",
+                table,
+            )
+            if row is not None:
+                await conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT {row['conname']}")
+                keys.append(cls(table, row["conname"], row["definition"], row["columns"]))
+        return keys
+
+    async def add(self, conn: Connection) -> None:
+        """Add the key back. Should a key's value be there twice (which an insert-only table,
+        keyed by the id of the event that made the row, never holds), the rows after the
+        first in the table's order go first, as ``ON CONFLICT DO NOTHING`` would have kept
+        the first written."""
+        add = f"ALTER TABLE {self.table} ADD CONSTRAINT {self.name} {self.definition}"
+        try:
+            await conn.execute(add)
+        except asyncpg.UniqueViolationError:
+            log.warning("%s: a key's value loaded twice; keeping its first row", self.table)
+            await conn.execute(
+                f"DELETE FROM {self.table} t USING (SELECT ctid, row_number() OVER "
+                f"(PARTITION BY {self.columns} ORDER BY ctid) AS n FROM {self.table}) d "
+                "WHERE t.ctid = d.ctid AND d.n > 1"
+            )
+            await conn.execute(add)
 
 
 def indexes_of(projection: Projection, schema: str) -> str:
@@ -285,12 +344,18 @@ async def rebuild_many(
             await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             await conn.execute("DELETE FROM reader_positions WHERE reader = $1", schema)
             await conn.execute("DELETE FROM parked_events WHERE reader = $1", schema)
+    keys: dict[str, list[Key]] = {}
     for projection, schema in zip(projections, fresh, strict=True):
         await ensure_schema(pool, projection, schema, indexed=False)
-    await load_together(store, pool, projections, fresh, progress)
+        async with pool.acquire() as conn:
+            keys[schema] = await Key.drop(conn, schema, insert_only_of(projection))
+    await load_together(store, pool, projections, fresh, keys, progress)
 
     async def finish(projection: Projection, schema: str) -> str:
         moved = None if progress is None else (lambda at: progress(projection.name, at))
+        async with pool.acquire() as conn:
+            for key in keys[schema]:  # before the follower: its writes look for conflicts
+                await key.add(conn)
         runner = ProjectionRunner(store, pool, projection, schema=schema, batch_size=REBUILD_PAGE)
         await runner.catch_up(moved)  # what the shared pass left, and what came since
         if indexes := indexes_of(projection, schema):
@@ -300,11 +365,17 @@ async def rebuild_many(
     return list(await asyncio.gather(*map(finish, projections, fresh)))
 
 
+def insert_only_of(projection: Projection) -> tuple[str, ...]:
+    tables: tuple[str, ...] = getattr(projection, "insert_only", ())
+    return tables
+
+
 async def load_together(
     store: EventStore,
     pool: asyncpg.Pool,
     projections: Sequence[Projection],
     schemas: Sequence[str],
+    keys: dict[str, list[Key]],
     progress: Callable[[str, int], None] | None,
 ) -> None:
     """One pass over the log for every read model being rebuilt.
@@ -315,7 +386,8 @@ async def load_together(
     another builds its rows, instead of each waiting for the last. A read model keeps at most
     ``AHEAD`` pages waiting, so memory stays bounded by the slowest; one whose page fails
     leaves the shared pass (``rebuild_many`` lets it go on alone). Its connection sends
-    timestamps by ``projections.timestamps``: the same values, in fewer steps.
+    timestamps by ``projections.timestamps``: the same values, in fewer steps. The tables
+    whose ``keys`` were dropped are copied into (``UNKEYED``).
     """
     readers = [ProjectionReader(p, s) for p, s in zip(projections, schemas, strict=True)]
     topics = sorted({topic for reader in readers for topic in reader.topics})
@@ -345,6 +417,7 @@ async def load_together(
 
     async def follow(reader: ProjectionReader) -> None:
         inbox = inboxes[reader.name]
+        UNKEYED.set(frozenset(key.table for key in keys[reader.name]))  # this task's only
         async with pool.acquire() as conn, quick_timestamps(conn):
             while (shared := await inbox.get()) is not None:
                 try:  # an event that could not be decoded fails the page (``Shared.of``)

@@ -1,6 +1,7 @@
 """A rebuild's bulk catch-up writes the rows live following writes (issue 12 item 6), on a
 real PostgreSQL: the three read models every FeedbackRecorded reaches (the feedback list, the
-appraisal facts, the datasets' corrections), compared column by column; and an event that
+appraisal facts, the datasets' corrections), compared column by column, with the same keys and
+indexes (the insert-only tables are loaded without their key, added after); and an event that
 cannot be decoded fails only the pages of the read models that read it."""
 
 import gc
@@ -15,8 +16,11 @@ from projections.feedback_list import COLUMNS, FeedbackList
 from projections.inbox import Inbox
 from projections.runner import (
     BULK_ROWS,
+    UNKEYED,
+    Key,
     Projection,
     ProjectionRunner,
+    insert_rows,
     read_position,
     rebuild_many,
 )
@@ -76,6 +80,14 @@ async def rows(runtime: Runtime, name: str, schema: str) -> list[tuple[object, .
     return found
 
 
+async def indexes(runtime: Runtime, schema: str) -> list[str]:
+    """The schema's indexes (primary keys among them), its name left out."""
+    found = await runtime.pool.fetch(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1", schema
+    )
+    return sorted(f"{r['indexname']}: {r['indexdef'].replace(schema, '')}" for r in found)
+
+
 async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime) -> None:
     """Live pages of a few events go row by row (``INSERT … ON CONFLICT``); the rebuild's
     shared pass copies thousands at once. Both must leave the same rows, every column."""
@@ -97,6 +109,11 @@ async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime)
         assert expected  # every model has rows to compare
         assert await rows(runtime, model.name, schema) == expected, model.name
         assert await read_position(runtime.pool, schema) == head
+        keys = await indexes(runtime, live[model.name])
+        assert await indexes(runtime, schema) == keys, model.name
+        assert any("feedback_pkey: CREATE UNIQUE INDEX" in key for key in keys) or (
+            model.name == "datasets"
+        )
     # And the feedback list's rows hold each event's own fields, in their columns.
     (listed,) = [s for m, s in zip(models, rebuilt, strict=True) if m.name == "feedback_list"]
     stored = sorted(row[:-1] for row in await rows(runtime, "feedback_list", listed))
@@ -133,3 +150,33 @@ async def test_an_event_that_cannot_be_decoded_fails_only_the_readers_of_its_top
     head = runtime.store.recorder.max_notification_id()
     for schema in rebuilt:
         assert await read_position(runtime.pool, schema) == head
+
+
+async def test_a_key_added_back_keeps_the_first_row_of_a_value_loaded_twice(
+    runtime: Runtime,
+) -> None:
+    """An insert-only table is loaded without its key (``Key.drop``), every write copied in
+    whatever its count (``UNKEYED``); adding the key back leaves one row a key, the first
+    written, as ``ON CONFLICT DO NOTHING`` would have."""
+    await runtime.pool.execute(
+        "DROP SCHEMA IF EXISTS keyed CASCADE; CREATE SCHEMA keyed; "
+        "CREATE TABLE keyed.t (k text PRIMARY KEY, v integer NOT NULL)"
+    )
+    async with runtime.pool.acquire() as conn:
+        keys = await Key.drop(conn, "keyed", ["t"])
+        assert [(k.table, k.name, k.definition, k.columns) for k in keys] == [
+            ("keyed.t", "t_pkey", "PRIMARY KEY (k)", "k")
+        ]
+        UNKEYED.set(frozenset({"keyed.t"}))
+        # Fewer than BULK_ROWS: without the key, ON CONFLICT (k) would be refused.
+        await insert_rows(conn, "keyed.t", ("k", "v"), [("a", 1), ("b", 2)], conflict="(k)")
+        await insert_rows(conn, "keyed.t", ("k", "v"), [("a", 3), ("c", 4)], conflict="(k)")
+        UNKEYED.set(frozenset())
+        for key in keys:
+            await key.add(conn)
+        assert await conn.fetch("SELECT k, v FROM keyed.t ORDER BY k") == [
+            ("a", 1), ("b", 2), ("c", 4)
+        ]  # fmt: skip
+        with_key = "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 't_pkey'"
+        assert await conn.fetchval(with_key) == "PRIMARY KEY (k)"
+        await conn.execute("DROP SCHEMA keyed CASCADE")
