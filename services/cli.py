@@ -193,8 +193,16 @@ def api(
         log_config=None,
         # uvicorn's access log costs a log record per request; the level decides.
         access_log=settings.log_level.upper() in ("DEBUG", "INFO"),
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
     )
 
+
+# How long a worker may leave the supervisor's ping unanswered before it is killed as hung
+# and started again. uvicorn's 5 s was too short on two busy cores (load 8, issue 12): a
+# spawned worker took longer than that to start its interpreter, so every worker was killed
+# before it served and `feedbackloop api` never came up; and a saturated worker, whose
+# answering thread waits its turn for the interpreter, was killed in the middle of a load.
+WORKER_HEALTHCHECK_SECONDS = 60
 
 WORKERS_VARIABLE = "FEEDBACKLOOP_API_WORKERS_STARTED"
 
