@@ -199,9 +199,10 @@ def api(
 
 # How long a worker may leave the supervisor's ping unanswered before it is killed as hung
 # and started again. uvicorn's 5 s was too short on two busy cores (load 8, issue 12): a
-# spawned worker took longer than that to start its interpreter, so every worker was killed
-# before it served and `feedbackloop api` never came up; and a saturated worker, whose
-# answering thread waits its turn for the interpreter, was killed in the middle of a load.
+# spawned worker took longer than that to start its interpreter and was killed before it
+# served, again and again (the bench's API did not come up in a minute), and with three
+# workers one was killed in the middle of a load: its answering thread waits its turn for
+# the interpreter like the rest of a saturated worker.
 WORKER_HEALTHCHECK_SECONDS = 60
 
 WORKERS_VARIABLE = "FEEDBACKLOOP_API_WORKERS_STARTED"
