@@ -203,7 +203,7 @@ def api(
 # served, again and again (the bench's API did not come up in a minute), and with three
 # workers one was killed in the middle of a load: its answering thread waits its turn for
 # the interpreter like the rest of a saturated worker.
-WORKER_HEALTHCHECK_SECONDS = 60
+WORKER_HEALTHCHECK_SECONDS = 30  # gunicorn kills a silent worker after 30 s too
 
 WORKERS_VARIABLE = "FEEDBACKLOOP_API_WORKERS_STARTED"
 

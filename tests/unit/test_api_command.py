@@ -46,4 +46,4 @@ def test_a_busy_worker_is_given_a_minute_to_answer_the_supervisor_before_it_is_k
     assert result.exit_code == 0, result.output
     [settings] = started
     assert settings["workers"] == 2
-    assert settings["timeout_worker_healthcheck"] == cli.WORKER_HEALTHCHECK_SECONDS == 60
+    assert settings["timeout_worker_healthcheck"] == cli.WORKER_HEALTHCHECK_SECONDS == 30
