@@ -38,7 +38,7 @@ def test_a_worker_per_core_by_default_with_the_production_settings(
     assert settings["http"] is cli.OneWriteHttpTools
 
 
-def test_a_busy_worker_is_given_a_minute_to_answer_the_supervisor_before_it_is_killed(
+def test_a_busy_worker_is_given_half_a_minute_to_answer_the_supervisor_before_it_is_killed(
     started: list[dict[str, Any]],
 ) -> None:
     """uvicorn's 5 s killed every worker of a loaded two-core machine while it started."""
