@@ -149,8 +149,11 @@ def append_transactions(url: str) -> int:
 WRK_SCRIPT = ROOT / "ops" / "wrk_record_feedback.lua"
 
 
-def start_api(url: str, keys: str, out: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """``feedbackloop api`` with its default (production) server settings."""
+def start_api(
+    url: str, keys: str, out: Path, workers: int | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``feedbackloop api`` with its default (production) server settings; ``workers``
+    overrides its default of one worker process per core."""
     port = localservers.free_port()
     env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys}
     env |= {"FEEDBACKLOOP_HOST": "127.0.0.1", "FEEDBACKLOOP_PORT": str(port)}
@@ -160,6 +163,7 @@ def start_api(url: str, keys: str, out: Path) -> tuple[subprocess.Popen[bytes], 
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     with (out / "api.log").open("wb") as log:
         command = [str(Path(sys.executable).parent / "feedbackloop"), "api"]
+        command += [] if workers is None else ["--workers", str(workers)]
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:
@@ -233,7 +237,7 @@ def load(
 
 def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     key, entry = new_key(TENANT, "bench", ["factory.feedback.write"])
-    process, base = start_api(url, json.dumps([entry]), out)
+    process, base = start_api(url, json.dumps([entry]), out, args.api_workers)
     try:
         single = load(url, base, key, process.pid, args.seconds, args.connections)
         batch = load(
@@ -253,7 +257,12 @@ def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
             )
         run["commands_per_transaction"] = round(run["commands"] / max(1, run["transactions"]), 1)
     return {
-        "server": f"subprocess `feedbackloop api` (defaults: {os.cpu_count()} workers, uvloop)",
+        "server": "subprocess `feedbackloop api` (uvloop, httptools), "
+        + (
+            f"defaults: {os.cpu_count()} workers"
+            if args.api_workers is None
+            else f"--workers {args.api_workers}"
+        ),
         "client": "wrk, 2 threads, ops/wrk_record_feedback.lua",
         "single": single | {"connections": args.connections},
         "batch": batch | {"connections": args.batch_connections, "items_per_request": args.batch},
@@ -423,6 +432,8 @@ def part_http(bench: Bench) -> list[dict[str, Any]]:
     bench.details |= {"http": http, "command_bus_direct": bus, "library_batched": library}
     single, batch, base = http["single"], http["batch"], library["events_per_s"]
     seconds = f"{args.seconds} s"
+    if args.api_workers is not None:
+        seconds += f", {args.api_workers} API workers"
     return [
         row(
             f"HTTP RecordFeedback, {args.connections} connections, {seconds}",
@@ -813,6 +824,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10 s runs, 20,000 events")
     parser.add_argument("--connections", type=int, default=64, help="wrk connections")
     parser.add_argument("--seconds", type=int, help="HTTP run [60; quick 10]")
+    parser.add_argument(
+        "--api-workers",
+        type=int,
+        help="worker processes of `feedbackloop api` in the HTTP part [its default: a core each]",
+    )
     parser.add_argument("--batch", type=int, default=100, help="items per batch request")
     parser.add_argument("--batch-connections", type=int, default=8, help="wrk connections")
     parser.add_argument("--batch-seconds", type=int, help="batch run [30; quick 10]")
@@ -873,7 +889,15 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
-    config = ("quick", "parts", "connections", "seconds", "batch", "batch_connections")
+    config = (
+        "quick",
+        "parts",
+        "connections",
+        "seconds",
+        "api_workers",
+        "batch",
+        "batch_connections",
+    )
     results["config"] = {k: getattr(args, k) for k in config} | {
         "batch_seconds": args.batch_seconds,
         "events": args.events,

@@ -193,8 +193,17 @@ def api(
         log_config=None,
         # uvicorn's access log costs a log record per request; the level decides.
         access_log=settings.log_level.upper() in ("DEBUG", "INFO"),
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
     )
 
+
+# How long a worker may leave the supervisor's ping unanswered before it is killed as hung
+# and started again. uvicorn's 5 s was too short on two busy cores (load 8, issue 12): a
+# spawned worker took longer than that to start its interpreter and was killed before it
+# served, again and again (the bench's API did not come up in a minute), and with three
+# workers one was killed in the middle of a load: its answering thread waits its turn for
+# the interpreter like the rest of a saturated worker.
+WORKER_HEALTHCHECK_SECONDS = 30  # gunicorn kills a silent worker after 30 s too
 
 WORKERS_VARIABLE = "FEEDBACKLOOP_API_WORKERS_STARTED"
 

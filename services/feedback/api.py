@@ -81,7 +81,7 @@ def feedback_routes(http: Http) -> APIRouter:
         await check_references(http.pool, principal.tenant_id, artifact_refs(command))
         outcome = await http.execute(command, principal, command_id(idempotency_key))
         answer = {
-            "feedbackId": str(outcome.result.feedback_id),
+            "feedbackId": outcome.result.feedback_id,  # orjson writes a UUID as str() does
             "position": http.position(outcome, principal),
         }
         # Encoded here (two strings), not validated again against FeedbackWritten on the
