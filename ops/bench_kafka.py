@@ -95,8 +95,10 @@ def command_event(n: int, run: str) -> bytes:
 
 async def fill_topic(bootstrap: str, topic: str, total: int, run: str) -> None:
     """``total`` commands on the topic, the messages built before the first is sent (the
-    processes' figure times the sending: it must not wait on building them)."""
-    built = [(command_event(n, run), f"k{n % 64}".encode()) for n in range(total)]
+    processes' figure times the sending: it must not wait on building them). Each keyed by
+    its subject, as a sender keeps one subject's feedback in order: thousands of keys spread
+    evenly over the partitions (64 keys put 39 of 64 on one process's two of four)."""
+    built = [(command_event(n, run), body(n)["subjectRef"].encode()) for n in range(total)]
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap, acks="all", linger_ms=20, max_batch_size=1024 * 1024
     )
@@ -217,7 +219,7 @@ def start_inbound(env: dict[str, str], processes: int, logs: Path) -> list[subpr
 
 
 async def inbound_processes(
-    url: str, bootstrap: str, total: int, processes: int, logs: Path
+    url: str, bootstrap: str, total: int, processes: int, partitions: int, logs: Path
 ) -> dict[str, Any]:
     """The figure as production runs it: ``processes`` ``feedbackloop inbound`` processes of
     one consumer group (README: Beyond one machine), started and settled in the group first;
@@ -228,7 +230,7 @@ async def inbound_processes(
     topic = prefix + topics.RECORD_FEEDBACK
     group = f"bench-inbound-{run}"
     await ensure_topics(
-        bootstrap, (topic, topics.dead_letter(topic)), partitions=3, replication_factor=1
+        bootstrap, (topic, topics.dead_letter(topic)), partitions=partitions, replication_factor=1
     )
     env = service_env(
         url,
@@ -266,6 +268,7 @@ async def inbound_processes(
         await pool.close()
     return {
         "processes": processes,
+        "partitions": partitions,
         "commands": total,
         "seconds": round(seconds, 3),
         "sending_seconds": round(sent, 3),
@@ -277,17 +280,23 @@ async def inbound_processes(
 
 
 async def bench_kafka(
-    store: EventStore, url: str, bootstrap: str, total: int, processes: int, logs: Path
+    store: EventStore,
+    url: str,
+    bootstrap: str,
+    total: int,
+    processes: int,
+    partitions: int,
+    logs: Path,
 ) -> dict[str, Any]:
     run = uuid.uuid4().hex[:8]
     prefix = f"bench{run}."
     topic = prefix + topics.RECORD_FEEDBACK
     names = (topic, topics.dead_letter(topic))
-    await ensure_topics(bootstrap, names, partitions=3, replication_factor=1)
+    await ensure_topics(bootstrap, names, partitions=partitions, replication_factor=1)
     await fill_topic(bootstrap, topic, total, run)
     baseline = await plain_consumer(bootstrap, topic, total)
     figure = await inbound_consumer(store, url, bootstrap, prefix, total)
-    spread = await inbound_processes(url, bootstrap, total, processes, logs)
+    spread = await inbound_processes(url, bootstrap, total, processes, partitions, logs)
     return {
         "kafka_inbound": figure,
         "kafka_inbound_processes": spread,
