@@ -81,9 +81,9 @@ from contracts.feedback import RecordFeedback  # noqa: E402
 from services.auth import new_key  # noqa: E402
 from services.bootstrap import settle_collector  # noqa: E402
 from services.bus import CommandBus, Issued  # noqa: E402
-from services.settings import Settings  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
+from services.settings import Settings  # noqa: E402
 from services.store import EVENTS_TABLE, EventStore, open_store, read_log  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
