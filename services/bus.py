@@ -75,9 +75,13 @@ class Issued:
     digest: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Decision:
-    """What a handler decided: aggregates with pending events, and the answer for the caller."""
+    """What a handler decided: aggregates with pending events, and the answer for the caller.
+
+    Not frozen: the bus puts the receipt on the handler's fresh answer (``_decide``). Issue 12:
+    a frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, four
+    times a plain one's cost, and the answer was built twice a command."""
 
     aggregates: list[Aggregate]
     result: Any
@@ -493,17 +497,11 @@ class CommandBus:
         decision = self._handlers[type(issued.command)](self._store, issued)
         if issued.identity is None:
             return decision
-        receipt = Receipt.recorded(
+        # A handler answers a new Decision each time: the receipt goes on it in place.
+        decision.receipt = Receipt.recorded(
             issued.identity, type(issued.command).__name__, issued.at, issued.digest
         )
-        # Built anew rather than by ``replace``, which checks every field again (issue 12).
-        return Decision(
-            aggregates=decision.aggregates,
-            result=decision.result,
-            committed=decision.committed,
-            receipt=receipt,
-            created=decision.created,
-        )
+        return decision
 
     def _append(
         self,
