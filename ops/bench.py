@@ -15,11 +15,11 @@ core count and the git commit, and printed as a table.
    driven in-process (what HTTP adds on top of the bus), without a target.
 2. Command → read model visible (part ``visible``): an open loop of RecordFeedback at
    ``--rate``, and how long until a read with ``minPosition`` answers.
-3. Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a 3-partition topic,
-   applied exactly once by the real inbound consumer; baseline a plain aiokafka consumer reading
-   the same topic. 5. The relay (part ``relay``) against a plain aiokafka producer
-   (``ops/bench_kafka.py``). Kafka is started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names
-   a broker.
+3. Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a topic of
+   ``--partitions`` (the service's default), applied exactly once by the real inbound
+   consumer; baseline a plain aiokafka consumer reading the same topic. 5. The relay (part
+   ``relay``) against a plain aiokafka producer (``ops/bench_kafka.py``). Kafka is started
+   here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
 6. Rebuild (part ``log``): ``feedbackloop rebuild`` of every read model from 1,000,000 events,
    run as a subprocess. Baseline: reading the notification log in pages of 5,000 and decoding
    every event, the part of any rebuild that no read model can avoid.

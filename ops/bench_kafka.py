@@ -2,9 +2,10 @@
 measured in the same run on the same broker and PostgreSQL, so the ratio is what a reader
 compares.
 
-3. Ingest: RecordFeedback CloudEvents already on a 3-partition topic, applied exactly once by
-   the real inbound consumer (``services.inbound.InboundConsumer``: parse, bounds, receipts,
-   one transaction per partition's poll), commands/s from its start to the last one settled;
+3. Ingest: RecordFeedback CloudEvents already on a topic of ``--partitions`` partitions (the
+   service's default), applied exactly once by the real inbound consumer
+   (``services.inbound.InboundConsumer``: parse, bounds, receipts, one transaction per
+   partition's poll), commands/s from its start to the last one settled;
    checked afterwards: one feedback and one receipt per command. And as production runs it
    (README: Beyond one machine): N ``feedbackloop inbound`` processes of one group (N = the
    cores by default), settled in the group before the clock starts, timed from the first
