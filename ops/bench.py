@@ -15,11 +15,11 @@ core count and the git commit, and printed as a table.
    driven in-process (what HTTP adds on top of the bus), without a target.
 2. Command → read model visible (part ``visible``): an open loop of RecordFeedback at
    ``--rate``, and how long until a read with ``minPosition`` answers.
-3. Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a 3-partition topic,
-   applied exactly once by the real inbound consumer; baseline a plain aiokafka consumer reading
-   the same topic. 5. The relay (part ``relay``) against a plain aiokafka producer
-   (``ops/bench_kafka.py``). Kafka is started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names
-   a broker.
+3. Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a topic of
+   ``--partitions`` (the service's default), applied exactly once by the real inbound
+   consumer; baseline a plain aiokafka consumer reading the same topic. 5. The relay (part
+   ``relay``) against a plain aiokafka producer (``ops/bench_kafka.py``). Kafka is started
+   here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
 6. Rebuild (part ``log``): ``feedbackloop rebuild`` of every read model from 1,000,000 events,
    run as a subprocess. Baseline: reading the notification log in pages of 5,000 and decoding
    every event, the part of any rebuild that no read model can avoid.
@@ -83,6 +83,7 @@ from services.bootstrap import settle_collector  # noqa: E402
 from services.bus import CommandBus, Issued  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
+from services.settings import Settings  # noqa: E402
 from services.store import EVENTS_TABLE, EventStore, open_store, read_log  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -678,6 +679,7 @@ def part_kafka(bench: Bench) -> list[dict[str, Any]]:
             args.kafka,
             args.commands,
             args.inbound_processes,
+            args.partitions,
             bench.out / "inbound",
         )
     )
@@ -689,8 +691,8 @@ def part_kafka(bench: Bench) -> list[dict[str, Any]]:
     return [
         row(
             f"Kafka command topic, {args.commands:,} RecordFeedback applied exactly once by "
-            f"{processes} `feedbackloop inbound` processes of one group, first sent → last "
-            "applied",
+            f"{processes} `feedbackloop inbound` processes of one group, "
+            f"{spread['partitions']} partitions, first sent → last applied",
             round(spread["commands_per_s"], 1),
             "commands/s",
             baseline,
@@ -841,17 +843,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--window", type=int, help="events the relay publishes [20,000; 5,000]")
     parser.add_argument("--rate", type=int, default=500, help="commands/s of the visible part")
-    parser.add_argument("--commands", type=int, help="Kafka commands [5,000; quick 2,000]")
+    parser.add_argument("--commands", type=int, help="Kafka commands [20,000; quick 2,000]")
     parser.add_argument(
         "--inbound-processes",
         type=int,
         default=os.cpu_count() or 1,
         help="`feedbackloop inbound` processes of the Kafka figure [the cores]",
     )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=Settings().topic_partitions,
+        help="partitions of the Kafka figure's command topic [the service's default, "
+        "FEEDBACKLOOP_TOPIC_PARTITIONS]",
+    )
     parser.add_argument("--relay-events", type=int, help="events to relay [50,000; quick 10,000]")
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
-    args.commands = args.commands or (2_000 if args.quick else 5_000)
+    # 20,000: a sustained rate (5,000 took about a second and a half, mostly start and end).
+    args.commands = args.commands or (2_000 if args.quick else 20_000)
     args.seconds = args.seconds or (10 if args.quick else 60)
     args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)
     args.events = args.events or (20_000 if args.quick else 1_000_000)

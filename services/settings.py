@@ -84,7 +84,9 @@ class Settings(BaseSettings):
     # Put before every topic name, e.g. "staging." (tests use a fresh one each). Empty by
     # default, so the names are exactly the published ones.
     topic_prefix: str = ""
-    topic_partitions: int = 3
+    # Six: one, two, three or six inbound consumers each take an equal share (issue 12: with
+    # three over two consumers, one carried twice the other's work and set the pace).
+    topic_partitions: int = 6
     topic_replication_factor: int = 1
     inbound_group_id: str = "feedbackloop-inbound"
 

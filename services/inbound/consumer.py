@@ -53,7 +53,7 @@ RECEIVED = existing_query("$1")  # which receipts exist, by id
 READ_STRIDE = 50  # records read between two turns of the event loop (``_read``)
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: one a message, and a frozen one costs four times as much to build
 class Command:
     record: Any
     subscription: Subscription

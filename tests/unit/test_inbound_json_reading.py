@@ -121,3 +121,20 @@ def test_a_message_reads_as_the_strict_reading_reads_it(extra: dict[str, Any], r
     finally:
         parsing.read_json = read_json
     assert same(fast, before)
+
+
+@settings(max_examples=300)
+@given(
+    st.integers(min_value=2**63, max_value=2**80)
+    | st.floats(min_value=2.0**63, allow_infinity=False),
+    st.booleans(),
+)
+@example(2**63, False)
+@example(9.3e18, True)
+def test_every_number_orjson_may_widen_is_walked(magnitude: float, negative: bool) -> None:
+    """Issue 12: ``read_json`` walks a value for a float past 64 bits only where the text
+    may spell one (``MAYBE_WIDE``): every number at least that large, as JSON spells it,
+    anywhere in a message, is such a text."""
+    number = -magnitude if negative else magnitude
+    for text in (json.dumps(number), json.dumps({"data": {"rating": number}}), f"[1, {number}]"):
+        assert parsing.MAYBE_WIDE.search(text.encode()), text
