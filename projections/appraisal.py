@@ -51,6 +51,7 @@ def serves_of(event: object) -> str:
 class AppraisalFacts:
     name = "appraisal"
     insert_only = ("feedback",)  # a rebuild adds its key after loading (projections.runner)
+    order_free = (Feedback.Recorded,)  # a feedback row or none: loaded apart (projections.apart)
 
     def __init__(self, run_events: Sequence[type] = ()) -> None:
         self.run_events = tuple(run_events)

@@ -12,14 +12,18 @@ from typing import Any
 
 import asyncpg
 
-from projections.runner import Connection, Positioned
+from projections.runner import Connection, Positioned, insert_rows
 from services.datasets.domain import Dataset, HarvestedRun, Validation, dataset_target
 from services.datasets.tasks import Check, Correction, Curated, Run, compose
 from services.feedback.domain import Feedback
 
+CORRECTIONS = ("tenant_id", "feedback_id", "run_id", "corrected_ref", "given_at")
+
 
 class Datasets:
     name = "datasets"
+    insert_only = ("corrections",)  # a rebuild adds its key after loading (projections.runner)
+    order_free = (Feedback.Recorded,)  # a correction or nothing: loaded apart (projections.apart)
     handles = (
         HarvestedRun.Harvested,
         Validation.Recorded,
@@ -110,6 +114,9 @@ class Datasets:
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        # Corrections are only ever inserted, and nothing else in the batch reads them: they
+        # are written together at the end (a catch-up's pages are mostly feedback).
+        corrections: list[tuple[Any, ...]] = []
         for p in batch:
             e = p.event
             match e:
@@ -118,12 +125,10 @@ class Datasets:
                         continue
                     if e.corrected_artifact_ref is None:
                         continue
-                    await conn.execute(
-                        f"INSERT INTO {schema}.corrections VALUES ($1, $2, $3, $4, $5) "
-                        "ON CONFLICT DO NOTHING",
+                    corrections.append((
                         e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
                         e.timestamp,
-                    )  # fmt: skip
+                    ))  # fmt: skip
                 case HarvestedRun.Harvested():
                     run = e.run
                     await conn.execute(
@@ -180,6 +185,7 @@ class Datasets:
                     )  # fmt: skip
                 case _:
                     raise TypeError(f"datasets do not handle {type(e).__name__}")
+        await insert_rows(conn, f"{schema}.corrections", CORRECTIONS, corrections, conflict="")
 
 
 async def dataset_tasks(

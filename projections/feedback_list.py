@@ -38,6 +38,7 @@ class FeedbackList:
     name = "feedback_list"
     handles = (Feedback.Recorded,)
     insert_only = ("feedback",)  # a rebuild adds its key after loading (projections.runner)
+    order_free = (Feedback.Recorded,)  # a row each: a rebuild loads them apart (projections.apart)
 
     def ddl(self, schema: str) -> str:
         return f"""

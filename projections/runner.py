@@ -65,7 +65,10 @@ class Projection(Protocol):
     def ddl(self, schema: str) -> str: ...
 
     # Optional: ``insert_only``, the tables (names within the schema) its ``apply`` only ever
-    # inserts into, through ``insert_rows``, and never reads, updates or deletes from.
+    # inserts into, through ``insert_rows``, and never reads, updates or deletes from; and
+    # ``order_free``, the events (of ``handles``) its ``apply`` only turns into rows of those
+    # tables, reading nothing: a rebuild may apply them in any order, in worker processes
+    # (``projections.apart``).
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None: ...
 
@@ -171,21 +174,20 @@ class Key:
         event that made the row, never holds), the rows after the first in the table's order
         go, as ``ON CONFLICT DO NOTHING`` would have kept the first written."""
         build = f"CREATE UNIQUE INDEX {self.name} ON {self.table} ({self.columns})"
-        async with pool.acquire() as conn:
-            try:
-                await conn.execute(build)
-            except asyncpg.UniqueViolationError:
-                log.warning("%s: a key's value loaded twice; keeping its first row", self.table)
-                await conn.execute(
-                    f"DELETE FROM {self.table} t USING (SELECT ctid, row_number() OVER "
-                    f"(PARTITION BY {self.columns} ORDER BY ctid) AS n FROM {self.table}) d "
-                    "WHERE t.ctid = d.ctid AND d.n > 1"
-                )
-                await conn.execute(build)
-            await conn.execute(
-                f"ALTER TABLE {self.table} ADD CONSTRAINT {self.name} "
-                f"PRIMARY KEY USING INDEX {self.name}"
+        try:
+            await built(pool, build)
+        except asyncpg.UniqueViolationError:
+            log.warning("%s: a key's value loaded twice; keeping its first row", self.table)
+            await pool.execute(
+                f"DELETE FROM {self.table} t USING (SELECT ctid, row_number() OVER "
+                f"(PARTITION BY {self.columns} ORDER BY ctid) AS n FROM {self.table}) d "
+                "WHERE t.ctid = d.ctid AND d.n > 1"
             )
+            await built(pool, build)
+        await pool.execute(
+            f"ALTER TABLE {self.table} ADD CONSTRAINT {self.name} "
+            f"PRIMARY KEY USING INDEX {self.name}"
+        )
 
 
 def indexes_of(projection: Projection, schema: str) -> str:
@@ -303,8 +305,10 @@ class Shared:
     failed: dict[str, tuple[int, Exception]]  # a topic's first undecodable event: position, why
 
     @classmethod
-    def read(cls, store: EventStore, after: int, topics: list[str]) -> "Shared":
-        upto, notifications = read_log(store, after, REBUILD_PAGE, topics)
+    def read(
+        cls, store: EventStore, after: int, topics: list[str], head: int | None = None
+    ) -> "Shared":
+        upto, notifications = read_log(store, after, REBUILD_PAGE, topics, head)
         by_topic: dict[str, list[Positioned]] = {}
         failed: dict[str, tuple[int, Exception]] = {}
         topic, events = "", list[Positioned]()
@@ -336,13 +340,23 @@ async def rebuild_many(
     *,
     swap: bool = True,
     progress: Callable[[str, int], None] | None = None,
+    processes: int = 1,
+    database_url: str | None = None,
 ) -> list[str]:
     """Rebuild read models side by side, each in a fresh schema, then swap each in.
 
-    The log is read and decoded once for all of them (``load_together``); a read model whose
-    page fails there goes on alone on its own follower, from where it got to, with the
-    follower's retries and parking. Returns the schemas that hold the rebuilt models.
+    The log up to its head is read and decoded once for all of them (``load_together``); a
+    read model whose page fails there goes on alone on its own follower, from where it got
+    to, with the follower's retries and parking. With ``processes`` above one (and the
+    ``database_url`` they connect to), the events a read model applies in any order
+    (``order_free``) are loaded apart by that many worker processes side by side
+    (``projections.apart``); a read model whose events fail there is built afresh on its own
+    follower. Returns the schemas that hold the rebuilt models.
     """
+    from projections.apart import Apart, load_apart  # it builds on this module's pass
+
+    if processes > 1 and database_url is None:
+        raise ValueError("worker processes need the database_url to connect to")
     fresh = [f"{schema_of(p)}__rebuild" for p in projections]
     async with pool.acquire() as conn:
         for schema in fresh:
@@ -354,20 +368,93 @@ async def rebuild_many(
         await ensure_schema(pool, projection, schema, indexed=False)
         async with pool.acquire() as conn:
             keys[schema] = await Key.drop(conn, schema, insert_only_of(projection))
-    await load_together(store, pool, projections, fresh, keys, progress)
+    head = await asyncio.to_thread(store.recorder.max_notification_id) or 0
+    apart = [
+        Apart(projection, schema, topics)
+        for projection, schema in zip(projections, fresh, strict=True)
+        if processes > 1 and (topics := Apart.topics_of(projection))
+    ]
+    reached = Reached(progress, {part.projection.name for part in apart})
+    topics_apart = {part.schema: part.topics for part in apart}
+    together = load_together(store, pool, projections, fresh, keys, head, topics_apart, reached)
+    if apart:
+        assert database_url is not None
+        unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
+        loading = load_apart(database_url, apart, unkeyed, head, processes, reached.apart)
+        _, failed = await asyncio.gather(together, loading)
+        for part in apart:
+            if part.schema in failed:
+                log.warning(
+                    "%s: its events loaded apart failed (%s); it is built afresh on its own",
+                    part.schema,
+                    failed[part.schema],
+                )
+                await restart(pool, part.projection, part.schema)
+                keys[part.schema] = []  # made keyed and indexed, as a live one is
+    else:
+        await together
 
     async def finish(projection: Projection, schema: str) -> str:
         moved = None if progress is None else (lambda at: progress(projection.name, at))
         # The keys back (the follower's writes look for conflicts) and the indexes built, each
         # on a connection of its own: PostgreSQL sorts them side by side (issue 12: a million
         # rows' four indexes took 8-10 s so against 15-20 one after another).
-        indexes = [pool.execute(index) for index in statements(indexes_of(projection, schema))]
+        indexes = [built(pool, index) for index in statements(indexes_of(projection, schema))]
         await asyncio.gather(*(key.add(pool) for key in keys[schema]), *indexes)
         runner = ProjectionRunner(store, pool, projection, schema=schema, batch_size=REBUILD_PAGE)
         await runner.catch_up(moved)  # what the shared pass left, and what came since
         return await swapped(pool, projection, runner, moved) if swap else schema
 
     return list(await asyncio.gather(*map(finish, projections, fresh)))
+
+
+class Reached:
+    """A rebuild's progress for each read model: where the shared pass got to, or, for one
+    with events loaded apart, the lesser of that and how many positions the workers have
+    covered (their chunks finish out of order)."""
+
+    def __init__(self, progress: Callable[[str, int], None] | None, apart: set[str]) -> None:
+        self.progress = progress
+        self.with_apart = apart  # names of the read models with events loaded apart
+        self.at: dict[str, int] = {}
+        self.covered = 0
+
+    def together(self, name: str, position: int) -> None:
+        self.at[name] = position
+        self.say(name)
+
+    def apart(self, covered: int) -> None:
+        self.covered = covered
+        for name in self.with_apart:
+            self.say(name)
+
+    def say(self, name: str) -> None:
+        if self.progress is not None:
+            at = self.at.get(name, 0)
+            self.progress(name, min(at, self.covered) if name in self.with_apart else at)
+
+
+async def restart(pool: asyncpg.Pool, projection: Projection, schema: str) -> None:
+    """The read model's fresh schema emptied and made again as a live one is, at position 0."""
+    async with pool.acquire() as conn:
+        await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        await conn.execute("DELETE FROM reader_positions WHERE reader = $1", schema)
+        await conn.execute("DELETE FROM parked_events WHERE reader = $1", schema)
+    await ensure_schema(pool, projection, schema)
+
+
+# Memory for each of a rebuild's index builds: a million rows' index on three text columns
+# and a position sorted in 1.7 s with 256 MB against 3.4 s with PostgreSQL's default 64 MB,
+# which spilled the sort to disk (issue 12). A rebuild builds its indexes side by side, a
+# read model's four at once.
+INDEX_MEMORY = "256MB"
+
+
+async def built(pool: asyncpg.Pool, statement: str) -> None:
+    """Run an index-building statement with ``INDEX_MEMORY`` to sort in."""
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(f"SET LOCAL maintenance_work_mem = '{INDEX_MEMORY}'")
+        await conn.execute(statement)
 
 
 def statements(sql: str) -> list[str]:
@@ -386,9 +473,12 @@ async def load_together(
     projections: Sequence[Projection],
     schemas: Sequence[str],
     keys: dict[str, list[Key]],
-    progress: Callable[[str, int], None] | None,
+    head: int,
+    apart: dict[str, list[str]],
+    reached: "Reached",
 ) -> None:
-    """One pass over the log for every read model being rebuilt.
+    """One pass over the log up to ``head`` for every read model being rebuilt, but for the
+    topics each loads ``apart`` (by schema).
 
     Each page is read and decoded once, in a thread (the next page while this one is being
     applied), and handed to every read model. Each read model applies its pages in order in a
@@ -400,20 +490,21 @@ async def load_together(
     whose ``keys`` were dropped are copied into (``UNKEYED``).
     """
     readers = [ProjectionReader(p, s) for p, s in zip(projections, schemas, strict=True)]
-    topics = sorted({topic for reader in readers for topic in reader.topics})
+    shared = {r.name: [t for t in r.topics if t not in apart.get(r.name, ())] for r in readers}
+    topics = sorted({topic for reader_topics in shared.values() for topic in reader_topics})
     inboxes = {reader.name: asyncio.Queue[Shared | None](AHEAD) for reader in readers}
     left: set[str] = set()
 
     async def feed() -> None:
         position = 0
-        page = asyncio.ensure_future(asyncio.to_thread(Shared.read, store, position, topics))
+        page = asyncio.ensure_future(asyncio.to_thread(Shared.read, store, position, topics, head))
         try:
             while len(left) < len(inboxes):  # not once every read model has gone alone
                 this = await page
                 if this.upto <= position:
                     break
                 page = asyncio.ensure_future(
-                    asyncio.to_thread(Shared.read, store, this.upto, topics)
+                    asyncio.to_thread(Shared.read, store, this.upto, topics, head)
                 )
                 for name, inbox in inboxes.items():
                     if name not in left:
@@ -429,9 +520,9 @@ async def load_together(
         inbox = inboxes[reader.name]
         UNKEYED.set(frozenset(key.table for key in keys[reader.name]))  # this task's only
         async with pool.acquire() as conn, quick_timestamps(conn):
-            while (shared := await inbox.get()) is not None:
+            while (page := await inbox.get()) is not None:
                 try:  # an event that could not be decoded fails the page (``Shared.of``)
-                    await apply_page(conn, reader, shared.of(reader.topics), shared.upto)
+                    await apply_page(conn, reader, page.of(shared[reader.name]), page.upto)
                 except Exception as error:
                     if is_transient(error):
                         raise
@@ -445,8 +536,7 @@ async def load_together(
                     while not inbox.empty():  # the feeder may be waiting on this one
                         inbox.get_nowait()
                     return
-                if progress is not None:
-                    progress(reader.projection.name, shared.upto)
+                reached.together(reader.projection.name, page.upto)
 
     with collector_paused():
         async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops them all

@@ -8,6 +8,7 @@ import sys
 
 import asyncpg
 import httpx
+import pytest
 
 from services.bootstrap import read_models
 from tests.conftest import Keys
@@ -38,16 +39,21 @@ async def listed(http: httpx.AsyncClient, key: str) -> list[str]:
             return ids
 
 
+@pytest.mark.parametrize(
+    "processes", [[], ["--processes", "2"]], ids=["together", "feedback-apart"]
+)
 async def test_rebuild_of_every_read_model_beside_the_live_service(
-    http: httpx.AsyncClient, keys: Keys, service: Service, database_url: str
+    http: httpx.AsyncClient, keys: Keys, service: Service, database_url: str, processes: list[str]
 ) -> None:
+    """With ``--processes 2``, worker processes started from the command line load the
+    feedback apart (``projections.apart``); below 100,000 events it is loaded together."""
     recorded = [
         (await http.post("/factory/feedback", json=body(n), headers=auth(keys.a))).json()
         for n in range(FEEDBACK)
     ]
     env = {**os.environ, "DATABASE_URL": database_url, "FEEDBACKLOOP_API_KEYS": keys.entries}
     rebuild = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "services.cli", "rebuild"),
+        *(sys.executable, "-m", "services.cli", "rebuild", *processes),
         cwd=ROOT,
         env=env,
         stdout=asyncio.subprocess.PIPE,
@@ -62,6 +68,7 @@ async def test_rebuild_of_every_read_model_beside_the_live_service(
     assert rebuild.returncode == 0, output
     for projection in read_models():
         assert f"{projection.name}: rebuilt up to" in output, output
+    assert ("2 worker processes load the events of" in output) == bool(processes), output
 
     expected = {item["feedbackId"] for item in recorded + during}
     deadline = asyncio.get_running_loop().time() + 30

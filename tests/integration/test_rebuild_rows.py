@@ -9,6 +9,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
+import projections.apart
 from contracts.feedback import RecordFeedback
 from projections.appraisal import AppraisalFacts
 from projections.datasets import Datasets
@@ -88,9 +91,33 @@ async def indexes(runtime: Runtime, schema: str) -> list[str]:
     return sorted(f"{r['indexname']}: {r['indexdef'].replace(schema, '')}" for r in found)
 
 
-async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime) -> None:
+# A rebuild in one process, and one whose feedback two worker processes load apart, in
+# chunks of a hundred positions (projections.apart): they finish out of order.
+PROCESSES = pytest.mark.parametrize("processes", [1, 2], ids=["together", "apart"])
+
+
+def apart_in_small_chunks(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    """What each loading apart answered (the read models that failed, with why)."""
+    answers: list[dict[str, str]] = []
+    load_apart = projections.apart.load_apart
+
+    async def heard(*args: Any) -> dict[str, str]:
+        answers.append(await load_apart(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(projections.apart, "CHUNK", 100)
+    monkeypatch.setattr(projections.apart, "load_apart", heard)
+    return answers
+
+
+@PROCESSES
+async def test_a_rebuild_writes_the_rows_live_following_writes(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch, processes: int
+) -> None:
     """Live pages of a few events go row by row (``INSERT … ON CONFLICT``); the rebuild's
-    shared pass copies thousands at once. Both must leave the same rows, every column."""
+    shared pass copies thousands at once, as do its worker processes. All must leave the same
+    rows, every column."""
+    apart = apart_in_small_chunks(monkeypatch)
     made = record(runtime, "t1", 2 * BULK_ROWS + 13) + record(runtime, "t2", BULK_ROWS // 2)
     models: list[Projection] = [FeedbackList(), AppraisalFacts(), Datasets()]
     live = {}
@@ -101,8 +128,16 @@ async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime)
         await runner.start()
         await runner.catch_up()
         live[model.name] = runner.schema
-    rebuilt = await rebuild_many(runtime.store, runtime.pool, models, swap=False)
+    rebuilt = await rebuild_many(
+        runtime.store,
+        runtime.pool,
+        models,
+        swap=False,
+        processes=processes,
+        database_url=runtime.database_url,
+    )
     assert gc.isenabled()  # the collector, paused for the shared pass, is back on
+    assert apart == ([] if processes == 1 else [{}])  # loaded apart, and nothing failed
     head = runtime.store.recorder.max_notification_id()
     for model, schema in zip(models, rebuilt, strict=True):
         expected = await rows(runtime, model.name, live[model.name])
@@ -126,12 +161,15 @@ async def test_a_rebuild_writes_the_rows_live_following_writes(runtime: Runtime)
     )  # fmt: skip
 
 
+@PROCESSES
 async def test_an_event_that_cannot_be_decoded_fails_only_the_readers_of_its_topic(
-    runtime: Runtime,
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch, processes: int
 ) -> None:
     """The shared pass decodes each page once for every read model; an event it cannot
     decode fails the page of each read model that reads it (which goes on alone and parks
-    the event), never of one that does not (the inbox reads no feedback)."""
+    the event), never of one that does not (the inbox reads no feedback). Loaded apart, the
+    read model is built afresh on its own follower, which parks the event the same way."""
+    apart = apart_in_small_chunks(monkeypatch)
     made = record(runtime, "t1", BULK_ROWS + 20)
     bad = made[BULK_ROWS // 2]
     async with runtime.pool.acquire() as conn:
@@ -139,8 +177,17 @@ async def test_an_event_that_cannot_be_decoded_fails_only_the_readers_of_its_top
             f"UPDATE {EVENTS_TABLE} SET state = 'not json'::bytea WHERE originator_id = $1",
             bad.id,
         )
-    rebuilt = await rebuild_many(runtime.store, runtime.pool, [FeedbackList(), Inbox()], swap=False)
+    rebuilt = await rebuild_many(
+        runtime.store,
+        runtime.pool,
+        [FeedbackList(), Inbox()],
+        swap=False,
+        processes=processes,
+        database_url=runtime.database_url,
+    )
     assert gc.isenabled()
+    if processes > 1:  # the feedback list's events failed apart, and it went on alone
+        assert [list(failed) for failed in apart] == [[rebuilt[0]]]
     listed = await rows(runtime, "feedback_list", rebuilt[0])
     assert len(listed) == len(made) - 1
     assert bad.id not in {row[0] for row in listed}

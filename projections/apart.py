@@ -1,0 +1,147 @@
+"""A rebuild's events that read models apply in any order, loaded by worker processes.
+
+Issue 12: a rebuild of a million events was bound by its one interpreter (reading, decoding
+and building rows at 100 % of a core) while PostgreSQL used a third of the other. A read model
+may name the events its ``apply`` only turns into rows of its ``insert_only`` tables, reading
+nothing (``order_free``): in what order, and in which process, they are applied cannot change
+what it holds. A rebuild hands those to worker processes, split by position: each worker
+reads, decodes and applies chunks of the log up to the head the rebuild started from, while
+every other event goes through the shared pass in order (``projections.runner``).
+
+A read model whose events fail here (one that cannot be decoded, or that its ``apply``
+refuses) is named in the answer, and the rebuild builds it afresh on its own follower, in
+order, with the follower's retries and parking. A transient failure (PostgreSQL away) stops
+the rebuild, as it does the shared pass.
+"""
+
+import asyncio
+import gc
+import logging
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing.util import Finalize
+
+import asyncpg
+from eventsourcing.utils import get_topic
+
+from projections.runner import UNKEYED, Projection, Shared
+from projections.timestamps import quick_timestamps
+from services.follower import is_transient
+from services.store import EventStore, open_store
+
+log = logging.getLogger(__name__)
+
+CHUNK = 50_000  # positions a worker takes at a time: ten pages of the shared pass
+
+
+@dataclass(frozen=True)
+class Apart:
+    """A read model's events loaded apart: their topics, and its fresh schema."""
+
+    projection: Projection
+    schema: str
+    topics: list[str]
+
+    @staticmethod
+    def topics_of(projection: Projection) -> list[str]:
+        events: tuple[type, ...] = getattr(projection, "order_free", ())
+        return [get_topic(cls) for cls in events]
+
+
+async def load_apart(
+    database_url: str,
+    parts: Sequence[Apart],
+    unkeyed: frozenset[str],
+    head: int,
+    processes: int,
+    covered: Callable[[int], None],
+) -> dict[str, str]:
+    """Load ``parts`` over positions up to ``head`` in ``processes`` worker processes, a
+    chunk at a time; ``covered`` hears how many positions are done. Returns the schemas whose
+    events failed, with why. The ``unkeyed`` tables are copied into (``UNKEYED``)."""
+    names = ", ".join(part.projection.name for part in parts)
+    log.info("%d worker processes load the events of %s apart, up to %d", processes, names, head)
+    loop = asyncio.get_running_loop()
+    workers = ProcessPoolExecutor(
+        processes,
+        mp_context=multiprocessing.get_context("spawn"),  # a fork would copy this loop's threads
+        initializer=start,
+        initargs=(database_url, list(parts), unkeyed),
+    )
+    failed: dict[str, str] = {}
+    done = 0
+    try:
+        chunks = [
+            loop.run_in_executor(workers, load_chunk, after, min(after + CHUNK, head))
+            for after in range(0, head, CHUNK)
+        ]
+        for chunk in asyncio.as_completed(chunks):
+            span, failures = await chunk
+            for schema, why in failures:
+                failed.setdefault(schema, why)
+            done += span
+            covered(done)
+    finally:
+        workers.shutdown(wait=False, cancel_futures=True)
+    return failed
+
+
+@dataclass
+class Worker:
+    """A worker process's own: its event loop, store and connection."""
+
+    loop: asyncio.AbstractEventLoop
+    store: EventStore
+    conn: asyncpg.Connection
+    parts: list[Apart]
+    topics: list[str]
+
+    async def load(self, after: int, upto: int) -> list[tuple[str, str]]:
+        """Positions after ``after`` up to ``upto``, page by page, each read model's events
+        of a page in one transaction; returns the schemas whose events failed, with why."""
+        failed: dict[str, str] = {}
+        async with quick_timestamps(self.conn):
+            while after < upto:
+                page = Shared.read(self.store, after, self.topics, upto)
+                after = upto if page.upto <= after else page.upto
+                for part in self.parts:
+                    if part.schema in failed:
+                        continue
+                    try:
+                        if events := page.of(part.topics):
+                            async with self.conn.transaction():
+                                await part.projection.apply(self.conn, part.schema, events)
+                    except Exception as error:
+                        why = f"{type(error).__name__}: {error}"
+                        if is_transient(error):
+                            raise RuntimeError(why) from None  # picklable, whatever it was
+                        failed[part.schema] = why
+        return list(failed.items())
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.conn.close())
+        self.loop.close()
+        self.store.close()
+
+
+_worker: Worker | None = None  # this worker process's
+
+
+def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> None:
+    """A worker process's start: its store, connection and loop, kept for every chunk."""
+    global _worker
+    gc.disable()  # as in the shared pass (``collector_paused``): pages make no cycles
+    UNKEYED.set(unkeyed)  # the loop's tasks start from this context
+    loop = asyncio.new_event_loop()
+    conn = loop.run_until_complete(asyncpg.connect(database_url))
+    topics = sorted({topic for part in parts for topic in part.topics})
+    _worker = Worker(loop, open_store(database_url), conn, parts, topics)
+    Finalize(_worker, _worker.close, exitpriority=10)  # run as the worker process exits
+
+
+def load_chunk(after: int, upto: int) -> tuple[int, list[tuple[str, str]]]:
+    """One chunk of positions, in a worker process: how many it covered, and what failed."""
+    assert _worker is not None, "start() runs first in every worker process"
+    return upto - after, _worker.loop.run_until_complete(_worker.load(after, upto))
