@@ -511,7 +511,13 @@ def part_log(bench: Bench) -> list[dict[str, Any]]:
             Target(0.6, of="ratio"),
         ),
         row("  same, absolute", rebuilt["events_per_s"], "events/s", target=Target(25_000)),
+        row("  CPU per event, every process", 1e6 * rebuilt["cpu_s"] / args.events, "µs"),
         row("  peak RSS of the rebuild", rebuilt["peak_rss_mb"], "MB"),
+        row(
+            f"  peak RSS of its worker processes ({rebuilt['workers']})",
+            rebuilt["workers_peak_rss_mb"],
+            "MB",
+        ),
     ]
 
 
@@ -530,11 +536,12 @@ def part_memory(bench: Bench) -> list[dict[str, Any]]:
     bench.details |= {"memory": peaks}
     low, high = args.history, 2 * args.history
     rows = []
-    for process, what in (
-        ("projector", "rebuild of every read model"),
-        ("relay", f"relay of the newest {args.window:,} events"),
+    for process, what, peak in (
+        ("projector", "rebuild of every read model", "peak_rss_mb"),
+        ("projector", "rebuild's worker processes, the largest", "workers_peak_rss_mb"),
+        ("relay", f"relay of the newest {args.window:,} events", "peak_rss_mb"),
     ):
-        at_low, at_high = peaks[low][process]["peak_rss_mb"], peaks[high][process]["peak_rss_mb"]
+        at_low, at_high = peaks[low][process][peak], peaks[high][process][peak]
         rows.append(row(f"Peak RSS, {what}, {low:,} events stored", at_low, "MB"))
         rows.append(
             row(

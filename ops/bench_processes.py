@@ -48,20 +48,46 @@ def reap(process: subprocess.Popen[bytes]) -> dict[str, Any]:
     The peak is its ``VmHWM``, read every 50 ms while it runs: ``wait4``'s ``ru_maxrss`` also
     counts what this process held when it forked the child (Linux carries the high-water mark
     across ``exec``), so once the bench had grown past the child, every child measured the
-    bench (409 MB for the rebuild and the relay alike)."""
-    peak = None
+    bench (409 MB for the rebuild and the relay alike). The peak of its worker processes (a
+    rebuild's, ``projections.apart``) is read alike: the largest of any of them.
+
+    ``cpu_s`` counts the worker processes too (reaped by the process before it exits)."""
+    peak, workers = None, dict[int, float]()
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             break
         peak = peak_rss_mb(process.pid) or peak  # None once it has exited (no memory left)
+        for child in worker_processes(process.pid):
+            workers[child] = peak_rss_mb(child) or workers.get(child, 0.0)
         time.sleep(0.05)
     process.returncode = os.waitstatus_to_exitcode(status)
     return {
         "returncode": process.returncode,
         "peak_rss_mb": peak,
+        "workers": len(workers),
+        "workers_peak_rss_mb": max(workers.values(), default=None),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
     }
+
+
+def worker_processes(pid: int) -> list[int]:
+    """A live process's children (any thread's, from /proc: cheap enough to read every 50 ms)
+    but multiprocessing's resource tracker."""
+    found = []
+    for listed in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found += [int(child) for child in listed.read_text().split()]
+        except OSError:
+            continue
+    return [child for child in found if not resource_tracker(child)]
+
+
+def resource_tracker(pid: int) -> bool:
+    try:
+        return b"resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False  # gone: its peak reads as None
 
 
 def peak_rss_mb(pid: int) -> float | None:

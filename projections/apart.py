@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from multiprocessing.util import Finalize
 
 import asyncpg
+import uvloop
 from eventsourcing.utils import get_topic
 
 from projections.runner import UNKEYED, Projection, Shared
@@ -134,7 +135,7 @@ def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> Non
     global _worker
     gc.disable()  # as in the shared pass (``collector_paused``): pages make no cycles
     UNKEYED.set(unkeyed)  # the loop's tasks start from this context
-    loop = asyncio.new_event_loop()
+    loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
     conn = loop.run_until_complete(asyncpg.connect(database_url))
     topics = sorted({topic for part in parts for topic in part.topics})
     _worker = Worker(loop, open_store(database_url), conn, parts, topics)

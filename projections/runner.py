@@ -17,6 +17,7 @@ import asyncio
 import gc
 import heapq
 import logging
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -377,6 +378,7 @@ async def rebuild_many(
     reached = Reached(progress, {part.projection.name for part in apart})
     topics_apart = {part.schema: part.topics for part in apart}
     together = load_together(store, pool, projections, fresh, keys, head, topics_apart, reached)
+    started = time.perf_counter()
     if apart:
         assert database_url is not None
         unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
@@ -393,14 +395,17 @@ async def rebuild_many(
                 keys[part.schema] = []  # made keyed and indexed, as a live one is
     else:
         await together
+    log.info("loaded up to %d in %.1f s", head, time.perf_counter() - started)
 
     async def finish(projection: Projection, schema: str) -> str:
         moved = None if progress is None else (lambda at: progress(projection.name, at))
         # The keys back (the follower's writes look for conflicts) and the indexes built, each
         # on a connection of its own: PostgreSQL sorts them side by side (issue 12: a million
         # rows' four indexes took 8-10 s so against 15-20 one after another).
+        started = time.perf_counter()
         indexes = [built(pool, index) for index in statements(indexes_of(projection, schema))]
         await asyncio.gather(*(key.add(pool) for key in keys[schema]), *indexes)
+        log.info("%s: keys and indexes built in %.1f s", schema, time.perf_counter() - started)
         runner = ProjectionRunner(store, pool, projection, schema=schema, batch_size=REBUILD_PAGE)
         await runner.catch_up(moved)  # what the shared pass left, and what came since
         return await swapped(pool, projection, runner, moved) if swap else schema
