@@ -3,7 +3,7 @@
 import uuid
 
 import pytest
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
 
 from services.store import (
     EVENTS_TABLE,
@@ -103,5 +103,31 @@ def test_a_row_trigger_of_an_older_store_is_replaced_and_its_owners_kept(databas
                 "WHERE tgname = 'feedbackloop_record_tenant'"
             )
             assert [r["per_row"] for r in curs.fetchall()] == [0]
+    finally:
+        store.close()
+
+
+def test_an_append_commits_in_its_round_trip_and_a_failed_one_leaves_its_connection_clean(
+    database_url: str,
+) -> None:
+    """``ColumnsRecorder.insert_events`` sends BEGIN, the tracking record, the events and
+    COMMIT together (the table lock is never held while the client thread waits). A conflict
+    skips the rest, COMMIT included: nothing of it is stored, and the one pooled connection
+    is ready for the next append."""
+    store = open_store(database_url, POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0")
+    recorder = store.process_recorder
+    try:
+        first = uuid.uuid4()
+        [position] = recorder.insert_events([stored(first, 1, "t")], tracking=Tracking("up", 7))
+        assert recorder.max_tracking_id("up") == 7
+        with pytest.raises(IntegrityError):  # the same upstream position again
+            recorder.insert_events([stored(uuid.uuid4(), 1, "t")], tracking=Tracking("up", 7))
+        with pytest.raises(IntegrityError):  # a second version 1, with a new position
+            recorder.insert_events([stored(first, 1, "t")], tracking=Tracking("up", 8))
+        assert recorder.max_tracking_id("up") == 7  # the failed append's record went with it
+        [after] = recorder.insert_events([stored(first, 2, "t")], tracking=Tracking("up", 8))
+        assert after > position
+        assert recorder.max_tracking_id("up") == 8
+        assert [n.originator_version for n in recorder.select_notifications(1, 10)] == [1, 2]
     finally:
         store.close()
