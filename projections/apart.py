@@ -16,6 +16,7 @@ the rebuild, as it does the shared pass.
 
 import asyncio
 import gc
+import itertools
 import logging
 import multiprocessing
 from collections.abc import Callable, Sequence
@@ -72,20 +73,30 @@ async def load_apart(
         initargs=(database_url, list(parts), unkeyed),
     )
     failed: dict[str, str] = {}
-    done = 0
+    loaded = 0
+    chunks = iter(range(0, head, CHUNK))
+    running: set[asyncio.Future[tuple[int, list[tuple[str, str]]]]] = set()
+
+    def more() -> None:  # two chunks in hand for each worker: none waits for the next
+        for after in itertools.islice(chunks, 2 * processes - len(running)):
+            running.add(loop.run_in_executor(workers, load_chunk, after, min(after + CHUNK, head)))
+
     try:
-        chunks = [
-            loop.run_in_executor(workers, load_chunk, after, min(after + CHUNK, head))
-            for after in range(0, head, CHUNK)
-        ]
-        for chunk in asyncio.as_completed(chunks):
-            span, failures = await chunk
-            for schema, why in failures:
-                failed.setdefault(schema, why)
-            done += span
-            covered(done)
-    finally:
-        workers.shutdown(wait=False, cancel_futures=True)
+        more()
+        while running:
+            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for answer in await asyncio.gather(*done, return_exceptions=True):
+                if isinstance(answer, BaseException):
+                    raise answer  # a worker's transient failure, or a worker killed
+                span, failures = answer
+                for schema, why in failures:
+                    failed.setdefault(schema, why)
+                loaded += span
+            covered(loaded)
+            more()
+    finally:  # the chunks in hand end (each in a second or so), whatever happened
+        await asyncio.gather(*running, return_exceptions=True)
+        workers.shutdown(wait=False)
     return failed
 
 

@@ -359,11 +359,8 @@ async def rebuild_many(
     if processes > 1 and database_url is None:
         raise ValueError("worker processes need the database_url to connect to")
     fresh = [f"{schema_of(p)}__rebuild" for p in projections]
-    async with pool.acquire() as conn:
-        for schema in fresh:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-            await conn.execute("DELETE FROM reader_positions WHERE reader = $1", schema)
-            await conn.execute("DELETE FROM parked_events WHERE reader = $1", schema)
+    for schema in fresh:
+        await cleared(pool, schema)
     keys: dict[str, list[Key]] = {}
     for projection, schema in zip(projections, fresh, strict=True):
         await ensure_schema(pool, projection, schema, indexed=False)
@@ -377,24 +374,29 @@ async def rebuild_many(
     ]
     reached = Reached(progress, {part.projection.name for part in apart})
     topics_apart = {part.schema: part.topics for part in apart}
-    together = load_together(store, pool, projections, fresh, keys, head, topics_apart, reached)
+    unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
     started = time.perf_counter()
-    if apart:
-        assert database_url is not None
-        unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
-        loading = load_apart(database_url, apart, unkeyed, head, processes, reached.apart)
-        _, failed = await asyncio.gather(together, loading)
-        for part in apart:
-            if part.schema in failed:
-                log.warning(
-                    "%s: its events loaded apart failed (%s); it is built afresh on its own",
-                    part.schema,
-                    failed[part.schema],
-                )
-                await restart(pool, part.projection, part.schema)
-                keys[part.schema] = []  # made keyed and indexed, as a live one is
-    else:
-        await together
+    loading = None
+    async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops both
+        tasks.create_task(
+            load_together(store, pool, projections, fresh, keys, head, topics_apart, reached)
+        )
+        if apart:
+            assert database_url is not None
+            loading = tasks.create_task(
+                load_apart(database_url, apart, unkeyed, head, processes, reached.apart)
+            )
+    failed = loading.result() if loading is not None else {}
+    for part in apart:
+        if why := failed.get(part.schema):
+            log.warning(
+                "%s: its events loaded apart failed (%s); it is built afresh on its own",
+                part.schema,
+                why,
+            )
+            await cleared(pool, part.schema)
+            await ensure_schema(pool, part.projection, part.schema)  # keyed and indexed
+            keys[part.schema] = []
     log.info("loaded up to %d in %.1f s", head, time.perf_counter() - started)
 
     async def finish(projection: Projection, schema: str) -> str:
@@ -439,13 +441,12 @@ class Reached:
             self.progress(name, min(at, self.covered) if name in self.with_apart else at)
 
 
-async def restart(pool: asyncpg.Pool, projection: Projection, schema: str) -> None:
-    """The read model's fresh schema emptied and made again as a live one is, at position 0."""
+async def cleared(pool: asyncpg.Pool, schema: str) -> None:
+    """A rebuild's schema gone, with its reader's position and parked events."""
     async with pool.acquire() as conn:
-        await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         await conn.execute("DELETE FROM reader_positions WHERE reader = $1", schema)
         await conn.execute("DELETE FROM parked_events WHERE reader = $1", schema)
-    await ensure_schema(pool, projection, schema)
 
 
 # Memory for each of a rebuild's index builds: a million rows' index on three text columns

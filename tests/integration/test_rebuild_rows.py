@@ -5,7 +5,11 @@ indexes (the insert-only tables are loaded without their key, added after); and 
 cannot be decoded fails only the pages of the read models that read it."""
 
 import gc
+import multiprocessing
+import os
+import signal
 import uuid
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,6 +27,7 @@ from projections.runner import (
     Key,
     Projection,
     ProjectionRunner,
+    Reached,
     insert_rows,
     read_position,
     rebuild_many,
@@ -226,3 +231,40 @@ async def test_a_key_added_back_keeps_the_first_row_of_a_value_loaded_twice(
         with_key = "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 't_pkey'"
         assert await conn.fetchval(with_key) == "PRIMARY KEY (k)"
         await conn.execute("DROP SCHEMA keyed CASCADE")
+
+
+async def test_a_worker_process_killed_mid_rebuild_fails_it_and_the_next_rebuild_is_whole(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kill -9`` of a worker loading feedback apart: the rebuild fails (the pool is broken)
+    instead of waiting for chunks that will never come, nothing is swapped in, and the next
+    rebuild starts afresh and loads every row once."""
+    made = record(runtime, "t1", 5000)
+    monkeypatch.setattr(projections.apart, "CHUNK", 50)
+    told = Reached.apart
+    killed: list[int] = []
+
+    def kill_once(reached: Reached, covered: int) -> None:
+        if not killed:  # as the first chunk comes back, the others still to load
+            victim = multiprocessing.active_children()[0]
+            os.kill(victim.pid or 0, signal.SIGKILL)
+            killed.append(victim.pid or 0)
+        told(reached, covered)
+
+    monkeypatch.setattr(Reached, "apart", kill_once)
+    models: list[Projection] = [FeedbackList()]
+    with pytest.raises(ExceptionGroup) as failed:
+        await rebuild_many(
+            runtime.store, runtime.pool, models, processes=2, database_url=runtime.database_url
+        )
+    assert failed.value.subgroup(BrokenProcessPool) is not None
+    assert killed
+    fresh = await runtime.pool.fetchval("SELECT to_regclass('rm_feedback_list__rebuild.feedback')")
+    assert fresh is not None  # not swapped in
+
+    monkeypatch.setattr(Reached, "apart", told)
+    [schema] = await rebuild_many(
+        runtime.store, runtime.pool, models, processes=2, database_url=runtime.database_url
+    )
+    listed = await rows(runtime, "feedback_list", schema)
+    assert sorted(row[0] for row in listed) == sorted(f.id for f in made)
