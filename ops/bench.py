@@ -21,10 +21,12 @@ core count and the git commit, and printed as a table.
    ``relay``) against a plain aiokafka producer (``ops/bench_kafka.py``). Kafka is started
    here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
 6. Rebuild (part ``log``): ``feedbackloop rebuild`` of every read model from 1,000,000 events,
-   run as a subprocess. Baseline: reading the notification log in pages of 5,000 and decoding
-   every event, the part of any rebuild that no read model can avoid.
+   run as a subprocess (with its default worker processes, one per core). Baseline: reading
+   the notification log in pages of 5,000 and decoding every event, the part of any rebuild
+   that no read model can avoid.
 7. Memory (part ``memory``, and the API's processes in part ``http``): the peak RSS of the
-   rebuild and of ``feedbackloop relay`` with 1,000,000 and then 2,000,000 events stored
+   rebuild, of its largest worker process and of ``feedbackloop relay`` with 1,000,000 and
+   then 2,000,000 events stored
    (``ops/bench_processes.py``); flat means at most 10 % more.
 
 Parts are functions ``(Bench) -> list[Row]`` in ``PARTS``; another module adds its own with
