@@ -321,17 +321,17 @@ READ_PAGE = (
 def read_log(
     store: EventStore, after: int, limit: int, topics: list[str], upto: int | None = None
 ) -> tuple[int, list[Notification]]:
-    """The next notifications of the given topics after ``after`` (none past ``upto``), and
-    the position they bring a reader to.
+    """The next notifications of the given topics after ``after``, and the position they
+    bring a reader to.
 
     The library commits events in notification order (it locks the table on insert), so
     everything up to the head read first was visible: when the page is not full, the reader
-    may move to that head even if none of its topics lay in between.
+    may move to that head even if none of its topics lay in between. A reader that read the
+    head once already (a rebuild) passes a position up to it as ``upto``: the page stops
+    there, without reading the head again.
     """
     recorder = store.recorder
-    head = recorder.max_notification_id() or 0
-    if upto is not None:
-        head = min(head, upto)
+    head = upto if upto is not None else recorder.max_notification_id() or 0
     if head <= after:
         return after, []
     datastore = recorder.datastore  # type: ignore[attr-defined]  # PostgreSQL's
