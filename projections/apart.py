@@ -149,8 +149,13 @@ def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> Non
     loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
     conn = loop.run_until_complete(asyncpg.connect(database_url))
     topics = sorted({topic for part in parts for topic in part.topics})
-    store = open_store(database_url, POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0")
-    _worker = Worker(loop, store, conn, parts, topics)  # it reads a page at a time
+    # The rebuild's process made the store's tables; two workers creating them again at once
+    # raced on the catalogue ("tuple concurrently updated", a CI run). One connection: a
+    # worker reads a page at a time.
+    store = open_store(
+        database_url, CREATE_TABLE="n", POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0"
+    )
+    _worker = Worker(loop, store, conn, parts, topics)
     Finalize(_worker, _worker.close, exitpriority=10)  # run as the worker process exits
 
 
