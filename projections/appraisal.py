@@ -74,15 +74,30 @@ class AppraisalFacts:
         )
 
     def ddl(self, schema: str) -> str:
+        # Feedback is read by run, and its key leads with the run: one index to build and keep
+        # up, not two (issue 12). Schemas made before it (keyed on feedback_id alone) keep their
+        # index by run until a rebuild replaces them; the inserts name no conflict target.
+        # Their feedback_id was text (a rebuild spent a tenth of its rows' CPU turning each
+        # uuid into it): it becomes a uuid once, in place (a rewrite, the table locked while
+        # it runs; the text is each uuid's own). asyncpg writes a uuid from its text too, so a
+        # process of the version before goes on writing to it.
         return f"""
         CREATE TABLE IF NOT EXISTS {schema}.charters (
             tenant_id text PRIMARY KEY, document text NOT NULL, lines jsonb NOT NULL,
             findings jsonb NOT NULL, written_by text NOT NULL, written_at timestamptz NOT NULL
         );
         CREATE TABLE IF NOT EXISTS {schema}.feedback (
-            feedback_id text PRIMARY KEY, tenant_id text NOT NULL, run_id text NOT NULL,
-            kind text NOT NULL, rating integer, serves jsonb NOT NULL, at timestamptz NOT NULL
+            feedback_id uuid NOT NULL, tenant_id text NOT NULL, run_id text NOT NULL,
+            kind text NOT NULL, rating integer, serves jsonb NOT NULL, at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, run_id, feedback_id)
         );
+        DO $$ BEGIN
+            IF (SELECT atttypid FROM pg_attribute WHERE attname = 'feedback_id'
+                AND attrelid = '{schema}.feedback'::regclass) = 'text'::regtype THEN
+                ALTER TABLE {schema}.feedback
+                    ALTER COLUMN feedback_id TYPE uuid USING feedback_id::uuid;
+            END IF;
+        END $$;
         CREATE TABLE IF NOT EXISTS {schema}.reports (
             report_id text PRIMARY KEY, tenant_id text NOT NULL, run_id text, agent text,
             category text NOT NULL, kind text, reached boolean NOT NULL, serves jsonb NOT NULL,
@@ -103,7 +118,6 @@ class AppraisalFacts:
     def indexes(self, schema: str) -> str:
         """Secondary indexes: a rebuild makes them after loading (``projections.runner``)."""
         return f"""
-        CREATE INDEX IF NOT EXISTS feedback_by_run ON {schema}.feedback (tenant_id, run_id);
         CREATE INDEX IF NOT EXISTS reports_by_run ON {schema}.reports (tenant_id, run_id);
         CREATE INDEX IF NOT EXISTS reports_by_agent ON {schema}.reports (tenant_id, agent);
         CREATE INDEX IF NOT EXISTS eval_runs_by_agent ON {schema}.eval_runs (tenant_id, agent);
@@ -129,7 +143,7 @@ class AppraisalFacts:
                     if e.subject_kind != "run":
                         continue  # appraisal reads feedback on runs only
                     feedback.append((
-                        str(e.originator_id), e.tenant_id, e.subject_ref, e.kind, e.rating,
+                        e.originator_id, e.tenant_id, e.subject_ref, e.kind, e.rating,
                         serves_of(e), e.timestamp,
                     ))  # fmt: skip
                 case Report.Drafted():

@@ -122,7 +122,7 @@ async def read_facts(
 def feedback_fact(row: asyncpg.Record) -> FeedbackFact:
     serves = read_goal_refs(json.loads(row["serves"]))  # M05: tolerant, from a record
     return FeedbackFact(
-        row["feedback_id"], row["run_id"], row["kind"], row["rating"], row["at"], serves
+        str(row["feedback_id"]), row["run_id"], row["kind"], row["rating"], row["at"], serves
     )
 
 

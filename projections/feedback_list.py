@@ -43,7 +43,7 @@ class FeedbackList:
     def ddl(self, schema: str) -> str:
         return f"""
         CREATE TABLE IF NOT EXISTS {schema}.feedback (
-            feedback_id uuid PRIMARY KEY,
+            feedback_id uuid NOT NULL,
             tenant_id text NOT NULL,
             project_id text NOT NULL,
             subject_kind text NOT NULL,
@@ -54,7 +54,8 @@ class FeedbackList:
             corrected_artifact_ref text,
             given_by text NOT NULL,
             given_at timestamptz NOT NULL,
-            position bigint NOT NULL
+            position bigint NOT NULL,
+            PRIMARY KEY (tenant_id, position)
         );
         """
 
@@ -62,17 +63,19 @@ class FeedbackList:
         # A subject's feedback is found by its ref, its kind filtered on the way (a ref names
         # one kind of subject but by rare chance). Issue 12: an index on kind and ref as well
         # was a sixth of a rebuild's index building and cost every write, for no read.
+        # A tenant's list, newest first, is its key read backwards. Schemas made before that
+        # key (on feedback_id) keep their index by tenant until a rebuild replaces them.
         return f"""
         DROP INDEX IF EXISTS {schema}.feedback_by_subject;
         CREATE INDEX IF NOT EXISTS feedback_by_subject_ref
             ON {schema}.feedback (tenant_id, subject_ref, position DESC);
-        CREATE INDEX IF NOT EXISTS feedback_by_tenant
-            ON {schema}.feedback (tenant_id, position DESC);
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         rows = [(*FIELDS(p.event), p.position) for p in batch]
-        await insert_rows(conn, f"{schema}.feedback", COLUMNS, rows, conflict="(feedback_id)")
+        # No conflict target: the key is (tenant_id, position) here, feedback_id in schemas made
+        # before; a feedback is one event, at one position, either way.
+        await insert_rows(conn, f"{schema}.feedback", COLUMNS, rows, conflict="")
 
 
 @dataclass(frozen=True)

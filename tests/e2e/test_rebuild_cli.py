@@ -80,7 +80,7 @@ async def test_rebuild_of_every_read_model_beside_the_live_service(
     try:
         while True:
             kept = await conn.fetch("SELECT feedback_id FROM rm_appraisal.feedback")
-            if {row["feedback_id"] for row in kept} == expected:
+            if {str(row["feedback_id"]) for row in kept} == expected:
                 break
             assert asyncio.get_running_loop().time() < deadline, len(kept)
             await asyncio.sleep(0.2)

@@ -268,3 +268,59 @@ async def test_a_worker_process_killed_mid_rebuild_fails_it_and_the_next_rebuild
     )
     listed = await rows(runtime, "feedback_list", schema)
     assert sorted(row[0] for row in listed) == sorted(f.id for f in made)
+
+
+# The feedback tables as made before their keys led with what they are read by (issue 12).
+EARLIER_FEEDBACK_TABLES = (
+    """
+CREATE TABLE {schema}.feedback (
+    feedback_id uuid PRIMARY KEY, tenant_id text NOT NULL, project_id text NOT NULL,
+    subject_kind text NOT NULL, subject_ref text NOT NULL, kind text NOT NULL, rating integer,
+    comment_ref text, corrected_artifact_ref text, given_by text NOT NULL,
+    given_at timestamptz NOT NULL, position bigint NOT NULL);
+CREATE INDEX feedback_by_tenant ON {schema}.feedback (tenant_id, position DESC);
+""",
+    """
+CREATE TABLE {schema}.feedback (
+    feedback_id text PRIMARY KEY, tenant_id text NOT NULL, run_id text NOT NULL,
+    kind text NOT NULL, rating integer, serves jsonb NOT NULL, at timestamptz NOT NULL);
+CREATE INDEX feedback_by_run ON {schema}.feedback (tenant_id, run_id);
+""",
+)
+
+
+async def test_feedback_tables_made_before_their_keys_changed_go_on_with_the_same_rows(
+    runtime: Runtime,
+) -> None:
+    """A live schema made before the feedback list was keyed by (tenant, position) and the
+    appraisal's feedback by (tenant, run, feedback): its rows stay, its writes still happen
+    once (no conflict target names either key), and the appraisal's text ids become uuids."""
+    record(runtime, "t1", 2 * BULK_ROWS)
+    half = runtime.store.recorder.max_notification_id() // 2
+    models: list[Projection] = [FeedbackList(), AppraisalFacts()]
+    for model, earlier in zip(models, EARLIER_FEEDBACK_TABLES, strict=True):
+        runner = ProjectionRunner(runtime.store, runtime.pool, model, schema=f"new_{model.name}")
+        await runner.start()
+        await runner.catch_up()
+        expected = await rows(runtime, model.name, runner.schema)
+        schema = f"old_{model.name}"
+        await runtime.pool.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        await runtime.pool.execute(f"CREATE SCHEMA {schema}" + earlier.format(schema=schema))
+        # The first half of the rows, as the version before wrote them (appraisal: text ids).
+        await runtime.pool.execute(
+            f"INSERT INTO {schema}.feedback SELECT * FROM {runner.schema}.feedback "
+            + ("WHERE position <= $1" if model.name == "feedback_list" else "LIMIT $1"),
+            half,
+        )
+        runner = ProjectionRunner(runtime.store, runtime.pool, model, schema=schema)
+        await runner.start()  # its DDL on the schema there, as every process starts
+        await runner.catch_up()  # from the start: the first half again (repeats), and the rest
+        assert await rows(runtime, model.name, schema) == expected, model.name
+    type_of = (
+        "SELECT atttypid::regtype::text FROM pg_attribute "
+        "WHERE attrelid = 'old_appraisal.feedback'::regclass AND attname = 'feedback_id'"
+    )
+    assert await runtime.pool.fetchval(type_of) == "uuid"
+    kept = await indexes(runtime, "old_feedback_list") + await indexes(runtime, "old_appraisal")
+    assert any(index.startswith("feedback_by_tenant:") for index in kept)  # until a rebuild
+    assert any(index.startswith("feedback_by_run:") for index in kept)
