@@ -65,10 +65,14 @@ class FeedbackList:
         # was a sixth of a rebuild's index building and cost every write, for no read.
         # A tenant's list, newest first, is its key read backwards. Schemas made before that
         # key (on feedback_id) keep their index by tenant until a rebuild replaces them.
+        # The ref leads, the tenant second: a read names both, and a sort that starts with the
+        # tenant compares the few tenants' names again and again before it reaches the ref
+        # (issue 12: building it over a million rows, 1.5 s with the tenant first, 0.9 s so).
         return f"""
         DROP INDEX IF EXISTS {schema}.feedback_by_subject;
-        CREATE INDEX IF NOT EXISTS feedback_by_subject_ref
-            ON {schema}.feedback (tenant_id, subject_ref, position DESC);
+        DROP INDEX IF EXISTS {schema}.feedback_by_subject_ref;
+        CREATE INDEX IF NOT EXISTS feedback_by_ref
+            ON {schema}.feedback (subject_ref, tenant_id, position DESC);
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:

@@ -279,6 +279,7 @@ CREATE TABLE {schema}.feedback (
     comment_ref text, corrected_artifact_ref text, given_by text NOT NULL,
     given_at timestamptz NOT NULL, position bigint NOT NULL);
 CREATE INDEX feedback_by_tenant ON {schema}.feedback (tenant_id, position DESC);
+CREATE INDEX feedback_by_subject_ref ON {schema}.feedback (tenant_id, subject_ref, position DESC);
 """,
     """
 CREATE TABLE {schema}.feedback (
@@ -324,3 +325,6 @@ async def test_feedback_tables_made_before_their_keys_changed_go_on_with_the_sam
     kept = await indexes(runtime, "old_feedback_list") + await indexes(runtime, "old_appraisal")
     assert any(index.startswith("feedback_by_tenant:") for index in kept)  # until a rebuild
     assert any(index.startswith("feedback_by_run:") for index in kept)
+    # The index by subject leads with the ref now: the one led by the tenant is replaced.
+    assert not any(index.startswith("feedback_by_subject_ref:") for index in kept)
+    assert any(index.startswith("feedback_by_ref:") for index in kept)
