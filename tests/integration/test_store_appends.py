@@ -1,9 +1,13 @@
 """How the store appends (issue 12): events as column arrays, owners by a statement trigger."""
 
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
+import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
+from psycopg.pq import TransactionStatus
 
 from services.store import (
     EVENTS_TABLE,
@@ -129,5 +133,37 @@ def test_an_append_commits_in_its_round_trip_and_a_failed_one_leaves_its_connect
         assert after > position
         assert recorder.max_tracking_id("up") == 8
         assert [n.originator_version for n in recorder.select_notifications(1, 10)] == [1, 2]
+    finally:
+        store.close()
+
+
+def test_an_append_without_tracking_takes_the_table_lock_notifies_and_commits_alone(
+    database_url: str,
+) -> None:
+    """Without a tracking record an append is one statement (``feedbackloop_append``): it
+    waits for the table lock like the library's transaction (commit order stays notification
+    order), wakes the followers' LISTEN, and commits on its own."""
+    store = open_store(database_url, POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0")
+    try:
+        with (
+            psycopg.connect(database_url, autocommit=True) as listener,
+            psycopg.connect(database_url) as holder,
+        ):
+            listener.execute(f"LISTEN {EVENTS_TABLE}")
+            holder.execute(f"LOCK TABLE {EVENTS_TABLE} IN EXCLUSIVE MODE")
+            with ThreadPoolExecutor(1) as pool:
+                appending = pool.submit(
+                    store.recorder.insert_events, [stored(uuid.uuid4(), 1, "t")]
+                )
+                time.sleep(0.5)
+                assert not appending.done()  # held back by the lock
+                holder.rollback()
+                [position] = appending.result(timeout=10) or []
+            assert [n.channel for n in listener.notifies(timeout=5, stop_after=1)] == [EVENTS_TABLE]
+        [read] = store.recorder.select_notifications(start=1, limit=10)
+        assert read.id == position
+        datastore = store.recorder.datastore  # type: ignore[attr-defined]
+        with datastore.get_connection() as conn:  # the one pooled connection, idle
+            assert conn.info.transaction_status == TransactionStatus.IDLE
     finally:
         store.close()
