@@ -61,9 +61,10 @@ def reap(process: subprocess.Popen[bytes]) -> dict[str, Any]:
         if pid:
             break
         peak = peak_rss_mb(process.pid) or peak  # None once it has exited (no memory left)
-        for each in [process.pid, *descendants(process.pid)]:
+        under = descendants(process.pid)
+        for each in [process.pid, *under]:
             cpu[each] = cpu_seconds(each) or cpu.get(each, 0.0)
-        for child in worker_processes(process.pid):
+        for child in worker_processes(process.pid, under):
             workers[child] = peak_rss_mb(child) or workers.get(child, 0.0)
         time.sleep(0.05)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -88,11 +89,11 @@ def descendants(pid: int) -> list[int]:
     return [each for child in found for each in (child, *descendants(child))]
 
 
-def worker_processes(pid: int) -> list[int]:
-    """A live process's worker processes: every process under it but multiprocessing's
+def worker_processes(pid: int, under: list[int]) -> list[int]:
+    """The worker processes among those ``under`` a process: all but multiprocessing's
     resource tracker and fork server (its own children; the workers are the fork server's)."""
-    helpers = {child for child in descendants(pid) if helper(child) and parent(child) == pid}
-    return [each for each in descendants(pid) if each not in helpers]
+    helpers = {each for each in under if parent(each) == pid and helper(each)}
+    return [each for each in under if each not in helpers]
 
 
 def helper(pid: int) -> bool:

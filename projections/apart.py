@@ -121,8 +121,9 @@ def ready(projections: Sequence[Projection]) -> None:
     their locks) mid-flight, so workers start from a clean server process instead. Issue 12:
     spawned workers each imported these modules anew, 1.2 s of CPU apiece on the cores the
     rebuild needs; the server imports them once, and ``rebuild_many`` starts it before
-    preparing the fresh schemas, so the imports overlap PostgreSQL's work. Blocks until the
-    server runs; a server already running (an earlier rebuild in this process) is kept."""
+    preparing the fresh schemas, so the imports overlap PostgreSQL's work. Returns once the
+    server is launched (milliseconds); the first worker's start waits for its imports. A
+    server already running (an earlier rebuild in this process) is kept."""
     modules = {__name__, *(type(projection).__module__ for projection in projections)}
     multiprocessing.set_forkserver_preload(sorted(modules))
     forkserver.ensure_running()

@@ -358,9 +358,8 @@ async def rebuild_many(
 
     if processes > 1 and database_url is None:
         raise ValueError("worker processes need the database_url to connect to")
-    workers_ready = None
-    if processes > 1 and (loaded_apart := [p for p in projections if Apart.topics_of(p)]):
-        workers_ready = asyncio.create_task(asyncio.to_thread(ready, loaded_apart))
+    if processes > 1:  # its imports run while the fresh schemas are prepared
+        ready([p for p in projections if Apart.topics_of(p)])
     fresh = [f"{schema_of(p)}__rebuild" for p in projections]
     for schema in fresh:
         await cleared(pool, schema)
@@ -370,8 +369,6 @@ async def rebuild_many(
         async with pool.acquire() as conn:
             keys[schema] = await Key.drop(conn, schema, insert_only_of(projection))
     head = await asyncio.to_thread(store.recorder.max_notification_id) or 0
-    if workers_ready is not None:
-        await workers_ready
     apart = [
         Apart(projection, schema, topics)
         for projection, schema in zip(projections, fresh, strict=True)

@@ -218,7 +218,7 @@ class ColumnsRecorder(PostgresProcessRecorder):
         the rest of the round trip, COMMIT included, and is rolled back.
 
         Events without a tracking record (every HTTP command, and the library's own saves)
-        take ``feedbackloop_append`` instead (``APPEND_FUNCTION``): one statement in a
+        take ``feedbackloop_append`` instead (``APPEND_BODY``): one statement in a
         transaction of its own, doing the same. Issue 12: psycopg's Python spends about
         100 µs on each statement it sends, and the library's transaction is six (BEGIN, the
         lock timeout, the lock, NOTIFY, the insert, COMMIT): 0.9–1.7 ms of CPU an append of
@@ -459,33 +459,46 @@ STATEMENT_TRIGGER = (
 # ``ColumnsRecorder.insert_events``), doing what the library's transaction does: the table lock
 # (commit order is notification order), the NOTIFY its followers listen for, the insert
 # returning the notification ids in insert order. The statement's own transaction commits it.
-APPEND_FUNCTION = """
-CREATE OR REPLACE FUNCTION {schema}.feedbackloop_append(
-    ids uuid[], versions bigint[], topics text[], states bytea[], lock_timeout text
-) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
+APPEND_BODY = """
 BEGIN
     PERFORM set_config('lock_timeout', lock_timeout, true);
     LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE;
     PERFORM pg_notify({channel}, '');
     RETURN QUERY INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state)
         SELECT * FROM unnest(ids, versions, topics, states) RETURNING notification_id;
-END $$
+END
 """
+APPEND_FUNCTION = """
+CREATE OR REPLACE FUNCTION {schema}.feedbackloop_append(
+    ids uuid[], versions bigint[], topics text[], states bytea[], lock_timeout text
+) RETURNS SETOF bigint LANGUAGE plpgsql AS {body}
+"""
+APPEND_BODY_NOW = (
+    "SELECT prosrc FROM pg_proc WHERE proname = 'feedbackloop_append' "
+    "AND pronamespace = %s::regnamespace"
+)
 
 
 def ensure_append_function(store: EventStore) -> None:
-    """``feedbackloop_append``, as this version writes it. Processes that start together
-    take turns (replacing a function at the same moment fails one of them)."""
+    """``feedbackloop_append``, as this version writes it: replaced only when its body differs
+    (every process opens the store; a replacement writes the catalogue and makes every session
+    plan its calls again). Processes that start together take turns (replacing a function at
+    the same moment fails one of them)."""
     recorder = store.recorder
     assert isinstance(recorder, ColumnsRecorder), "open_store sets the recorder"
-    function = SQL(APPEND_FUNCTION).format(
-        schema=Identifier(recorder.datastore.schema),
+    datastore = recorder.datastore
+    body = SQL(APPEND_BODY).format(
+        schema=Identifier(datastore.schema),
         table=Identifier(recorder.events_table_name),
         channel=Literal(recorder.channel_name),
     )
-    with recorder.datastore.transaction(commit=True) as curs:
+    with datastore.transaction(commit=True) as curs:
+        text = body.as_string(curs)
+        curs.execute(APPEND_BODY_NOW, (datastore.schema,))
+        if (found := curs.fetchone()) is not None and found["prosrc"] == text:
+            return
         curs.execute("SELECT pg_advisory_xact_lock(hashtext('feedbackloop_append'))")
-        curs.execute(function)
+        curs.execute(SQL(APPEND_FUNCTION).format(schema=Identifier(datastore.schema), body=text))
 
 
 def ensure_tenants_table(store: EventStore) -> None:

@@ -167,3 +167,28 @@ def test_an_append_without_tracking_takes_the_table_lock_notifies_and_commits_al
             assert conn.info.transaction_status == TransactionStatus.IDLE
     finally:
         store.close()
+
+
+def test_the_append_function_is_written_once_not_again_by_every_process_that_opens_the_store(
+    database_url: str,
+) -> None:
+    """Every process opens the store; only a function whose body differs from this version's
+    is replaced (a replacement writes the catalogue and has every session plan it again)."""
+    written = "SELECT xmin::text FROM pg_proc WHERE proname = 'feedbackloop_append'"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        open_store(database_url).close()
+        first = conn.execute(written).fetchall()
+        open_store(database_url).close()
+        assert conn.execute(written).fetchall() == first  # the same row: not written again
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION feedbackloop_append(ids uuid[], versions bigint[], "
+            "topics text[], states bytea[], lock_timeout text) RETURNS SETOF bigint "
+            "LANGUAGE plpgsql AS $$ BEGIN END $$"
+        )  # as an older version might have written it
+        store = open_store(database_url)
+        try:
+            assert conn.execute(written).fetchall() != first
+            [position] = store.recorder.insert_events([stored(uuid.uuid4(), 1, "t")]) or []
+            assert position > 0  # this version's body again: it inserts
+        finally:
+            store.close()
