@@ -853,7 +853,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--window", type=int, help="events the relay publishes [20,000; 5,000]")
     parser.add_argument("--rate", type=int, default=500, help="commands/s of the visible part")
-    parser.add_argument("--commands", type=int, help="Kafka commands [20,000; quick 2,000]")
+    parser.add_argument("--commands", type=int, help="Kafka commands [60,000; quick 2,000]")
     parser.add_argument(
         "--inbound-processes",
         type=int,
@@ -871,7 +871,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
     # 20,000: a sustained rate (5,000 took about a second and a half, mostly start and end).
-    args.commands = args.commands or (2_000 if args.quick else 20_000)
+    args.commands = args.commands or (2_000 if args.quick else 60_000)
     args.seconds = args.seconds or (10 if args.quick else 60)
     args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)
     args.events = args.events or (20_000 if args.quick else 1_000_000)
