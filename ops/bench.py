@@ -325,7 +325,7 @@ def bracketing(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     it sees the machine as the figure did (each as measured is kept). Measured once, it moved
     with the machine's state in its own seconds more than the figure did with the code: the
     HTTP figures' library baseline, 20,000 events saved in two seconds after them, gave 7,000
-    to 13,300 events/s in eight runs; the rebuild's read of the log 60,600 and 76,600 in two
+    to 13,300 events/s in nine runs; the rebuild's read of the log 60,600 and 76,600 in two
     runs minutes apart, while the same rebuild took 23.7 CPU-s in one and 27.9 in the other."""
     events, seconds = before["events"] + after["events"], before["seconds"] + after["seconds"]
     return {
