@@ -892,7 +892,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relay-events", type=int, help="events to relay [50,000; quick 10,000]")
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
-    # 20,000: a sustained rate (5,000 took about a second and a half, mostly start and end).
+    # 60,000: a sustained rate, about ten seconds (5,000 took a second and a half, mostly start
+    # and end; 20,000 about three).
     args.commands = args.commands or (2_000 if args.quick else 60_000)
     args.seconds = args.seconds or (10 if args.quick else 60)
     args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)

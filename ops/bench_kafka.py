@@ -107,19 +107,19 @@ def commands(total: int, run: str, partitions: int) -> Messages:
     Thousands of keys spread evenly over the partitions (64 keys put 39 of 64 on one
     process's two of four)."""
     placed: Messages = {partition: [] for partition in range(partitions)}
-    every = list(range(partitions))
+    every, partition_of = list(range(partitions)), DefaultPartitioner()
     for n in range(total):
         key = body(n)["subjectRef"].encode()
-        placed[DefaultPartitioner()(key, every, every)].append((command_event(n, run), key))
+        placed[partition_of(key, every, every)].append((command_event(n, run), key))
     return placed
 
 
 async def send(producer: AIOKafkaProducer, topic: str, placed: Messages) -> None:
     """The messages sent in record batches, the partitions taking turns (as a stream of
-    commands fills them together), and every batch acknowledged. Issue 12: sent one by one,
-    the bench's producer took about 37 µs of CPU a message, a tenth of the two cores the
-    timed processes share while it sends; a record batch is filled by aiokafka's compiled
-    builder."""
+    commands fills them together), and every batch acknowledged. Issue 12: sent one by one
+    (and built meanwhile), the bench's producer took about 40 µs of CPU a message, on the two
+    cores the timed processes share; sent so, about 4: a record batch is filled by aiokafka's
+    compiled builder."""
     queues = {p: iter(messages) for p, messages in placed.items() if messages}
     acknowledged = []
     while queues:
