@@ -8,8 +8,9 @@ core count and the git commit, and printed as a table.
 1. HTTP ingest: ``feedbackloop api`` as it runs by default (uvloop, httptools, a worker per
    core) in a subprocess, driven by ``wrk`` (compiled, so the client is not the bottleneck)
    with ``ops/wrk_record_feedback.lua``: 64 connections POST /factory/feedback, each request a
-   new body and Idempotency-Key, for 60 s. Commands/s, p99, errors, and the server's CPU time
-   per command (the API process and its workers, from /proc). Then POST /factory/feedback:batch
+   new body and Idempotency-Key, for 60 s. Commands/s, p99, errors, the events appended in
+   each second (the slowest beside the median: a stall shows), and the server's CPU time per
+   command (the API process and its workers, from /proc). Then POST /factory/feedback:batch
    with 100 items a request: items/s. Baseline of both: the same events saved straight through
    the eventsourcing library in batches of 100, one transaction each, 100,000 events: half
    before the HTTP runs and half after (``bracketing``). Also the command bus
@@ -59,11 +60,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import median
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
+import psycopg
 import uvloop
 from rich.console import Console
 from rich.table import Table
@@ -72,7 +75,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
-from bench_kafka import TENANT, bench_kafka, bench_relay, body  # noqa: E402
+from bench_kafka import HEAD, TENANT, bench_kafka, bench_relay, body  # noqa: E402
 from bench_processes import (  # noqa: E402
     cpu_seconds,
     process_tree_rss,
@@ -225,17 +228,53 @@ def wrk(
     return summary
 
 
+class EachSecond:
+    """The events appended in each second of a run, read from the log's head by a thread of
+    its own: wrk reports percentiles over the whole run, and a stall shows here as a second
+    that appended little (one probe of the primary key a second)."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.counts = url, list[int]()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, name="each-second")
+
+    def __enter__(self) -> "EachSecond":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _follow(self) -> None:
+        with psycopg.connect(self.url, autocommit=True) as conn:
+
+            def head() -> int:
+                [(position,)] = conn.execute(HEAD).fetchall()  # an aggregate: one row
+                return int(position)
+
+            last, tick = head(), time.monotonic()
+            while not self._stop.wait(max(0.0, tick + 1 - time.monotonic())):
+                tick += 1
+                now = head()
+                self.counts.append(now - last)
+                last = now
+
+
 def load(
     url: str, base: str, key: str, pid: int, seconds: int, connections: int, batch: int = 0
 ) -> dict[str, Any]:
-    """A short warm-up, then the timed run, with CPU time and append transactions around it."""
+    """A short warm-up, then the timed run, with CPU time and append transactions around it
+    and the events appended in each of its seconds."""
     wrk(base, key, max(2, seconds // 10), connections, batch)
     transactions, server = append_transactions(url), cpu_seconds(pid, with_children=True)
     machine = machine_busy()
-    run = wrk(base, key, seconds, connections, batch)
+    with EachSecond(url) as each:
+        run = wrk(base, key, seconds, connections, batch)
     run["server_cpu_s"] = round((cpu_seconds(pid, with_children=True) or 0) - (server or 0), 2)
     run["machine_cpu_s"] = round(machine_busy() - machine, 2)
     run["transactions"] = append_transactions(url) - transactions
+    run["events_each_second"] = each.counts
     return run
 
 
@@ -476,6 +515,13 @@ def part_http(bench: Bench) -> list[dict[str, Any]]:
             target=Target(100, at_most=True),
         ),
         row("  errors", single["errors"], "requests", target=Target(0, at_most=True)),
+        row(
+            "  its slowest second, events appended",
+            min(single["events_each_second"], default=0),
+            "events",
+            "the median second",
+            median(single["events_each_second"] or [0]),
+        ),
         row("  server CPU per command", single["server_cpu_us_per_command"], "µs"),
         row("  commands per append transaction", single["commands_per_transaction"], "commands"),
         row(
