@@ -78,15 +78,8 @@ def reap(process: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 
 def descendants(pid: int) -> list[int]:
-    """A live process's children, theirs, and so on (any thread's, from /proc: cheap enough
-    to read every 50 ms)."""
-    found = []
-    for listed in Path(f"/proc/{pid}/task").glob("*/children"):
-        try:
-            found += [int(child) for child in listed.read_text().split()]
-        except OSError:
-            continue
-    return [each for child in found for each in (child, *descendants(child))]
+    """A live process's children, theirs, and so on."""
+    return [each for child in children(pid) for each in (child, *descendants(child))]
 
 
 def worker_processes(pid: int, under: list[int]) -> list[int]:
@@ -105,9 +98,15 @@ def helper(pid: int) -> bool:
 
 
 def parent(pid: int) -> int | None:
+    fields = stat_fields(pid)
+    return None if fields is None else int(fields[1])
+
+
+def stat_fields(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` after the command's name (state, parent, …); None once it is gone."""
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
         return None
 
 
@@ -124,12 +123,12 @@ def peak_rss_mb(pid: int) -> float | None:
 
 
 def children(pid: int) -> list[int]:
+    """A live process's children, any thread's (from /proc: cheap enough to read every 50 ms)."""
     found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for listed in Path(f"/proc/{pid}/task").glob("*/children"):
         try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(stat.parent.name))
-        except (OSError, ValueError):
+            found += [int(child) for child in listed.read_text().split()]
+        except OSError:
             continue
     return found
 
@@ -141,11 +140,8 @@ def cpu_seconds(pid: int | None, with_children: bool = False) -> float | None:
         return None
     total = 0.0
     for each in [pid, *(children(pid) if with_children else [])]:
-        try:
-            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if (fields := stat_fields(each)) is not None:  # else gone meanwhile
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
 
 
