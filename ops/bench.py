@@ -9,8 +9,9 @@ core count and the git commit, and printed as a table.
    core) in a subprocess, driven by ``wrk`` (compiled, so the client is not the bottleneck)
    with ``ops/wrk_record_feedback.lua``: 64 connections POST /factory/feedback, each request a
    new body and Idempotency-Key, for 60 s. Commands/s, p99, errors, the events appended in
-   each second (the slowest beside the median: a stall shows), and the server's CPU time per
-   command (the API process and its workers, from /proc). Then POST /factory/feedback:batch
+   each second (the slowest beside the median: a stall shows), the server's CPU time per
+   command (the API process and its workers, from /proc), and a command batch's mean time in
+   each stage of the bus (the workers' metrics). Then POST /factory/feedback:batch
    with 100 items a request: items/s. Baseline of both: the same events saved straight through
    the eventsourcing library in batches of 100, one transaction each, 100,000 events: half
    before the HTTP runs and half after (``bracketing``). Also the command bus
@@ -42,6 +43,7 @@ asserted.
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -49,12 +51,14 @@ import platform
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -68,6 +72,7 @@ import asyncpg
 import httpx
 import psycopg
 import uvloop
+from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 from rich.table import Table
 
@@ -156,15 +161,29 @@ def append_transactions(url: str) -> int:
 WRK_SCRIPT = ROOT / "ops" / "wrk_record_feedback.lua"
 
 
+def free_ports(count: int) -> int:
+    """The first of ``count`` loopback ports in a row that were free a moment ago."""
+    while True:
+        first = localservers.free_port()
+        with contextlib.ExitStack() as held:
+            try:
+                for port in range(first, first + count):
+                    held.enter_context(socket.socket()).bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return first
+
+
 def start_api(
     url: str, keys: str, out: Path, workers: int | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
+) -> tuple[subprocess.Popen[bytes], str, list[str]]:
     """``feedbackloop api`` with its default (production) server settings; ``workers``
-    overrides its default of one worker process per core."""
-    port = localservers.free_port()
+    overrides its default of one worker process per core. Also each worker's metrics URL."""
+    port, count = localservers.free_port(), workers or os.cpu_count() or 1
+    metrics = free_ports(count)  # worker k serves them on the first free port of these
     env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys}
     env |= {"FEEDBACKLOOP_HOST": "127.0.0.1", "FEEDBACKLOOP_PORT": str(port)}
-    env["FEEDBACKLOOP_METRICS_PORT"] = "0"  # not measured here; and 9464 may be taken
+    env["FEEDBACKLOOP_METRICS_PORT"] = str(metrics)
     env["FEEDBACKLOOP_LOG_LEVEL"] = "WARNING"  # no access-log line per request
     # The code of this checkout, also when the venv's editable install points at another one.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
@@ -177,7 +196,8 @@ def start_api(
         try:
             if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 time.sleep(1)  # every worker up, not only the first to answer
-                return process, base
+                ports = range(metrics, metrics + count)
+                return process, base, [f"http://127.0.0.1:{p}/metrics" for p in ports]
         except httpx.TransportError:
             pass
         time.sleep(0.2)
@@ -261,30 +281,74 @@ class EachSecond:
                 last = now
 
 
+def bus_totals(metrics: list[str]) -> Counter[str]:
+    """The command bus's histograms (``services.metrics``), their sums and counts added up
+    over the API's workers."""
+    totals = Counter[str]()
+    for url in metrics:
+        for family in text_string_to_metric_families(httpx.get(url, timeout=5).text):
+            if family.name.startswith("feedbackloop_bus_"):
+                for sample in family.samples:
+                    if sample.name.endswith(("_sum", "_count")):
+                        stage = sample.labels.get("stage")
+                        totals[f"{sample.name} {stage}" if stage else sample.name] += sample.value
+    return totals
+
+
+def bus_means(before: Counter[str], after: Counter[str]) -> dict[str, float]:
+    """A batch's mean time in each stage of the bus (ms) and its mean size, between two
+    readings of ``bus_totals``."""
+    done = after - before
+
+    def mean(name: str, stage: str = "") -> float:
+        return done[f"{name}_sum {stage}".strip()] / max(1, done[f"{name}_count {stage}".strip()])
+
+    stages = {
+        f"{stage}_ms": round(1000 * mean("feedbackloop_bus_seconds", stage), 2)
+        for stage, _ in BUS_STAGES
+    }
+    return stages | {"commands_per_batch": round(mean("feedbackloop_bus_batch_commands"), 1)}
+
+
 def load(
-    url: str, base: str, key: str, pid: int, seconds: int, connections: int, batch: int = 0
+    url: str,
+    base: str,
+    key: str,
+    pid: int,
+    metrics: list[str],
+    seconds: int,
+    connections: int,
+    batch: int = 0,
 ) -> dict[str, Any]:
-    """A short warm-up, then the timed run, with CPU time and append transactions around it
-    and the events appended in each of its seconds."""
+    """A short warm-up, then the timed run, with CPU time, append transactions and the
+    command bus's stages around it and the events appended in each of its seconds."""
     wrk(base, key, max(2, seconds // 10), connections, batch)
     transactions, server = append_transactions(url), cpu_seconds(pid, with_children=True)
-    machine = machine_busy()
+    machine, bus = machine_busy(), bus_totals(metrics)
     with EachSecond(url) as each:
         run = wrk(base, key, seconds, connections, batch)
     run["server_cpu_s"] = round((cpu_seconds(pid, with_children=True) or 0) - (server or 0), 2)
     run["machine_cpu_s"] = round(machine_busy() - machine, 2)
     run["transactions"] = append_transactions(url) - transactions
     run["events_each_second"] = each.counts
+    run["bus"] = bus_means(bus, bus_totals(metrics))
     return run
 
 
 def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     key, entry = new_key(TENANT, "bench", ["factory.feedback.write"])
-    process, base = start_api(url, json.dumps([entry]), out, args.api_workers)
+    process, base, metrics = start_api(url, json.dumps([entry]), out, args.api_workers)
     try:
-        single = load(url, base, key, process.pid, args.seconds, args.connections)
+        single = load(url, base, key, process.pid, metrics, args.seconds, args.connections)
         batch = load(
-            url, base, key, process.pid, args.batch_seconds, args.batch_connections, args.batch
+            url,
+            base,
+            key,
+            process.pid,
+            metrics,
+            args.batch_seconds,
+            args.batch_connections,
+            args.batch,
         )
         peaks = process_tree_rss(process.pid)  # under figure 1 and the batch run
     finally:
@@ -478,6 +542,12 @@ class Bench:
 Part = Callable[[Bench], list[dict[str, Any]]]
 
 LIBRARY_BATCH = "library appends, batches of 100"
+# The command bus's stages (``services.metrics.BUS_SECONDS``), as the table names them.
+BUS_STAGES = (
+    ("queued", "waiting to be taken"),
+    ("decide", "deciding, the hand-over to its thread included"),
+    ("append", "appending, the hand-over to its thread included"),
+)
 
 
 def part_http(bench: Bench) -> list[dict[str, Any]]:
@@ -524,6 +594,10 @@ def part_http(bench: Bench) -> list[dict[str, Any]]:
         ),
         row("  server CPU per command", single["server_cpu_us_per_command"], "µs"),
         row("  commands per append transaction", single["commands_per_transaction"], "commands"),
+        *(
+            row(f"  a bus batch's mean time {name}", single["bus"][f"{stage}_ms"], "ms")
+            for stage, name in BUS_STAGES
+        ),
         row(
             f"HTTP batch, {args.batch} items a request, {args.batch_connections} connections",
             batch["commands_per_s"],
@@ -721,7 +795,7 @@ def part_visible(bench: Bench) -> list[dict[str, Any]]:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    process, base = start_api(bench.url, json.dumps([entry]), bench.out)
+    process, base, _ = start_api(bench.url, json.dumps([entry]), bench.out)
     try:
         result = uvloop.run(visible(base, key, args.rate, args.seconds))
     finally:

@@ -30,6 +30,7 @@ one command at a time, and a command whose receipt exists is answered ``already_
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -45,10 +46,12 @@ from pydantic import BaseModel, ValidationError
 
 from services.errors import Conflict, DomainError, Refused
 from services.making import made, uuid5_in
+from services.metrics import BUS_BATCH_COMMANDS, BUS_SECONDS
 from services.store import EventStore, existing
 from services.tracing import current_traceparent, stamp
 
 log = logging.getLogger(__name__)
+QUEUED, DECIDE, APPEND = (BUS_SECONDS.labels(stage) for stage in ("queued", "decide", "append"))
 
 MAX_ATTEMPTS = 5
 RECEIPT_NAMESPACE = UUID("41b01990-769e-4b63-86c5-4b9edb75c11d")
@@ -194,6 +197,7 @@ class _Unit:
     batch: bool  # from execute_batch: refused commands do not hold the tracking record back
     future: asyncio.Future[list[Result]]
     results: list[Result | None] = field(default_factory=list)
+    submitted: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
         self.results = [None] * len(self.commands)
@@ -316,8 +320,11 @@ class CommandBus:
             raise
 
     async def _prepared(self, batch: list[_Unit]) -> "_Prepared | BaseException":
+        started = time.monotonic()
         try:
-            return await asyncio.to_thread(self._prepare, batch)
+            prepared = await asyncio.to_thread(self._prepare, batch)
+            DECIDE.observe(time.monotonic() - started)
+            return prepared
         except asyncio.CancelledError:
             for unit in batch:
                 unit.future.cancel()
@@ -329,8 +336,10 @@ class CommandBus:
         """Append a prepared batch and answer its callers: "appended" in one piece (or
         failed, holding single commands only), "redone" command by command after a conflict,
         or "failed" whole, holding a batch caller's commands."""
+        started = time.monotonic()
         try:
             outcome = await asyncio.to_thread(self._store_prepared, batch, prepared)
+            APPEND.observe(time.monotonic() - started)
         except asyncio.CancelledError:
             for unit in batch:
                 unit.future.cancel()
@@ -365,6 +374,7 @@ class CommandBus:
             tracked = tracked or unit.tracking is not None
             batch.append(unit)
             size += len(unit.commands)
+        QUEUED.observe(time.monotonic() - first.submitted)
         return batch
 
     def _prepare(self, batch: list[_Unit]) -> "_Prepared":
@@ -544,6 +554,7 @@ class CommandBus:
             # per event for callers that want them (issue 12): only the positions are needed.
             ids = self._store.recorder.insert_events(prepared.stored, tracking=prepared.tracking)
             self.transactions += 1
+            BUS_BATCH_COMMANDS.observe(len(prepared.decided))
         head = None
         outcomes = []
         start = 0

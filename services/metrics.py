@@ -6,7 +6,7 @@ is a label value only where the operator says so (``FEEDBACKLOOP_METRICS_TENANT_
 otherwise whoever can scrape would learn every tenant's name and how busy it is.
 """
 
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter, Gauge, Histogram
 
 _tenant_ids_shown = False
 
@@ -69,4 +69,22 @@ LEARNING_PROPOSALS = Gauge(
     "connectsoft_factory_learning_proposals",
     "Learning proposals, by tenant, kind and state (an up-down count).",
     ["tenant", "kind", "state"],
+)
+
+# The command bus's way, in the process that runs it (an API worker, an inbound consumer):
+# how long a batch waited to be taken, was decided and was appended, and how many commands
+# each append carried (group commit). Issue 12: on two busy cores a batch's own work is a
+# fraction of its way; the rest is waiting for a thread, the interpreter and PostgreSQL.
+BUS_SECONDS = Histogram(
+    "feedbackloop_bus_seconds",
+    "A command batch's time in each stage of the command bus: queued (its first command's "
+    "wait to be taken), decide (handed to a thread until decided), append (handed to a "
+    "thread until stored).",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+BUS_BATCH_COMMANDS = Histogram(
+    "feedbackloop_bus_batch_commands",
+    "Commands decided together and appended in one transaction.",
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000),
 )

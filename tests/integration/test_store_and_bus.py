@@ -6,6 +6,7 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
+from prometheus_client import REGISTRY
 
 from contracts.feedback import RecordFeedback
 from services.bootstrap import Runtime
@@ -40,6 +41,27 @@ async def test_concurrent_commands_are_appended_together_each_exactly_once(
     assert count_events(runtime) == 60
     assert len({o.result.feedback_id for o in outcomes}) == 60
     assert runtime.bus.transactions < 60  # group commit: several commands per transaction
+
+
+def bus_sample(name: str, stage: str | None = None) -> float:
+    labels = {} if stage is None else {"stage": stage}
+    return REGISTRY.get_sample_value(f"feedbackloop_bus_{name}", labels) or 0.0
+
+
+async def test_the_bus_counts_its_batches_and_times_each_stage(runtime: Runtime) -> None:
+    """Issue 12: an operator reads where a command's time goes (waiting to be taken,
+    deciding, appending) and how many commands each append carried."""
+    stages = ("queued", "decide", "append")
+    counts = {stage: bus_sample("seconds_count", stage) for stage in stages}
+    batches, commands = bus_sample("batch_commands_count"), bus_sample("batch_commands_sum")
+    transactions = runtime.bus.transactions
+    await asyncio.gather(*(runtime.bus.execute(issued("t", f"m{i}")) for i in range(40)))
+    appended = runtime.bus.transactions - transactions
+    assert bus_sample("batch_commands_count") - batches == appended
+    assert bus_sample("batch_commands_sum") - commands == 40
+    for stage in stages:
+        assert bus_sample("seconds_count", stage) - counts[stage] == appended, stage
+        assert bus_sample("seconds_sum", stage) > 0, stage
 
 
 async def test_the_same_command_id_at_once_appends_one_event(runtime: Runtime) -> None:
