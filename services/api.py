@@ -22,7 +22,7 @@ from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.routing import Match, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from projections.runner import wait_for_position
 from services.auth import KeyRing, Principal
@@ -499,6 +499,24 @@ class FastLane(Route):
         return True
 
 
+def _bounded(receive: Receive, limit: int) -> Receive:
+    """``receive``, refusing (413) a request body once it passes ``limit``, the most any route
+    reads: a route reads its body whole before its own bound, and a body of hundreds of
+    megabytes was held in memory before it was refused (found by attacking the API)."""
+    size = 0
+
+    async def receive_bounded() -> Message:
+        nonlocal size
+        message = await receive()
+        if message["type"] == "http.request":
+            size += len(message.get("body", b""))
+            if size > limit:
+                raise TooLarge(limit)
+        return message
+
+    return receive_bounded
+
+
 async def _body_of(receive: Receive) -> bytes:
     """The request's body, whole (Starlette's ``Request.body``, without the Request); one
     longer than ``MAX_BODY_BYTES`` is refused as it arrives, never held whole in memory."""
@@ -577,6 +595,8 @@ class Api(FastAPI):
                 and await lane.serve(self, scope, receive, send)
             ):
                 return
+        if scope["type"] == "http":
+            receive = _bounded(receive, MAX_BATCH_BYTES)
         await super().__call__(scope, receive, send)
 
     def _lanes_in_front(self) -> dict[str, FastLane]:

@@ -90,6 +90,8 @@ def parse_charter(document: str) -> Charter:
         data = tomllib.loads(document)
     except tomllib.TOMLDecodeError as error:
         raise Refused(f"the charter is not valid TOML: {error}", field="body") from None
+    except RecursionError:  # arrays nested hundreds deep: tomllib reads them recursively
+        raise Refused("the charter nests too deeply to be read", field="body") from None
     for key in sorted(data.keys() - {"line"}):  # M08: a misspelled table is refused too
         raise Refused(f"unknown key or table {key!r}: a charter has only [[line]]", field=key)
     raw_lines = data.get("line", [])

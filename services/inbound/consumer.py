@@ -40,7 +40,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from eventsourcing.persistence import Tracking
 
 from services.bus import CommandBus, Issued, Outcome, Result, receipt_id
-from services.errors import DomainError
+from services.errors import DomainError, Refused
 from services.inbound.dead_letters import DeadLetters
 from services.inbound.parking import park
 from services.inbound.parsing import parse
@@ -360,6 +360,15 @@ class InboundConsumer:
                 commands.append(Command(record, subscription, issued))
             except DomainError as error:
                 refused.append((record, error))
+            except Exception as error:  # reading is pure: this message's failure alone
+                log.exception(
+                    "inbound: %s:%s@%s could not be read",
+                    record.topic,
+                    record.partition,
+                    record.offset,
+                )
+                reason = f"the message could not be read ({type(error).__name__})"
+                refused.append((record, Refused(reason, field="value")))
         return commands, refused
 
     async def _settle(

@@ -104,6 +104,8 @@ def parse_event(
     if plain is None:
         try:
             event = from_structured_event(CloudEventMessage(dict(headers), key, value))
+        except RecursionError:  # nesting past orjson's 1,024 levels, read by json.loads
+            raise Refused("the message nests too deeply to be read", field="value") from None
         except Exception as error:
             raise Refused(f"not a structured CloudEvent: {error}", field="value") from None
         plain, as_json = (event.get_attributes(), event.get_data()), json.dumps
@@ -195,7 +197,9 @@ def plain_event(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any] |
     try:
         body = read_json(value)
         partitionkey = None if key is None else key.decode("utf-8")
-    except ValueError:  # not UTF-8, not JSON or not finite: the SDK says why
+    # Not UTF-8, not JSON or not finite: the SDK says why. A RecursionError is nesting past
+    # orjson's limit, which the standard parser cannot read either: the SDK refuses it too.
+    except (ValueError, RecursionError):
         return None
     if not isinstance(body, dict) or "time" in body or not body.keys() >= REQUIRED_ATTRIBUTES:
         return None

@@ -44,6 +44,8 @@ def parse_catalogue(text: str, suffix: str) -> Catalogue:
             return Catalogue({}, f"a model catalogue is .toml or .json, not {suffix or 'none'}")
     except ValueError as error:  # tomllib's and json's decode errors are ValueErrors
         return Catalogue({}, f"the model catalogue does not parse: {error}")
+    except RecursionError:  # nesting hundreds deep: both parsers read it recursively
+        return Catalogue({}, "the model catalogue nests too deeply to be read")
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
         return Catalogue({}, "the model catalogue has no models table")

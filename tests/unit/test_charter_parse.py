@@ -173,3 +173,12 @@ def test_the_setpoint_grammar(unit: Unit, raw: object, value: float) -> None:  #
 def test_setpoints_outside_the_grammar_are_refused(unit: Unit, raw: object) -> None:  # M12
     with pytest.raises(SetpointError):
         parse_setpoint(unit, raw)
+
+
+def test_arrays_nested_hundreds_deep_are_refused_not_a_500() -> None:
+    """Found by attacking the route: tomllib reads nesting recursively, and 500 levels (in a
+    document under the size bound) raised RecursionError through the command bus."""
+    with pytest.raises(Refused) as refused:
+        parse_charter("a = " + "[" * 500 + "]" * 500)
+    assert refused.value.field == "body"
+    assert "nests too deeply" in str(refused.value)

@@ -117,6 +117,25 @@ def test_a_600_kb_tenant_is_refused_before_the_value_is_even_parsed() -> None:
     assert "bytes" in refused.value.message
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        envelope(data={"projectId": "PLACE"}).replace(b'"PLACE"', b"[" * 50_000 + b"]" * 50_000),
+    ],
+    ids=["a bare array", "in data"],
+)
+def test_a_message_nested_past_every_parser_is_refused_not_raised(value: bytes) -> None:
+    """Found by attacking the consumer: 100,000 brackets (under the size bound) made the
+    standard parser raise RecursionError, which stopped the consumer instead of one message
+    going to the dead-letter topic."""
+    assert len(value) < MAX_MESSAGE_BYTES
+    with pytest.raises(Refused) as refused:
+        parse_with(value)
+    assert refused.value.field == "value"
+    assert "nests too deeply" in str(refused.value)
+
+
 def test_a_message_without_a_value_or_with_a_huge_key_is_refused() -> None:
     with pytest.raises(Refused) as no_value:
         parse_with(None)

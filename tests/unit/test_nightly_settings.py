@@ -102,7 +102,14 @@ def test_the_catalogue_gives_each_model_its_mark_in_toml_or_json(tmp_path: Path)
 
 @pytest.mark.parametrize(
     ("text", "suffix"),
-    [("[models", ".toml"), ("{", ".json"), ('{"models": 3}', ".json"), ("models: {}", ".yaml")],
+    [
+        ("[models", ".toml"),
+        ("{", ".json"),
+        ('{"models": 3}', ".json"),
+        ("models: {}", ".yaml"),
+        ("a = " + "[" * 5000 + "]" * 5000, ".toml"),  # past the parsers' recursion
+        ("[" * 100_000 + "]" * 100_000, ".json"),
+    ],
 )
 def test_a_catalogue_that_cannot_be_read_leaves_every_mark_unreadable(
     text: str, suffix: str
