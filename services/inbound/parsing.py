@@ -38,11 +38,17 @@ OPTIONAL_ATTRIBUTES = frozenset({"datacontenttype", "dataschema", "subject"})
 EXTENSION_NAME = re.compile(r"[a-z0-9]+")  # CloudEvents 1.0: lowercase letters and digits
 
 
-def identity(source: str, event_id: str) -> str:
-    """A CloudEvent's identity, unambiguous even when the source holds a slash: the JSON array
-    ``json.dumps([source, event_id])`` writes, spelt without its general encoder (a third of
-    the time; both are strings)."""
-    return f"[{encode_basestring_ascii(source)}, {encode_basestring_ascii(event_id)}]"
+def identity(tenant_id: str, source: str, event_id: str) -> str:
+    """A CloudEvent's identity, its tenant's ``source`` + ``id``: another tenant's event under
+    the same two is another event (found by attacking the service: one tenant could apply
+    first under another's ids, and the answer "already applied" told it the ids were used).
+    Unambiguous even when the source holds a slash: the JSON array ``json.dumps([tenant_id,
+    source, event_id])`` writes, spelt without its general encoder (a third of the time; all
+    three are strings)."""
+    return (
+        f"[{encode_basestring_ascii(tenant_id)}, {encode_basestring_ascii(source)}, "
+        f"{encode_basestring_ascii(event_id)}]"
+    )
 
 
 class NotPlain(ValueError):
@@ -126,7 +132,7 @@ def parse_event(
         actor=envelope.actor or envelope.source,
         command_id=f"ce/{envelope.source}/{envelope.id}",
         at=clock(),
-        identity=identity(envelope.source, envelope.id),
+        identity=identity(envelope.tenantid, envelope.source, envelope.id),
         # The CloudEvents distributed-tracing extension, or the Kafka header of that name.
         trace=valid_traceparent(values.get("traceparent"))
         or valid_traceparent(headers.get("traceparent", b"").decode("latin-1")),

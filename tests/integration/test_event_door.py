@@ -89,6 +89,20 @@ async def test_the_tenant_and_actor_are_the_keys(
     assert (await post(client, run_completed("e-9"), **reader)).status_code == 403
 
 
+async def test_another_tenants_event_under_the_same_source_and_id_is_applied_too(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Found by attacking the service: tenant B's event kept tenant A's under the same
+    ``source`` + ``id`` from being applied, and its 200 told B that A had used them."""
+    theirs = await post(client, run_completed("shared"), Authorization=f"Bearer {keys.b}")
+    assert (theirs.status_code, theirs.json()["applied"]) == (201, True)
+    mine = await post(client, run_completed("shared"))
+    assert (mine.status_code, mine.json()["applied"]) == (201, True), mine.text
+    again = await post(client, run_completed("shared"))
+    assert (again.status_code, again.json()["applied"]) == (200, False)
+    assert await count(runtime, HarvestedRun.Harvested) == 2  # one run in each tenant
+
+
 async def test_bad_input_is_refused_naming_the_field(
     runtime: Runtime, client: httpx.AsyncClient
 ) -> None:

@@ -71,7 +71,7 @@ async def neighbour(runtime: Runtime, tenant: str, event: Any, cloudevent_id: st
         "urn:quality",
         f"ce/urn:quality/{cloudevent_id}",
         NOW,
-        identity=identity("urn:quality", cloudevent_id),
+        identity=identity(tenant, "urn:quality", cloudevent_id),
     )
     return (await runtime.bus.execute(issued)).result
 

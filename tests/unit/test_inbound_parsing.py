@@ -60,11 +60,21 @@ def test_a_record_feedback_cloudevent_becomes_a_command_with_its_identity() -> N
     assert subscription.cloudevent_type == RECORD_FEEDBACK
     assert (issued.tenant_id, issued.actor, issued.at) == ("t1", "svc-neighbour", AT)
     assert issued.command_id == "ce/urn:neighbour/m-1"
-    # Identity is source + id, never the offset; unambiguous when the source holds a slash.
-    assert issued.identity == json.dumps(["urn:neighbour", "m-1"])
+    # Identity is the tenant's source + id, never the offset; unambiguous when the source
+    # holds a slash.
+    assert issued.identity == json.dumps(["t1", "urn:neighbour", "m-1"])
     assert issued.tracking is None
     _, other = parse_with(envelope(source="urn:neighbour/m", id="1"))
     assert other.identity != parse_with(envelope(source="urn:neighbour", id="m/1"))[1].identity
+
+
+def test_another_tenants_event_under_the_same_source_and_id_is_another_event() -> None:
+    """Found by attacking the service: the identity was source + id alone, so one tenant's
+    event kept another's under the same two from being applied."""
+    _, mine = parse_with(envelope(tenantid="t1"))
+    _, theirs = parse_with(envelope(tenantid="t2"))
+    assert mine.identity != theirs.identity
+    assert mine.identity == parse_with(envelope(tenantid="t1"))[1].identity
 
 
 def test_extension_attributes_are_accepted_as_cloudevents_allows() -> None:
@@ -276,7 +286,7 @@ def test_what_the_sdk_judges_is_still_refused_as_before(value: bytes) -> None:
 
 def test_an_event_with_a_time_is_still_read_through_the_sdk() -> None:
     _, issued = parse_with(envelope(time="2026-11-29T12:00:00Z"), key=b"k")
-    assert issued.identity == json.dumps(["urn:neighbour", "m-1"])
+    assert issued.identity == json.dumps(["t1", "urn:neighbour", "m-1"])
 
 
 def test_a_key_longer_than_an_attribute_is_refused_as_the_partition_key() -> None:
