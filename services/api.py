@@ -357,9 +357,20 @@ async def check_query(request: Request) -> None:
         seen.add(name)
 
 
+# Headers a request gives once: which of two keys or Idempotency-Keys counts would otherwise
+# be the framework's accident (the first), as with a query parameter given twice.
+ONCE = {b"authorization": "Authorization", b"idempotency-key": "Idempotency-Key"}
+
+
 async def check_request(request: Request) -> None:
-    """The checks every route makes of its query and path (a dependency of the app). Most
-    writes have no query string: its parse is skipped then (issue 12)."""
+    """The checks every route makes of its headers, query and path (a dependency of the
+    app). Most writes have no query string: its parse is skipped then (issue 12)."""
+    seen: set[bytes] = set()
+    for name, _ in request.scope["headers"]:
+        if name in ONCE:
+            if name in seen:
+                raise Refused(f"the header {ONCE[name]} is given more than once", field=ONCE[name])
+            seen.add(name)
     if request.scope.get("query_string"):
         await refuse_nul(request)
         await check_query(request)

@@ -10,7 +10,7 @@ from services.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
 from services.auth import Principal
 from services.errors import Refused
 from services.openapi import RAW_ANSWER, RAW_BODY
-from services.problems import READ_ERRORS, WRITE_ERRORS
+from services.problems import READ_ERRORS, WRITE_ERRORS, TooLarge
 
 
 def artifact_routes(http: Http) -> APIRouter:
@@ -28,7 +28,7 @@ def artifact_routes(http: Http) -> APIRouter:
         if not content:
             raise Refused("an artifact cannot be empty", field="body")
         if len(content) > MAX_ARTIFACT_BYTES:
-            raise Refused(f"an artifact is at most {MAX_ARTIFACT_BYTES} bytes", field="body")
+            raise TooLarge(MAX_ARTIFACT_BYTES)  # as every body over its route's bound
         ref = await put_artifact(http.pool, principal.tenant_id, content, content_type[:200])
         return {"ref": ref, "bytes": len(content)}
 

@@ -14,9 +14,10 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from services.errors import (
     Conflict,
@@ -110,6 +111,13 @@ def install_error_handlers(app: FastAPI) -> None:
         )
         response.headers["Retry-After"] = "1"
         return response
+
+    @app.exception_handler(ClientDisconnect)
+    async def on_gone(request: Request, _: ClientDisconnect) -> Response:
+        """The client went away before its body arrived: nobody is there to answer, and it is
+        not the server's failure (it was logged as one, with a traceback)."""
+        log.info("%s %s: the client went away mid-request", request.method, request.url.path)
+        return Response(status_code=400)  # the server drops it: the connection is gone
 
     @app.exception_handler(TooLarge)
     async def on_too_large(_: Request, exc: TooLarge) -> JSONResponse:

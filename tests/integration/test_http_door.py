@@ -517,3 +517,21 @@ async def test_a_body_past_what_any_route_reads_is_413_on_a_route_with_a_smaller
     own 1 MiB bound refused it. A body past the most any route reads (a batch's 4 MiB) is
     refused as it arrives, on every route."""
     refused(await client.post("/factory/artifacts", content=b"x" * (5 * 1024 * 1024)), 413, "body")
+    # Over the artifact's own bound (1 MiB), under the most any route reads: 413 as well.
+    refused(await client.post("/factory/artifacts", content=b"x" * (1024 * 1024 + 1)), 413, "body")
+
+
+@pytest.mark.parametrize("path", ["/factory/feedback", "/factory/feedback:batch"])
+async def test_a_key_or_idempotency_key_given_twice_is_refused_naming_the_header(
+    client: httpx.AsyncClient, keys: Keys, runtime: Runtime, path: str
+) -> None:
+    """Found by attacking the API: the first of two was taken, whichever tenant it named."""
+    body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation"}
+    sent = {"items": [body]} if path.endswith(":batch") else body
+    before = await event_count(runtime)
+    twice = [("Authorization", f"Bearer {keys.b}"), ("Authorization", f"Bearer {keys.a}")]
+    refused(await client.post(path, json=sent, headers=twice), 422, "Authorization")
+    keyed = [("Idempotency-Key", "k-1"), ("Idempotency-Key", "k-2")]
+    refused(await client.post(path, json=sent, headers=keyed), 422, "Idempotency-Key")
+    assert await event_count(runtime) == before
+    assert (await client.post(path, json=sent, headers={"Idempotency-Key": "k-1"})).is_success
