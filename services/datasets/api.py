@@ -25,7 +25,7 @@ from contracts.datasets import (
     VersionShared,
 )
 from projections.datasets import dataset_tasks, list_datasets
-from services.api import Http, IdempotencyKey, MinPosition, command_id, read_command
+from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
 from services.artifacts import (
     artifact_exists,
     check_references,
@@ -106,13 +106,16 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
     @router.delete("/{datasetId:path}/tasks/{taskId:path}", response_model=TaskWritten,
                    responses=WRITE_ERRORS)  # fmt: skip
     async def remove(
+        request: Request,
         dataset_id: DatasetIdPath,
         task_id: Annotated[str, Path(alias="taskId", min_length=1, max_length=200)],
         principal: Annotated[Principal, Depends(http.scope(RUN))],
     ) -> dict[str, Any]:
         """Take a task out of the dataset's next snapshots (a harvested one: ``run:<runId>``);
-        published versions keep it."""
+        published versions keep it. A task the dataset does not hold, or a dataset the tenant
+        does not have, is 404 (C16). Takes no body."""
         person(principal)
+        await no_body(request)
         outcome = await http.execute(
             RemoveTask(dataset_id=dataset_id, task_id=task_id), principal, command_id(None)
         )

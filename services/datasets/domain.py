@@ -4,8 +4,9 @@
   whole payload it keeps as the typed field ``run`` (appraisal reads its counters and goals);
   a repeat of the same run changes nothing.
 - ``Validation``: one per tenant, artifact, validator, run and instant (C25).
-- ``Dataset``: one per tenant and dataset id: curated additions and removals, the published
-  versions (each immutable, C15), consents to share and the shares made (C17).
+- ``Dataset``: one per tenant and dataset id: curated additions and removals (only of a task
+  it holds), the published versions (each immutable, C15), consents to share and the shares
+  made (C17).
 
 Decisions are pure: ids, instants and who acts come in with the call.
 """
@@ -18,7 +19,7 @@ from eventsourcing.domain import Aggregate, event
 
 from contracts.datasets import DEFAULT_SCORING_RULE, harvested_dataset
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from services.errors import Conflict, NotPermitted
+from services.errors import Conflict, NotFound, NotPermitted
 
 DATASETS_NAMESPACE = UUID("b7d2a6c4-3f1e-5a9b-8c07-1e2d3f4a5b6c")
 
@@ -198,6 +199,8 @@ class Dataset(Aggregate):
     ) -> None:
         self.tenant_id, self.dataset_id, self.name = tenant_id, dataset_id, name
         self.target, self.classification = target, classification
+        self.curated: set[str] = set()  # the curated tasks' ids
+        self.removed: set[str] = set()  # ids taken out, until curated again
         self.versions: dict[int, Version] = {}
         self.consents: set[str] = set()
         self.shares: dict[tuple[int, str], str] = {}
@@ -235,9 +238,17 @@ class Dataset(Aggregate):
         self, tenant_id: str, dataset_id: str, task_id: str, input_ref: str,
         expected_ref: str, scoring_rule: str, curated_by: str, timestamp: datetime,
     ) -> None:  # fmt: skip
-        pass
+        self.curated.add(task_id)
+        self.removed.discard(task_id)
 
-    def remove(self, task_id: str, *, by: str, at: datetime) -> None:
+    def remove(self, task_id: str, *, harvested: bool, by: str, at: datetime) -> None:
+        """Takes a task it holds out of the next snapshots: a curated one, or a run harvested
+        into it (``harvested``, C24) not taken out before. Any other is not found (C14, C16):
+        nothing is recorded."""
+        if task_id not in self.curated and (not harvested or task_id in self.removed):
+            raise NotFound(
+                f"no task {task_id} in {self.dataset_id}", datasetId=self.dataset_id, taskId=task_id
+            )
         self._removed(tenant_id=self.tenant_id, dataset_id=self.dataset_id, task_id=task_id,
                       removed_by=by, timestamp=at)  # fmt: skip
 
@@ -245,7 +256,8 @@ class Dataset(Aggregate):
     def _removed(
         self, tenant_id: str, dataset_id: str, task_id: str, removed_by: str, timestamp: datetime
     ) -> None:
-        pass
+        self.curated.discard(task_id)
+        self.removed.add(task_id)
 
     # Versions (C15, C18, C20)
 

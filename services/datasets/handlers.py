@@ -115,11 +115,26 @@ def add_task(store: EventStore, issued: Issued) -> Decision:
 
 
 def remove_task(store: EventStore, issued: Issued) -> Decision:
+    """A task the tenant's dataset holds, taken out; one it does not hold is 404 and opens
+    no dataset (C14, C16)."""
     command = issued.command
     assert isinstance(command, RemoveTask)
+    harvested = harvested_into(store, issued.tenant_id, command.dataset_id, command.task_id)
     dataset = dataset_of(store, issued, command.dataset_id)
-    dataset.remove(command.task_id, by=issued.actor, at=issued.at)
+    dataset.remove(command.task_id, harvested=harvested, by=issued.actor, at=issued.at)
     return Decision([dataset], command.task_id)
+
+
+def harvested_into(store: EventStore, tenant_id: str, dataset_id: str, task_id: str) -> bool:
+    """Whether the task is a run of the tenant harvested into this dataset (C24): its id is
+    ``run:<runId>``, its dataset that run's agent's."""
+    run_id = task_id.removeprefix("run:")
+    if run_id == task_id:
+        return False
+    with suppress(AggregateNotFoundError):
+        run: HarvestedRun = store.repository.get(harvested_run_id(tenant_id, run_id))
+        return run.dataset_id == dataset_id and run.task_id == task_id
+    return False
 
 
 def publish_version(store: EventStore, issued: Issued) -> Decision:

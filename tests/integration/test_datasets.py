@@ -324,6 +324,49 @@ async def test_sharing_needs_a_recorded_consent_and_gives_an_anonymised_copy(
     assert [d["classification"] for d in listed] == ["anonymised"]
 
 
+async def test_removing_a_task_the_dataset_does_not_hold_is_not_found_and_appends_nothing(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """SPEC C14, C16, C51: a removal names a task the caller's tenant's dataset holds (curated,
+    or a run harvested into it); any other is 404, nothing is appended and no phantom dataset
+    is listed. The route takes no body, as other body-less routes do."""
+    runtime.start_projections(["datasets"])
+    tenant = tenant_of(keys, 0)
+    question, answer = await artifact(client, "q"), await artifact(client, "a")
+    await harvest(runtime, tenant, run_event("r-1", question, outputRef=answer), "1")
+    curated = await client.post(
+        f"{BASE}/named-set/tasks",
+        json={"taskId": "c-1", "inputRef": question, "expectedRef": answer},
+    )
+    assert curated.status_code == 201, curated.text
+    count = await event_count(runtime)
+    other = {"Authorization": f"Bearer {keys.b}"}
+    for path, headers in (
+        ("nope/tasks/nope", {}),  # neither the dataset nor the task
+        ("named-set/tasks/nope", {}),  # a dataset without that task
+        ("agent:Office/Coach/tasks/run:r-2", {}),  # a run never harvested
+        ("named-set/tasks/run:r-1", {}),  # a run harvested into another dataset
+        ("named-set/tasks/c-1", other),  # another tenant's (C16)
+        ("agent:Office/Coach/tasks/run:r-1", other),
+    ):
+        missing = await client.delete(f"{BASE}/{path}", headers=headers)
+        assert missing.status_code == 404, (path, missing.text)
+        assert missing.json()["error"] == "not-found"
+    with_body = await client.request("DELETE", f"{BASE}/named-set/tasks/c-1", json={"x": 1})
+    assert (with_body.status_code, with_body.json()["field"]) == (422, "body")
+    assert await event_count(runtime) == count
+    await settled(runtime)
+    listed = [d["datasetId"] for d in (await client.get(BASE)).json()["items"]]
+    assert listed == ["agent:Office/Coach", "named-set"]
+    assert (await client.get(BASE, headers=other)).json()["items"] == []
+
+    # A task held is removed once; then the dataset no longer holds it.
+    for path in ("named-set/tasks/c-1", "agent:Office/Coach/tasks/run:r-1"):
+        assert (await client.delete(f"{BASE}/{path}")).status_code == 200
+        assert (await client.delete(f"{BASE}/{path}")).status_code == 404
+    assert await event_count(runtime) == count + 3  # the harvested one opens its dataset
+
+
 def tenant_of(keys: Keys, index: int) -> str:
     """The tenant of a test key: 0 is tenant A's writer, 1 tenant B's."""
     return str(json.loads(keys.entries)[index]["tenant"])

@@ -22,7 +22,7 @@ from services.datasets.tasks import (
     expected_outcome,
     snapshot_document,
 )
-from services.errors import Conflict, NotPermitted
+from services.errors import Conflict, NotFound, NotPermitted
 
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 A = "artifact:sha256:" + "a" * 64
@@ -195,6 +195,27 @@ def test_sharing_needs_a_consent_for_that_tenant() -> None:
     assert dataset.share(1, "globex", "shared:x", by="a", at=AT) is False
     with pytest.raises(Conflict):
         dataset.share(2, "globex", "shared:x", by="a", at=AT)  # no such version
+
+
+def test_only_a_task_the_dataset_holds_is_removed() -> None:
+    """SPEC C14: a curated task, or a run harvested into the dataset, once; any other is not
+    found and records nothing."""
+    dataset = opened()
+    for task_id, harvested in (("nope", False), ("run:r", False)):
+        with pytest.raises(NotFound) as missing:
+            dataset.remove(task_id, harvested=harvested, by="a", at=AT)
+        assert missing.value.details == {"datasetId": "agent:coach", "taskId": task_id}
+    dataset.curate("c-1", A, B, "exact", by="a", at=AT)
+    dataset.remove("c-1", harvested=False, by="a", at=AT)
+    dataset.remove("run:r", harvested=True, by="a", at=AT)
+    for task_id, harvested in (("c-1", False), ("run:r", True)):  # already taken out
+        with pytest.raises(NotFound):
+            dataset.remove(task_id, harvested=harvested, by="a", at=AT)
+    dataset.curate("run:r", A, B, "exact", by="a", at=AT)  # curated again: held again
+    dataset.remove("run:r", harvested=True, by="a", at=AT)
+    names = [type(e).__name__ for e in dataset.collect_events()]
+    assert names == ["Opened", "TaskCurated", "TaskRemoved", "TaskRemoved", "TaskCurated",
+                     "TaskRemoved"]  # fmt: skip
 
 
 def test_an_idempotency_key_names_one_request() -> None:
