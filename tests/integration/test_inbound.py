@@ -95,6 +95,7 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_ap
         command_topic,
         [
             b"{not json",
+            b"[" * 100_000 + b"]" * 100_000,  # past every parser's nesting: it once stopped all
             record_feedback_event("tenant-k", "svc-a", forged),
             record_feedback_event("tenant-k", "svc-a", missing_artifact),
             record_feedback_event("tenant-k", "svc-a", DATA),
@@ -102,19 +103,23 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_ap
         key=b"same-partition",
     )
     async with inbound(kafka_runtime) as consumer:
-        await settled(consumer, 4)
-    assert (consumer.applied, consumer.dead_lettered) == (1, 3)
+        await settled(consumer, 5)
+    assert (consumer.applied, consumer.dead_lettered) == (1, 4)
     assert await feedback_recorded(kafka_runtime) == 1
-    dead = await consume(kafka_bootstrap, topics.dead_letter(command_topic), 3)
+    dead = await consume(kafka_bootstrap, topics.dead_letter(command_topic), 4)
     dead.sort(key=lambda m: int(dict(m.headers)["dlt-original-offset"]))
     assert dead[0].value == b"{not json"  # the original, unchanged
     headers = [dict(m.headers) for m in dead]
     assert headers[0]["dlt-field"] == b"value"
-    assert headers[1]["dlt-field"] == b"givenBy"
-    assert b"stamped" in headers[1]["dlt-reason"]
-    assert headers[2]["dlt-field"] == b"commentRef"  # the same checks as over HTTP
-    assert headers[2]["content-type"] == b"application/cloudevents+json"  # originals kept
-    for h, offset in zip(headers, (b"0", b"1", b"2"), strict=True):
+    assert (headers[1]["dlt-field"], b"nests too deeply" in headers[1]["dlt-reason"]) == (
+        b"value",
+        True,
+    )
+    assert headers[2]["dlt-field"] == b"givenBy"
+    assert b"stamped" in headers[2]["dlt-reason"]
+    assert headers[3]["dlt-field"] == b"commentRef"  # the same checks as over HTTP
+    assert headers[3]["content-type"] == b"application/cloudevents+json"  # originals kept
+    for h, offset in zip(headers, (b"0", b"1", b"2", b"3"), strict=True):
         assert h["dlt-original-topic"] == command_topic.encode()
         assert h["dlt-original-offset"] == offset
         assert "dlt-original-partition" in h
