@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, BeforeValidator
+from pydantic import AfterValidator, BaseModel, BeforeValidator
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import ClientDisconnect
@@ -63,7 +63,19 @@ def rfc3339(value: object) -> object:
     return value
 
 
-Instant = Annotated[datetime, BeforeValidator(rfc3339)]
+def in_utc(value: datetime) -> datetime:
+    """An instant whose offset takes it past year 1 or 9999 in UTC
+    (``0001-01-01T00:00:00+23:59``) is no instant PostgreSQL can be asked about: refused as the
+    parameter it is (found by attacking the API: the appraisal read it as every source
+    unreadable, a partial appraisal of nothing)."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the instant is outside years 1 to 9999 in UTC") from None
+    return value
+
+
+Instant = Annotated[datetime, BeforeValidator(rfc3339), AfterValidator(in_utc)]
 # ``?before=`` on lists: the ``next`` of the previous page, a token like a position.
 Before = Annotated[
     str | None,

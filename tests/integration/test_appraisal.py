@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from contracts.appraisal import MAX_CHARTER_DOCUMENT
 from contracts.feedback import FeedbackKind, RecordFeedback, SubjectKind
 from contracts.neighbours import RunCompleted
 from contracts.reports import DraftReport, SubmitReport
@@ -130,6 +131,21 @@ async def test_a_refused_charter_names_the_line_and_stores_nothing(
     assert body["lineId"] == "late"
     assert body["field"] == "line[5].priority"
     assert await event_count(runtime) == before
+
+
+async def test_a_charter_over_its_bound_is_413_too_large_and_stores_nothing(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    """As any body over its bound (services/api.py, ``bounded_body``): 413, not a refusal."""
+    before = await event_count(runtime)
+    padded = CHARTER + "#" * (MAX_CHARTER_DOCUMENT - len(CHARTER.encode()) + 1)
+    answer = await put(client, padded)
+    assert answer.status_code == 413, answer.text
+    body = answer.json()
+    assert (body["error"], body["field"]) == ("too-large", "body")
+    assert await event_count(runtime) == before
+    at_the_bound = await put(client, padded[:-1])
+    assert at_the_bound.status_code == 200, at_the_bound.text
 
 
 async def test_another_tenant_sees_its_own_empty_charter(
@@ -342,3 +358,52 @@ async def test_the_live_read_model_serves_the_charter_and_eval_runs_by_agent(
     line = (await client.get("/factory/appraisal/lines/evals")).json()
     assert line["reading"]["state"] == "too-little-evidence"
     assert len(line["outcomes"]) == 2
+
+
+# An offset that takes the instant past year 9999 (or before year 1) in UTC: no instant
+# PostgreSQL can be sent, so the parameter is invalid (it read as every source unreadable).
+PAST_UTC = [
+    ("until", "9999-12-31T23:59:59.999999-23:59"),
+    ("since", "0001-01-01T00:00:00+23:59"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), PAST_UTC)
+@pytest.mark.parametrize(
+    "path", ["/factory/appraisal/agents/Org%2FAgent%2FCoach", "/factory/appraisal/lines/evals"]
+)
+async def test_a_window_end_outside_utc_years_is_422_naming_it(
+    runtime: Runtime, client: httpx.AsyncClient, path: str, name: str, value: str
+) -> None:
+    assert (await put(client, CHARTER)).status_code == 200
+    await caught_up(runtime)
+    answer = await client.get(path, params={name: value})
+    assert answer.status_code == 422, answer.text
+    body = answer.json()
+    assert (body["error"], body["field"]) == ("invalid", name)
+    assert [p["field"] for p in body["problems"]] == [name]
+
+
+@pytest.mark.parametrize(
+    "path", ["/factory/appraisal/agents/coach", "/factory/appraisal/lines/evals"]
+)
+async def test_a_window_that_ends_before_it_starts_is_422_naming_since(
+    runtime: Runtime, client: httpx.AsyncClient, path: str
+) -> None:
+    """No M rule speaks of the window (SPEC 4C): a reversed one is a mistake to name, not an
+    empty appraisal; an empty one (``since == until``) and the widest are answered."""
+    assert (await put(client, CHARTER)).status_code == 200
+    await caught_up(runtime)
+    since, until = NOW.isoformat(), (NOW - timedelta(seconds=1)).isoformat()
+    answer = await client.get(path, params={"since": since, "until": until})
+    assert answer.status_code == 422, answer.text
+    body = answer.json()
+    assert (body["error"], body["field"]) == ("invalid", "since")
+    assert [p["field"] for p in body["problems"]] == ["since"]
+    empty = await client.get(path, params={"since": since, "until": since})
+    assert empty.status_code == 200, empty.text  # [since, since): empty, as written
+    assert empty.json()["partial"] is False
+    edges = {"since": "0001-01-01T00:00:00Z", "until": "9999-12-31T23:59:59.999999Z"}
+    widest = await client.get(path, params=edges)
+    assert widest.status_code == 200, widest.text
+    assert widest.json()["partial"] is False

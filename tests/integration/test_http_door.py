@@ -319,6 +319,11 @@ async def test_a_wrong_method_is_405_not_422(
         ("/factory/reports/inbox?submittedBefore=yesterday", "submittedBefore"),
         ("/factory/reports/inbox?submittedAfter=0.7", "submittedAfter"),
         ("/factory/reports/inbox?submittedAfter=2026-11-30", "submittedAfter"),
+        # Past year 9999 in UTC (found by attacking the API).
+        (
+            "/factory/reports/inbox?submittedBefore=9999-12-31T23:59:59.999999-23:59",
+            "submittedBefore",
+        ),
         (f"/factory/evals/cases/{uuid.uuid4()}/runs/{uuid.uuid4()}/threads/-1", "index"),
     ],
 )
