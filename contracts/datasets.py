@@ -227,5 +227,7 @@ class EventApplied(Answer):
     model_config = shown_as(EVENT_APPLIED)
 
     type: str
-    applied: bool = Field(description="False when its source + id was applied before.")
+    applied: bool = Field(
+        description="False when its source + id was applied before in this tenant."
+    )
     position: Position

@@ -60,8 +60,8 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
 
     description = (
         "Apply one structured CloudEvent of a declared type, as the Kafka consumer would "
-        "(201; a repeat of its `source` + `id` answers 200 and applies nothing). Declared "
-        "types: " + ", ".join(f"`{name}`" for name in sorted(by_type)) + "."
+        "(201; a repeat of its `source` + `id` in the same tenant answers 200 and applies "
+        "nothing). Declared types: " + ", ".join(f"`{name}`" for name in sorted(by_type)) + "."
     )
 
     @router.post("", status_code=201, response_model=EventApplied,
@@ -105,7 +105,9 @@ def stamped(event: Any, principal: Principal) -> bytes:
         raise Refused("a structured CloudEvent is a JSON object", field="body")
     if not event.get("id"):
         # The CloudEvents SDK would make one up: a retry would then be another event.
-        raise Refused("id: the event's id is required (its identity is source + id)", field="id")
+        raise Refused(
+            "id: the event's id is required (its identity is the tenant's source + id)", field="id"
+        )
     for attribute, own in (("tenantid", principal.tenant_id), ("actor", principal.subject)):
         given = event.get(attribute)
         if given is None:

@@ -1,5 +1,6 @@
 """Commands from other services on a real Kafka broker (issue 7, item 5): applied exactly once
-in effect, decided by their identity (source + id), never by offsets; poison to the DLT."""
+in effect, decided by their identity (the tenant's source + id), never by offsets; poison to
+the DLT."""
 
 import asyncio
 import socket
