@@ -663,6 +663,9 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         telemetry={"tracing": False, "metrics": False, "logs": False},
         # One dependency for both checks: each dependency costs FastAPI a solve per request.
         dependencies=[Depends(check_request)],
+        # A path with a trailing slash is not a route: 404 in the error shape, not a 307 with
+        # an empty body (found by attacking the API).
+        redirect_slashes=False,
     )
     for router in routers:
         app.include_router(router)

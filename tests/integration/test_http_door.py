@@ -540,3 +540,11 @@ async def test_a_key_or_idempotency_key_given_twice_is_refused_naming_the_header
     refused(await client.post(path, json=sent, headers=keyed), 422, "Idempotency-Key")
     assert await event_count(runtime) == before
     assert (await client.post(path, json=sent, headers={"Idempotency-Key": "k-1"})).is_success
+
+
+async def test_a_trailing_slash_is_no_route_and_answers_the_error_shape(
+    client: httpx.AsyncClient,
+) -> None:
+    """Found by attacking the API: it answered 307 with an empty body."""
+    refused(await client.get("/factory/feedback/"), 404)
+    refused(await client.post("/factory/feedback/", json={}), 404)
