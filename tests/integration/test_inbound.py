@@ -7,6 +7,7 @@ import socket
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
@@ -16,6 +17,7 @@ from contracts import topics
 from services.bootstrap import Runtime
 from services.feedback.domain import Feedback
 from services.inbound import InboundConsumer
+from services.inbound.declared import SUBSCRIPTIONS
 from services.store import EVENTS_TABLE
 from tests.integration.test_relay import forward
 from tests.kafka_peer import consume, produce, record_feedback_event
@@ -125,6 +127,56 @@ async def test_a_poison_message_goes_to_the_dead_letter_topic_and_the_next_is_ap
         assert h["dlt-original-offset"] == offset
         assert "dlt-original-partition" in h
         assert h["dlt-error"] == b"refused"
+
+
+async def test_a_message_whose_reading_fails_unexpectedly_is_dead_lettered_alone(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """One bad message stops nothing but itself, whatever fails in reading it: here the
+    consumer's clock, failing once, stands for a failure of our own reading that is no
+    refusal (a RecursionError once stopped the whole consumer, found by attacking it)."""
+    await kafka_runtime.ensure_topics()
+    command_topic = topic(kafka_runtime, topics.RECORD_FEEDBACK)
+    await produce(
+        kafka_bootstrap,
+        command_topic,
+        [
+            record_feedback_event("tenant-k", "svc-a", {**DATA, "subjectRef": f"m-{n}"})
+            for n in range(2)
+        ],
+        key=b"same-partition",
+    )
+    readings = 0
+
+    def clock() -> datetime:
+        nonlocal readings
+        readings += 1
+        if readings == 1:
+            raise RuntimeError("a failure of the reading itself")
+        return datetime.now(UTC)
+
+    settings = kafka_runtime.settings
+    consumer = InboundConsumer(
+        kafka_runtime.bus,
+        kafka_runtime.store,
+        kafka_runtime.pool,
+        SUBSCRIPTIONS,
+        bootstrap=kafka_bootstrap,
+        group_id=settings.inbound_group_id,
+        topic_prefix=settings.topic_prefix,
+        clock=clock,
+    )
+    await consumer.start()
+    try:
+        await settled(consumer, 2)
+    finally:
+        await consumer.stop()
+    assert (consumer.applied, consumer.dead_lettered) == (1, 1)
+    assert await feedback_recorded(kafka_runtime) == 1
+    [dead] = await consume(kafka_bootstrap, topics.dead_letter(command_topic), 1)
+    headers = dict(dead.headers)
+    assert (headers["dlt-field"], headers["dlt-original-offset"]) == (b"value", b"0")
+    assert b"RuntimeError" in headers["dlt-reason"]
 
 
 async def recreate(bootstrap: str, runtime: Runtime, name: str) -> None:
