@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -174,9 +174,15 @@ def free_ports(count: int) -> int:
         return first
 
 
-def start_api(
-    url: str, keys: str, out: Path, workers: int | None = None
-) -> tuple[subprocess.Popen[bytes], str, list[str]]:
+class Served(NamedTuple):
+    """``feedbackloop api`` running: its process, its base URL, each worker's metrics URL."""
+
+    process: subprocess.Popen[bytes]
+    base: str
+    metrics: list[str]
+
+
+def start_api(url: str, keys: str, out: Path, workers: int | None = None) -> Served:
     """``feedbackloop api`` with its default (production) server settings; ``workers``
     overrides its default of one worker process per core. Also each worker's metrics URL."""
     port, count = localservers.free_port(), workers or os.cpu_count() or 1
@@ -197,7 +203,7 @@ def start_api(
             if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                 time.sleep(1)  # every worker up, not only the first to answer
                 ports = range(metrics, metrics + count)
-                return process, base, [f"http://127.0.0.1:{p}/metrics" for p in ports]
+                return Served(process, base, [f"http://127.0.0.1:{p}/metrics" for p in ports])
         except httpx.TransportError:
             pass
         time.sleep(0.2)
@@ -281,27 +287,28 @@ class EachSecond:
                 last = now
 
 
-def bus_totals(metrics: list[str]) -> Counter[str]:
+def bus_totals(metrics: list[str]) -> Counter[tuple[str, str]]:
     """The command bus's histograms (``services.metrics``), their sums and counts added up
     over the API's workers."""
-    totals = Counter[str]()
+    totals = Counter[tuple[str, str]]()
     for url in metrics:
         for family in text_string_to_metric_families(httpx.get(url, timeout=5).text):
             if family.name.startswith("feedbackloop_bus_"):
                 for sample in family.samples:
                     if sample.name.endswith(("_sum", "_count")):
-                        stage = sample.labels.get("stage")
-                        totals[f"{sample.name} {stage}" if stage else sample.name] += sample.value
+                        totals[sample.name, sample.labels.get("stage", "")] += sample.value
     return totals
 
 
-def bus_means(before: Counter[str], after: Counter[str]) -> dict[str, float]:
+def bus_means(
+    before: Counter[tuple[str, str]], after: Counter[tuple[str, str]]
+) -> dict[str, float]:
     """A batch's mean time in each stage of the bus (ms) and its mean size, between two
     readings of ``bus_totals``."""
     done = after - before
 
     def mean(name: str, stage: str = "") -> float:
-        return done[f"{name}_sum {stage}".strip()] / max(1, done[f"{name}_count {stage}".strip()])
+        return done[f"{name}_sum", stage] / max(1, done[f"{name}_count", stage])
 
     stages = {
         f"{stage}_ms": round(1000 * mean("feedbackloop_bus_seconds", stage), 2)
@@ -311,48 +318,33 @@ def bus_means(before: Counter[str], after: Counter[str]) -> dict[str, float]:
 
 
 def load(
-    url: str,
-    base: str,
-    key: str,
-    pid: int,
-    metrics: list[str],
-    seconds: int,
-    connections: int,
-    batch: int = 0,
+    url: str, api: Served, key: str, seconds: int, connections: int, batch: int = 0
 ) -> dict[str, Any]:
     """A short warm-up, then the timed run, with CPU time, append transactions and the
     command bus's stages around it and the events appended in each of its seconds."""
-    wrk(base, key, max(2, seconds // 10), connections, batch)
+    pid = api.process.pid
+    wrk(api.base, key, max(2, seconds // 10), connections, batch)
     transactions, server = append_transactions(url), cpu_seconds(pid, with_children=True)
-    machine, bus = machine_busy(), bus_totals(metrics)
+    machine, bus = machine_busy(), bus_totals(api.metrics)
     with EachSecond(url) as each:
-        run = wrk(base, key, seconds, connections, batch)
+        run = wrk(api.base, key, seconds, connections, batch)
     run["server_cpu_s"] = round((cpu_seconds(pid, with_children=True) or 0) - (server or 0), 2)
     run["machine_cpu_s"] = round(machine_busy() - machine, 2)
     run["transactions"] = append_transactions(url) - transactions
     run["events_each_second"] = each.counts
-    run["bus"] = bus_means(bus, bus_totals(metrics))
+    run["bus"] = bus_means(bus, bus_totals(api.metrics))
     return run
 
 
 def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     key, entry = new_key(TENANT, "bench", ["factory.feedback.write"])
-    process, base, metrics = start_api(url, json.dumps([entry]), out, args.api_workers)
+    api = start_api(url, json.dumps([entry]), out, args.api_workers)
     try:
-        single = load(url, base, key, process.pid, metrics, args.seconds, args.connections)
-        batch = load(
-            url,
-            base,
-            key,
-            process.pid,
-            metrics,
-            args.batch_seconds,
-            args.batch_connections,
-            args.batch,
-        )
-        peaks = process_tree_rss(process.pid)  # under figure 1 and the batch run
+        single = load(url, api, key, args.seconds, args.connections)
+        batch = load(url, api, key, args.batch_seconds, args.batch_connections, args.batch)
+        peaks = process_tree_rss(api.process.pid)  # under figure 1 and the batch run
     finally:
-        stop_process(process)
+        stop_process(api.process)
     for run, per_request in ((single, 1), (batch, args.batch)):
         ok = run["requests"] - run["status_errors"]
         run["commands"] = ok * per_request

@@ -543,16 +543,12 @@ def _bounded(receive: Receive, limit: int) -> Receive:
 async def _body_of(receive: Receive) -> bytes:
     """The request's body, whole (Starlette's ``Request.body``, without the Request); one
     longer than ``MAX_BODY_BYTES`` is refused as it arrives, never held whole in memory."""
+    receive = _bounded(receive, MAX_BODY_BYTES)
     chunks: list[bytes] = []
-    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.request":
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise TooLarge(MAX_BODY_BYTES)
-            chunks.append(chunk)
+            chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 return b"".join(chunks)
         elif message["type"] == "http.disconnect":
