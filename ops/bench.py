@@ -537,8 +537,8 @@ LIBRARY_BATCH = "library appends, batches of 100"
 # The command bus's stages (``services.metrics.BUS_SECONDS``), as the table names them.
 BUS_STAGES = (
     ("queued", "waiting to be taken"),
-    ("decide", "deciding, the hand-over to its thread included"),
-    ("append", "appending, the hand-over to its thread included"),
+    ("decide", "deciding, a hand-over to a thread included"),
+    ("append", "appending, a hand-over to a thread included"),
 )
 
 

@@ -54,7 +54,7 @@ from services.evals.handlers import HANDLERS as EVAL_HANDLERS
 from services.evals.handlers import REPLAYS as EVAL_REPLAYS
 from services.evals.runs import CaseRunner
 from services.feedback.api import feedback_routes
-from services.feedback.handlers import CREATES
+from services.feedback.handlers import ALONE, CREATES
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
 from services.follower import Follower, Reader, ReaderStatus
 from services.follower import ensure_tables as ensure_follower_tables
@@ -86,7 +86,7 @@ from services.scheduler import NAME as SCHEDULER
 from services.scheduler import Scheduler, scheduler_health
 from services.scheduler import ensure_tables as ensure_scheduler_tables
 from services.settings import Settings
-from services.store import EventStore, open_store
+from services.store import EventStore, LoopStore, open_store
 from services.supervisor import Supervisor
 from services.telemetry import configure as configure_telemetry
 from services.tracing import TraceContext
@@ -208,6 +208,8 @@ class Runtime:
                 **DATASET_CREATES,
             },
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
+            loop_store=LoopStore(pool, store),
+            alone=ALONE,
         )
         runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
         runtime.positions = PositionSeal(position_key)

@@ -78,8 +78,8 @@ LEARNING_PROPOSALS = Gauge(
 BUS_SECONDS = Histogram(
     "feedbackloop_bus_seconds",
     "A command batch's time in each stage of the command bus: queued (its first command's "
-    "wait to be taken), decide (handed to a thread until decided), append (handed to a "
-    "thread until stored).",
+    "wait to be taken), decide (until decided, a hand-over to a thread included if it "
+    "took one), append (until stored, likewise).",
     ["stage"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )

@@ -87,3 +87,6 @@ class Recorded:
 
 HANDLERS: dict[type, Handler] = {RecordFeedback: record_feedback}
 CREATES: dict[type, Creates] = {RecordFeedback: created_by}
+# Decided from the command alone when new (the bus may do it on its event loop): nothing above
+# reads the store for a feedback that does not exist yet.
+ALONE: frozenset[type] = frozenset({RecordFeedback})

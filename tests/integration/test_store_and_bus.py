@@ -2,17 +2,21 @@
 
 import asyncio
 import os
+import threading
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
+from eventsourcing.persistence import IntegrityError
 from prometheus_client import REGISTRY
 
 from contracts.feedback import RecordFeedback
 from services.bootstrap import Runtime
-from services.bus import Issued
+from services.bus import CommandBus, Decision, Handler, Issued, as_new
 from services.errors import Conflict
-from services.store import StoreMisconfigured, open_store
+from services.feedback.handlers import ALONE, CREATES, HANDLERS, record_feedback
+from services.store import EVENTS_TABLE, EventStore, LoopStore, StoreMisconfigured, open_store
 
 
 def issued(tenant: str, command_id: str, rating: int = 3) -> Issued:
@@ -111,9 +115,6 @@ async def test_two_stores_on_one_database_never_append_one_command_twice(
     time, and agrees."""
     other = await asyncio.to_thread(open_store, database_url)
     try:
-        from services.bus import CommandBus
-        from services.feedback.handlers import CREATES, HANDLERS
-
         bus2 = CommandBus(other, HANDLERS, creates=CREATES)
         for _ in range(10):
             key = f"race-{uuid.uuid4()}"
@@ -131,9 +132,6 @@ async def test_two_stores_on_one_database_never_append_one_command_twice(
 async def test_a_command_that_crashes_fails_alone(runtime: Runtime) -> None:
     """An unexpected error in one handler never fails the commands batched with it."""
     from pydantic import BaseModel
-
-    from services.bus import CommandBus, Decision
-    from services.feedback.handlers import HANDLERS
 
     class Explode(BaseModel):
         pass
@@ -171,3 +169,95 @@ def first_command() -> RecordFeedback:
     return RecordFeedback.model_validate(
         {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "rating", "rating": 3}
     )
+
+
+def recording_threads(threads: list[int]) -> dict[type, Handler]:
+    """The feedback handler, noting the thread each command is decided in."""
+
+    def decide(store: EventStore, issued: Issued) -> Decision:
+        threads.append(threading.get_ident())
+        return record_feedback(store, issued)
+
+    return {RecordFeedback: decide}
+
+
+async def test_new_feedback_is_decided_and_appended_on_the_event_loop(runtime: Runtime) -> None:
+    """Issue 12: a batch of new feedback asks PostgreSQL through asyncpg and decides on the
+    event loop, with no hand-over to a thread; feedback that exists already, or a command
+    under an Idempotency-Key (its receipt is looked up by the library), is decided in a
+    thread as before. Both are stored alike."""
+    threads: list[int] = []
+    loop_store = LoopStore(runtime.pool, runtime.store)
+    bus = CommandBus(
+        runtime.store,
+        recording_threads(threads),
+        creates=CREATES,
+        loop_store=loop_store,
+        alone=ALONE,
+    )
+    try:
+        new = await asyncio.gather(*(bus.execute(issued("t", f"loop-{i}")) for i in range(20)))
+        assert set(threads) == {threading.get_ident()}
+        threads.clear()
+        again = await bus.execute(issued("t", "loop-3"))
+        assert threads
+        assert threading.get_ident() not in threads
+        threads.clear()
+        keyed = replace(issued("t", "keyed"), identity="http/t/alice/k", digest="d")
+        await bus.execute(keyed)
+        assert threads
+        assert threading.get_ident() not in threads
+    finally:
+        await bus.aclose()
+    assert [o.result.created for o in new] == [True] * 20
+    assert not again.result.created
+    assert again.result.feedback_id == new[3].result.feedback_id
+    assert len({o.position for o in new}) == 20
+    assert await loop_store.head() == max(o.position for o in new) + 2  # the keyed: and receipt
+    assert count_events(runtime) == 22
+
+
+async def test_the_loop_store_appends_in_order_and_refuses_a_version_taken(
+    runtime: Runtime,
+) -> None:
+    loop_store = LoopStore(runtime.pool, runtime.store)
+    decision = record_feedback(runtime.store, as_new(issued("t", "direct")))
+    [event] = decision.created
+    stored = runtime.store.mapper.to_stored_event(event)
+    other = runtime.store.mapper.to_stored_event(
+        record_feedback(runtime.store, as_new(issued("t", "other"))).created[0]
+    )
+    assert await loop_store.existing([stored.originator_id]) == set()
+    ids = await loop_store.append([stored, other])
+    assert len(ids) == 2
+    assert ids[0] < ids[1]
+    assert await loop_store.head() == ids[-1]
+    assert await loop_store.existing([stored.originator_id, uuid.uuid4()]) == {stored.originator_id}
+    with pytest.raises(IntegrityError):
+        await loop_store.append([stored])
+    assert count_events(runtime) == 2
+
+
+async def test_an_append_the_loop_cannot_make_is_made_in_a_thread(
+    runtime: Runtime, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The event loop's append waits for the table lock no longer than the store's lock
+    timeout; one that fails so (or loses its connection) is appended in a thread with the
+    library's retries instead, and the caller never sees the failure."""
+    store = await asyncio.to_thread(open_store, database_url, POSTGRES_LOCK_TIMEOUT="1")
+    bus = CommandBus(
+        store, HANDLERS, creates=CREATES, loop_store=LoopStore(runtime.pool, store), alone=ALONE
+    )
+    try:
+        async with runtime.pool.acquire() as holder, holder.transaction():
+            await holder.execute(f"LOCK TABLE {EVENTS_TABLE} IN EXCLUSIVE MODE")
+            pending = asyncio.ensure_future(bus.execute(issued("t", "locked-out")))
+            await asyncio.sleep(1.6)  # the loop's append gave up after 1 s
+            assert not pending.done()
+        outcome = await pending
+    finally:
+        await bus.aclose()
+        store.close()
+    assert outcome.result.created
+    assert count_events(runtime) == 1
+    assert "append on the event loop failed" in caplog.text
