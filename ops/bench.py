@@ -93,9 +93,9 @@ from services.auth import new_key  # noqa: E402
 from services.bootstrap import settle_collector  # noqa: E402
 from services.bus import CommandBus, Issued  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
-from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
+from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
 from services.settings import Settings  # noqa: E402
-from services.store import EVENTS_TABLE, EventStore, open_store, read_log  # noqa: E402
+from services.store import EVENTS_TABLE, EventStore, LoopStore, open_store, read_log  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -369,8 +369,14 @@ def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     }
 
 
-async def drive_bus(store: EventStore, first: int, total: int, clients: int) -> dict[str, Any]:
-    bus = CommandBus(store, HANDLERS, creates=CREATES)
+async def drive_bus(
+    store: EventStore, url: str, first: int, total: int, clients: int
+) -> dict[str, Any]:
+    """The bus as a process of the service builds it (``Runtime.open``), its pool too."""
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=4)
+    bus = CommandBus(
+        store, HANDLERS, creates=CREATES, loop_store=LoopStore(pool, store), alone=ALONE
+    )
     numbers, latencies = itertools.count(first), []
 
     async def worker() -> None:
@@ -387,6 +393,7 @@ async def drive_bus(store: EventStore, first: int, total: int, clients: int) -> 
         await asyncio.gather(*(worker() for _ in range(clients)))
     finally:
         await bus.aclose()
+        await pool.close()
     seconds = time.perf_counter() - t0
     return {
         "commands": total,
@@ -553,7 +560,7 @@ def part_http(bench: Bench) -> list[dict[str, Any]]:
     before = save_timed(bench.store, bench.url, half, 100)
     http = bench_http(bench.url, args, bench.out)
     console.print("   the command bus in-process …")
-    bus = asyncio.run(drive_bus(bench.store, 10**7, args.bus_commands, args.connections))
+    bus = asyncio.run(drive_bus(bench.store, bench.url, 10**7, args.bus_commands, args.connections))
     library = bracketing(before, save_timed(bench.store, bench.url, half, 100))
     bench.details |= {"http": http, "command_bus_direct": bus, "library_batched": library}
     single, batch, base = http["single"], http["batch"], library["events_per_s"]

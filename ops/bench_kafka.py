@@ -56,7 +56,7 @@ from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.bus import CommandBus, Receipt  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
-from services.feedback.handlers import CREATES, HANDLERS, request_digest  # noqa: E402
+from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
 from services.feedback.published import PUBLICATIONS  # noqa: E402
 from services.feedback.subscriptions import SUBSCRIPTIONS  # noqa: E402
 from services.follower import Follower, ensure_tables, read_position  # noqa: E402
@@ -64,7 +64,7 @@ from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E40
 from services.kafka import ensure_topics  # noqa: E402
 from services.publication import to_message  # noqa: E402
 from services.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402
-from services.store import EVENTS_TABLE, EventStore  # noqa: E402
+from services.store import EVENTS_TABLE, EventStore, LoopStore  # noqa: E402
 
 TENANT = "bench"
 SOURCE = "urn:feedbackloop:bench"
@@ -184,7 +184,9 @@ async def inbound_consumer(
 ) -> dict[str, Any]:
     """The figure: the real consumer, from its start to the last command settled."""
     pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
-    bus = CommandBus(store, HANDLERS, creates=CREATES)
+    bus = CommandBus(
+        store, HANDLERS, creates=CREATES, loop_store=LoopStore(pool, store), alone=ALONE
+    )
     try:
         async with pool.acquire() as conn:
             await ensure_inbound_tables(conn)
