@@ -372,11 +372,9 @@ def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
 async def drive_bus(
     store: EventStore, url: str, first: int, total: int, clients: int
 ) -> dict[str, Any]:
-    """The bus as a process of the service builds it (``Runtime.open``), its pool too."""
-    pool = await asyncpg.create_pool(url, min_size=1, max_size=4)
-    bus = CommandBus(
-        store, HANDLERS, creates=CREATES, loop_store=LoopStore(pool, store), alone=ALONE
-    )
+    """The bus as a process of the service builds it (``Runtime.open``)."""
+    loop_store = await LoopStore.open(url, store)
+    bus = CommandBus(store, HANDLERS, creates=CREATES, loop_store=loop_store, alone=ALONE)
     numbers, latencies = itertools.count(first), []
 
     async def worker() -> None:
@@ -393,7 +391,7 @@ async def drive_bus(
         await asyncio.gather(*(worker() for _ in range(clients)))
     finally:
         await bus.aclose()
-        await pool.close()
+        await loop_store.close()
     seconds = time.perf_counter() - t0
     return {
         "commands": total,

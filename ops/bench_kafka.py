@@ -184,9 +184,8 @@ async def inbound_consumer(
 ) -> dict[str, Any]:
     """The figure: the real consumer, from its start to the last command settled."""
     pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
-    bus = CommandBus(
-        store, HANDLERS, creates=CREATES, loop_store=LoopStore(pool, store), alone=ALONE
-    )
+    loop_store = await LoopStore.open(url, store)
+    bus = CommandBus(store, HANDLERS, creates=CREATES, loop_store=loop_store, alone=ALONE)
     try:
         async with pool.acquire() as conn:
             await ensure_inbound_tables(conn)
@@ -210,6 +209,7 @@ async def inbound_consumer(
         feedback, receipts = await stored_commands(pool)
     finally:
         await bus.aclose()
+        await loop_store.close()
         await pool.close()
     return {
         "commands": total,

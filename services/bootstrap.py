@@ -152,6 +152,7 @@ class Runtime:
     store: EventStore
     pool: asyncpg.Pool
     bus: CommandBus
+    loop_store: LoopStore
     keys: KeyRing
     dev_key: str | None = None
     stop_embedded: Callable[[], None] | None = None
@@ -196,6 +197,7 @@ class Runtime:
             await ensure_schema(pool, projection, schema_of(projection))
         keys, dev_key = load_keys(settings)
         show_tenant_ids(settings.metrics_tenant_labels)
+        loop_store = await LoopStore.open(database_url, store)
         bus = CommandBus(
             store,
             HANDLERS,
@@ -208,10 +210,12 @@ class Runtime:
                 **DATASET_CREATES,
             },
             replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
-            loop_store=LoopStore(pool, store),
+            loop_store=loop_store,
             alone=ALONE,
         )
-        runtime = cls(settings, database_url, store, pool, bus, keys, dev_key, stop_embedded)
+        runtime = cls(
+            settings, database_url, store, pool, bus, loop_store, keys, dev_key, stop_embedded
+        )
         runtime.positions = PositionSeal(position_key)
         return runtime
 
@@ -222,6 +226,7 @@ class Runtime:
             await self.grpc_server.stop(grace=1)
         await self.supervisor.aclose()
         await self.bus.aclose()
+        await self.loop_store.close()
         if self.untrace is not None:
             self.untrace()
         if self.unserve_metrics is not None:

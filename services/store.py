@@ -307,7 +307,15 @@ class LoopStore:
     interpreter; deciding about 0.7 ms of CPU took 2.8–4.5 ms. Here the waits for PostgreSQL
     are the loop's own. The append is the one ``ColumnsRecorder`` makes (the same function,
     the same table lock and NOTIFY) and a key taken meanwhile fails it with the library's
-    ``IntegrityError``, so the bus redoes the batch as it does any conflict."""
+    ``IntegrityError``, so the bus redoes the batch as it does any conflict.
+
+    Its connections are its own (``open``): the writes of a process never wait for a
+    connection behind its reads (a read with ``minPosition`` holds one while it waits)."""
+
+    @classmethod
+    async def open(cls, database_url: str, store: EventStore) -> "LoopStore":
+        # Two: a batch's lookup while the batch before it appends.
+        return cls(await asyncpg.create_pool(database_url, min_size=1, max_size=2), store)
 
     def __init__(self, pool: asyncpg.Pool, store: EventStore) -> None:
         recorder = store.recorder
@@ -351,6 +359,9 @@ class LoopStore:
         """The last position in the log (0 when empty)."""
         head: int | None = await self._pool.fetchval(self._head)
         return head or 0
+
+    async def close(self) -> None:
+        await self._pool.close()
 
 
 def postgres_env(database_url: str) -> dict[str, str]:

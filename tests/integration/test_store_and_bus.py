@@ -181,13 +181,15 @@ def recording_threads(threads: list[int]) -> dict[type, Handler]:
     return {RecordFeedback: decide}
 
 
-async def test_new_feedback_is_decided_and_appended_on_the_event_loop(runtime: Runtime) -> None:
+async def test_new_feedback_is_decided_and_appended_on_the_event_loop(
+    runtime: Runtime, database_url: str
+) -> None:
     """Issue 12: a batch of new feedback asks PostgreSQL through asyncpg and decides on the
     event loop, with no hand-over to a thread; feedback that exists already, or a command
     under an Idempotency-Key (its receipt is looked up by the library), is decided in a
     thread as before. Both are stored alike."""
     threads: list[int] = []
-    loop_store = LoopStore(runtime.pool, runtime.store)
+    loop_store = await LoopStore.open(database_url, runtime.store)
     bus = CommandBus(
         runtime.store,
         recording_threads(threads),
@@ -207,20 +209,22 @@ async def test_new_feedback_is_decided_and_appended_on_the_event_loop(runtime: R
         await bus.execute(keyed)
         assert threads
         assert threading.get_ident() not in threads
+        head = await loop_store.head()
     finally:
         await bus.aclose()
+        await loop_store.close()
     assert [o.result.created for o in new] == [True] * 20
     assert not again.result.created
     assert again.result.feedback_id == new[3].result.feedback_id
     assert len({o.position for o in new}) == 20
-    assert await loop_store.head() == max(o.position for o in new) + 2  # the keyed: and receipt
+    assert head == max(o.position for o in new) + 2  # the keyed command's event and receipt
     assert count_events(runtime) == 22
 
 
 async def test_the_loop_store_appends_in_order_and_refuses_a_version_taken(
     runtime: Runtime,
 ) -> None:
-    loop_store = LoopStore(runtime.pool, runtime.store)
+    loop_store = runtime.loop_store  # the one the runtime's bus appends with
     decision = record_feedback(runtime.store, as_new(issued("t", "direct")))
     [event] = decision.created
     stored = runtime.store.mapper.to_stored_event(event)
@@ -245,9 +249,8 @@ async def test_an_append_the_loop_cannot_make_is_made_in_a_thread(
     timeout; one that fails so (or loses its connection) is appended in a thread with the
     library's retries instead, and the caller never sees the failure."""
     store = await asyncio.to_thread(open_store, database_url, POSTGRES_LOCK_TIMEOUT="1")
-    bus = CommandBus(
-        store, HANDLERS, creates=CREATES, loop_store=LoopStore(runtime.pool, store), alone=ALONE
-    )
+    loop_store = await LoopStore.open(database_url, store)
+    bus = CommandBus(store, HANDLERS, creates=CREATES, loop_store=loop_store, alone=ALONE)
     try:
         async with runtime.pool.acquire() as holder, holder.transaction():
             await holder.execute(f"LOCK TABLE {EVENTS_TABLE} IN EXCLUSIVE MODE")
@@ -257,7 +260,22 @@ async def test_an_append_the_loop_cannot_make_is_made_in_a_thread(
         outcome = await pending
     finally:
         await bus.aclose()
+        await loop_store.close()
         store.close()
     assert outcome.result.created
     assert count_events(runtime) == 1
     assert "append on the event loop failed" in caplog.text
+
+
+async def test_writes_never_wait_behind_reads_for_a_connection(runtime: Runtime) -> None:
+    """Every connection of the process's pool held (reads waiting for ``minPosition`` hold
+    one each): the bus still decides and appends, on connections of its own."""
+    held = [await runtime.pool.acquire() for _ in range(runtime.pool.get_max_size())]
+    try:
+        async with asyncio.timeout(10):
+            outcome = await runtime.bus.execute(issued("t", "while-reads-wait"))
+    finally:
+        for conn in held:
+            await runtime.pool.release(conn)
+    assert outcome.result.created
+    assert count_events(runtime) == 1

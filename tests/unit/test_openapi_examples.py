@@ -56,7 +56,7 @@ MADE_IDS = frozenset({"feedbackId", "reportId", "caseId", "runId", "source"})
 
 @pytest.fixture(scope="module")
 def document() -> dict[str, Any]:
-    runtime = Runtime(Settings(), "", None, None, None, KeyRing([]))
+    runtime = Runtime(Settings(), "", None, None, None, None, KeyRing([]))
     runtime.positions = PositionSeal(os.urandom(32))
     served: dict[str, Any] = runtime.app().openapi()
     return served
