@@ -35,7 +35,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
-from itertools import pairwise
 from typing import Any
 from uuid import UUID
 
@@ -395,8 +394,7 @@ class CommandBus:
             log.warning("append on the event loop failed (%r): appending in a thread", error)
             return await asyncio.to_thread(self._store_prepared, batch, prepared)
         self._stored_once(prepared)
-        head = await loop_store.head() if self._without_events(prepared) else 0
-        self._answer(prepared, ids, lambda: head)
+        self._answer(prepared, ids, max(ids))
         return "appended"
 
     @staticmethod
@@ -619,30 +617,29 @@ class CommandBus:
     def _insert(self, prepared: "_Prepared") -> list[Outcome]:
         """Append the prepared events and tracking record in one transaction; answers each
         decision's outcome."""
-        ids: Sequence[int] | None = None
+        ids: Sequence[int] = ()
         if prepared.events or prepared.tracking:
             # The library's EventStore.put, without the Recording and Notification it builds
             # per event for callers that want them (issue 12): only the positions are needed.
-            ids = self._store.recorder.insert_events(prepared.stored, tracking=prepared.tracking)
+            stored = self._store.recorder.insert_events(prepared.stored, tracking=prepared.tracking)
+            ids = stored or ()  # as put: a recorder that answers no ids gives none
             self._stored_once(prepared)
-        return self._answer(prepared, ids, lambda: self._store.recorder.max_notification_id() or 0)
+        if ids or not prepared.decided:
+            head = max(ids, default=0)
+        else:
+            head = self._store.recorder.max_notification_id() or 0
+        return self._answer(prepared, ids, head)
 
     def _stored_once(self, prepared: "_Prepared") -> None:
         self.transactions += 1
         BUS_BATCH_COMMANDS.observe(len(prepared.decided))
 
     @staticmethod
-    def _without_events(prepared: "_Prepared") -> bool:
-        """Whether a decision of the batch appends nothing (a repeated command)."""
-        return any(start == end for start, end in pairwise([0, *prepared.ends]))
-
-    @staticmethod
-    def _answer(
-        prepared: "_Prepared", ids: Sequence[int] | None, head_now: Callable[[], int]
-    ) -> list[Outcome]:
-        """Each decision's outcome, once its events are stored at ``ids``; ``head_now``
-        answers the log's head, for a decision that appended nothing."""
-        head = None
+    def _answer(prepared: "_Prepared", ids: Sequence[int], head: int) -> list[Outcome]:
+        """Each decision's outcome, once its events are stored at ``ids``. A decision that
+        appended nothing (a repeated command) is answered ``head``: a position it was stored
+        at or before (its events committed before it was decided, and commit order is
+        position order), the batch's last if the batch appended anything."""
         outcomes = []
         start = 0
         for (unit, index, decision), end in zip(prepared.decided, prepared.ends, strict=True):
@@ -650,11 +647,7 @@ class CommandBus:
             # the table lock makes them grow with it. Issue 12: read by place in the list,
             # not through a dict keyed by (aggregate id, version), whose UUID hashing was a
             # twentieth of the bus's thread under Kafka ingest.
-            if ids and end > start:  # as put: a recorder that answers no ids gives none
-                position = max(ids[start:end])
-            else:  # nothing new (a repeated command): anything at the head reflects it
-                head = head if head is not None else head_now()
-                position = head
+            position = max(ids[start:end]) if ids and end > start else head
             start = end
             if decision.committed is not None:
                 decision.committed()

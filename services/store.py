@@ -299,7 +299,7 @@ class ColumnsRecorder(PostgresProcessRecorder):
 
 class LoopStore:
     """What the command bus asks of PostgreSQL on the event loop, through asyncpg: which
-    aggregates exist, an append of events without a tracking record, and the log's head.
+    aggregates exist, and an append of events without a tracking record.
 
     Issue 12: with the library's psycopg in a worker thread, an API worker's batch passed
     from the event loop to a thread and back twice (deciding, appending). On two busy cores a
@@ -327,11 +327,6 @@ class LoopStore:
             .format(schema=schema)
             .as_string(None)
         )
-        self._head = (
-            SQL("SELECT max(notification_id) FROM {schema}.{table}")
-            .format(schema=schema, table=Identifier(recorder.events_table_name))
-            .as_string(None)
-        )
         self._lock_timeout = f"{recorder.datastore.lock_timeout}s"
 
     async def existing(self, ids: Collection[UUID]) -> set[UUID]:
@@ -354,11 +349,6 @@ class LoopStore:
         except asyncpg.UniqueViolationError as error:  # a version taken meanwhile
             raise IntegrityError(error) from error
         return [id for (id,) in rows]
-
-    async def head(self) -> int:
-        """The last position in the log (0 when empty)."""
-        head: int | None = await self._pool.fetchval(self._head)
-        return head or 0
 
     async def close(self) -> None:
         await self._pool.close()
