@@ -195,6 +195,13 @@ class ColumnsRecorder(PostgresProcessRecorder):
         self.append_statement = SQL(
             "SELECT * FROM {schema}.feedbackloop_append(%b, %b, %b, %b, %s)"
         ).format(schema=Identifier(self.datastore.schema))
+        self.events_name = f"{self.datastore.schema}.{self.events_table_name}"
+        # The library's statements that make appends take turns, with ``APPEND_LOCK`` for its
+        # table lock (the lock timeout stays).
+        self.lock_table_statements = [
+            self.lock_table_statements[0],
+            SQL("SELECT " + APPEND_LOCK).format(events=Literal(self.events_name)),
+        ]
         self.insert_events_statement = SQL(
             "INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state) "
             "SELECT * FROM unnest(%b::uuid[], %b::bigint[], %b::text[], %b::bytea[]) "
@@ -515,16 +522,28 @@ STATEMENT_TRIGGER = (
 )
 
 
+# What makes appends take turns, so that commit order is notification order and a follower
+# never passes a position that an append still in flight will fill. The library locks the
+# events table IN EXCLUSIVE MODE, and that mode also conflicts with the lock VACUUM and ANALYZE
+# take: while autovacuum worked on the table, every append waited, and after deadlock_timeout
+# (1 s) PostgreSQL cancelled the autovacuum, which then never finished under steady writes
+# (issue 12: the HTTP figure's one-second stalls, its p99 misses; an anti-wraparound vacuum,
+# which is never cancelled, would hold appends for its whole run). This transaction-level
+# advisory lock, one per events table, serialises appends alone. Beside a process of an older
+# version that still locks the table, the order holds too: an INSERT takes ROW EXCLUSIVE,
+# which that table lock waits for and makes wait, so their inserts never interleave either.
+APPEND_LOCK = "pg_advisory_xact_lock(hashtext('feedbackloop_append_lock'), hashtext({events}))"
+
 # Issue 12: an append of events without a tracking record in one statement (see
-# ``ColumnsRecorder.insert_events``), doing what the library's transaction does: the table lock
-# (commit order is notification order), the NOTIFY its followers listen for, the insert
-# returning the notification ids in insert order. The statement's own transaction commits it.
-APPEND_BODY = """
+# ``ColumnsRecorder.insert_events``), doing what the library's transaction does: the append
+# lock (``APPEND_LOCK``), the NOTIFY its followers listen for, the insert returning the
+# notification ids in insert order. The statement's own transaction commits it.
+APPEND_BODY = f"""
 BEGIN
     PERFORM set_config('lock_timeout', lock_timeout, true);
-    LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE;
-    PERFORM pg_notify({channel}, '');
-    RETURN QUERY INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state)
+    PERFORM {APPEND_LOCK};
+    PERFORM pg_notify({{channel}}, '');
+    RETURN QUERY INSERT INTO {{schema}}.{{table}} (originator_id, originator_version, topic, state)
         SELECT * FROM unnest(ids, versions, topics, states) RETURNING notification_id;
 END
 """
@@ -551,6 +570,7 @@ def ensure_append_function(store: EventStore) -> None:
         schema=Identifier(datastore.schema),
         table=Identifier(recorder.events_table_name),
         channel=Literal(recorder.channel_name),
+        events=Literal(recorder.events_name),
     )
     with datastore.transaction(commit=True) as curs:
         text = body.as_string(curs)

@@ -192,3 +192,51 @@ def test_the_append_function_is_written_once_not_again_by_every_process_that_ope
             assert position > 0  # this version's body again: it inserts
         finally:
             store.close()
+
+
+@pytest.mark.parametrize("tracked", [False, True], ids=["one statement", "with tracking"])
+def test_an_append_never_waits_for_vacuum(database_url: str, tracked: bool) -> None:
+    """VACUUM and ANALYZE (autovacuum's too) hold SHARE UPDATE EXCLUSIVE on the table they
+    work on. The library's table lock conflicts with it: every append waited for them, and
+    autovacuum was cancelled after a second of appends waiting (issue 12's one-second
+    stalls). The append lock (``APPEND_LOCK``) does not."""
+    store = open_store(database_url)
+    tracking = {"tracking": Tracking("up", 1)} if tracked else {}
+    try:
+        with psycopg.connect(database_url) as vacuum, ThreadPoolExecutor(1) as pool:
+            vacuum.execute(f"LOCK TABLE {EVENTS_TABLE} IN SHARE UPDATE EXCLUSIVE MODE")
+            appending = pool.submit(
+                store.recorder.insert_events, [stored(uuid.uuid4(), 1, "t")], **tracking
+            )
+            [position] = appending.result(timeout=10) or []
+            vacuum.rollback()
+        assert [n.id for n in store.recorder.select_notifications(1, 10)] == [position]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("tracked", [False, True], ids=["one statement", "with tracking"])
+def test_appends_take_turns_so_commit_order_is_notification_order(
+    database_url: str, tracked: bool
+) -> None:
+    """An append in flight (its events inserted, not yet committed) holds the next one back
+    until it commits: the later commit has the later positions, so a follower never passes
+    a position that an append in flight will fill."""
+    store = open_store(database_url)
+    tracking = {"tracking": Tracking("up", 1)} if tracked else {}
+    try:
+        with psycopg.connect(database_url) as first, ThreadPoolExecutor(1) as pool:
+            [[held]] = first.execute(
+                "SELECT * FROM feedbackloop_append(%s, %s, %s, %s, '0s')",
+                ([uuid.uuid4()], [1], ["tests:Happened"], [b'{"tenant_id": "t"}']),
+            ).fetchall()
+            appending = pool.submit(
+                store.recorder.insert_events, [stored(uuid.uuid4(), 1, "t")], **tracking
+            )
+            time.sleep(0.5)
+            assert not appending.done()  # waits for the append in flight
+            first.commit()
+            [after] = appending.result(timeout=10) or []
+        assert held < after
+    finally:
+        store.close()
