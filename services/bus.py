@@ -644,7 +644,7 @@ class CommandBus:
         start = 0
         for (unit, index, decision), end in zip(prepared.decided, prepared.ends, strict=True):
             # A decision's position is its last event's: the ids come in insert order, and
-            # the table lock makes them grow with it. Issue 12: read by place in the list,
+            # the append lock makes them grow with it. Issue 12: read by place in the list,
             # not through a dict keyed by (aggregate id, version), whose UUID hashing was a
             # twentieth of the bus's thread under Kafka ingest.
             position = max(ids[start:end]) if ids and end > start else head

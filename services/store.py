@@ -181,9 +181,10 @@ class ColumnsRecorder(PostgresProcessRecorder):
 
     Issue 12 profile: psycopg dumps a composite array in Python, field by field, and that
     took a quarter of the command bus's thread under Kafka ingest; arrays of uuid, bigint,
-    text and bytea are dumped by its compiled code. Everything else is the library's: the
-    table lock that makes commit order the notification order, the NOTIFY, the RETURNING of
-    the notification ids in insert order, and the tracking record in the same transaction.
+    text and bytea are dumped by its compiled code. Everything else is the library's, but for
+    the lock that makes commit order the notification order (``APPEND_LOCK``, in place of its
+    table lock): the NOTIFY, the RETURNING of the notification ids in insert order, and the
+    tracking record in the same transaction.
 
     The arrays go in PostgreSQL's binary format (``%b``): in text format psycopg quotes and
     escapes every element (a bytea's hex, then the array's quoting, by regular expression),
@@ -218,7 +219,7 @@ class ColumnsRecorder(PostgresProcessRecorder):
         """The library's, its COMMIT sent in the same round trip as the inserts.
 
         The library commits in a second round trip, once it has read the inserted ids, and
-        all that time the transaction holds the table lock (``_lock_table``). In an API
+        all that time the transaction holds the append lock (``_lock_table``). In an API
         worker, whose event loop keeps the interpreter busy, the committing thread may wait
         a switch interval (5 ms) for it after each round trip. Issue 12: sampled under HTTP
         load, a backend sat idle in its transaction, holding the lock, in about half the
@@ -313,7 +314,7 @@ class LoopStore:
     thread waited 1.1–1.8 ms to start and then for the event loop to let go of the
     interpreter; deciding about 0.7 ms of CPU took 2.8–4.5 ms. Here the waits for PostgreSQL
     are the loop's own. The append is the one ``ColumnsRecorder`` makes (the same function,
-    the same table lock and NOTIFY) and a key taken meanwhile fails it with the library's
+    the same append lock and NOTIFY) and a key taken meanwhile fails it with the library's
     ``IntegrityError``, so the bus redoes the batch as it does any conflict.
 
     Its connections are its own (``open``): the writes of a process never wait for a
