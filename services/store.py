@@ -463,7 +463,7 @@ def existing_query(ids: str) -> str:
 
 
 EXISTING = existing_query("%b")
-EXISTING_ON_LOOP = existing_query("$1")
+EXISTING_ON_LOOP = existing_query("$1")  # asyncpg's
 
 
 def existing(store: EventStore, ids: Collection[UUID]) -> set[UUID]:

@@ -45,11 +45,11 @@ from services.inbound.dead_letters import DeadLetters
 from services.inbound.parking import park
 from services.inbound.parsing import parse
 from services.inbound.subscription import Subscription
-from services.store import EventStore, existing_query
+from services.store import EXISTING_ON_LOOP, EventStore
 
 log = logging.getLogger(__name__)
 
-RECEIVED = existing_query("$1")  # which receipts exist, by id
+RECEIVED = EXISTING_ON_LOOP  # which receipts exist, by id
 READ_STRIDE = 50  # records read between two turns of the event loop (``_read``)
 
 
