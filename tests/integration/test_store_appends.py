@@ -137,12 +137,13 @@ def test_an_append_commits_in_its_round_trip_and_a_failed_one_leaves_its_connect
         store.close()
 
 
-def test_an_append_without_tracking_takes_the_table_lock_notifies_and_commits_alone(
+def test_an_append_without_tracking_waits_for_the_table_lock_notifies_and_commits_alone(
     database_url: str,
 ) -> None:
     """Without a tracking record an append is one statement (``feedbackloop_append``): it
-    waits for the table lock like the library's transaction (commit order stays notification
-    order), wakes the followers' LISTEN, and commits on its own."""
+    waits behind a transaction holding the table lock, as a process of an older version
+    takes it (commit order stays notification order), wakes the followers' LISTEN, and
+    commits on its own."""
     store = open_store(database_url, POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0")
     try:
         with (
