@@ -420,7 +420,7 @@ def read_log(
     """The next notifications of the given topics after ``after``, and the position they
     bring a reader to.
 
-    The library commits events in notification order (it locks the table on insert), so
+    Events commit in notification order (appends take turns, ``APPEND_LOCK``), so
     everything up to the head read first was visible: when the page is not full, the reader
     may move to that head even if none of its topics lay in between. A reader that read the
     head once already (a rebuild) passes a position up to it as ``upto``: the page stops
