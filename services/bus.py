@@ -385,11 +385,7 @@ class CommandBus:
         try:
             ids = await loop_store.append(prepared.stored)
         except IntegrityError:
-            log.info(
-                "concurrency conflict in a batch of %d: redoing one by one", len(prepared.decided)
-            )
-            await asyncio.to_thread(self._redo_all, batch)
-            return "redone"
+            return await asyncio.to_thread(self._redone, batch, prepared)
         except Exception as error:
             log.warning("append on the event loop failed (%r): appending in a thread", error)
             return await asyncio.to_thread(self._store_prepared, batch, prepared)
@@ -457,12 +453,16 @@ class CommandBus:
         try:
             self._insert(prepared)
         except IntegrityError:
-            log.info(
-                "concurrency conflict in a batch of %d: redoing one by one", len(prepared.decided)
-            )
-            self._redo_all(batch)
-            return "redone"
+            return self._redone(batch, prepared)
         return "appended"
+
+    def _redone(self, batch: list[_Unit], prepared: "_Prepared") -> str:
+        """Runs in a worker thread: the batch whose append conflicted, redone command by
+        command."""
+        log.info("concurrency conflict in a batch of %d: redoing one by one", len(prepared.decided))
+        for unit in batch:
+            self._redo(unit)
+        return "redone"
 
     def _creating(self, batch: list[_Unit]) -> dict[int, UUID]:
         """The aggregate each command of the batch (by ``id()``) creates if it is new."""
@@ -496,10 +496,6 @@ class CommandBus:
         if unit.batch or all(not isinstance(r, BaseException) for r in unit.results):
             return unit.tracking
         return None
-
-    def _redo_all(self, batch: list[_Unit]) -> None:
-        for unit in batch:
-            self._redo(unit)
 
     def _redo(self, unit: _Unit) -> None:
         for index, issued in enumerate(unit.commands):

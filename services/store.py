@@ -197,10 +197,10 @@ class ColumnsRecorder(PostgresProcessRecorder):
             "SELECT * FROM {schema}.feedbackloop_append(%b, %b, %b, %b, %s)"
         ).format(schema=Identifier(self.datastore.schema))
         self.events_name = f"{self.datastore.schema}.{self.events_table_name}"
-        # The library's statements that make appends take turns, with ``APPEND_LOCK`` for its
-        # table lock (the lock timeout stays).
+        # What the library's ``_lock_table`` runs to make appends take turns: its lock
+        # timeout, then ``APPEND_LOCK`` in place of its table lock.
         self.lock_table_statements = [
-            self.lock_table_statements[0],
+            SQL("SET LOCAL lock_timeout = '{0}s'").format(self.datastore.lock_timeout),
             SQL("SELECT " + APPEND_LOCK).format(events=Literal(self.events_name)),
         ]
         self.insert_events_statement = SQL(
