@@ -323,3 +323,16 @@ async def list_datasets(
             }
         )
     return items
+
+
+async def count_published_datasets(
+    pool: asyncpg.Pool, schema: str = "rm_datasets"
+) -> list[tuple[str, str, int]]:
+    """SPEC C50: how many datasets with a published version each tenant has, by target."""
+    rows = await pool.fetch(
+        f"SELECT d.tenant_id, d.target, count(*) AS n FROM {schema}.datasets d "
+        f"WHERE EXISTS (SELECT 1 FROM {schema}.versions v "
+        "WHERE v.tenant_id = d.tenant_id AND v.dataset_id = d.dataset_id) "
+        "GROUP BY d.tenant_id, d.target"
+    )
+    return [(row["tenant_id"], row["target"], row["n"]) for row in rows]

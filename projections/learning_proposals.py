@@ -205,3 +205,14 @@ def proposal_json(row: asyncpg.Record, charter: Sequence[str] = ()) -> dict[str,
         "profile": row["profile"],
     }
     return shown | {"charterLine": charter_line(shown, charter)}
+
+
+async def count_proposals(
+    pool: asyncpg.Pool, *, schema: str = SCHEMA
+) -> list[tuple[str, str, str, int]]:
+    """SPEC C49: how many proposals each tenant has, by kind and state (the proposals gauge)."""
+    rows = await pool.fetch(
+        f"SELECT tenant_id, kind, state, count(*) AS n FROM {schema}.learning_proposals "
+        "GROUP BY tenant_id, kind, state"
+    )
+    return [(row["tenant_id"], row["kind"], row["state"], row["n"]) for row in rows]

@@ -77,6 +77,7 @@ from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
 from services.positions import PositionSeal, ensure_position_key
 from services.published import PUBLICATIONS, TOPICS, declare_publishers
+from services.read_model_gauges import keep_refreshed
 from services.relay import Relay
 from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
@@ -92,6 +93,7 @@ from services.telemetry import configure as configure_telemetry
 from services.tracing import TraceContext
 
 log = logging.getLogger("feedbackloop")
+GAUGES = "metrics-gauges"  # the supervised task that refreshes the read-model gauges
 
 HANDLERS = {
     **FEEDBACK_HANDLERS,
@@ -257,6 +259,9 @@ class Runtime:
             server.server_close()
 
         self.unserve_metrics = stop
+        # The counts of things that stand are read from the read models, whichever process
+        # changed them (SPEC C49, C50): refreshed here, where they are scraped.
+        self.supervisor.start(GAUGES, lambda: keep_refreshed(self.pool, self.stop))
         log.info("metrics: http://%s:%d/metrics", host, server.server_port)
         return int(server.server_port)
 

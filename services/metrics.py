@@ -1,12 +1,24 @@
 """Prometheus metrics (seed 004's metric names, dots as underscores).
 
 They are served at ``/metrics`` on a port of their own (``FEEDBACKLOOP_METRICS_PORT``), never
-on the API's: whoever reaches the API is not therefore an operator (issue 8). A tenant's id
-is a label value only where the operator says so (``FEEDBACKLOOP_METRICS_TENANT_LABELS``):
-otherwise whoever can scrape would learn every tenant's name and how busy it is.
+on the API's: whoever reaches the API is not therefore an operator (issue 8). That port asks
+for no key, so no label value is a tenant's own: neither its id nor what it names (a dataset,
+an agent, a target asset). Only where the operator says so
+(``FEEDBACKLOOP_METRICS_TENANT_LABELS``) are they shown (``tenant_label``); otherwise whoever
+can scrape would learn every tenant's name, its agents and how busy it is.
+
+A count of things that stand (proposals by state, datasets) is a ``ReadModelGauge``: read
+from its read model (``services.read_model_gauges``), never moved up and down by the process
+that made a change — a one-shot process that raised proposals and another that decided them
+would each hold half of the moves, and one of them a negative count. Every process shows the
+same whole count: aggregate them with ``max``, not ``sum``.
 """
 
-from prometheus_client import Counter, Gauge, Histogram
+from collections.abc import Iterator, Mapping, Sequence
+
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 _tenant_ids_shown = False
 
@@ -17,10 +29,34 @@ def show_tenant_ids(shown: bool) -> None:
     _tenant_ids_shown = shown
 
 
-def tenant_label(tenant_id: str) -> str:
-    """The ``tenant`` label's value: the id if configured, else empty (Prometheus reads an
-    empty label as no label, so every tenant's count adds up in one series)."""
-    return tenant_id if _tenant_ids_shown else ""
+def tenant_label(value: str) -> str:
+    """A tenant-owned label's value (its id, or a target it names): the value if configured,
+    else empty (Prometheus reads an empty label as no label, so every tenant's count adds up
+    in one series)."""
+    return value if _tenant_ids_shown else ""
+
+
+class ReadModelGauge(Collector):
+    """A gauge whose series are set all at once from a read model's counts."""
+
+    def __init__(self, name: str, documentation: str, labels: Sequence[str]) -> None:
+        self.name, self.documentation, self.labels = name, documentation, list(labels)
+        self.values: dict[tuple[str, ...], float] = {}
+        REGISTRY.register(self)
+
+    def set_all(self, values: Mapping[tuple[str, ...], float]) -> None:
+        """Every series' value; the series not named are gone (their count is zero). The
+        dict is swapped whole, so a scrape sees one refresh or the next, never half of one."""
+        self.values = dict(values)
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily(self.name, self.documentation, labels=self.labels)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(self.name, self.documentation, labels=self.labels)
+        for labels, value in sorted(self.values.items()):
+            family.add_metric(list(labels), value)
+        yield family
 
 
 # SPEC C48: connectsoft.factory.learning.feedback, counter, {feedback}, by tenant and kind
@@ -52,23 +88,35 @@ READER_RESTARTS = Counter(
     ["task"],
 )
 
-# SPEC C50: connectsoft.factory.learning.datasets, updown, by tenant and target. +1 when a
-# dataset's first version is stored, by the process that published it: summed over the
-# instances, each series is how many datasets have a published version.
-DATASETS = Gauge(
+# SPEC C50: connectsoft.factory.learning.datasets, updown, by tenant and target: how many
+# datasets have a published version, read from the datasets read model. The target is an
+# agent or dataset id of the tenant's: shown only where tenant labels are (``tenant_label``).
+DATASETS = ReadModelGauge(
     "connectsoft_factory_learning_datasets",
-    "Datasets with a published version, by tenant and target (an up-down count).",
+    "Datasets with a published version, by tenant and target (read from the read model).",
     ["tenant", "target"],
 )
 
-# SPEC C49: connectsoft.factory.learning.proposals, updown, by tenant, kind and state. Moved
-# once per change, when its events are stored, by the process that decided it (+1 on the new
-# state, -1 on the old): summed over the instances, each state's series is how many proposals
-# are in it.
-LEARNING_PROPOSALS = Gauge(
+# SPEC C49: connectsoft.factory.learning.proposals, updown, by tenant, kind and state: how
+# many proposals are in each state, read from the proposals read model.
+LEARNING_PROPOSALS = ReadModelGauge(
     "connectsoft_factory_learning_proposals",
-    "Learning proposals, by tenant, kind and state (an up-down count).",
+    "Learning proposals, by tenant, kind and state (read from the read model).",
     ["tenant", "kind", "state"],
+)
+
+# Scheduled work in bulkheads (``services.scheduled_failures``): the units (one tenant's
+# proposal cluster, digest, night, or a night's case) that failed, by job — never by tenant.
+SCHEDULED_FAILURES = Counter(
+    "feedbackloop_scheduled_failures",
+    "Units of scheduled work (a tenant's cluster, digest or night; a night's case) that "
+    "failed, by job; the others of the same run went on.",
+    ["job"],
+)
+SCHEDULED_FAILING = ReadModelGauge(
+    "feedbackloop_scheduled_failing",
+    "Units of scheduled work failing now (tried again at every tick), by job.",
+    ["job"],
 )
 
 # The command bus's way, in the process that runs it (an API worker, an inbound consumer):

@@ -14,8 +14,15 @@ given up, logged, and shown by ``feedbackloop status`` until ordered by hand
 (``feedbackloop scheduler --order night/2026-11-29``). A failure of the surroundings
 (PostgreSQL away) is not the order's: the supervisor restarts the scheduler with backoff.
 
+Each job handles every tenant's share of an order on its own (``services.scheduled_failures``):
+a unit that fails is recorded, and the order still goes through for the others. At every tick
+the scheduler gives again every order that has a failing unit, so it is tried at the next run.
+
 The scheduler heartbeats in ``scheduler_ticks`` like every reader, so ``feedbackloop status``
-and ``/readyz`` show it: its state, the orders pending (its lag) and those given up.
+and ``/readyz`` show it: its state, the orders pending (its lag) and those given up. The units
+failing are shown in its state, per job (how many, and the latest kind of error — never a
+tenant's id, since ``/readyz`` asks for no key); they are no problem of the instance's: one
+tenant's failing digest must not take the service out of the load balancer.
 """
 
 import asyncio
@@ -33,6 +40,8 @@ from services.digests.weeks import due_at, last_completed, previous
 from services.follower import Connection, ReaderStatus, is_transient
 from services.health import ReaderHealth
 from services.scheduled import BuildDigest, PlanNight, RaiseProposals
+from services.scheduled_failures import Failing, failing_by_job, failing_orders
+from services.scheduled_failures import ensure_table as ensure_failures_table
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +150,7 @@ def parse_order(text: str, now: datetime) -> Order:
 
 async def ensure_tables(conn: Connection) -> None:
     await conn.execute(DDL)
+    await ensure_failures_table(conn)
 
 
 class Scheduler:
@@ -199,7 +209,8 @@ class Scheduler:
             )
             if order.name not in given_up
         ]
-        self.pending = len(orders)
+        retried = await self.retries(orders, given_up, now)
+        self.pending = len(orders) + len(retried)
         saved = now
         for order in orders:
             if await self.carry_out(order, attempts):
@@ -207,6 +218,10 @@ class Scheduler:
             elif order.name in attempts:  # not given up: tried again at the next tick,
                 # and everything after it with it
                 saved = min(saved, due_time(order, self.night_hour or 0) - timedelta(seconds=1))
+        for order in retried:  # given again while a unit of theirs fails: no tick to hold
+            if await self.carry_out(order, attempts):
+                self.pending -= 1
+        orders += retried
         if self.nights is not None:
             self.status.say("resuming nights left running")
             await self.nights.resume()
@@ -217,6 +232,26 @@ class Scheduler:
             NAME, saved, json.dumps(attempts),
         )  # fmt: skip
         return orders
+
+    async def retries(
+        self, due_now: list[Order], given_up: dict[str, str], now: datetime
+    ) -> list[Order]:
+        """The orders with a failing unit that are not due anyway: given again, once each
+        of the others is (a failing unit is one tenant's, it holds back no one)."""
+        names = {order.name for order in due_now} | set(given_up)
+        retried: list[Order] = []
+        for name in await failing_orders(self.pool):
+            if name in names:
+                continue
+            try:
+                order = parse_order(name, now)
+            except ValueError:
+                log.warning("a failing unit names an order this scheduler does not know: %s", name)
+                continue
+            if isinstance(order, PlanNight) and self.nights is None:
+                continue
+            retried.append(order)
+        return retried
 
     async def carry_out(self, order: Order, attempts: dict[str, int]) -> bool:
         """Hand one order over; answers whether it went through. A failure of the
@@ -293,4 +328,13 @@ async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderH
         problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
     for order, reason in json.loads(row["given_up"]).items():
         problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
-    return ReaderHealth(NAME, 0, row["pending"], 0, row["state"], silence, problems)
+    state = row["state"] + failing_text(await failing_by_job(pool))
+    return ReaderHealth(NAME, 0, row["pending"], 0, state, silence, problems)
+
+
+def failing_text(failing: list[Failing]) -> str:
+    """The units failing, per job, as the status shows them after the scheduler's state."""
+    if not failing:
+        return ""
+    jobs = ", ".join(f"{f.job} {f.units} ({f.latest_error})" for f in failing)
+    return f"; units failing, tried again at every tick: {jobs}"

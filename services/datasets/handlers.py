@@ -4,10 +4,8 @@
 (C25): the neighbours' events are the commands, applied once by their CloudEvent identity.
 """
 
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
@@ -33,7 +31,6 @@ from services.datasets.domain import (
     validation_id,
 )
 from services.errors import NotFound
-from services.metrics import DATASETS, tenant_label
 from services.store import EventStore
 
 
@@ -150,11 +147,7 @@ def publish_version(store: EventStore, issued: Issued) -> Decision:
         by=issued.actor,
         at=issued.at,
     )
-    return Decision(
-        [dataset] if created else [],
-        Published(dataset, version, created),
-        committed=counted(dataset) if created and version.version == 1 else None,
-    )
+    return Decision([dataset] if created else [], Published(dataset, version, created))
 
 
 def grant_share_consent(store: EventStore, issued: Issued) -> Decision:
@@ -187,21 +180,11 @@ def share_copy(store: EventStore, issued: Issued) -> Decision:
         by=issued.actor,
         at=issued.at,
     )
-    return Decision(
-        [source, copy],
-        Published(copy, version, True),
-        committed=counted(copy) if version.version == 1 else None,
-    )
+    return Decision([source, copy], Published(copy, version, True))
 
 
 def key_of(command: ShareCopy) -> str:
     return f"share/{command.version}"
-
-
-def counted(dataset: Dataset) -> Callable[[], None]:
-    """SPEC C50: a dataset counts once it has a published version."""
-    gauge: Any = DATASETS.labels(tenant_label(dataset.tenant_id), dataset.target)
-    return gauge.inc  # type: ignore[no-any-return]
 
 
 def created_run(issued: Issued) -> UUID:

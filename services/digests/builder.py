@@ -5,11 +5,17 @@ For every tenant that has submitted reports, read the week's facts (bounded), bu
 bus under the service's identity (W109, W111): the digest's id derives from (tenant,
 ``digest/{week}``), so a second builder at the same time (two schedulers, a replica, a
 restart) loses the create and finds the digest stamped, and nothing is posted twice.
+
+Each tenant's digest is built in a bulkhead of its own (``services.scheduled_failures``): a
+tenant whose digest fails — whatever the reason — is recorded with it, and every other
+tenant's digest is built and posted in the same run; the scheduler gives the week again at
+its next tick, and the failed one is tried again.
 """
 
 import asyncio
 import logging
 from dataclasses import dataclass
+from functools import partial
 
 import asyncpg
 from pydantic import BaseModel
@@ -23,6 +29,7 @@ from services.digests.handlers import DigestState
 from services.digests.weeks import due_at, end_of, previous, start_of
 from services.follower import wait_for_position
 from services.scheduled import BuildDigest
+from services.scheduled_failures import DIGEST, Failure, Unit, isolated, settle
 from services.store import EventStore, existing
 
 log = logging.getLogger(__name__)
@@ -70,13 +77,22 @@ class DigestBuilder:
         await self.run(order)
 
     async def run(self, order: BuildDigest) -> list[Built]:
+        """The digests built (or found) and posted; a tenant whose digest failed is left out,
+        its failure recorded, and the others go on."""
         if order.now < due_at(order.week):  # W106: a week is read only once it is over
             raise ValueError(f"the digest of {order.week} is not due before {due_at(order.week)}")
         await self.caught_up()
-        return [
-            await self.build_for(tenant, order)
-            for tenant in await sources.tenants_with_reports(self.pool, schema=self.inbox)
-        ]
+        done: list[Built] = []
+        failures: list[Failure] = []
+        for tenant in await sources.tenants_with_reports(self.pool, schema=self.inbox):
+            unit = Unit(DIGEST, tenant, order.week, order.name)
+            outcome = await isolated(unit, partial(self.build_for, tenant, order))
+            if isinstance(outcome, Failure):
+                failures.append(outcome)
+            else:
+                done.append(outcome)
+        await settle(self.pool, DIGEST, failures, order=order.name)
+        return done
 
     async def caught_up(self) -> None:
         """Wait until the Inbox and the eval cases have applied everything in the store now."""

@@ -13,9 +13,13 @@ evidence — a second run, a replay of the same neighbour events, a second sched
 same time — names the same proposal, and the bus creates it once.
 
 If the drafter is unavailable, that cluster waits: nothing is raised without a draft (C45),
-and a later run raises it. The retry is fixed (C43): the scheduler orders the day's run again
-at every tick (hourly), and an order that fails outright is tried at the next ticks. The
-generator never applies anything (C44, C31).
+and a later run raises it. Any other failure of a cluster (evidence the drafter cannot compute
+with, a command the bus refuses, recorded evidence that no longer reads) is that cluster's
+alone (``services.scheduled_failures``): recorded with its reason, and every other cluster —
+every other tenant's — is raised in the same run; the next run tries it again. The retry is
+fixed (C43): the scheduler orders the day's run again at every tick (hourly), and an order
+that fails outright is tried at the next ticks. The generator never applies anything (C44,
+C31).
 
 Cost: each run reads every evidence and proposal event of the store (by topic, paged), which
 is what keeps it exact across processes; at a scale where that matters, a projection of the
@@ -25,7 +29,8 @@ open clusters would take its place.
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from uuid import UUID
 
 import asyncpg
@@ -40,6 +45,7 @@ from services.learning.domain import proposal_id_for
 from services.learning.drafting import Drafter, DrafterUnavailable, drafter_for
 from services.learning.settings import LearningSettings
 from services.scheduled import RaiseProposals
+from services.scheduled_failures import PROPOSALS, Failure, Unit, failed, isolated, settle
 from services.store import EventStore, existing
 
 log = logging.getLogger(__name__)
@@ -61,6 +67,7 @@ class RunReport:
     existing: list[UUID]  # clusters whose proposal stands already
     waiting: list[str]  # clusters that wait: too little evidence, or no drafter
     unavailable: str | None = None  # why the drafter could not draft, if it could not
+    failed: list[Failure] = field(default_factory=list)  # clusters that failed, with why
 
 
 class ProposalGenerator:
@@ -82,20 +89,31 @@ class ProposalGenerator:
     async def __call__(self, order: RaiseProposals) -> None:
         report = await self.run(order)
         log.info(
-            "%s: %d raised, %d standing, %d waiting%s",
+            "%s: %d raised, %d standing, %d waiting, %d failed%s",
             order.name,
             len(report.raised),
             len(report.existing),
             len(report.waiting),
+            len(report.failed),
             f" (drafter unavailable: {report.unavailable})" if report.unavailable else "",
         )
 
-    async def facts(self) -> list[Fact]:
-        recorded, evaluations = await asyncio.to_thread(sources.recorded_evidence, self.store)
-        if not self.read_feedback:
-            return recorded
-        await self.caught_up()
-        return recorded + await sources.feedback_evidence(self.pool, evaluations)
+    async def facts(self, order: RaiseProposals) -> tuple[list[Fact], list[Failure]]:
+        """The facts to cluster, and the failures of the targets whose evidence cannot be
+        read (those targets are not clustered this run: a part of a cluster raises nothing)."""
+        recorded, evaluations, unreadable = await asyncio.to_thread(
+            sources.recorded_evidence, self.store
+        )
+        failures = [
+            failed(Unit(PROPOSALS, u.tenant_id, u.target_asset_id, order.name), u.error)
+            for u in unreadable
+        ]
+        broken = {(f.unit.tenant_id, f.unit.unit) for f in failures}
+        if self.read_feedback:
+            await self.caught_up()
+            recorded += await sources.feedback_evidence(self.pool, evaluations)
+        kept = [f for f in recorded if (f.tenant_id, f.target_asset_id) not in broken]
+        return kept, failures
 
     async def caught_up(self) -> None:
         """Wait until the read models the feedback comes from have applied the store's head:
@@ -114,7 +132,7 @@ class ProposalGenerator:
                 "learning: default used for %s (did not parse)", ", ".join(settings.unparsed)
             )
         drafter = self.drafter(settings)
-        facts = await self.facts()
+        facts, failures = await self.facts(order)
         known = await asyncio.to_thread(sources.known_proposals, self.store)
         found = clusters(facts, known)
         ids = {c: proposal_id_for(c.tenant_id, c.target_asset_id, c.evidence_hash) for c in found}
@@ -134,15 +152,32 @@ class ProposalGenerator:
             if unavailable is not None:
                 waiting.append(name)  # the drafter failed this run already: do not hammer it
                 continue
-            try:
-                await self.raise_one(cluster, drafter, known, order)
-            except DrafterUnavailable as error:
-                unavailable = str(error)
-                log.warning("%s: drafter %s unavailable (%s): waits", name, drafter.profile, error)
+            unit = Unit(PROPOSALS, cluster.tenant_id, cluster.target_asset_id, order.name)
+            outcome = await isolated(
+                unit, partial(self.raise_or_wait, cluster, drafter, known, order)
+            )
+            if isinstance(outcome, Failure):
+                failures.append(outcome)  # this cluster's alone: the others go on (bulkhead)
+            elif outcome is not None:
+                unavailable = outcome
+                log.warning(
+                    "%s: drafter %s unavailable (%s): waits", name, drafter.profile, outcome
+                )
                 waiting.append(name)
-                continue
-            raised.append(ids[cluster])
-        return RunReport(raised, kept, waiting, unavailable)
+            else:
+                raised.append(ids[cluster])
+        await settle(self.pool, PROPOSALS, failures)  # each run covers every cluster
+        return RunReport(raised, kept, waiting, unavailable, failures)
+
+    async def raise_or_wait(
+        self, cluster: Cluster, drafter: Drafter, known: Sequence[Known], order: RaiseProposals
+    ) -> str | None:
+        """Raise the cluster's proposal; answers why the drafter could not draft, if so."""
+        try:
+            await self.raise_one(cluster, drafter, known, order)
+        except DrafterUnavailable as error:
+            return str(error)
+        return None
 
     async def raise_one(
         self, cluster: Cluster, drafter: Drafter, known: Sequence[Known], order: RaiseProposals

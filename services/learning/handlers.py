@@ -6,7 +6,6 @@ SkillCandidateProposed is RaiseSkillProposal (C41). Each records its evidence on
 proposal itself is raised by the generator, once a cluster holds enough evidence (C29, C42).
 """
 
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from uuid import UUID
@@ -33,7 +32,6 @@ from services.learning.evidence import (
     evidence_id_for,
     skill_item,
 )
-from services.metrics import LEARNING_PROPOSALS, tenant_label
 from services.store import EventStore, load_owned
 
 
@@ -57,24 +55,6 @@ def shown(proposal: LearningProposal, created: bool = False) -> ProposalShown:
     return ProposalShown(
         proposal.id, proposal.state, proposal.reviewed_by, proposal.release_id, created
     )
-
-
-def counted(moves: list[tuple[LearningProposal, ProposalState | None]]) -> Callable[[], None]:
-    """SPEC C49: once the events are stored, each proposal leaves its old state's count
-    (None: it is new) and joins its new one's; a move that changed nothing counts nothing."""
-    changes = [
-        (tenant_label(p.tenant_id), p.kind, before, p.state)
-        for p, before in moves
-        if before != p.state
-    ]
-
-    def count() -> None:
-        for tenant, kind, before, after in changes:
-            if before is not None:
-                LEARNING_PROPOSALS.labels(tenant, kind, before.value).dec()
-            LEARNING_PROPOSALS.labels(tenant, kind, after.value).inc()
-
-    return count
 
 
 def item_of(command: object) -> tuple[EvidenceItem, str, str, str | None, bool]:
@@ -148,8 +128,7 @@ def raise_proposal(store: EventStore, issued: Issued) -> Decision:
         older = load_proposal(store, issued.tenant_id, older_id)
         if older.supersede(by=proposal_id, at=issued.at):
             moved.append(older)
-    moves = [(proposal, None), *((older, ProposalState.proposed) for older in moved)]
-    return Decision([proposal, *moved], shown(proposal, created=True), counted(moves))
+    return Decision([proposal, *moved], shown(proposal, created=True))
 
 
 def load_proposal(store: EventStore, tenant_id: str, proposal_id: UUID) -> LearningProposal:
@@ -161,21 +140,19 @@ def pick_up(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, PickUpProposal)
     proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
-    before = proposal.state
     proposal.pick_up(by=issued.actor, at=issued.at)  # reviewedBy: the caller (C35)
-    return Decision([proposal], shown(proposal), counted([(proposal, before)]))
+    return Decision([proposal], shown(proposal))
 
 
 def decide(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, DecideProposalCommand)
     proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
-    before = proposal.state
     if command.decision == "accept":
         proposal.accept(by=issued.actor, at=issued.at)
     else:
         proposal.reject(by=issued.actor, reason=command.reason, at=issued.at)
-    return Decision([proposal], shown(proposal), counted([(proposal, before)]))
+    return Decision([proposal], shown(proposal))
 
 
 def record_release(store: EventStore, issued: Issued) -> Decision:

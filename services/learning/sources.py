@@ -16,6 +16,7 @@ facts always give the same evidence hash.
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -56,24 +57,39 @@ def stored(store: EventStore, classes: Sequence[type]) -> list[Any]:
 Evaluations = dict[tuple[str, str], Fact]  # (tenant, evidence id) → an evaluation's fact
 
 
-def recorded_evidence(store: EventStore) -> tuple[list[Fact], Evaluations]:
+@dataclass(frozen=True)
+class Unreadable:
+    """Recorded evidence that no longer reads as an item (stored before a door refused what
+    it holds): its target's cluster fails, every other one goes on."""
+
+    tenant_id: str
+    target_asset_id: str
+    error: Exception
+
+
+def recorded_evidence(store: EventStore) -> tuple[list[Fact], Evaluations, list[Unreadable]]:
     """The neighbours' events that count as evidence (C39: a passing evaluation does not),
-    and every evaluation seen, passing or not, by its evidence id (feedback on one names its
-    target)."""
-    counting, evaluations = [], {}
+    every evaluation seen, passing or not, by its evidence id (feedback on one names its
+    target), and the evidence that cannot be read."""
+    counting, evaluations, unreadable = [], {}, []
     for e in stored(store, [Evidence.Recorded]):
+        try:
+            item = EvidenceItem.model_validate(e.item)
+        except ValueError as error:  # pydantic's ValidationError is one
+            unreadable.append(Unreadable(e.tenant_id, e.target_asset_id, error))
+            continue
         fact = Fact(
             tenant_id=e.tenant_id,
             target_asset_id=e.target_asset_id,
             target_kind=e.target_kind,
             target_version=e.target_version,
-            item=EvidenceItem.model_validate(e.item),
+            item=item,
         )
         if e.counts:
             counting.append(fact)
         if fact.item.evidence_id.startswith("evaluation:"):
             evaluations[(fact.tenant_id, fact.item.evidence_id)] = fact
-    return counting, evaluations
+    return counting, evaluations, unreadable
 
 
 def known_proposals(store: EventStore) -> list[Known]:

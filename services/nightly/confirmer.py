@@ -1,4 +1,5 @@
-""" "The confirmer still holds the right" (SPEC W99, W100), asked just before a case runs.
+""" "The confirmer still holds the right" (SPEC W99, W100), asked when the night is planned
+(a case whose confirmer lost it takes no slot, W95) and again just before the case runs.
 
 The stamped confirmer must still hold a live key of the case's tenant with the eval-write
 scope, and not a service's key. The key store is read afresh for each check, so a key revoked
@@ -39,3 +40,8 @@ def why_confirmer_cannot(keys: KeyStore, tenant_id: str, confirmer: str) -> str 
     if ring.grants(tenant_id, confirmer, RUN_SCOPE):
         return None
     return CONFIRMER_LACKS_UPDATE
+
+
+def confirmers_now(keys: KeyStore, tenant_id: str, confirmers: set[str]) -> dict[str, str | None]:
+    """Each confirmer's answer, as the night is planned."""
+    return {name: why_confirmer_cannot(keys, tenant_id, name) for name in sorted(confirmers)}

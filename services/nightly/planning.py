@@ -5,8 +5,14 @@ same night. Only confirmed cases are candidates (W78). Never-run cases come firs
 oldest lastRun, ties by ref (W93). A case that cannot run takes no slot (W95) and gets a line
 saying why; the first ``max_cases`` runnable ones are selected, the rest are over-cap lines
 and the note says the cap was reached (W96). Reasons are SPEC §3.8's vocabulary.
+
+Whether each confirmer still holds the right (W99, W100) is asked at planning too — the
+runner reads the key store and hands the answers in — so a case whose confirmer has lost it
+takes no slot and the next runnable case gets it; the runner asks again just before the case
+runs, for a key revoked during the night.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -70,11 +76,19 @@ def order(candidates: list[Candidate]) -> list[Candidate]:
 
 
 def why_not(
-    candidate: Candidate, model: str | None, catalogue: Catalogue, agent_configured: bool
+    candidate: Candidate,
+    model: str | None,
+    catalogue: Catalogue,
+    agent_configured: bool,
+    confirmers: Mapping[str, str | None] | None = None,
 ) -> str | None:
-    """Why a case cannot run tonight, or None when it can."""
+    """Why a case cannot run tonight, or None when it can. ``confirmers``: why each
+    confirmer may not run a case now (None: they may), as the key store answered."""
     if not candidate.confirmed_by:
         return NO_CONFIRMER  # W76: the stamped person only
+    lost = (confirmers or {}).get(candidate.confirmed_by)
+    if lost is not None:
+        return lost  # W95, W99, W100: a case its confirmer may not run takes no slot
     if not agent_configured:
         return NO_LANGUAGE_MODEL  # W69: nothing to talk to
     if model is None:
@@ -102,13 +116,14 @@ def plan_night(
     *,
     agent_configured: bool,
     now: datetime,
+    confirmers: Mapping[str, str | None] | None = None,
 ) -> Plan:
     selected: list[Selected] = []
     lines: list[dict[str, Any]] = []
     over_cap = 0
     for candidate in order(candidates):
         model = candidate.model or settings.model  # W97: pinned, else the declared Model
-        reason = why_not(candidate, model, catalogue, agent_configured)
+        reason = why_not(candidate, model, catalogue, agent_configured, confirmers)
         if reason is not None:
             lines.append(skipped(candidate.case_id, reason, now, model))
         elif len(selected) >= settings.max_cases:

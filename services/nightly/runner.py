@@ -13,13 +13,18 @@ Safe to call twice, from two processes at once, and after a crash:
   (the holder finishes the night), and a crashed holder's session ends, freeing it;
 - every conversation is an event as it finishes, under the case's deterministic run id, so a
   resumed drive runs only the missing conversations and the cases with no line yet (W91);
-- a night that has ended is never driven again (W92).
+- a night that has ended is never driven again (W92);
+- each tenant's night is a bulkhead of its own (``services.scheduled_failures``): a tenant
+  whose night fails is recorded with the reason and tried again at the next tick, and the
+  other tenants' nights go on in the same run; within a night, a case that faults is a
+  failed line and the night goes on (W103).
 """
 
 import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, cast
 from uuid import UUID
 
@@ -33,12 +38,14 @@ from projections.nights import running_nights
 from projections.runner import wait_for_position
 from services.bus import CommandBus, Issued
 from services.evals.runs import CaseRunner
+from services.metrics import SCHEDULED_FAILURES
 from services.nightly.catalogue import Catalogue, read_catalogue
-from services.nightly.confirmer import KeyStore, why_confirmer_cannot
+from services.nightly.confirmer import KeyStore, confirmers_now, why_confirmer_cannot
 from services.nightly.domain import Night, night_id, night_run_id
 from services.nightly.planning import Candidate, plan_night, skipped
 from services.nightly.settings import NightlySettings
 from services.scheduled import PlanNight
+from services.scheduled_failures import NIGHT, NIGHT_CASE, Failure, Unit, isolated, record, settle
 from services.store import EventStore, existing, load_owned
 
 log = logging.getLogger(__name__)
@@ -82,25 +89,33 @@ class NightlyRunner:
             log.info("%s: nightly runs are off (FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED)", order.name)
             return
         await self._caught_up("rm_eval_cases")
-        date = order.date.isoformat()
-        failures: list[BaseException] = []
+        failures: list[Failure] = []
         for tenant in await tenants_with_confirmed_cases(self.pool):
-            try:
-                await self.plan(tenant, order)
-                await self.drive(tenant, date)
-            except Exception as error:  # one tenant's trouble does not stop the others'
-                log.exception("%s of %s failed", order.name, tenant)
-                failures.append(error)
-        if failures:
-            raise failures[0]
+            # One tenant's night in a bulkhead of its own: its failure is recorded and every
+            # other tenant's night is planned and driven in the same run.
+            unit = Unit(NIGHT, tenant, order.date.isoformat(), order.name)
+            outcome = await isolated(unit, partial(self.plan_and_drive, tenant, order))
+            if isinstance(outcome, Failure):
+                failures.append(outcome)
+        await settle(self.pool, NIGHT, failures, order=order.name)
+
+    async def plan_and_drive(self, tenant: str, order: PlanNight) -> None:
+        await self.plan(tenant, order)
+        await self.drive(tenant, order.date.isoformat())
 
     async def resume(self) -> None:
-        """Drive every night still Running (after a restart) to its end (W91)."""
+        """Drive every night still Running (after a restart) to its end (W91); a night that
+        fails is recorded (the next tick gives its order again) and the others go on."""
         if not self.settings.enabled:
             return
         await self._caught_up("rm_nights")
+        failures: list[Failure] = []
         for tenant, date in await running_nights(self.pool):
-            await self.drive(tenant, date)
+            unit = Unit(NIGHT, tenant, date, f"night/{date}")
+            outcome = await isolated(unit, partial(self.drive, tenant, date))
+            if isinstance(outcome, Failure):
+                failures.append(outcome)
+        await record(self.pool, NIGHT, failures)
 
     async def plan(self, tenant: str, order: PlanNight) -> None:
         """Create the tenant's night with its plan, unless it exists (W87, W88, W92)."""
@@ -108,12 +123,18 @@ class NightlyRunner:
         if await asyncio.to_thread(existing, self.store, {night_id(tenant, date)}):
             return
         catalogue = await asyncio.to_thread(self.catalogue)
+        candidates = await self.candidates(tenant)
+        named = {c.confirmed_by for c in candidates if c.confirmed_by}
+        # W95, W99: asked at planning too, so a case its confirmer may no longer run frees
+        # its slot for the next runnable case.
+        confirmers = await asyncio.to_thread(confirmers_now, self.keys, tenant, named)
         plan = plan_night(
-            await self.candidates(tenant),
+            candidates,
             self.settings,
             catalogue,
             agent_configured=self.cases.client is not None,
             now=order.now,
+            confirmers=confirmers,
         )
         command = PlanTenantNight(
             date=order.date,
@@ -182,8 +203,9 @@ class NightlyRunner:
             return skipped(case_id, reason, self.clock(), model)
         try:
             return await self._converse(tenant, night, case_id, confirmer, model, effort)
-        except Exception as error:
+        except Exception as error:  # W103: the case's line says so, the night goes on
             log.warning("night/%s: case %s failed", night.date, case_id, exc_info=True)
+            SCHEDULED_FAILURES.labels(NIGHT_CASE).inc()
             said = f"{type(error).__name__}: {error}"[:MAX_ERROR_TEXT]
             return {
                 "case": str(case_id),
