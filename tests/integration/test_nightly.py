@@ -378,3 +378,55 @@ async def test_a_reply_on_another_model_than_the_nights_is_a_non_answer(
     assert line["score"] == {
         "passed": False, "scored": 0, "nonAnswers": 2, "lookedRate": None, "correctRate": None,
     }  # fmt: skip
+
+
+async def test_a_case_whose_confirmer_lost_the_right_frees_its_slot_for_the_next_runnable_case(
+    door: Door, standin: str
+) -> None:
+    """W95, W99 (issue: the check only before the run left the slot to nobody): MaxCases 2,
+    three cases, the first in order (never run) confirmed by anna, whose key is revoked before
+    the night. The two runnable cases — both ran before, so they come after hers — both run."""
+    ask = "Welchen Stundenansatz verrechne ich"
+    ran_before = [await confirmed_case(door, f"{ask}? (ran {n})") for n in ("one", "two")]
+    for case_id in ran_before:
+        run = await door.http.post(
+            f"/factory/evals/cases/{case_id}/runs", json={"conversations": 1},
+            headers=auth(door.keys.a),
+        )  # fmt: skip
+        assert run.status_code == 201, run.text
+    annas = await confirmed_case(door, f"{ask}? (anna's)", key=door.keys.a_other)
+    revoke(door, door.keys.a_other)
+
+    await runner(door, Agent(standin), max_cases=2, conversations_per_case=1)(ORDER)
+
+    night = await night_view(door)
+    assert sorted(s["case"] for s in night["selected"]) == sorted(ran_before)
+    lines = lines_by_case(night)
+    assert (lines[annas]["outcome"], lines[annas]["reason"]) == (
+        "skipped",
+        "confirmer-lacks-update",
+    )
+    assert [lines[c]["outcome"] for c in ran_before] == ["ran", "ran"]
+    assert "cap reached" not in night["note"]
+
+
+async def test_a_key_revoked_after_planning_still_stops_the_case_just_before_it_runs(
+    door: Door, standin: str
+) -> None:
+    """W99: asked again just before the case runs — a key revoked during the night."""
+    annas = await confirmed_case(
+        door, "Welchen Stundenansatz verrechne ich?", key=door.keys.a_other
+    )
+    agent = Agent(standin)
+    night_runner = runner(door, agent, max_cases=2, conversations_per_case=1)
+    tenant = keys_tenant(door)
+    head = await door.runtime.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}")
+    await wait_for_position(door.runtime.pool, "rm_eval_cases", head, 20)
+    await night_runner.plan(tenant, ORDER)
+    revoke(door, door.keys.a_other)
+    await night_runner.drive(tenant, NIGHT)
+
+    night = await night_view(door)
+    assert [s["case"] for s in night["selected"]] == [annas]  # she held the right at planning
+    assert lines_by_case(night)[annas]["reason"] == "confirmer-lacks-update"
+    assert agent.asked == []

@@ -9,11 +9,13 @@ from hypothesis import strategies as st
 from services.nightly.catalogue import Catalogue
 from services.nightly.domain import SUCCEEDED, WARNING, Night, night_id, night_run_id
 from services.nightly.planning import (
+    CONFIRMER_LACKS_UPDATE,
     NO_CONFIRMER,
     NO_LANGUAGE_MODEL,
     NO_MODEL,
     NOT_EU,
     OVER_CAP,
+    PERMISSION_CHECK_UNAVAILABLE,
     RESIDENCY_UNREADABLE,
     Candidate,
     plan_night,
@@ -200,3 +202,27 @@ def test_the_end_is_succeeded_or_warning_and_happens_once() -> None:
     assert troubled.status == WARNING
     troubled.record_conversation("c2", 1, {}, at=NOW)
     assert troubled.threads("c2") == {}  # an ended night records nothing more
+
+
+def test_a_case_whose_confirmer_lost_the_right_takes_no_slot_and_the_next_runnable_gets_it() -> (
+    None
+):
+    """W95, W99 at planning: MaxCases 2, the oldest case's confirmer lost the right — the two
+    runnable cases run, none is left over-cap; a check that cannot be answered takes no slot
+    either and says so (W100)."""
+    cases = [case("a", confirmed_by="anna"), case("b"), case("c"), case("d", confirmed_by="olaf")]
+    confirmers = {
+        "alice": None,
+        "anna": CONFIRMER_LACKS_UPDATE,
+        "olaf": PERMISSION_CHECK_UNAVAILABLE,
+    }
+    plan = plan_night(
+        cases, settings(max_cases=2), EU, agent_configured=True, now=NOW, confirmers=confirmers
+    )
+    assert refs(plan.selected) == ["b", "c"]
+    reasons = {line["case"]: (line["outcome"], line["reason"]) for line in plan.lines}
+    assert reasons == {
+        str(uuid5(NS, "a")): ("skipped", CONFIRMER_LACKS_UPDATE),
+        str(uuid5(NS, "d")): ("skipped", PERMISSION_CHECK_UNAVAILABLE),
+    }
+    assert "cap reached" not in plan.note
