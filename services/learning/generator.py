@@ -104,14 +104,16 @@ class ProposalGenerator:
         recorded, evaluations, unreadable = await asyncio.to_thread(
             sources.recorded_evidence, self.store
         )
-        failures = [
-            failed(Unit(PROPOSALS, u.tenant_id, u.target_asset_id, order.name), u.error)
-            for u in unreadable
-        ]
-        broken = {(f.unit.tenant_id, f.unit.unit) for f in failures}
         if self.read_feedback:
             await self.caught_up()
-            recorded += await sources.feedback_evidence(self.pool, evaluations)
+            feedback, unread = await sources.feedback_evidence(self.pool, evaluations)
+            recorded, unreadable = recorded + feedback, unreadable + unread
+        first = {(u.tenant_id, u.target_asset_id): u.error for u in reversed(unreadable)}
+        failures = [  # one per target, whatever the number of its rows that do not read
+            failed(Unit(PROPOSALS, tenant, target, order.name), error)
+            for (tenant, target), error in first.items()
+        ]
+        broken = {(f.unit.tenant_id, f.unit.unit) for f in failures}
         kept = [f for f in recorded if (f.tenant_id, f.target_asset_id) not in broken]
         return kept, failures
 

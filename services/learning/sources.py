@@ -15,8 +15,9 @@ facts always give the same evidence hash.
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import asyncpg
@@ -59,8 +60,9 @@ Evaluations = dict[tuple[str, str], Fact]  # (tenant, evidence id) → an evalua
 
 @dataclass(frozen=True)
 class Unreadable:
-    """Recorded evidence that no longer reads as an item (stored before a door refused what
-    it holds): its target's cluster fails, every other one goes on."""
+    """Evidence that does not read as an item (recorded before a door refused what it holds,
+    or a read model's row of a shape no one foresaw): its target's cluster fails, every other
+    one goes on."""
 
     tenant_id: str
     target_asset_id: str
@@ -118,49 +120,34 @@ def agent_id_of(agent: str) -> str:
     return agent.replace("/", "_")
 
 
-async def feedback_evidence(pool: asyncpg.Pool, evaluations: Evaluations) -> list[Fact]:
-    """C28: reports, eval-case failures and feedback on evaluations, per target asset."""
+async def feedback_evidence(
+    pool: asyncpg.Pool, evaluations: Evaluations
+) -> tuple[list[Fact], list[Unreadable]]:
+    """C28: reports, eval-case failures and feedback on evaluations, per target asset; and the
+    rows that do not read as evidence (each fails its own target's cluster only)."""
     facts: list[Fact] = []
+    unreadable: list[Unreadable] = []
+
+    def read(tenant_id: str, target: str, fact: Callable[[], Fact]) -> None:
+        try:
+            facts.append(fact())
+        except (ValueError, TypeError) as error:  # pydantic's ValidationError is a ValueError
+            unreadable.append(Unreadable(tenant_id, target, error))
+
     reports = await pool.fetch(
         f"SELECT report_id, tenant_id, agent, kind, status, submitted_at FROM {INBOX}.reports "
         "WHERE submitted_at IS NOT NULL AND status <> 'WontFix' AND agent <> $1",
         UNKNOWN_AGENT,
     )
     for r in reports:
-        facts.append(
-            agent_fact(
-                r["tenant_id"],
-                r["agent"],
-                EvidenceItem(
-                    evidence_id=f"report:{r['report_id']}",
-                    origin=EvidenceOrigin.wrong_answer,
-                    note=f"wrong-answer report ({r['kind'] or 'no kind'}, {r['status']})",
-                    observed_at=r["submitted_at"],
-                ),
-            )
-        )
+        read(r["tenant_id"], agent_id_of(r["agent"]), partial(report_fact, r))
     runs = await pool.fetch(
         f"SELECT r.run_id, r.tenant_id, c.agent, c.ref, r.summary, r.recorded_at "
         f"FROM {EVAL_CASES}.runs r JOIN {EVAL_CASES}.cases c USING (case_id) "
         "WHERE (r.summary ->> 'passed')::boolean IS FALSE"
     )
     for r in runs:
-        summary = asyncpg_json(r["summary"])
-        reasons = ", ".join(summary.get("reasons") or []) or "failed"
-        facts.append(
-            agent_fact(
-                r["tenant_id"],
-                r["agent"],
-                EvidenceItem(
-                    evidence_id=f"eval-run:{r['run_id']}",
-                    origin=EvidenceOrigin.eval_case_failure,
-                    metric="looked_rate" if summary.get("looked_rate") is not None else None,
-                    value=summary.get("looked_rate"),
-                    note=f"eval case {r['ref']} failed: {reasons}",
-                    observed_at=r["recorded_at"],
-                ),
-            )
-        )
+        read(r["tenant_id"], agent_id_of(r["agent"]), partial(eval_run_fact, r))
     given = await pool.fetch(
         "SELECT feedback_id, tenant_id, subject_ref, kind, rating, given_at "
         f"FROM {FEEDBACK}.feedback WHERE subject_kind = 'evaluation' "
@@ -171,22 +158,54 @@ async def feedback_evidence(pool: asyncpg.Pool, evaluations: Evaluations) -> lis
         evaluation = evaluations.get((f["tenant_id"], f"evaluation:{f['subject_ref']}"))
         if evaluation is None:
             continue  # an evaluation we never saw: no asset to cluster it on
-        rating = f" {f['rating']}" if f["rating"] is not None else ""
-        facts.append(
-            Fact(
-                tenant_id=f["tenant_id"],
-                target_asset_id=evaluation.target_asset_id,
-                target_kind=evaluation.target_kind,
-                target_version=evaluation.target_version,
-                item=EvidenceItem(
-                    evidence_id=f"feedback:{f['feedback_id']}",
-                    origin=EvidenceOrigin.feedback,
-                    note=f"{f['kind']}{rating} on evaluation {f['subject_ref']}",
-                    observed_at=f["given_at"],
-                ),
-            )
-        )
-    return facts
+        read(f["tenant_id"], evaluation.target_asset_id, partial(feedback_fact, f, evaluation))
+    return facts, unreadable
+
+
+def report_fact(r: asyncpg.Record) -> Fact:
+    return agent_fact(
+        r["tenant_id"],
+        r["agent"],
+        EvidenceItem(
+            evidence_id=f"report:{r['report_id']}",
+            origin=EvidenceOrigin.wrong_answer,
+            note=f"wrong-answer report ({r['kind'] or 'no kind'}, {r['status']})",
+            observed_at=r["submitted_at"],
+        ),
+    )
+
+
+def eval_run_fact(r: asyncpg.Record) -> Fact:
+    summary = asyncpg_json(r["summary"])
+    reasons = ", ".join(summary.get("reasons") or []) or "failed"
+    return agent_fact(
+        r["tenant_id"],
+        r["agent"],
+        EvidenceItem(
+            evidence_id=f"eval-run:{r['run_id']}",
+            origin=EvidenceOrigin.eval_case_failure,
+            metric="looked_rate" if summary.get("looked_rate") is not None else None,
+            value=summary.get("looked_rate"),
+            note=f"eval case {r['ref']} failed: {reasons}",
+            observed_at=r["recorded_at"],
+        ),
+    )
+
+
+def feedback_fact(f: asyncpg.Record, evaluation: Fact) -> Fact:
+    rating = f" {f['rating']}" if f["rating"] is not None else ""
+    return Fact(
+        tenant_id=f["tenant_id"],
+        target_asset_id=evaluation.target_asset_id,
+        target_kind=evaluation.target_kind,
+        target_version=evaluation.target_version,
+        item=EvidenceItem(
+            evidence_id=f"feedback:{f['feedback_id']}",
+            origin=EvidenceOrigin.feedback,
+            note=f"{f['kind']}{rating} on evaluation {f['subject_ref']}",
+            observed_at=f["given_at"],
+        ),
+    )
 
 
 def agent_fact(tenant_id: str, agent: str, item: EvidenceItem) -> Fact:

@@ -6,6 +6,7 @@ share raises — so the bulkhead holds for a failure no door foresaw.
 """
 
 import asyncio
+import uuid
 from datetime import date, timedelta
 from typing import Any
 
@@ -27,7 +28,15 @@ from services.store import existing
 from tests.conftest import Keys
 from tests.integration.test_datasets import tenant_of
 from tests.integration.test_digest import MONDAY, ORDER, submit
-from tests.integration.test_learning import NOW, failed_evaluation, generator, neighbour
+from tests.integration.test_learning import (
+    NOW,
+    failed_evaluation,
+    generator,
+    neighbour,
+)
+from tests.integration.test_learning import (
+    ORDER as PROPOSALS_ORDER,
+)
 from tests.integration.test_nightly import NIGHT, Door, confirmed_case, door, runner, standin
 from tests.integration.test_scheduler import Clock, Orders
 
@@ -123,6 +132,35 @@ async def test_an_overflowing_cluster_fails_alone_and_every_other_tenant_s_propo
     [again] = await recorded_failures(runtime.pool)
     assert again["attempts"] == 2
     assert failures_counted("proposals") == counted + 2
+
+
+async def test_a_read_model_row_that_does_not_read_as_evidence_fails_only_its_target(
+    runtime: Runtime, keys: Keys
+) -> None:
+    """Item 3 (SPEC C28): a failed eval-case run of tenant A whose summary no one foresaw (its
+    reasons are not text) fails A's agent's cluster alone; B's proposal is raised."""
+    a, b = tenant_of(keys, 0), tenant_of(keys, 1)
+    case_id, run_id = uuid.uuid4(), uuid.uuid4()
+    await runtime.pool.execute(
+        "INSERT INTO rm_eval_cases.cases (case_id, tenant_id, ref, source, agent, definition, "
+        "lifted_at, position) VALUES ($1, $2, 'ref-1', $3, 'Office/Coach', '{}', $4, 0)",
+        case_id, a, uuid.uuid4(), NOW,
+    )  # fmt: skip
+    await runtime.pool.execute(
+        "INSERT INTO rm_eval_cases.runs (run_id, case_id, tenant_id, ran_by, effort, summary, "
+        "threads, recorded_at, position) VALUES ($1, $2, $3, 'alice', 'medium', $4, '[]', $5, 0)",
+        run_id, case_id, a, '{"passed": false, "reasons": [1, 2]}', NOW,
+    )  # fmt: skip
+    for n in range(3):
+        await neighbour(runtime, b, failed_evaluation(n), f"ce-b-{n}")
+    runtime.start_projections(["inbox", "eval_cases", "feedback_list"])
+
+    report = await generator(runtime, feedback=True).run(PROPOSALS_ORDER)
+
+    assert len(report.raised) == 1
+    [failure] = await recorded_failures(runtime.pool)
+    assert (failure["tenant_id"], failure["unit"]) == (a, "Office_Coach")
+    assert str(failure["reason"]).startswith("TypeError")
 
 
 class BreakingDigests(DigestBuilder):
