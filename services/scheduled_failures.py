@@ -139,6 +139,11 @@ async def _record(conn: Connection, job: str, failures: list[Failure]) -> None:
         )  # fmt: skip
 
 
+async def forget_order(pool: asyncpg.Pool, order: str) -> None:
+    """Strike off the failing units of an order no longer retried."""
+    await pool.execute("DELETE FROM scheduled_failures WHERE order_name = $1", order)
+
+
 async def failing_orders(pool: asyncpg.Pool | Connection) -> list[str]:
     """The orders that have a failing unit: the scheduler gives them again."""
     rows = await pool.fetch("SELECT DISTINCT order_name FROM scheduled_failures ORDER BY 1")

@@ -40,7 +40,7 @@ from services.digests.weeks import due_at, last_completed, previous
 from services.follower import Connection, ReaderStatus, is_transient
 from services.health import ReaderHealth
 from services.scheduled import BuildDigest, PlanNight, RaiseProposals
-from services.scheduled_failures import Failing, failing_by_job, failing_orders
+from services.scheduled_failures import Failing, failing_by_job, failing_orders, forget_order
 from services.scheduled_failures import ensure_table as ensure_failures_table
 
 log = logging.getLogger(__name__)
@@ -148,6 +148,14 @@ def parse_order(text: str, now: datetime) -> Order:
     return BuildDigest(found["week"], now)
 
 
+def too_old(order: Order, now: datetime) -> bool:
+    """Past what a downtime is caught up for (a week of nights and days, a year of weeks):
+    a unit failing that long is no longer retried."""
+    if isinstance(order, BuildDigest):
+        return due_at(order.week) < now - timedelta(weeks=WEEKS_KEPT)
+    return order.date < now.date() - timedelta(days=NIGHTS_KEPT)
+
+
 async def ensure_tables(conn: Connection) -> None:
     await conn.execute(DDL)
     await ensure_failures_table(conn)
@@ -250,7 +258,11 @@ class Scheduler:
             except ValueError:
                 log.warning("a failing unit names an order this scheduler does not know: %s", name)
                 continue
-            if isinstance(order, PlanNight) and self.nights is None:
+            if isinstance(order, PlanNight) and self.night_hour is None:
+                continue  # nights are off here: their failing units wait until they are on
+            if too_old(order, now):
+                log.warning("%s: its failing units are no longer retried (too old)", name)
+                await forget_order(self.pool, name)
                 continue
             retried.append(order)
         return retried

@@ -23,6 +23,7 @@ from services.nightly.runner import NightlyRunner
 from services.read_model_gauges import refresh
 from services.scheduled import BuildDigest, PlanNight
 from services.scheduled_failures import DIGEST, Failure, Unit, recorded_failures, settle
+from services.scheduled_failures import NIGHT as NIGHT_JOB
 from services.scheduler import Scheduler
 from services.store import existing
 from tests.conftest import Keys
@@ -219,16 +220,21 @@ async def test_an_order_with_a_failing_unit_is_given_again_though_no_longer_due(
     runtime: Runtime,
 ) -> None:
     """Item 3: a failing unit of an older week (caught up after a downtime) is retried at the
-    next tick, though only the latest week falls due then."""
+    next tick, though only the latest week falls due then; one older than a downtime is caught
+    up for (a week of nights) is struck off instead."""
     old = "digest/2026-W40"
     unit = Unit(DIGEST, "tenant-x", "2026-W40", old)
     await settle(runtime.pool, DIGEST, [Failure(unit, "RuntimeError: broken")], order=old)
+    stale = Unit(NIGHT_JOB, "tenant-x", "2026-10-01", "night/2026-10-01")
+    failure = Failure(stale, "RuntimeError: broken")
+    await settle(runtime.pool, NIGHT_JOB, [failure], order=stale.order)
     orders = Orders()
     scheduler = Scheduler(
         runtime.pool, orders, orders, night_hour=1, clock=Clock("2026-11-22T12:00:00")
     )
     await scheduler.tick()
     assert orders.given == ["digest/2026-W46", "night/2026-11-22", old]
+    assert [f["order_name"] for f in await recorded_failures(runtime.pool)] == [old]
 
 
 class BreakingNights(NightlyRunner):
