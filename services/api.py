@@ -36,6 +36,7 @@ from services.problems import (
     NotYetVisible,
     TooLarge,
     Unauthorized,
+    UnsupportedMediaType,
     install_error_handlers,
 )
 from services.store import EVENTS_TABLE
@@ -390,6 +391,22 @@ async def check_request(request: Request) -> None:
     for name, value in request.path_params.items():
         if "\x00" in str(value):
             raise Refused(f"{name!r} must not contain NUL characters", field=name)
+
+
+# A media type as RFC 9110 spells it, ``type/subtype`` of token characters, parameters aside.
+_MEDIA_TYPE = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+/[!#$%&'*+.^_`|~0-9a-z-]+")
+
+
+def media_type(request: Request, accepted: tuple[str, ...] | None = None) -> str:
+    """The body's media type (lower case, parameters aside) if it is one of ``accepted`` (any
+    well-formed one when None); else 415, naming the types the route takes. A missing
+    Content-Type is refused too where ``accepted`` names types: the client said nothing of
+    what it sent."""
+    given = request.headers.get("content-type", "")
+    essence = given.split(";")[0].strip().lower()
+    if not _MEDIA_TYPE.fullmatch(essence) or (accepted is not None and essence not in accepted):
+        raise UnsupportedMediaType(given, accepted or ("a media type (type/subtype)",))
+    return essence
 
 
 async def no_body(request: Request) -> None:

@@ -18,9 +18,10 @@ from contracts.envelope import (
     RunCompletedMessage,
     SkillCandidateProposedMessage,
 )
+from services.auth import Scope
 from services.inbound.subscription import Subscription
 
-EVALUATION_RUN = "factory.evaluation.run"
+EVALUATION_RUN: Scope = "factory.evaluation.run"
 
 # Harvested by the datasets context (SPEC C24, C25).
 DATASET_SUBSCRIPTIONS = (

@@ -28,14 +28,25 @@ def body(model: type[BaseModel], example: dict[str, Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": content}}
 
 
-# A body taken as it comes (an artifact): any media type, bytes.
-RAW_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+# Bytes as they come or as they were stored. Each route names the media types it really takes
+# and gives: a generated client (openapi-python-client, for one) leaves out an operation whose
+# only body is ``*/*``, and the bytes of an answer declared so.
+BYTES: dict[str, Any] = {"type": "string", "format": "binary"}
+TEXT: dict[str, Any] = {"type": "string"}
+
+
+def raw_body(*media_types: str) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads its body as bytes of ``media_types`` (text for
+    a ``text/`` type, bytes otherwise); the route refuses others (415)."""
+    content = {
+        kind: {"schema": TEXT if kind.startswith("text/") else BYTES} for kind in media_types
     }
-}
-RAW_ANSWER = {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}
+    return {"requestBody": {"required": True, "content": content}}
+
+
+def raw_answer(description: str, content: dict[str, Any]) -> dict[str, Any]:
+    """A 2xx answer of ``content`` (media type → its schema), for ``responses``."""
+    return {"description": description, "content": {k: {"schema": v} for k, v in content.items()}}
 
 
 def without_default_json(document: dict[str, Any]) -> None:

@@ -22,17 +22,23 @@ from dataclasses import replace
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
 from contracts.datasets import EventApplied
 from contracts.envelope import MAX_MESSAGE_BYTES
-from services.api import BEARER, Http, parse_json
+from services.api import BEARER, Http, media_type, parse_json
 from services.auth import Principal
 from services.errors import NotPermitted, Refused
 from services.inbound.parsing import parse_event
 from services.inbound.subscription import Subscription
-from services.problems import WRITE_ERRORS, Forbidden, TooLarge, Unauthorized
+from services.problems import (
+    WRITE_ERRORS,
+    Forbidden,
+    TooLarge,
+    Unauthorized,
+    error_responses,
+)
 
 MEDIA_TYPE = "application/cloudevents+json"
 EXAMPLE = {
@@ -83,17 +89,14 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
 
     @router.post("", status_code=201, response_model=EventApplied,
                  responses={200: {"model": EventApplied, "description": "A repeat"},
-                            **WRITE_ERRORS},
+                            **WRITE_ERRORS, **error_responses(415)},
                  openapi_extra=body_doc, description=description)  # fmt: skip
     async def receive(
         request: Request,
         principal: Annotated[Principal, Depends(caller)],
-        content_type: Annotated[str, Header(max_length=200)] = "",
     ) -> Response:
         """A neighbour's event or a command, over HTTP (embedded mode)."""
-        if content_type.split(";")[0].strip().lower() != MEDIA_TYPE:
-            raise Refused(f"send the event as {MEDIA_TYPE} (structured mode)",
-                          field="Content-Type")  # fmt: skip
+        media_type(request, (MEDIA_TYPE,))  # the structured mode only: 415 otherwise
         raw = await request.body()
         if len(raw) > MAX_MESSAGE_BYTES:
             raise TooLarge(MAX_MESSAGE_BYTES)
