@@ -27,7 +27,7 @@ from pydantic import Field, JsonValue, StringConstraints
 from pydantic.config import JsonDict
 
 from contracts import answer_examples as examples
-from contracts.answers import Answer, Position, Timestamp, shown_as
+from contracts.answers import Answer, Cursor, Position, Timestamp, shown_as
 from contracts.feedback import Contract, Ref
 
 DatasetId = Annotated[
@@ -116,7 +116,7 @@ DATASET_SUMMARY: JsonDict = {
     "candidates": 45,
     "versions": [VERSION_1],
 }
-DATASET_LIST: JsonDict = {"items": [DATASET_SUMMARY]}
+DATASET_LIST: JsonDict = {"items": [DATASET_SUMMARY], "next": None}
 VERSION_PUBLISHED: JsonDict = {
     "datasetId": "agent:Office/Agent/Coach",
     "tenantId": examples.TENANT,
@@ -202,6 +202,7 @@ class DatasetList(Answer):
     model_config = shown_as(DATASET_LIST)
 
     items: list[DatasetSummary]
+    next: Cursor
 
 
 class VersionPublished(Answer):

@@ -26,7 +26,17 @@ from contracts.datasets import (
     VersionShared,
 )
 from projections.datasets import dataset_tasks, list_datasets
-from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
+from services.api import (
+    PAGE,
+    Before,
+    Http,
+    IdempotencyKey,
+    Limit,
+    MinPosition,
+    command_id,
+    no_body,
+    read_command,
+)
 from services.artifacts import (
     artifact_exists,
     artifact_ref,
@@ -85,11 +95,20 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
     @router.get("", response_model=DatasetList, responses=READ_ERRORS)
     async def datasets(
         principal: Annotated[Principal, Depends(http.scope(READ))],
+        before: Before = None,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> Any:
-        """The tenant's datasets with their versions, task counts and classification (C21)."""
+        """The tenant's datasets with their versions, task counts and classification (C21),
+        by id; a page at a time (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at(READ_MODEL, min_position, principal)
-        return {"items": await list_datasets(http.pool, principal.tenant_id)}
+        found, next_after = await list_datasets(
+            http.pool,
+            principal.tenant_id,
+            after=http.opened_key("datasets", before, principal),
+            limit=limit,
+        )
+        return {"items": found, "next": http.sealed_key("datasets", next_after, principal)}
 
     @router.post("/{datasetId:path}/tasks", status_code=201, response_model=TaskWritten,
                  responses=WRITE_ERRORS,
