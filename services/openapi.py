@@ -36,12 +36,12 @@ TEXT: dict[str, Any] = {"type": "string"}
 
 
 def raw_body(*media_types: str) -> dict[str, Any]:
-    """``openapi_extra`` of a route that reads its body as bytes of ``media_types`` (text for
-    a ``text/`` type, bytes otherwise); the route refuses others (415)."""
-    content = {
-        kind: {"schema": TEXT if kind.startswith("text/") else BYTES} for kind in media_types
+    """``openapi_extra`` of a route that reads its body as bytes of ``media_types`` (any bytes:
+    what they must hold, TOML or an artifact's content, the route checks itself); it refuses
+    others (415)."""
+    return {
+        "requestBody": {"required": True, "content": {k: {"schema": BYTES} for k in media_types}}
     }
-    return {"requestBody": {"required": True, "content": content}}
 
 
 def raw_answer(description: str, content: dict[str, Any]) -> dict[str, Any]:
