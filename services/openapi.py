@@ -50,7 +50,7 @@ def raw_answer(description: str, content: dict[str, Any]) -> dict[str, Any]:
 
 
 def without_default_json(document: dict[str, Any]) -> None:
-    """A route that answers raw bytes (``RAW_ANSWER``) still gets FastAPI's default
+    """A route that answers raw bytes (``raw_answer``) still gets FastAPI's default
     ``application/json`` with an empty schema beside them: a JSON answer it never gives,
     with no shape to show an example of. Dropped where another media type is declared."""
     for operation in operations(document):
