@@ -348,7 +348,10 @@ def _night(position: str) -> JsonDict:
     }
 
 
-NIGHT_LIST: JsonDict = {"items": [_night("JgT31rtx7gaGYb75y0JGo9tcoebqoTL2f6b7zfRZqpzyph08")]}
+NIGHT_LIST: JsonDict = {
+    "items": [_night("JgT31rtx7gaGYb75y0JGo9tcoebqoTL2f6b7zfRZqpzyph08")],
+    "next": None,
+}
 NIGHT_VIEW: JsonDict = {
     **_night("Jm10uxXVpOB-nDtmt3Cl2sOZs49_STVQ3uCxf1smV2t0slmp"),
     "ref": f"_EvalNights/{NIGHT_DATE}",
@@ -406,7 +409,8 @@ DIGEST_LIST: JsonDict = {
             "builtAt": DIGEST_BUILT_AT,
             "postedAt": DIGEST_POSTED_AT,
         }
-    ]
+    ],
+    "next": None,
 }
 DIGEST_VIEW: JsonDict = {
     "digestId": DIGEST_ID,

@@ -23,11 +23,11 @@ shared with another tenant ``anonymised``.
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, JsonValue, StringConstraints
 from pydantic.config import JsonDict
 
 from contracts import answer_examples as examples
-from contracts.answers import Answer, Position, Timestamp, shown_as
+from contracts.answers import Answer, Cursor, Position, Timestamp, shown_as
 from contracts.feedback import Contract, Ref
 
 DatasetId = Annotated[
@@ -116,7 +116,7 @@ DATASET_SUMMARY: JsonDict = {
     "candidates": 45,
     "versions": [VERSION_1],
 }
-DATASET_LIST: JsonDict = {"items": [DATASET_SUMMARY]}
+DATASET_LIST: JsonDict = {"items": [DATASET_SUMMARY], "next": None}
 VERSION_PUBLISHED: JsonDict = {
     "datasetId": "agent:Office/Agent/Coach",
     "tenantId": examples.TENANT,
@@ -139,6 +139,20 @@ VERSION_SHARED: JsonDict = {
     "taskCount": 40,
     "snapshotRef": "artifact:sha256:" + "7c" * 32,
     "classification": ANONYMISED,
+}
+# An anonymised copy's snapshot (C17): a harvested one adds each task's provenance.
+SNAPSHOT_DOCUMENT: JsonDict = {
+    "datasetId": "shared:5d41402abc4b2a76b9719d91",
+    "target": "shared",
+    "tasks": [
+        {
+            "taskId": "task-0c8a6f2e9b1d4c7a3e5f8b2d",
+            "inputRef": "artifact:sha256:" + "a1" * 32,
+            "expectedRef": "artifact:sha256:" + "b2" * 32,
+            "scoringRule": "match-expected",
+            "validations": [{"validator": "schema", "outcome": "passed", "findings": 0}],
+        }
+    ],
 }
 EVENT_APPLIED: JsonDict = {
     "type": "factory.runs.v1.RunCompleted",
@@ -170,10 +184,25 @@ class DatasetSummary(Answer):
     versions: list[DatasetVersion]
 
 
+class SnapshotDocument(Answer):
+    """A published version's snapshot (C15), served byte for byte as canonical JSON (keys
+    sorted, no whitespace): the same version answers the same bytes forever."""
+
+    model_config = shown_as(SNAPSHOT_DOCUMENT)
+
+    dataset_id: str = Field(alias="datasetId")
+    target: str
+    tasks: list[dict[str, JsonValue]] = Field(
+        description="The tasks, sorted by taskId: input, expected outcome, scoring rule, "
+        "provenance and validations (an anonymised copy keeps less, C17)."
+    )
+
+
 class DatasetList(Answer):
     model_config = shown_as(DATASET_LIST)
 
     items: list[DatasetSummary]
+    next: Cursor
 
 
 class VersionPublished(Answer):

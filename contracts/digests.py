@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from contracts import answer_examples as examples
-from contracts.answers import Answer, shown_as
+from contracts.answers import Answer, Cursor, shown_as
 from contracts.feedback import Contract
 
 Week = Annotated[str, Field(pattern=r"^\d{4}-W\d{2}$", examples=["2026-W48"])]
@@ -191,6 +191,7 @@ class DigestList(Answer):
     model_config = shown_as(examples.DIGEST_LIST)
 
     items: list[DigestSummary]
+    next: Cursor
 
 
 class DigestView(Answer):

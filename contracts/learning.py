@@ -14,7 +14,7 @@ from uuid import UUID
 from pydantic import Field, StringConstraints
 from pydantic.config import JsonDict, JsonValue
 
-from contracts.answers import Answer, Position, Timestamp, shown_as
+from contracts.answers import Answer, Cursor, Position, Timestamp, shown_as
 from contracts.envelope import NeighbourEnvelope
 from contracts.feedback import Contract, Ref
 from contracts.neighbours import Neighbour
@@ -291,9 +291,10 @@ class ProposalView(Answer):
 
 
 class ProposalList(Answer):
-    model_config = shown_as({"items": [PROPOSAL_VIEW_EXAMPLE]})
+    model_config = shown_as({"items": [PROPOSAL_VIEW_EXAMPLE], "next": None})
 
     items: list[ProposalView]
+    next: Cursor
 
 
 class ProposalWritten(Answer):

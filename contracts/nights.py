@@ -11,7 +11,7 @@ from uuid import UUID
 from pydantic import Field
 
 from contracts import answer_examples as examples
-from contracts.answers import Answer, Order, Timestamp, shown_as
+from contracts.answers import Answer, Cursor, Order, Timestamp, shown_as
 from contracts.feedback import Contract
 
 NightStatus = Literal["Running", "Succeeded", "Warning"]
@@ -106,6 +106,7 @@ class NightList(Answer):
     model_config = shown_as(examples.NIGHT_LIST)
 
     items: list[NightSummary]
+    next: Cursor
 
 
 class NightView(NightSummary):

@@ -287,30 +287,44 @@ def version_json(row: asyncpg.Record) -> dict[str, Any]:
 
 
 async def list_datasets(
-    pool: asyncpg.Pool, tenant_id: str, schema: str = "rm_datasets"
-) -> list[dict[str, Any]]:
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    *,
+    after: str | None = None,
+    limit: int = 50,
+    schema: str = "rm_datasets",
+) -> tuple[list[dict[str, Any]], str | None]:
     """The tenant's datasets (harvested, curated or published), with versions, task counts
-    and classification (C21)."""
+    and classification (C21), by id, a page at a time: those after the id ``after``, at most
+    ``limit``; and the id to pass as ``after`` for the next page (None on the last)."""
     rows = await pool.fetch(
-        f"SELECT dataset_id FROM {schema}.runs WHERE tenant_id = $1 "
-        f"UNION SELECT dataset_id FROM {schema}.datasets WHERE tenant_id = $1 ORDER BY 1",
+        f"SELECT dataset_id FROM (SELECT dataset_id FROM {schema}.runs WHERE tenant_id = $1 "
+        f"UNION SELECT dataset_id FROM {schema}.datasets WHERE tenant_id = $1) AS ids "
+        "WHERE $2::text IS NULL OR dataset_id > $2 ORDER BY 1 LIMIT $3",
         tenant_id,
+        after,
+        limit + 1,
     )
+    ids = [r["dataset_id"] for r in rows]
+    page, next_after = ids[:limit], (ids[limit - 1] if len(ids) > limit else None)
     known = {
         r["dataset_id"]: r
         for r in await pool.fetch(
-            f"SELECT * FROM {schema}.datasets WHERE tenant_id = $1", tenant_id
+            f"SELECT * FROM {schema}.datasets WHERE tenant_id = $1 AND dataset_id = ANY($2)",
+            tenant_id,
+            page,
         )
     }
     versions: dict[str, list[dict[str, Any]]] = {}
     for row in await pool.fetch(
-        f"SELECT * FROM {schema}.versions WHERE tenant_id = $1 ORDER BY dataset_id, version",
+        f"SELECT * FROM {schema}.versions WHERE tenant_id = $1 AND dataset_id = ANY($2) "
+        "ORDER BY dataset_id, version",
         tenant_id,
+        page,
     ):
         versions.setdefault(row["dataset_id"], []).append(version_json(row))
     items = []
-    for row in rows:
-        dataset_id = row["dataset_id"]
+    for dataset_id in page:
         opened = known.get(dataset_id)
         items.append(
             {
@@ -322,7 +336,7 @@ async def list_datasets(
                 "versions": versions.get(dataset_id, []),
             }
         )
-    return items
+    return items, next_after
 
 
 async def count_published_datasets(

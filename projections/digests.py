@@ -73,16 +73,26 @@ class Digests:
 
 
 async def list_digests(
-    pool: asyncpg.Pool, tenant_id: str, *, schema: str = "rm_digests"
-) -> list[dict[str, Any]]:
-    """Every week of the tenant, newest week first (ISO week names sort as time does)."""
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    *,
+    before: str | None = None,
+    limit: int = 50,
+    schema: str = "rm_digests",
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The tenant's weeks, newest first (ISO week names sort as time does), a page at a time:
+    those before the week ``before``, at most ``limit``; and the week to pass as ``before``
+    for the next page (None on the last)."""
     rows = await pool.fetch(
         f"SELECT week, tables, built_at, posted_at FROM {schema}.digests WHERE tenant_id = $1 "
-        "ORDER BY week DESC",
+        "AND ($2::text IS NULL OR week < $2) ORDER BY week DESC LIMIT $3",
         tenant_id,
+        before,
+        limit + 1,
     )
+    next_before = rows[limit - 1]["week"] if len(rows) > limit else None
     items = []
-    for row in rows:
+    for row in rows[:limit]:
         tables = json.loads(row["tables"])
         items.append(
             {
@@ -94,7 +104,7 @@ async def list_digests(
                 "postedAt": row["posted_at"] and row["posted_at"].isoformat(),
             }
         )
-    return items
+    return items, next_before
 
 
 async def get_digest(

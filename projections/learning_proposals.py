@@ -7,7 +7,8 @@ is used, so a rebuild reproduces the view.
 """
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -18,7 +19,6 @@ from projections.runner import Connection, Positioned
 from services.learning.domain import LearningProposal
 
 SCHEMA = "rm_learning_proposals"
-LIMIT = 500
 
 
 class LearningProposals:
@@ -117,27 +117,23 @@ def charter_line(item: dict[str, Any], lines: Sequence[str]) -> str | None:
     """The highest-ranked line of ``lines`` (the charter, in rank order) that the proposal's
     evidence serves; a ``charter:`` reference to a line the charter lacks counts for none
     (M19), a malformed one is no reference (M05)."""
-    served = {
-        ref.id
-        for row in item["evidence"]
-        for ref in read_goal_refs(row.get("serves", []))
-        if ref.kind is GoalKind.charter
-    }
+    serves = [row.get("serves") for row in item["evidence"]]
+    return served_line([ref for refs in serves if isinstance(refs, list) for ref in refs], lines)
+
+
+def served_line(serves: list[Any], lines: Sequence[str]) -> str | None:
+    """``charter_line`` of the evidence's goal references, all together."""
+    served = {ref.id for ref in read_goal_refs(serves) if ref.kind is GoalKind.charter}
     return next((line for line in lines if line in served), None)
 
 
-def ranked(lines: Sequence[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
-    """The list's order: most evidence first; ties by the rank of the charter line served
-    (M21; a proposal serving no line after those that do), then by raisedAt (oldest first).
-    Without a charter, ties go by raisedAt alone."""
-    rank = {line: n for n, line in enumerate(lines)}
-
-    def key(item: dict[str, Any]) -> tuple[Any, ...]:
-        line = item.get("charterLine")
-        return (-len(item["evidence"]), rank.get(line, len(rank)) if line else len(rank),
-                item["raisedAt"])  # fmt: skip
-
-    return key
+# A proposal's place in the list: most evidence first (a negative count); ties by the rank of
+# the charter line its evidence serves (M21; a proposal serving no line after those that do),
+# then by raisedAt (oldest first), then by id, so that the order is total and pages neither
+# miss nor repeat one. Without a charter, ties go by raisedAt.
+ProposalKey = tuple[int, int, datetime, str]
+# Each evidence item's ``serves`` where it is a list, all together (as ``charter_line`` reads).
+SERVES_PATH = 'strict $[*] ? (exists (@.serves)).serves ? (@.type() == "array")[*]'
 
 
 async def list_proposals(
@@ -148,19 +144,51 @@ async def list_proposals(
     kind: str | None = None,
     target: str | None = None,
     charter: Sequence[str] = (),
+    after: ProposalKey | None = None,
+    limit: int = 50,
     schema: str = SCHEMA,
-) -> list[dict[str, Any]]:
-    """C36: the tenant's proposals, filtered by state, kind and target, in ``ranked`` order
-    by the tenant's ``charter`` (its line ids, in rank order)."""
+) -> tuple[list[dict[str, Any]], ProposalKey | None]:
+    """C36: the tenant's proposals, filtered by state, kind and target, in ``ProposalKey`` order
+    by the tenant's ``charter`` (its line ids, in rank order), a page at a time: those after
+    the key ``after``, at most ``limit``; and the key to pass as ``after`` for the next page
+    (None on the last). The order depends on the charter, so it is made here rather than in
+    SQL: every matching proposal's key is read (its evidence's goal references only), and
+    only the page's proposals whole."""
     rows = await pool.fetch(
-        f"SELECT * FROM {schema}.learning_proposals WHERE tenant_id = $1 "
+        "SELECT proposal_id, evidence_count, raised_at, "
+        f"jsonb_path_query_array(evidence, '{SERVES_PATH}') AS serves "
+        f"FROM {schema}.learning_proposals WHERE tenant_id = $1 "
         "AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR kind = $3) "
-        "AND ($4::text IS NULL OR target_asset_id = $4) "
-        "ORDER BY evidence_count DESC, raised_at LIMIT $5",
-        tenant_id, state, kind, target, LIMIT,
+        "AND ($4::text IS NULL OR target_asset_id = $4)",
+        tenant_id, state, kind, target,
     )  # fmt: skip
-    found = [proposal_json(row, charter) for row in rows]
-    return sorted(found, key=ranked(charter))
+    rank = {line: n for n, line in enumerate(charter)}
+    keys = sorted(
+        (-row["evidence_count"], line_rank(json.loads(row["serves"]), charter, rank),
+         row["raised_at"], str(row["proposal_id"]))
+        for row in rows
+    )  # fmt: skip
+    if after is not None:
+        keys = [key for key in keys if key > after]
+    page = keys[:limit]
+    found = {
+        str(row["proposal_id"]): row
+        for row in await pool.fetch(
+            f"SELECT * FROM {schema}.learning_proposals WHERE tenant_id = $1 "
+            "AND proposal_id = ANY($2::uuid[])",
+            tenant_id,
+            [key[3] for key in page],
+        )
+    }
+    items = [proposal_json(found[key[3]], charter) for key in page]
+    return items, (page[-1] if len(keys) > limit else None)
+
+
+def line_rank(serves: list[Any], charter: Sequence[str], rank: dict[str, int]) -> int:
+    """The rank of the highest charter line the goal references ``serves`` name (M21), as
+    ``ProposalKey`` orders by; past every line when they name none."""
+    line = served_line(serves, charter)
+    return rank.get(line, len(rank)) if line else len(rank)
 
 
 async def get_proposal(

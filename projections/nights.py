@@ -104,15 +104,25 @@ def summary_json(row: asyncpg.Record) -> dict[str, Any]:
 
 
 async def list_nights(
-    pool: asyncpg.Pool, tenant_id: str, *, limit: int = 100, schema: str = "rm_nights"
-) -> list[dict[str, Any]]:
-    """The tenant's nights, newest first."""
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    *,
+    before: str | None = None,
+    limit: int = 50,
+    schema: str = "rm_nights",
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The tenant's nights, newest first, a page at a time: those before the night ``before``
+    (a date, ``yyyy-MM-dd``), at most ``limit``; and the date to pass as ``before`` for the
+    next page (None on the last). A tenant has one night a date: the order is total."""
     rows = await pool.fetch(
-        f"SELECT * FROM {schema}.nights WHERE tenant_id = $1 ORDER BY date DESC LIMIT $2",
+        f"SELECT * FROM {schema}.nights WHERE tenant_id = $1 "
+        "AND ($2::text IS NULL OR date < $2::text::date) ORDER BY date DESC LIMIT $3",
         tenant_id,
-        limit,
+        before,
+        limit + 1,
     )
-    return [summary_json(row) for row in rows]
+    items = [summary_json(row) for row in rows[:limit]]
+    return items, (rows[limit - 1]["date"].isoformat() if len(rows) > limit else None)
 
 
 async def get_night(

@@ -36,6 +36,7 @@ from services.problems import (
     NotYetVisible,
     TooLarge,
     Unauthorized,
+    UnsupportedMediaType,
     install_error_handlers,
 )
 from services.store import EVENTS_TABLE
@@ -76,11 +77,15 @@ def in_utc(value: datetime) -> datetime:
 
 
 Instant = Annotated[datetime, BeforeValidator(rfc3339), AfterValidator(in_utc)]
-# ``?before=`` on lists: the ``next`` of the previous page, a token like a position.
+# ``?before=`` on lists: the ``next`` of the previous page, a token like a position. Long
+# enough for a sealed sort key as long as a dataset id (``agent:`` and a 512-character id).
 Before = Annotated[
     str | None,
-    Query(min_length=1, max_length=200, description="Cursor: the `next` of the previous page"),
+    Query(min_length=1, max_length=1024, description="Cursor: the `next` of the previous page"),
 ]
+# ``?limit=`` on lists: a page's length; the same bounds on every list.
+Limit = Annotated[int, Query(ge=1, le=200, description="At most this many items (1–200)")]
+PAGE = 50  # a page's length when ``limit`` is not given
 
 
 # ``Idempotency-Key``: a retry with the same key is the same command (SPEC C11). An empty key
@@ -207,6 +212,24 @@ class Http:
         if before is None:
             return None
         return self.positions.open(before, principal.tenant_id, field="before")
+
+    def sealed_key(self, listed: str, key: str | None, principal: Principal) -> str | None:
+        """The ``next`` of a list ordered by something else than position (a date, a name):
+        the last item's sort key, named for its list and sealed as positions are."""
+        if key is None:
+            return None
+        return self.positions.seal_text(f"{listed}/{key}", principal.tenant_id)
+
+    def opened_key(self, listed: str, before: str | None, principal: Principal) -> str | None:
+        """``?before=`` of such a list: the sort key in a cursor this tenant was given for
+        this list (one of another list is refused as a cursor of another tenant is)."""
+        if before is None:
+            return None
+        text = self.positions.open_text(before, principal.tenant_id, field="before")
+        name, _, key = text.partition("/")
+        if name != listed:
+            raise Refused("before is not a cursor of this list", field="before")
+        return key
 
     def with_position(self, item: dict[str, Any], principal: Principal) -> dict[str, Any]:
         return {**item, "position": self.sealed(item["position"], principal)}
@@ -390,6 +413,22 @@ async def check_request(request: Request) -> None:
     for name, value in request.path_params.items():
         if "\x00" in str(value):
             raise Refused(f"{name!r} must not contain NUL characters", field=name)
+
+
+# A media type as RFC 9110 spells it, ``type/subtype`` of token characters, parameters aside.
+_MEDIA_TYPE = re.compile(r"[!#$%&'*+.^_`|~0-9a-z-]+/[!#$%&'*+.^_`|~0-9a-z-]+")
+
+
+def media_type(request: Request, accepted: tuple[str, ...] | None = None) -> str:
+    """The body's media type (lower case, parameters aside) if it is one of ``accepted`` (any
+    well-formed one when None); else 415, naming the types the route takes. A missing
+    Content-Type is refused too where ``accepted`` names types: the client said nothing of
+    what it sent."""
+    given = request.headers.get("content-type", "")
+    essence = given.split(";")[0].strip().lower()
+    if not _MEDIA_TYPE.fullmatch(essence) or (accepted is not None and essence not in accepted):
+        raise UnsupportedMediaType(given, accepted or ("a media type (type/subtype)",))
+    return essence
 
 
 async def no_body(request: Request) -> None:

@@ -2,28 +2,48 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 
 from contracts.answers import ArtifactStored
-from services.api import Http
+from services.api import Http, media_type
 from services.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
 from services.auth import Principal
 from services.errors import Refused
-from services.openapi import RAW_ANSWER, RAW_BODY
-from services.problems import READ_ERRORS, WRITE_ERRORS, TooLarge
+from services.openapi import BYTES, TEXT, raw_answer, raw_body
+from services.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
+
+# What the document declares an upload as: a comment's text or any artifact's bytes. Any
+# other well-formed media type is stored as given too (the README names none, and a corrected
+# artifact may be of any kind); only a Content-Type that is no media type is refused (415),
+# since it is kept with the artifact.
+UPLOADED_AS = ("application/octet-stream", "text/plain")
+DEFAULT_UPLOAD_TYPE = "text/plain; charset=utf-8"
+# What a download answers (``download_headers``): UTF-8 text as text, anything else as bytes.
+DOWNLOAD = raw_answer(
+    "The artifact's bytes, as a download",
+    # Bytes first: a client reading the first declared type reads any artifact whole.
+    {"application/octet-stream": BYTES, "text/plain": TEXT},
+)
 
 
 def artifact_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/artifacts", tags=["artifacts"])
 
-    @router.post("", status_code=201, response_model=ArtifactStored, responses=WRITE_ERRORS,
-                 openapi_extra=RAW_BODY)  # fmt: skip
+    @router.post("", status_code=201, response_model=ArtifactStored,
+                 responses={**WRITE_ERRORS, **error_responses(415)},
+                 openapi_extra=raw_body(*UPLOADED_AS))  # fmt: skip
     async def store(
         request: Request,
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.write"))],
-        content_type: Annotated[str, Header()] = "text/plain; charset=utf-8",
     ) -> dict[str, Any]:
-        """Store the body as an immutable artifact; answers its reference."""
+        """Store the body as an immutable artifact; answers its reference. Any media type
+        is taken (`text/plain` when none is given) and kept with the artifact; a
+        Content-Type that is no media type is refused (415)."""
+        # Read here, not declared as a header parameter: a generated client would send it
+        # beside the body's own Content-Type, twice.
+        content_type = request.headers.get("content-type", DEFAULT_UPLOAD_TYPE)
+        if "content-type" in request.headers:
+            media_type(request)
         content = await request.body()
         if not content:
             raise Refused("an artifact cannot be empty", field="body")
@@ -32,7 +52,7 @@ def artifact_routes(http: Http) -> APIRouter:
         ref = await put_artifact(http.pool, principal.tenant_id, content, content_type[:200])
         return {"ref": ref, "bytes": len(content)}
 
-    @router.get("/{ref}", responses={200: RAW_ANSWER, **READ_ERRORS})
+    @router.get("/{ref}", responses={200: DOWNLOAD, **READ_ERRORS})
     async def fetch(
         ref: str,
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],

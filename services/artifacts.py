@@ -34,6 +34,12 @@ async def ensure_table(conn: Connection) -> None:
     await conn.execute(DDL)
 
 
+def artifact_ref(content: bytes) -> str:
+    """The reference ``content`` is stored under: known before it is stored, so a decision can
+    name it first (a dataset version) and the bytes be stored only if the decision holds."""
+    return SCHEME + hashlib.sha256(content).hexdigest()
+
+
 async def put_artifact(pool: asyncpg.Pool, tenant_id: str, content: bytes, media_type: str) -> str:
     digest = hashlib.sha256(content).hexdigest()
     await pool.execute(

@@ -33,6 +33,7 @@ from projections.runner import Projection, ProjectionReader, ensure_schema, sche
 from services.api import Http, create_app
 from services.appraisal.api import appraisal_routes
 from services.appraisal.handlers import HANDLERS as APPRAISAL_HANDLERS
+from services.appraisal.handlers import REPLAYS as APPRAISAL_REPLAYS
 from services.artifact_routes import artifact_routes
 from services.artifacts import ensure_table as ensure_artifacts_table
 from services.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
@@ -211,7 +212,7 @@ class Runtime:
                 **LEARNING_CREATES,
                 **DATASET_CREATES,
             },
-            replays={**REPORT_REPLAYS, **EVAL_REPLAYS},
+            replays={**REPORT_REPLAYS, **EVAL_REPLAYS, **APPRAISAL_REPLAYS},
             loop_store=loop_store,
             alone=ALONE,
         )

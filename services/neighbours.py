@@ -2,6 +2,12 @@
 do not know is ignored, never a dead letter. Each is handled by the context it feeds, through
 the command bus's one registry: the datasets context harvests runs and validations (SPEC C24,
 C25), the learning context keeps evaluations, drift and skill candidates as evidence (C39–C41).
+
+Each names the scope of the HTTP route that writes the same fact (SPEC C52), which a key must
+hold to post it to ``POST /factory/events``: a harvested run or a validation is a dataset task
+(``POST .../datasets/{id}/tasks``: ``factory.evaluation.run``), and an evaluation's result,
+a drift or a skill candidate is evaluation evidence, which only an evaluation run records over
+HTTP (``POST /factory/evals/cases/{id}/runs``: ``factory.evaluation.run``).
 """
 
 from contracts import topics
@@ -12,7 +18,10 @@ from contracts.envelope import (
     RunCompletedMessage,
     SkillCandidateProposedMessage,
 )
+from services.auth import Scope
 from services.inbound.subscription import Subscription
+
+EVALUATION_RUN: Scope = "factory.evaluation.run"
 
 # Harvested by the datasets context (SPEC C24, C25).
 DATASET_SUBSCRIPTIONS = (
@@ -22,6 +31,7 @@ DATASET_SUBSCRIPTIONS = (
         title="RunCompleted",
         description="A run ended; it becomes a dataset task candidate (HarvestTask).",
         strict=False,
+        scope=EVALUATION_RUN,
     ),
     Subscription(
         topic=topics.ARTIFACT_VALIDATED,
@@ -29,6 +39,7 @@ DATASET_SUBSCRIPTIONS = (
         title="ArtifactValidated",
         description="A validator's outcome, enriching the dataset tasks (HarvestValidation).",
         strict=False,
+        scope=EVALUATION_RUN,
     ),
 )
 
@@ -41,6 +52,7 @@ LEARNING_SUBSCRIPTIONS = (
         description="A suite scored an asset; failed gates and regressions are proposal "
         "evidence (RaiseFromEvaluation).",
         strict=False,
+        scope=EVALUATION_RUN,
     ),
     Subscription(
         topic=topics.DRIFT_DETECTED,
@@ -48,6 +60,7 @@ LEARNING_SUBSCRIPTIONS = (
         title="DriftDetected",
         description="An asset's metric drifted; proposal evidence (RaiseFromDrift).",
         strict=False,
+        scope=EVALUATION_RUN,
     ),
     Subscription(
         topic=topics.SKILL_CANDIDATE_PROPOSED,
@@ -56,5 +69,6 @@ LEARNING_SUBSCRIPTIONS = (
         description="Reinforced procedural memory; a skill proposal's evidence "
         "(RaiseSkillProposal).",
         strict=False,
+        scope=EVALUATION_RUN,
     ),
 )

@@ -28,18 +28,29 @@ def body(model: type[BaseModel], example: dict[str, Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": content}}
 
 
-# A body taken as it comes (an artifact): any media type, bytes.
-RAW_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+# Bytes as they come or as they were stored. Each route names the media types it really takes
+# and gives: a generated client (openapi-python-client, for one) leaves out an operation whose
+# only body is ``*/*``, and the bytes of an answer declared so.
+BYTES: dict[str, Any] = {"type": "string", "format": "binary"}
+TEXT: dict[str, Any] = {"type": "string"}
+
+
+def raw_body(*media_types: str) -> dict[str, Any]:
+    """``openapi_extra`` of a route that reads its body as bytes of ``media_types`` (any bytes:
+    what they must hold, TOML or an artifact's content, the route checks itself); it refuses
+    others (415)."""
+    return {
+        "requestBody": {"required": True, "content": {k: {"schema": BYTES} for k in media_types}}
     }
-}
-RAW_ANSWER = {"content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}}
+
+
+def raw_answer(description: str, content: dict[str, Any]) -> dict[str, Any]:
+    """A 2xx answer of ``content`` (media type → its schema), for ``responses``."""
+    return {"description": description, "content": {k: {"schema": v} for k, v in content.items()}}
 
 
 def without_default_json(document: dict[str, Any]) -> None:
-    """A route that answers raw bytes (``RAW_ANSWER``) still gets FastAPI's default
+    """A route that answers raw bytes (``raw_answer``) still gets FastAPI's default
     ``application/json`` with an empty schema beside them: a JSON answer it never gives,
     with no shape to show an example of. Dropped where another media type is declared."""
     for operation in operations(document):

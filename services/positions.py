@@ -43,19 +43,32 @@ class PositionSeal:
         self._aead = AESGCM(key)
 
     def seal(self, position: int, tenant_id: str) -> str:
-        nonce = os.urandom(_NONCE)
-        sealed = self._aead.encrypt(nonce, position.to_bytes(8, "big"), tenant_id.encode())
-        return base64.urlsafe_b64encode(nonce + sealed).rstrip(b"=").decode()
+        return self._seal(position.to_bytes(8, "big"), tenant_id)
 
     def open(self, token: str, tenant_id: str, field: str = FIELD) -> int:
         """The position in a token this tenant was given; anything else is refused."""
+        return int.from_bytes(self._open(token, tenant_id, field), "big")
+
+    def seal_text(self, text: str, tenant_id: str) -> str:
+        """A cursor of a list not ordered by position (a date, a name, a sort key), sealed as
+        positions are: opaque, and the tenant's own."""
+        return self._seal(text.encode(), tenant_id)
+
+    def open_text(self, token: str, tenant_id: str, field: str) -> str:
+        return self._open(token, tenant_id, field).decode()
+
+    def _seal(self, plain: bytes, tenant_id: str) -> str:
+        nonce = os.urandom(_NONCE)
+        sealed = self._aead.encrypt(nonce, plain, tenant_id.encode())
+        return base64.urlsafe_b64encode(nonce + sealed).rstrip(b"=").decode()
+
+    def _open(self, token: str, tenant_id: str, field: str) -> bytes:
         try:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-            plain = self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], tenant_id.encode())
+            return self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], tenant_id.encode())
         except (ValueError, binascii.Error, InvalidTag):
             raise Refused(
                 f"{field} is not a position this tenant was given: pass back one the "
                 "service answered",
                 field=field,
             ) from None
-        return int.from_bytes(plain, "big")

@@ -77,6 +77,14 @@ class TooLarge(Exception):
         self.limit = limit
 
 
+class UnsupportedMediaType(Exception):
+    """A body sent as a media type the route does not take (415), where the route names the
+    ones it takes (``services.api.media_type``)."""
+
+    def __init__(self, given: str, accepted: tuple[str, ...]) -> None:
+        self.given, self.accepted = given, accepted
+
+
 def error(
     status: int,
     code: str,
@@ -122,6 +130,13 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(TooLarge)
     async def on_too_large(_: Request, exc: TooLarge) -> JSONResponse:
         return error(413, "too-large", f"the body is over {exc.limit} bytes", field="body")
+
+    @app.exception_handler(UnsupportedMediaType)
+    async def on_unsupported(_: Request, exc: UnsupportedMediaType) -> JSONResponse:
+        given = exc.given[:100] or "no Content-Type"
+        message = f"this route takes {', '.join(exc.accepted)}, not {given}"
+        return error(415, "unsupported-media-type", message, field="Content-Type",
+                     accepted=list(exc.accepted))  # fmt: skip
 
     @app.exception_handler(DomainError)
     async def on_domain_error(_: Request, exc: DomainError) -> JSONResponse:
@@ -176,6 +191,15 @@ _EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {
     413: (
         "The body is over 64 KiB.",
         {"error": "too-large", "message": "the body is over 65536 bytes", "field": "body"},
+    ),
+    415: (
+        "The body's Content-Type is not one this route takes; `accepted` lists them.",
+        {
+            "error": "unsupported-media-type",
+            "message": "this route takes application/toml, text/plain, not application/json",
+            "field": "Content-Type",
+            "accepted": ["application/toml", "text/plain"],
+        },
     ),
     422: (
         "Refused as written: the body (not JSON, too deep, a duplicate key, a wrong type, a "

@@ -38,7 +38,7 @@ from projections.appraisal_reads import (
     sample_inbox,
     sample_proposals,
 )
-from services.api import Http, IdempotencyKey, Instant, MinPosition, command_id
+from services.api import Http, IdempotencyKey, Instant, MinPosition, command_id, media_type
 from services.appraisal.appraise import appraise
 from services.appraisal.charter import EMPTY, Charter
 from services.appraisal.facts import Facts
@@ -48,13 +48,16 @@ from services.appraisal.readings import Sample, reading
 from services.appraisal.setpoints import SensorKind
 from services.auth import Principal
 from services.errors import NotFound, Refused
-from services.openapi import RAW_BODY
-from services.problems import READ_ERRORS, WRITE_ERRORS, TooLarge
+from services.openapi import raw_body
+from services.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
 
 READ_MODEL = "appraisal"
 EVAL_WINDOW = timedelta(days=30)  # eval_fail_rate reads the last 30 days' runs
 Since = Annotated[Instant | None, Query(description="From this instant (inclusive)")]
 Until = Annotated[Instant | None, Query(description="Up to this instant (exclusive)")]
+# The charter is a TOML document: as TOML, as the plain text it is (the README's two), or as
+# bytes, the one raw type a generated client (openapi-python-client) can send. Others: 415.
+CHARTER_TYPES = ("application/toml", "text/plain", "application/octet-stream")
 
 
 def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS) -> APIRouter:
@@ -67,8 +70,8 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     @router.put(
         "/charter",
         response_model=CharterWritten,
-        responses=WRITE_ERRORS,
-        openapi_extra=RAW_BODY,  # TOML, sent as it is (text/plain or application/toml)
+        responses={**WRITE_ERRORS, **error_responses(415)},
+        openapi_extra=raw_body(*CHARTER_TYPES),
     )
     async def put_charter(
         request: Request,
@@ -82,10 +85,19 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
             id = "inbox-short"
             text = "Nobody's report waits long."
             sensor = { kind = "inbox_age", setpoint = "2d" }
+
+        Sent as `application/toml` or `text/plain` (or `application/octet-stream`), UTF-8;
+        another Content-Type is refused (415). With an `Idempotency-Key`, the same key and
+        document answer what the first write answered and write nothing; another document
+        under it is refused (409) and the first charter kept (SPEC C11).
         """
+        media_type(request, CHARTER_TYPES)
         document = await read_document(request)
         outcome = await http.execute(
-            WriteCharter(document=document), principal, command_id(idempotency_key)
+            WriteCharter(document=document),
+            principal,
+            command_id(idempotency_key),
+            idempotency_key,
         )
         written = outcome.result
         return {

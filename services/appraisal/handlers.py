@@ -7,7 +7,7 @@ from eventsourcing.application import AggregateNotFoundError
 from contracts.appraisal import WriteCharter
 from services.appraisal.charter import parse_charter
 from services.appraisal.domain import TenantCharter, charter_id_for, refuse_service
-from services.bus import Decision, Handler, Issued
+from services.bus import Decision, Handler, Issued, Replay
 from services.store import EventStore
 
 
@@ -43,4 +43,14 @@ def write_charter(store: EventStore, issued: Issued) -> Decision:
     return Decision([current], written)
 
 
+def written_again(_store: EventStore, issued: Issued) -> CharterWritten:
+    """What a write repeated under its Idempotency-Key answers: the same document (its
+    digest says so) parses to the same lines and findings, and nothing is written again."""
+    command = issued.command
+    assert isinstance(command, WriteCharter)
+    charter = parse_charter(command.document)
+    return CharterWritten(len(charter.lines), charter.findings)
+
+
 HANDLERS: dict[type, Handler] = {WriteCharter: write_charter}
+REPLAYS: dict[type, Replay] = {WriteCharter: written_again}

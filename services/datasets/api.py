@@ -20,19 +20,32 @@ from contracts.datasets import (
     RecordShareConsent,
     ShareVersion,
     SnapshotDataset,
+    SnapshotDocument,
     TaskWritten,
     VersionPublished,
     VersionShared,
 )
 from projections.datasets import dataset_tasks, list_datasets
-from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
+from services.api import (
+    PAGE,
+    Before,
+    Http,
+    IdempotencyKey,
+    Limit,
+    MinPosition,
+    command_id,
+    no_body,
+    read_command,
+)
 from services.artifacts import (
     artifact_exists,
+    artifact_ref,
     check_references,
     get_artifact,
     put_artifact,
 )
 from services.auth import Principal
+from services.bus import Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,
@@ -47,10 +60,10 @@ from services.datasets.domain import (
     immutable,
     shared_dataset_id,
 )
-from services.datasets.handlers import Published
+from services.datasets.handlers import Published, publishes
 from services.datasets.tasks import anonymised, artifact_refs_of, snapshot_document
 from services.errors import NotFound, NotPermitted
-from services.openapi import RAW_ANSWER, body
+from services.openapi import body
 from services.problems import READ_ERRORS, WRITE_ERRORS, error
 from services.store import EventStore
 
@@ -66,6 +79,9 @@ CURATE_EXAMPLE = {
     "expectedRef": "artifact:sha256:" + "b" * 64,
 }
 STORE_ATTEMPTS = 3
+# A version's snapshot, served byte for byte as the JSON it is: declared by its model, so a
+# generated client reads its body.
+SNAPSHOT_ANSWER = {"model": SnapshotDocument, "description": "The snapshot, as published"}
 VersionPath = Annotated[int, Path(ge=1, le=1_000_000)]
 
 
@@ -79,11 +95,20 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
     @router.get("", response_model=DatasetList, responses=READ_ERRORS)
     async def datasets(
         principal: Annotated[Principal, Depends(http.scope(READ))],
+        before: Before = None,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> Any:
-        """The tenant's datasets with their versions, task counts and classification (C21)."""
+        """The tenant's datasets with their versions, task counts and classification (C21),
+        by id; a page at a time (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at(READ_MODEL, min_position, principal)
-        return {"items": await list_datasets(http.pool, principal.tenant_id)}
+        found, next_after = await list_datasets(
+            http.pool,
+            principal.tenant_id,
+            after=http.opened_key("datasets", before, principal),
+            limit=limit,
+        )
+        return {"items": found, "next": http.sealed_key("datasets", next_after, principal)}
 
     @router.post("/{datasetId:path}/tasks", status_code=201, response_model=TaskWritten,
                  responses=WRITE_ERRORS,
@@ -153,16 +178,19 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
             raise NotFound(f"{dataset_id} has no tasks to publish", datasetId=dataset_id)
         target = dataset_target(dataset_id)
         content = snapshot_document(dataset_id, target, tasks)
-        try:
-            ref = await keep(http, principal.tenant_id, content)
-        except ArtifactStoreUnavailable as exc:
-            return unavailable(exc)
         key = None if idempotency_key is None else f"{principal.subject}/{idempotency_key}"
-        outcome = await http.execute(
-            PublishVersion(dataset_id=dataset_id, snapshot_ref=ref, task_count=len(tasks),
-                           version=command.version, request_key=key),
-            principal, command_id(None),
-        )  # fmt: skip
+        publish = PublishVersion(dataset_id=dataset_id, snapshot_ref=artifact_ref(content),
+                                 task_count=len(tasks), version=command.version,
+                                 request_key=key)  # fmt: skip
+        # Decided before the artifact is stored: a request refused (409) stores nothing, and a
+        # replay stores nothing new (its version's artifact is there already).
+        trial = Issued(publish, principal.tenant_id, principal.subject, "trial", http.clock())
+        if await asyncio.to_thread(publishes, events, trial):
+            try:
+                await keep(http, principal.tenant_id, content)
+            except ArtifactStoreUnavailable as exc:
+                return unavailable(exc)
+        outcome = await http.execute(publish, principal, command_id(None))
         published: Published = outcome.result
         answer = {
             **version_record(published),
@@ -171,7 +199,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         status = 201 if published.created else 200
         return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
 
-    @router.get("/{datasetId:path}/versions/{version}", responses={200: RAW_ANSWER, **READ_ERRORS})
+    @router.get("/{datasetId:path}/versions/{version}",
+                responses={200: SNAPSHOT_ANSWER, **READ_ERRORS})  # fmt: skip
     async def version_content(
         dataset_id: DatasetIdPath,
         version: VersionPath,

@@ -8,7 +8,12 @@ datasets only, so another tenant's answers NOT_FOUND exactly as one that does no
 published resolves at once, and the same request answers the same snapshot forever (C15).
 
 The messages are generated from ``contracts/learning.proto`` (``make grpc``); the service is
-registered by a generic handler, so nothing here leans on the generated servicer.
+registered by a generic handler, so nothing here leans on the generated servicer. The request
+arrives as bytes and is read only once the caller is known: bytes that are no request answer
+UNAUTHENTICATED to a stranger and INVALID_ARGUMENT to a key, never a failure of ours with a
+traceback in the log (grpc's own reading raised and logged one). The ``authorization`` entry
+is taken once: two are refused, as two Authorization headers are over HTTP, rather than one of
+them counting by accident. An error echoes at most ``MAX_ECHOED`` characters of an id.
 """
 
 import asyncio
@@ -17,6 +22,7 @@ import logging
 import asyncpg
 import grpc
 from eventsourcing.application import AggregateNotFoundError
+from google.protobuf.message import DecodeError
 
 from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
 from services.artifact_refs import SCHEME
@@ -30,7 +36,13 @@ log = logging.getLogger(__name__)
 
 SERVICE = "feedbackloop.learning.v1.Learning"
 SCOPE = "factory.evaluation.read"
-Context = grpc.aio.ServicerContext[GetDatasetSnapshotRequest, DatasetSnapshot]
+Context = grpc.aio.ServicerContext[bytes, DatasetSnapshot]
+MAX_ECHOED = 200  # as long as a dataset id may be over HTTP
+
+
+def echoed(text: str) -> str:
+    """An id as an error names it: bounded, so a request of megabytes is not sent back."""
+    return text if len(text) <= MAX_ECHOED else f"{text[:MAX_ECHOED]}… ({len(text)} characters)"
 
 
 class Learning:
@@ -39,10 +51,14 @@ class Learning:
     def __init__(self, store: EventStore, pool: asyncpg.Pool, keys: KeyRing) -> None:
         self.store, self.pool, self.keys = store, pool, keys
 
-    async def get_dataset_snapshot(
-        self, request: GetDatasetSnapshotRequest, context: Context
-    ) -> DatasetSnapshot:
+    async def get_dataset_snapshot(self, raw: bytes, context: Context) -> DatasetSnapshot:
         tenant_id = await self.tenant_of(context)
+        try:
+            request = GetDatasetSnapshotRequest.FromString(raw)
+        except (DecodeError, ValueError):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the request is not a GetDatasetSnapshotRequest"
+            )
         if not request.dataset_id or request.version < 1:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "dataset_id and a version of 1 or more"
@@ -50,12 +66,14 @@ class Learning:
         try:
             dataset = await asyncio.to_thread(self.load, tenant_id, request.dataset_id)
         except AggregateNotFoundError:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no dataset {request.dataset_id}")
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"no dataset {echoed(request.dataset_id)}"
+            )
         found = dataset.versions.get(request.version)
         if found is None:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND,
-                f"no version {request.version} of {request.dataset_id}",
+                f"no version {request.version} of {echoed(request.dataset_id)}",
             )
         content = b""
         if request.include_content:
@@ -77,8 +95,16 @@ class Learning:
 
     async def tenant_of(self, context: Context) -> str:
         """The tenant of the key in the metadata, if it holds the scope."""
-        metadata = {key.lower(): value for key, value in context.invocation_metadata() or ()}
-        header = metadata.get("authorization", "")
+        given = [
+            value
+            for name, value in context.invocation_metadata() or ()
+            if name.lower() == "authorization"
+        ]
+        if len(given) > 1:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the authorization entry is given more than once"
+            )
+        header = given[0] if given else ""
         scheme, _, key = str(header).partition(" ")
         principal = self.keys.identify(key.strip()) if scheme.lower() == "bearer" else None
         if principal is None:
@@ -101,7 +127,7 @@ def handler(learning: Learning) -> grpc.GenericRpcHandler:
         {
             "GetDatasetSnapshot": grpc.unary_unary_rpc_method_handler(
                 learning.get_dataset_snapshot,
-                request_deserializer=GetDatasetSnapshotRequest.FromString,
+                request_deserializer=None,  # bytes: read once the caller is known
                 response_serializer=DatasetSnapshot.SerializeToString,
             )
         },

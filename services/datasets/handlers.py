@@ -150,6 +150,17 @@ def publish_version(store: EventStore, issued: Issued) -> Decision:
     return Decision([dataset] if created else [], Published(dataset, version, created))
 
 
+def publishes(store: EventStore, issued: Issued) -> bool:
+    """Whether ``publish_version`` would publish a new version now (not answer one published
+    before), decided on a copy of the dataset that is never saved; raises what it would
+    refuse with (C15, C20). The snapshot's artifact is stored only when this says a version
+    will be published, so a refused request stores nothing (C53 still holds: the artifact is
+    stored before the version that names it is appended)."""
+    decision = publish_version(store, issued)
+    published: Published = decision.result
+    return published.created
+
+
 def grant_share_consent(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, GrantShareConsent)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Path
 
 from contracts.digests import DigestList, DigestView
 from projections.digests import get_digest, list_digests
-from services.api import Http, MinPosition
+from services.api import PAGE, Before, Http, Limit, MinPosition
 from services.auth import Principal
 from services.errors import NotFound
 from services.problems import READ_ERRORS
@@ -21,11 +21,20 @@ def digest_routes(http: Http) -> APIRouter:
     @router.get("", response_model=DigestList, responses=READ_ERRORS)
     async def digests(
         principal: Annotated[Principal, Depends(http.scope(READ))],
+        before: Before = None,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
-        """Every week's digest of your tenant, newest week first (W137)."""
+        """Every week's digest of your tenant, newest week first (W137); a page at a time
+        (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at("digests", min_position, principal)
-        return {"items": await list_digests(http.pool, principal.tenant_id)}
+        found, next_before = await list_digests(
+            http.pool,
+            principal.tenant_id,
+            before=http.opened_key("digests", before, principal),
+            limit=limit,
+        )
+        return {"items": found, "next": http.sealed_key("digests", next_before, principal)}
 
     @router.get("/{week}", response_model=DigestView, responses=READ_ERRORS)
     async def digest(

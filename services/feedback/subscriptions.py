@@ -25,6 +25,7 @@ SUBSCRIPTIONS = (
         description="Record feedback, sent by another service as a CloudEvent.",
         strict=True,
         stamped=STAMPED_FIELDS,
+        scope="factory.feedback.write",  # as POST /factory/feedback (SPEC C11)
         admit=referenced_artifacts_exist,
     ),
 )

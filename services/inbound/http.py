@@ -6,10 +6,14 @@ CloudEvent it would produce to a topic, of any type a context declares
 (``parsing.parse_event``), admitted by the same checks, and applied through the bus under the
 same identity (``source`` + ``id``): a repeat, over either door, is applied once.
 
-Who may post: a key with ``factory.feedback.write``, the scope of writing what the service
-learns from (feedback and the neighbours' events alike). The tenant is the key's: a
-``tenantid`` attribute naming another is refused (403); left out, it is the key's. So is the
-``actor``: one naming another subject is refused, left out it is the key's subject.
+Who may post: a key with the scope its type's subscription declares (``Subscription.scope``),
+the scope of the HTTP route that writes the same fact (SPEC C52): a DraftReleaseOpened needs
+``factory.assets.write`` as the release callback does, a RecordFeedback
+``factory.feedback.write`` as ``POST /factory/feedback`` does. A key without it is refused (403
+``forbidden`` naming the scope) before the payload is read, and nothing is recorded. The
+tenant is the key's: a ``tenantid`` attribute naming another is refused (403); left out, it is
+the key's. So is the ``actor``: one naming another subject is refused, left out it is the
+key's subject.
 """
 
 import json
@@ -18,18 +22,24 @@ from dataclasses import replace
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.security import HTTPAuthorizationCredentials
 
 from contracts.datasets import EventApplied
 from contracts.envelope import MAX_MESSAGE_BYTES
-from services.api import Http, parse_json
+from services.api import BEARER, Http, media_type, parse_json
 from services.auth import Principal
 from services.errors import NotPermitted, Refused
 from services.inbound.parsing import parse_event
 from services.inbound.subscription import Subscription
-from services.problems import WRITE_ERRORS, TooLarge
+from services.problems import (
+    WRITE_ERRORS,
+    Forbidden,
+    TooLarge,
+    Unauthorized,
+    error_responses,
+)
 
-SCOPE = "factory.feedback.write"
 MEDIA_TYPE = "application/cloudevents+json"
 EXAMPLE = {
     "specversion": "1.0",
@@ -61,26 +71,38 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
     description = (
         "Apply one structured CloudEvent of a declared type, as the Kafka consumer would "
         "(201; a repeat of its `source` + `id` in the same tenant answers 200 and applies "
-        "nothing). Declared types: " + ", ".join(f"`{name}`" for name in sorted(by_type)) + "."
+        "nothing). Each type needs the scope of the HTTP route that writes the same fact "
+        "(403 naming it otherwise): "
+        + ", ".join(f"`{name}` ({by_type[name].scope})" for name in sorted(by_type))
+        + "."
     )
+
+    async def caller(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> Principal:
+        """The key's principal, whatever its scopes: which scope is needed depends on the
+        event's type, checked once the type is read (``permitted``)."""
+        principal = None if credentials is None else http.keys.identify(credentials.credentials)
+        if principal is None:
+            raise Unauthorized()
+        return principal
 
     @router.post("", status_code=201, response_model=EventApplied,
                  responses={200: {"model": EventApplied, "description": "A repeat"},
-                            **WRITE_ERRORS},
+                            **WRITE_ERRORS, **error_responses(415)},
                  openapi_extra=body_doc, description=description)  # fmt: skip
     async def receive(
         request: Request,
-        principal: Annotated[Principal, Depends(http.scope(SCOPE))],
-        content_type: Annotated[str, Header(max_length=200)] = "",
+        principal: Annotated[Principal, Depends(caller)],
     ) -> Response:
         """A neighbour's event or a command, over HTTP (embedded mode)."""
-        if content_type.split(";")[0].strip().lower() != MEDIA_TYPE:
-            raise Refused(f"send the event as {MEDIA_TYPE} (structured mode)",
-                          field="Content-Type")  # fmt: skip
+        media_type(request, (MEDIA_TYPE,))  # the structured mode only: 415 otherwise
         raw = await request.body()
         if len(raw) > MAX_MESSAGE_BYTES:
             raise TooLarge(MAX_MESSAGE_BYTES)
-        value = stamped(parse_json(raw), principal)
+        event = parse_json(raw)
+        permitted(event, by_type, principal)
+        value = stamped(event, principal)
         headers = {"content-type": MEDIA_TYPE.encode()}
         subscription, issued = parse_event(value, None, headers, by_type, http.clock)
         issued = replace(issued, service=principal.service)
@@ -96,6 +118,18 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
         return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
 
     return router
+
+
+def permitted(event: Any, by_type: dict[str, Subscription], principal: Principal) -> None:
+    """Refuse (403) a key without the scope its event's type needs, before anything of the
+    event is read or recorded. A type nobody declared is left for ``parse_event`` to refuse
+    (422 naming ``type``), as is a body that is no JSON object."""
+    if not isinstance(event, dict):
+        return
+    kind = event.get("type")
+    subscription = by_type.get(kind) if isinstance(kind, str) else None
+    if subscription is not None and subscription.scope not in principal.scopes:
+        raise Forbidden(subscription.scope)
 
 
 def stamped(event: Any, principal: Principal) -> bytes:

@@ -10,6 +10,7 @@ import asyncpg
 from pydantic import BaseModel
 
 from contracts.envelope import InboundEnvelope
+from services.auth import Scope
 from services.bus import Issued
 
 # A check that needs the database before the decision (an artifact must exist); it raises a
@@ -28,12 +29,17 @@ class Subscription:
     Tolerant (``strict=False``): other services' events, unknown fields kept on the model
     (``model_extra``) and ignored, so a neighbour's new field is never a dead letter.
     ``stamped``: payload fields the server sets; a message bringing one is refused by name.
+    ``scope``: what a key must hold to post this message over HTTP (``POST /factory/events``),
+    the scope of the HTTP route that writes the same fact, so that one permission holds
+    whatever the door (SPEC C52). On Kafka there is no key: whoever may write to the topic is
+    trusted with it, and that is the broker's ACL's business (``services.inbound``).
     """
 
     topic: str
     envelope: type[InboundEnvelope]
     title: str
     description: str
+    scope: Scope
     strict: bool = True
     stamped: frozenset[str] = frozenset()
     admit: Admit | None = None

@@ -5,7 +5,9 @@ need ``factory.assets.write`` (the asset maintainer, C35, C52). ``reviewedBy`` i
 the caller; a body that brings it is refused, naming it.
 """
 
+import json
 import logging
+from datetime import datetime
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -26,8 +28,8 @@ from contracts.learning import (
     RecordReleaseCommand,
 )
 from projections.appraisal_reads import read_charter
-from projections.learning_proposals import get_proposal, list_proposals
-from services.api import Http, MinPosition, no_body, read_command
+from projections.learning_proposals import ProposalKey, get_proposal, list_proposals
+from services.api import PAGE, Before, Http, Limit, MinPosition, no_body, read_command
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
@@ -64,6 +66,20 @@ async def charter_lines(pool: asyncpg.Pool, tenant_id: str) -> tuple[str, ...]:
     return tuple(line.id for line in stored.charter.lines)
 
 
+def proposal_cursor(key: ProposalKey) -> str:
+    """A proposal's place in the list (``ProposalKey``) as a cursor's text."""
+    count, rank, raised_at, proposal_id = key
+    return json.dumps([count, rank, raised_at.isoformat(), proposal_id])
+
+
+def proposal_key(cursor: str | None) -> ProposalKey | None:
+    """``proposal_cursor`` read back: a text this service sealed for this list."""
+    if cursor is None:
+        return None
+    count, rank, raised_at, proposal_id = json.loads(cursor)
+    return int(count), int(rank), datetime.fromisoformat(raised_at), str(proposal_id)
+
+
 def learning_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/learning/proposals", tags=["learning proposals"])
 
@@ -73,21 +89,28 @@ def learning_routes(http: Http) -> APIRouter:
         state: ProposalState | None = None,
         kind: ProposalKind | None = None,
         target: Annotated[str | None, Query(max_length=512)] = None,
+        before: Before = None,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """C36: by state, kind and target, each with its evidence and expected effect; most
         evidence first, ties by the rank of the charter line their evidence serves (M21),
-        then by raisedAt."""
+        then by raisedAt; a page at a time (`limit`, and `before`: the `next` of the
+        previous page). The order follows the charter: pages read while it changes may
+        place a proposal anew."""
         await http.read_at(READ_MODEL, min_position, principal)
-        found = await list_proposals(
+        found, last = await list_proposals(
             http.pool,
             principal.tenant_id,
             state=state and state.value,
             kind=kind and kind.value,
             target=target,
             charter=await charter_lines(http.pool, principal.tenant_id),
+            after=proposal_key(http.opened_key("proposals", before, principal)),
+            limit=limit,
         )
-        return {"items": found}
+        next_key = None if last is None else proposal_cursor(last)
+        return {"items": found, "next": http.sealed_key("proposals", next_key, principal)}
 
     @router.get("/{proposal_id:uuid}", response_model=ProposalView, responses=READ_ERRORS)
     async def proposal(

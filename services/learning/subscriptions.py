@@ -13,6 +13,9 @@ DRAFT_RELEASE_OPENED = Subscription(
     description="The agent registry opened the Draft release an accepted proposal asked for; "
     "its id becomes the proposal's resultingReleaseId (SPEC C32).",
     strict=False,
+    # The release callback's scope (``POST /factory/learning/proposals/{id}/release``): the
+    # event records the same fact, so a key without it cannot post the event either.
+    scope="factory.assets.write",
 )
 
 SUBSCRIPTIONS = (*LEARNING_SUBSCRIPTIONS, DRAFT_RELEASE_OPENED)

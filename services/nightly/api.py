@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends
 
 from contracts.nights import NightList, NightView
 from projections.nights import get_night, list_nights
-from services.api import Http, MinPosition
+from services.api import PAGE, Before, Http, Limit, MinPosition
 from services.auth import Principal
 from services.errors import NotFound
 from services.problems import READ_ERRORS
@@ -21,12 +21,23 @@ def night_routes(http: Http) -> APIRouter:
     @router.get("/factory/evals/nights", response_model=NightList, responses=READ_ERRORS)
     async def nights(
         principal: Annotated[Principal, Depends(http.scope(READ))],
+        before: Before = None,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
-        """Your tenant's nights, newest first: date, status, counts and finishedAt."""
+        """Your tenant's nights, newest first: date, status, counts and finishedAt; a page
+        at a time (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at("nights", min_position, principal)
-        found = await list_nights(http.pool, principal.tenant_id)
-        return {"items": [http.with_position(night, principal) for night in found]}
+        found, next_before = await list_nights(
+            http.pool,
+            principal.tenant_id,
+            before=http.opened_key("nights", before, principal),
+            limit=limit,
+        )
+        return {
+            "items": [http.with_position(night, principal) for night in found],
+            "next": http.sealed_key("nights", next_before, principal),
+        }
 
     @router.get("/factory/evals/nights/{date}", response_model=NightView, responses=READ_ERRORS)
     async def night(

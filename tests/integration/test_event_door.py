@@ -117,7 +117,7 @@ async def test_bad_input_is_refused_naming_the_field(
     no_id = {k: v for k, v in run_completed().items() if k != "id"}
     assert (await post(client, no_id)).status_code == 422
     plain = await client.post(DOOR, json=run_completed())
-    assert (plain.status_code, plain.json()["field"]) == (422, "Content-Type")
+    assert (plain.status_code, plain.json()["field"]) == (415, "Content-Type")
     not_json = await client.post(DOOR, content=b"{not json", headers=CE)
     assert (not_json.status_code, not_json.json()["field"]) == (422, "body")
     assert (await post(client, ["a list"])).status_code == 422

@@ -470,10 +470,14 @@ async def test_proposals_tied_on_evidence_are_ranked_by_the_charter_line_they_se
         return [(p["proposalId"], p["charterLine"]) for p in answer.json()["items"]]
 
     before = await client.get("/factory/learning/proposals")
-    assert order(before) == [(fast, None), (grounded, None), (unknown, None)]  # raisedAt
+    # By raisedAt, then by id: the three were raised at one instant (ORDER's), so their id
+    # decides, which keeps a page's place in the list stable.
+    assert order(before) == [(proposal, None) for proposal in sorted([fast, grounded, unknown])]
 
     live.start_projections(["appraisal"])  # where the charter is read from
-    written = await client.put("/factory/appraisal/charter", content=CHARTER)
+    written = await client.put(
+        "/factory/appraisal/charter", content=CHARTER, headers={"Content-Type": "text/plain"}
+    )
     assert written.status_code == 200, written.text
     head = await asyncio.to_thread(live.store.recorder.max_notification_id) or 0
     assert await wait_for_position(live.pool, "rm_appraisal", head, 30) >= head

@@ -179,6 +179,7 @@ TOLERANT = Subscription(
     title="RunCompleted",
     description="Another service's event.",
     strict=False,
+    scope="factory.evaluation.run",
 )
 
 

@@ -1,0 +1,149 @@
+"""Every list route pages as the older lists do (``GET /factory/feedback``, the Inbox):
+``limit`` (1–200) and ``before`` (the ``next`` of the previous page, an opaque token of the
+tenant), answering ``{"items", "next"}``. A list longer than a page comes in pages, in the
+list's order, nothing missed or repeated; the last page's ``next`` is null."""
+
+import asyncio
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from contracts.nights import PlanTenantNight
+from services.bootstrap import Runtime
+from services.digests.weeks import due_at
+from services.follower import wait_for_position
+from services.scheduled import BuildDigest
+from tests.conftest import Keys
+from tests.integration.test_datasets import harvest, run_event, tenant_of
+from tests.integration.test_digest import send, submit
+from tests.integration.test_learning import ORDER, failed_evaluation, generator, neighbour
+
+COUNT = 5  # items of each list; pages of two: three pages
+
+
+async def settled(runtime: Runtime, *read_models: str) -> None:
+    head = await asyncio.to_thread(runtime.store.recorder.max_notification_id) or 0
+    for read_model in read_models:
+        assert await wait_for_position(runtime.pool, f"rm_{read_model}", head, 30) >= head
+
+
+async def walk(
+    client: httpx.AsyncClient, route: str, key: str, **params: str
+) -> list[list[dict[str, Any]]]:
+    """Every page of ``route``, two items a page, following ``next``."""
+    pages, before = [], None
+    while True:
+        asked = {**params, "limit": "2", **({"before": before} if before else {})}
+        answer = await client.get(route, params=asked)
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        pages.append(list(body["items"]))
+        before = body["next"]
+        if before is None:
+            return pages
+        assert len(pages) <= COUNT, "the pages do not end"
+
+
+def keyed(pages: list[list[dict[str, Any]]], key: str) -> list[Any]:
+    return [item[key] for page in pages for item in page]
+
+
+async def test_datasets_come_in_pages_by_id(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    runtime.start_projections(["datasets"])
+    tenant = tenant_of(keys, 0)
+    for n in range(COUNT):
+        await harvest(runtime, tenant, run_event(f"r-{n}", "urn:in", agentId=f"agent-{n}"), f"{n}")
+    await settled(runtime, "datasets")
+    pages = await walk(client, "/factory/evaluation/datasets", keys.a)
+    assert [len(page) for page in pages] == [2, 2, 1]
+    ids = keyed(pages, "datasetId")
+    assert ids == sorted(ids) == [f"agent:agent-{n}" for n in range(COUNT)]
+    whole = (await client.get("/factory/evaluation/datasets")).json()
+    assert keyed([whole["items"]], "datasetId") == ids
+    assert whole["next"] is None
+
+
+async def test_nights_come_in_pages_newest_first(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    runtime.start_projections(["nights"])
+    tenant = tenant_of(keys, 0)
+    first = date(2026, 11, 20)
+    for n in range(COUNT):
+        day = first + timedelta(days=n)
+        at = datetime(day.year, day.month, day.day, 2, tzinfo=UTC)
+        plan = PlanTenantNight(date=day, now=at, inputs={}, selected=[], lines=[], note="")
+        await send(runtime, tenant, plan, at)
+    await settled(runtime, "nights")
+    pages = await walk(client, "/factory/evals/nights", keys.a)
+    assert [len(page) for page in pages] == [2, 2, 1]
+    expected = [(first + timedelta(days=n)).isoformat() for n in reversed(range(COUNT))]
+    assert keyed(pages, "date") == expected
+
+
+async def test_digests_come_in_pages_newest_week_first(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    runtime.start_projections()
+    tenant = tenant_of(keys, 0)
+    await submit(runtime, tenant, datetime(2026, 10, 1, tzinfo=UTC))
+    weeks = [f"2026-W{n}" for n in range(41, 41 + COUNT)]
+    for week in weeks:
+        await settled(runtime, "inbox", "digests")
+        await runtime.digest_builder().run(BuildDigest(week=week, now=due_at(week)))
+    await settled(runtime, "digests")
+    pages = await walk(client, "/factory/feedback/digests", keys.a)
+    assert [len(page) for page in pages] == [2, 2, 1]
+    assert keyed(pages, "week") == list(reversed(weeks))
+
+
+async def test_proposals_come_in_pages_in_their_ranked_order(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    runtime.start_projections(["learning_proposals"])
+    tenant = tenant_of(keys, 0)
+    for target in range(COUNT):
+        extra = target % 2  # evidence counts 3 and 4: the order is not the raising order
+        for n in range(3 + extra):
+            evaluation = failed_evaluation(target * 10 + n, target=f"agent-{target}")
+            await neighbour(runtime, tenant, evaluation, f"ce-{target}-{n}")
+    report = await generator(runtime).run(ORDER)
+    assert len(report.raised) == COUNT
+    await settled(runtime, "learning_proposals")
+    pages = await walk(client, "/factory/learning/proposals", keys.a)
+    assert [len(page) for page in pages] == [2, 2, 1]
+    whole = (await client.get("/factory/learning/proposals", params={"limit": "200"})).json()
+    assert keyed(pages, "proposalId") == keyed([whole["items"]], "proposalId")
+    assert sorted(keyed(pages, "proposalId")) == sorted(str(p) for p in report.raised)
+    counts = [len(item["evidence"]) for item in whole["items"]]
+    assert counts == sorted(counts, reverse=True)
+    filtered = await walk(client, "/factory/learning/proposals", keys.a, target="agent-1")
+    assert [len(page) for page in filtered] == [1]
+
+
+async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    runtime.start_projections(["datasets"])
+    tenant = tenant_of(keys, 0)
+    for n in range(3):
+        await harvest(runtime, tenant, run_event(f"r-{n}", "urn:in", agentId=f"agent-{n}"), f"{n}")
+    await settled(runtime, "datasets")
+    page = (await client.get("/factory/evaluation/datasets", params={"limit": "1"})).json()
+    cursor = page["next"]
+    assert cursor is not None
+    for route in ("/factory/evals/nights", "/factory/feedback/digests"):
+        other_list = await client.get(route, params={"before": cursor})
+        assert (other_list.status_code, other_list.json()["field"]) == (422, "before")
+    other_tenant = await client.get(
+        "/factory/evaluation/datasets",
+        params={"before": cursor},
+        headers={"Authorization": f"Bearer {keys.b}"},
+    )
+    assert (other_tenant.status_code, other_tenant.json()["field"]) == (422, "before")
+    for limit in ("0", "201"):
+        refused = await client.get("/factory/learning/proposals", params={"limit": limit})
+        assert (refused.status_code, refused.json()["field"]) == (422, "limit")
