@@ -1,0 +1,118 @@
+"""Readiness means "can serve": ``/readyz`` answers 503 only for what stops this process
+serving (no database, a reader of its own that is not running); a parked event — possibly
+one tenant's bad input — degrades the instance for its operators but keeps it in the load
+balancer (services/health.py)."""
+
+import asyncio
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client import REGISTRY
+
+from services.bootstrap import Runtime
+from services.settings import Settings
+from tests.conftest import Keys, settings_for
+from tests.integration.test_follower import Recorder, tallies
+from tests.servers import ROOT
+
+sys.path.insert(0, str(ROOT / "ops"))
+import localservers  # noqa: E402
+
+
+def readyz_client(runtime: Runtime) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
+    return httpx.AsyncClient(transport=transport, base_url="http://test")
+
+
+async def parked(runtime: Runtime, reader: str) -> None:
+    async with asyncio.timeout(30):
+        while not await runtime.pool.fetchval(
+            "SELECT count(*) FROM parked_events WHERE reader = $1", reader
+        ):
+            await asyncio.sleep(0.05)
+
+
+async def test_a_parked_event_leaves_readyz_200_with_the_instance_degraded(
+    runtime: Runtime,
+) -> None:
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
+    bad, good = tallies(runtime, 2, ticks=1)
+    reader.broken = {bad.id}
+    runtime.follow(reader)
+    await parked(runtime, reader.name)
+    async with asyncio.timeout(30):  # the other aggregate flows on
+        while (good.id, 2) not in reader.applied:
+            await asyncio.sleep(0.05)
+
+    async with readyz_client(runtime) as http:
+        answer = await http.get("/readyz")
+
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["status"] == "ok"
+    assert body["degraded"] is True
+    assert body["incidents"] == {reader.name: ["2 parked events (feedbackloop parked list)"]}
+    (mine,) = [r for r in body["readers"] if r["name"] == reader.name]
+    assert mine["problems"] == [] and mine["parked"] == 2
+    # The alert: the gauges every process that answers /readyz sets from the database.
+    assert REGISTRY.get_sample_value("feedbackloop_degraded") == 1
+    value = REGISTRY.get_sample_value("feedbackloop_reader_parked", {"reader": reader.name})
+    assert value == 2
+
+
+async def test_readyz_is_200_and_not_degraded_with_nothing_parked(runtime: Runtime) -> None:
+    async with readyz_client(runtime) as http:
+        answer = await http.get("/readyz")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["degraded"] is False
+    assert answer.json()["incidents"] == {}
+
+
+async def test_a_reader_of_this_process_that_stopped_makes_readyz_503(runtime: Runtime) -> None:
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
+    runtime.follow(reader)
+    task = runtime.supervisor.tasks[reader.name].task
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+    async with readyz_client(runtime) as http:
+        answer = await http.get("/readyz")
+
+    assert answer.status_code == 503, answer.text
+    (mine,) = [r for r in answer.json()["readers"] if r["name"] == reader.name]
+    assert mine["problems"][0] == "its task has ended"
+
+
+@pytest.fixture
+async def own_postgres() -> AsyncIterator[localservers.PostgresServer]:
+    """A PostgreSQL of this test's own, to stop (never the shared one)."""
+    workdir = Path(tempfile.mkdtemp(prefix="fl-ready-"))
+    server = await asyncio.to_thread(localservers.start_postgres, workdir, fast=True)
+    try:
+        yield server
+    finally:
+        await asyncio.to_thread(server.stop)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def test_readyz_answers_503_without_the_database(
+    own_postgres: localservers.PostgresServer, keys: Keys
+) -> None:
+    settings: Settings = settings_for(own_postgres.url, keys)
+    runtime = await Runtime.open(settings)
+    try:
+        async with readyz_client(runtime) as http:
+            assert (await http.get("/readyz")).status_code == 200
+            await asyncio.to_thread(own_postgres.stop, remove=False)
+            answer = await http.get("/readyz")
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["status"] == "not ready"
+        assert answer.json()["database"].startswith("unreachable: ")
+    finally:
+        await runtime.close()
