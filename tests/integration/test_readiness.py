@@ -5,7 +5,6 @@ balancer (services/health.py)."""
 
 import asyncio
 import shutil
-import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator
@@ -19,10 +18,7 @@ from services.bootstrap import Runtime
 from services.settings import Settings
 from tests.conftest import Keys, settings_for
 from tests.integration.test_follower import Recorder, tallies
-from tests.servers import ROOT
-
-sys.path.insert(0, str(ROOT / "ops"))
-import localservers  # noqa: E402
+from tests.servers import localservers
 
 
 def readyz_client(runtime: Runtime) -> httpx.AsyncClient:
