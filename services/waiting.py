@@ -14,19 +14,32 @@ from urllib.parse import urlsplit
 
 import asyncpg
 import psycopg
+from eventsourcing.persistence import InterfaceError as LibraryInterfaceError
+from eventsourcing.persistence import OperationalError as LibraryOperationalError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_random_exponential
 
 from services import metrics
-from services.follower import is_transient
 
 log = logging.getLogger("feedbackloop")
 T = TypeVar("T")
 
 
 def cannot_connect(error: BaseException) -> bool:
-    """PostgreSQL is away or full, not wrong: worth waiting for."""
-    return is_transient(error) or isinstance(
-        error, asyncpg.TooManyConnectionsError | psycopg.OperationalError
+    """PostgreSQL is away, starting, shutting down or full — not misconfigured: a wrong
+    password or database name is raised, not waited for (asyncpg connects first and names
+    those apart)."""
+    return isinstance(
+        error,
+        OSError
+        | TimeoutError
+        | asyncpg.PostgresConnectionError
+        | asyncpg.CannotConnectNowError
+        | asyncpg.AdminShutdownError
+        | asyncpg.TooManyConnectionsError
+        | psycopg.OperationalError
+        # the library's own names for its driver's failures to connect
+        | LibraryOperationalError
+        | LibraryInterfaceError,
     )
 
 
