@@ -196,7 +196,9 @@ async def test_the_readme_recipe_twice_side_by_side_on_a_default_postgresql(
                 while waiting:
                     exited = [p for p in everyone if p.popen.poll() is not None]
                     assert not exited, f"{[p.role for p in exited]} exited\n{tail([first, second])}"
-                    assert time.monotonic() < deadline, f"not ready: {waiting}\n{tail([first, second])}"
+                    assert time.monotonic() < deadline, (
+                        f"not ready: {waiting}\n{tail([first, second])}"
+                    )
                     waiting = [p for p in waiting if not await ready(http, p)]
                     await asyncio.sleep(0.5)
             # Every reader of the instance alive, caught up and not waiting (Kafka included).

@@ -34,6 +34,11 @@ def stopped_postgres() -> Iterator[tuple[Path, localservers.PostgresServer]]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def launch(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("w") as out:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
 async def metric(http: httpx.AsyncClient, port: int, name: str) -> float | None:
     try:
         text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
@@ -58,17 +63,11 @@ async def test_a_process_started_while_postgresql_is_down_comes_up_once_it_is_ba
         "api": ([str(FEEDBACKLOOP), "api", "--workers", "1", "--port", str(api_port)], api_metrics),
         "projector": ([str(FEEDBACKLOOP), "projector"], projector_metrics),
     }
-    processes, logs = {}, {}
-    for role, (command, metrics_port) in started.items():
-        logs[role] = tmp_path / f"{role}.log"
-        with logs[role].open("w") as out:
-            processes[role] = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env=env | {"FEEDBACKLOOP_METRICS_PORT": str(metrics_port)},
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+    logs = {role: tmp_path / f"{role}.log" for role in started}
+    processes = {
+        role: launch(command, env | {"FEEDBACKLOOP_METRICS_PORT": str(port)}, logs[role])
+        for role, (command, port) in started.items()
+    }
 
     def tails() -> str:
         return "\n".join(f"--- {r} ---\n{log.read_text()[-3000:]}" for r, log in logs.items())

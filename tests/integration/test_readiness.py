@@ -4,14 +4,9 @@ one tenant's bad input — degrades the instance for its operators but keeps it 
 balancer (services/health.py)."""
 
 import asyncio
-import shutil
-import tempfile
 import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
-import pytest
 from prometheus_client import REGISTRY
 
 from services.bootstrap import Runtime
@@ -55,7 +50,8 @@ async def test_a_parked_event_leaves_readyz_200_with_the_instance_degraded(
     assert body["degraded"] is True
     assert body["incidents"] == {reader.name: ["2 parked events (feedbackloop parked list)"]}
     (mine,) = [r for r in body["readers"] if r["name"] == reader.name]
-    assert mine["problems"] == [] and mine["parked"] == 2
+    assert mine["problems"] == []
+    assert mine["parked"] == 2
     # The alert: the gauges every process that answers /readyz sets from the database.
     assert REGISTRY.get_sample_value("feedbackloop_degraded") == 1
     value = REGISTRY.get_sample_value("feedbackloop_reader_parked", {"reader": reader.name})
@@ -83,18 +79,6 @@ async def test_a_reader_of_this_process_that_stopped_makes_readyz_503(runtime: R
     assert answer.status_code == 503, answer.text
     (mine,) = [r for r in answer.json()["readers"] if r["name"] == reader.name]
     assert mine["problems"][0] == "its task has ended"
-
-
-@pytest.fixture
-async def own_postgres() -> AsyncIterator[localservers.PostgresServer]:
-    """A PostgreSQL of this test's own, to stop (never the shared one)."""
-    workdir = Path(tempfile.mkdtemp(prefix="fl-ready-"))
-    server = await asyncio.to_thread(localservers.start_postgres, workdir, fast=True)
-    try:
-        yield server
-    finally:
-        await asyncio.to_thread(server.stop)
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def test_readyz_answers_503_without_the_database(
