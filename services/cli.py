@@ -6,8 +6,10 @@ import json
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from types import FrameType
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -260,8 +262,16 @@ class ApiWorker:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                starting = asyncio.create_task(self.start())
                 try:
-                    await self.start()
+                    with cancelled_on_stop_signal(starting):
+                        await starting
+                except asyncio.CancelledError:
+                    if not starting.cancelled():
+                        raise  # this lifespan itself is cancelled
+                    stopped = "stopped before it could start (waiting for PostgreSQL)"
+                    await send({"type": "lifespan.startup.failed", "message": stopped})
+                    return
                 except Exception as exc:
                     await send({"type": "lifespan.startup.failed", "message": repr(exc)})
                     return
@@ -278,6 +288,31 @@ class ApiWorker:
         self.app = runtime.app()
         settle_collector()  # the app's routes and schemas, too
         show_dev_key(runtime, self.settings.host, self.settings.port)
+
+
+@contextlib.contextmanager
+def cancelled_on_stop_signal(task: "asyncio.Task[None]") -> Iterator[None]:
+    """While an API worker starts, SIGINT or SIGTERM also cancels ``task``: uvicorn's own
+    handler only marks the server to exit once it has started, which it never does while it
+    waits for PostgreSQL. uvicorn's handlers run as before and are put back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
+        return
+    loop = asyncio.get_running_loop()
+    before: dict[int, Any] = {}
+
+    def stop(sig: int, frame: FrameType | None) -> None:
+        if callable(before[sig]):
+            before[sig](sig, frame)
+        loop.call_soon_threadsafe(task.cancel)
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        before[each] = signal.signal(each, stop)
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
 
 
 def serve_role_metrics(

@@ -118,3 +118,31 @@ async def test_a_process_started_while_postgresql_is_down_comes_up_once_it_is_ba
                 process.wait(30)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+@pytest.mark.parametrize("role", [["api", "--workers", "2"], ["projector"]])
+async def test_a_process_waiting_for_postgresql_stops_when_asked(
+    role: list[str], tmp_path: Path
+) -> None:
+    """SIGTERM ends the wait (for the API: uvicorn's handler alone would wait for a start-up
+    that never completes)."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgresql://postgres@127.0.0.1:{localservers.free_port()}/postgres",
+        "FEEDBACKLOOP_PORT": str(localservers.free_port()),
+        "FEEDBACKLOOP_METRICS_PORT": "0",
+    }
+    log = tmp_path / "process.log"
+    process = launch([str(FEEDBACKLOOP), *role], env, log)
+    try:
+        async with asyncio.timeout(60):
+            while log.read_text().count("waiting for PostgreSQL") < (2 if role[0] == "api" else 1):
+                assert process.poll() is None, log.read_text()
+                await asyncio.sleep(0.2)
+        process.terminate()
+        await asyncio.to_thread(process.wait, 30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+            raise AssertionError(f"still waiting after SIGTERM\n{log.read_text()[-3000:]}")
