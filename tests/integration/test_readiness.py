@@ -4,6 +4,8 @@ one tenant's bad input — degrades the instance for its operators but keeps it 
 balancer (services/health.py)."""
 
 import asyncio
+import os
+import subprocess
 import uuid
 
 import httpx
@@ -13,7 +15,7 @@ from services.bootstrap import Runtime
 from services.settings import Settings
 from tests.conftest import Keys, settings_for
 from tests.integration.test_follower import Recorder, tallies
-from tests.servers import localservers
+from tests.servers import ROOT, localservers
 
 
 def readyz_client(runtime: Runtime) -> httpx.AsyncClient:
@@ -56,6 +58,26 @@ async def test_a_parked_event_leaves_readyz_200_with_the_instance_degraded(
     assert REGISTRY.get_sample_value("feedbackloop_degraded") == 1
     value = REGISTRY.get_sample_value("feedbackloop_reader_parked", {"reader": reader.name})
     assert value == 2
+
+
+async def test_status_exits_0_and_says_degraded_when_a_reader_parked_an_event(
+    runtime: Runtime,
+) -> None:
+    """``feedbackloop status`` answers as /readyz does (compose's health checks call it)."""
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
+    (bad,) = tallies(runtime, 1, ticks=0)
+    reader.broken = {bad.id}
+    runtime.follow(reader)
+    await parked(runtime, reader.name)
+    env = {**os.environ, "DATABASE_URL": runtime.database_url, "COLUMNS": "200"}
+    checked = await asyncio.to_thread(
+        subprocess.run,
+        [str(ROOT / ".venv" / "bin" / "feedbackloop"), "status", "--reader", reader.name],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"degraded: parked events in {reader.name}" in checked.stderr
+    assert "1 parked events (feedbackloop parked list)" in checked.stdout
 
 
 async def test_readyz_is_200_and_not_degraded_with_nothing_parked(runtime: Runtime) -> None:
