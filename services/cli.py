@@ -188,20 +188,22 @@ def api(
         int | None,
         typer.Option(
             min=1,
-            help="Worker processes (default: one per core with DATABASE_URL; 1 on the "
-            "embedded default, whose PostgreSQL one process owns)",
+            help="Worker processes (default: one per core, at most "
+            f"{roles.API_DEFAULT_WORKERS}, with DATABASE_URL; 1 on the embedded default, "
+            "whose PostgreSQL one process owns). Each holds up to "
+            f"{roles.API.connections} connections (docs/operations.md)",
         ),
     ] = None,
 ) -> None:
     """The HTTP API alone (stateless; run as many replicas as you like).
 
     Runs with the production server settings (issue 12): uvloop, the httptools parser, and
-    one worker process per core, each with a Runtime of its own (its pool, store and command
-    bus), sharing the listening socket."""
+    one worker process per core (at most two unless --workers says more), each with a
+    Runtime of its own (its pool, store and command bus), sharing the listening socket."""
     settings = Settings()
     configure_logging(settings)
     if workers is None:
-        workers = 1 if settings.embedded else os.cpu_count() or 1
+        workers = 1 if settings.embedded else min(os.cpu_count() or 1, roles.API_DEFAULT_WORKERS)
     # Each worker reads its settings afresh (a worker process is spawned): what the options
     # say goes through the environment, like the rest of the settings.
     os.environ["FEEDBACKLOOP_HOST"] = host = host or settings.host

@@ -30,7 +30,8 @@ from tests.servers import ROOT, localservers
 
 FEEDBACKLOOP = ROOT / ".venv" / "bin" / "feedbackloop"
 ROLES = ("api", "projector", "relay", "inbound", "scheduler")
-API_WORKERS = os.cpu_count() or 1  # `feedbackloop api` runs one worker per core
+# `feedbackloop api` runs one worker per core, at most two by default
+API_WORKERS = min(os.cpu_count() or 1, roles.API_DEFAULT_WORKERS)
 DEFAULT_API_PORT = 8000
 # Inherited settings the README's recipe does not set (a developer's shell, the tests' own).
 UNSET = ("FEEDBACKLOOP_PORT", "FEEDBACKLOOP_METRICS_PORT", "FEEDBACKLOOP_HOST")
