@@ -64,8 +64,8 @@ from services.health import (
     ReaderHealth,
     inbound_health,
     parked_by_reader,
-    parked_incident,
     readers_health,
+    readiness_body,
 )
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
@@ -170,6 +170,7 @@ class Runtime:
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
     role: Role = SERVE  # its metrics port and connection budget (services/roles.py)
+    parked_shown: set[str] = field(default_factory=set)  # readers whose parked gauge it set
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -486,31 +487,16 @@ class Runtime:
 
     async def readiness(self) -> dict[str, Any]:
         """``/readyz``'s body: whether this process can serve, and what degrades the
-        instance. Sets the parked gauges from the database, so every process that answers
+        instance. Sets the degraded gauges from the database, so every process that answers
         /readyz shows the instance's parked events, including the inbound consumers'."""
         await self.pool.fetchval("SELECT 1")
         report = await self.health(only=self.running())
         parked = await parked_by_reader(self.pool)
-        for reader, count in parked.items():
-            metrics.READER_PARKED.labels(reader).set(count)
+        for reader in self.parked_shown | parked.keys():  # a reader released since: back to 0
+            metrics.INSTANCE_PARKED.labels(reader).set(parked.get(reader, 0))
+        self.parked_shown |= parked.keys()
         metrics.DEGRADED.set(1 if parked else 0)
-        return {
-            "status": "ok" if all(r.ok for r in report) else "not ready",
-            "degraded": bool(parked),
-            "incidents": {reader: parked_incident(count) for reader, count in parked.items()},
-            "readers": [
-                {
-                    "name": r.name,
-                    "state": r.state,
-                    "position": r.position,
-                    "lag": r.lag,
-                    "parked": r.parked,
-                    "problems": r.problems,
-                    "incidents": r.incidents,
-                }
-                for r in report
-            ],
-        }
+        return readiness_body(report, parked)
 
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds

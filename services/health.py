@@ -18,6 +18,7 @@ messages.
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import asyncpg
 
@@ -145,3 +146,26 @@ async def parked_by_reader(pool: asyncpg.Pool | Connection) -> dict[str, int]:
     if inbound := await pool.fetchval("SELECT count(*) FROM inbound_parked"):
         found["inbound"] = int(inbound)
     return found
+
+
+def readiness_body(report: list[ReaderHealth], parked: dict[str, int]) -> dict[str, Any]:
+    """``/readyz``'s answer: ``status`` "ok" (200) unless a reader of this process has a
+    problem (503); ``degraded`` and the ``incidents`` per reader from the whole instance's
+    parked events (``parked_by_reader``)."""
+    return {
+        "status": "ok" if all(r.ok for r in report) else "not ready",
+        "degraded": bool(parked),
+        "incidents": {reader: parked_incident(count) for reader, count in parked.items()},
+        "readers": [
+            {
+                "name": r.name,
+                "state": r.state,
+                "position": r.position,
+                "lag": r.lag,
+                "parked": r.parked,
+                "problems": r.problems,
+                "incidents": r.incidents,
+            }
+            for r in report
+        ],
+    }

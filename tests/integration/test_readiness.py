@@ -56,8 +56,21 @@ async def test_a_parked_event_leaves_readyz_200_with_the_instance_degraded(
     assert mine["parked"] == 2
     # The alert: the gauges every process that answers /readyz sets from the database.
     assert REGISTRY.get_sample_value("feedbackloop_degraded") == 1
-    value = REGISTRY.get_sample_value("feedbackloop_reader_parked", {"reader": reader.name})
+    value = REGISTRY.get_sample_value(
+        "feedbackloop_instance_parked_events", {"reader": reader.name}
+    )
     assert value == 2
+
+    # Skipped for good (feedbackloop parked skip): no longer degraded, the gauges back to 0.
+    await runtime.pool.execute("DELETE FROM parked_events WHERE reader = $1", reader.name)
+    async with readyz_client(runtime) as http:
+        again = await http.get("/readyz")
+    assert again.json()["degraded"] is False
+    assert REGISTRY.get_sample_value("feedbackloop_degraded") == 0
+    value = REGISTRY.get_sample_value(
+        "feedbackloop_instance_parked_events", {"reader": reader.name}
+    )
+    assert value == 0
 
 
 async def test_status_exits_0_and_says_degraded_when_a_reader_parked_an_event(
