@@ -8,7 +8,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from types import FrameType
 from typing import Annotated, Any, TypeVar
 
@@ -30,6 +30,7 @@ from services.bootstrap import (
 )
 from services.roles import Role
 from services.settings import Settings
+from services.waiting import cannot_connect, where
 
 app = typer.Typer(
     help="Feedback Loop: records feedback on AI agents' answers as events, keeps read models, "
@@ -590,8 +591,22 @@ def status(
             console.print(f"degraded: parked events in {', '.join(degraded)}")
         return all(r.ok for r in report)
 
-    if not asyncio.run(main()):
+    if not run_or_say_unreachable(settings, main):
         raise typer.Exit(1)
+
+
+def run_or_say_unreachable(settings: Settings, main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """An operator's command: PostgreSQL away is said in one line (exit 2), not waited
+    for and not a traceback."""
+    try:
+        return asyncio.run(main())
+    except Exception as error:
+        if not cannot_connect(error):
+            raise
+        where_to = where(settings.database_url) if settings.database_url else "the embedded one"
+        message = f"PostgreSQL at {where_to} cannot be reached: {type(error).__name__}: {error}"
+        console.print(message, soft_wrap=True)  # one line, for a log or a grep
+        raise typer.Exit(2) from None
 
 
 parked_app = typer.Typer(
@@ -603,12 +618,18 @@ parked_app = typer.Typer(
 app.add_typer(parked_app, name="parked")
 
 
-async def _with_pool(work: Callable[[Runtime], Awaitable[T]]) -> T:
-    runtime = await Runtime.open(Settings(), roles.OPERATOR)
-    try:
-        return await work(runtime)
-    finally:
-        await runtime.close()
+def _with_pool(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    """Run ``work`` on an operator's runtime; PostgreSQL away is said in one line."""
+    settings = Settings()
+
+    async def main() -> T:
+        runtime = await Runtime.open(settings, roles.OPERATOR)
+        try:
+            return await work(runtime)
+        finally:
+            await runtime.close()
+
+    return run_or_say_unreachable(settings, main)
 
 
 @parked_app.command("list")
@@ -621,7 +642,7 @@ def parked_list(
     from services.parked import list_parked
 
     configure_logging(Settings())
-    rows = asyncio.run(_with_pool(lambda rt: list_parked(rt.pool, reader)))
+    rows = _with_pool(lambda rt: list_parked(rt.pool, reader))
     table = Table("reader", "position", "aggregate", "version", "attempts", "reason")
     for p in rows:
         reason = p.error + (" (released: retrying)" if p.released else "")
@@ -648,7 +669,7 @@ def parked_retry(
     from services.parked import release
 
     configure_logging(Settings())
-    count = asyncio.run(_with_pool(lambda rt: release(rt.pool, reader, position)))
+    count = _with_pool(lambda rt: release(rt.pool, reader, position))
     console.print(f"released {count} parked events of {reader}; see: feedbackloop parked list")
     if not count:
         raise typer.Exit(1)
@@ -664,7 +685,7 @@ def parked_skip(
     from services.parked import skip
 
     configure_logging(Settings())
-    if not asyncio.run(_with_pool(lambda rt: skip(rt.pool, reader, position))):
+    if not _with_pool(lambda rt: skip(rt.pool, reader, position)):
         console.print(f"{reader} has no parked event at position {position}")
         raise typer.Exit(1)
     console.print(f"skipped position {position} of {reader}")

@@ -3,6 +3,8 @@ for one, saying so in its log and on its metrics, instead of exiting (services/w
 
 import asyncio
 import logging
+import os
+import subprocess
 
 import asyncpg
 import pytest
@@ -11,7 +13,7 @@ from prometheus_client import REGISTRY
 from services import roles
 from services.bootstrap import Runtime
 from tests.conftest import Keys, settings_for
-from tests.servers import localservers
+from tests.servers import ROOT, localservers
 
 WAITING = ("feedbackloop_start_waiting", {"dependency": "postgresql"})
 
@@ -51,3 +53,13 @@ async def test_an_operators_command_does_not_wait_for_postgresql(keys: Keys) -> 
     unreachable = f"postgresql://postgres@127.0.0.1:{localservers.free_port()}/postgres"
     with pytest.raises(ConnectionRefusedError):
         await Runtime.open(settings_for(unreachable, keys), roles.OPERATOR)
+    for command in (["status"], ["parked", "list"]):
+        said = await asyncio.to_thread(
+            subprocess.run,
+            [str(ROOT / ".venv" / "bin" / "feedbackloop"), *command],
+            cwd=ROOT, env={**os.environ, "DATABASE_URL": unreachable},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert said.returncode == 2, said.stdout + said.stderr
+        assert "cannot be reached: ConnectionRefusedError" in said.stderr
+        assert "Traceback" not in said.stderr
