@@ -5,11 +5,12 @@ runs the parts it is for.
 """
 
 import asyncio
+import contextlib
 import gc
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from projections.inbox import Inbox
 from projections.learning_proposals import LearningProposals
 from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
+from services import metrics
 from services.api import Http, create_app
 from services.appraisal.api import appraisal_routes
 from services.appraisal.handlers import HANDLERS as APPRAISAL_HANDLERS
@@ -59,7 +61,13 @@ from services.feedback.handlers import ALONE, CREATES
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
 from services.follower import Follower, Reader, ReaderStatus
 from services.follower import ensure_tables as ensure_follower_tables
-from services.health import ReaderHealth, inbound_health, readers_health
+from services.health import (
+    ReaderHealth,
+    inbound_health,
+    parked_by_reader,
+    readers_health,
+    readiness_body,
+)
 from services.inbound import InboundConsumer, ensure_inbound_tables
 from services.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.inbound.http import event_routes
@@ -84,6 +92,7 @@ from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
 from services.reports.handlers import REPLAYS as REPORT_REPLAYS
 from services.reports.webhook import HandOverWebhook, SignedWebhook
+from services.roles import SERVE, Role
 from services.scheduler import NAME as SCHEDULER
 from services.scheduler import Scheduler, scheduler_health
 from services.scheduler import ensure_tables as ensure_scheduler_tables
@@ -92,6 +101,7 @@ from services.store import EventStore, LoopStore, open_store
 from services.supervisor import Supervisor
 from services.telemetry import configure as configure_telemetry
 from services.tracing import TraceContext
+from services.waiting import cannot_connect, until_reachable
 
 log = logging.getLogger("feedbackloop")
 GAUGES = "metrics-gauges"  # the supervised task that refreshes the read-model gauges
@@ -141,13 +151,6 @@ def settle_collector() -> None:
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
-def pool_size() -> int:
-    """Every reader of the log holds a connection of the pool while it follows (its LISTEN):
-    the read models, the relay and the two webhooks. Requests, the inbound consumer and the
-    scheduler share ten more; a fixed size ran dry once a read model was added."""
-    return len(read_models()) + 3 + 10
-
-
 @dataclass
 class Runtime:
     settings: Settings
@@ -166,14 +169,20 @@ class Runtime:
     scheduler: Scheduler | None = None
     untrace: Callable[[], None] | None = None
     unserve_metrics: Callable[[], None] | None = None
+    served_metrics_port: int | None = None
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
+    role: Role = SERVE  # its metrics port and connection budget (services/roles.py)
+    parked_shown: set[str] = field(default_factory=set)  # readers whose parked gauge it set
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
 
     @classmethod
-    async def open(cls, settings: Settings) -> "Runtime":
+    async def open(cls, settings: Settings, role: Role = SERVE, *, wait: bool = False) -> "Runtime":
+        """Connect and wire everything for ``role``. With ``wait``, a PostgreSQL that is
+        down, restarting or full is waited for (services/waiting.py) instead of failing:
+        long-running processes wait, an operator's one-shot command says so at once."""
         stop_embedded = None
         if settings.database_url is None:
             database_url, stop_embedded = await asyncio.to_thread(
@@ -181,26 +190,56 @@ class Runtime:
             )
         else:
             database_url = settings.database_url
-        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=pool_size())
-        async with pool.acquire() as conn:
-            # Every process may start at once on an empty database: the library's tables and
-            # ours are created by one process at a time (DDL races on the catalogue's
-            # unique indexes otherwise).
-            await conn.execute("SELECT pg_advisory_lock(hashtext('feedbackloop-ddl'))")
-            try:
-                store = await asyncio.to_thread(open_store, database_url)
-                await ensure_follower_tables(conn)
-                await ensure_inbound_tables(conn)
-                await ensure_artifacts_table(conn)
-                await ensure_scheduler_tables(conn)
-                position_key = await ensure_position_key(conn)
-            finally:
-                await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
-        for projection in read_models():  # queries never meet a missing table
-            await ensure_schema(pool, projection, schema_of(projection))
+
+        def connect() -> Awaitable[Runtime]:
+            return cls._connect(settings, role, database_url)
+
+        try:
+            runtime = await (until_reachable(database_url, connect) if wait else connect())
+        except BaseException:
+            if stop_embedded is not None:
+                await asyncio.to_thread(stop_embedded)
+            raise
+        runtime.stop_embedded = stop_embedded
+        return runtime
+
+    @classmethod
+    async def _connect(cls, settings: Settings, role: Role, database_url: str) -> "Runtime":
+        """One attempt: every pool it opened is closed again when it fails part-way."""
+        opened: list[Callable[[], Awaitable[None]]] = []
+        try:
+            pool = await asyncpg.create_pool(database_url, min_size=1, max_size=role.pool_size)
+            opened.append(pool.close)
+            async with pool.acquire() as conn:
+                # Every process may start at once on an empty database: the library's tables
+                # and ours are created by one process at a time (DDL races on the catalogue's
+                # unique indexes otherwise).
+                await conn.execute("SELECT pg_advisory_lock(hashtext('feedbackloop-ddl'))")
+                try:
+                    store = await asyncio.to_thread(
+                        open_store,
+                        database_url,
+                        POSTGRES_POOL_SIZE=str(role.library_kept_open),
+                        POSTGRES_MAX_OVERFLOW=str(role.library - role.library_kept_open),
+                    )
+                    opened.append(lambda: asyncio.to_thread(store.close))
+                    await ensure_follower_tables(conn)
+                    await ensure_inbound_tables(conn)
+                    await ensure_artifacts_table(conn)
+                    await ensure_scheduler_tables(conn)
+                    position_key = await ensure_position_key(conn)
+                finally:
+                    await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
+            for projection in read_models():  # queries never meet a missing table
+                await ensure_schema(pool, projection, schema_of(projection))
+            loop_store = await LoopStore.open(database_url, store, size=max(role.bus, 1))
+        except BaseException:
+            for close in reversed(opened):
+                with contextlib.suppress(Exception):
+                    await close()
+            raise
         keys, dev_key = load_keys(settings)
         show_tenant_ids(settings.metrics_tenant_labels)
-        loop_store = await LoopStore.open(database_url, store)
         bus = CommandBus(
             store,
             HANDLERS,
@@ -216,9 +255,8 @@ class Runtime:
             loop_store=loop_store,
             alone=ALONE,
         )
-        runtime = cls(
-            settings, database_url, store, pool, bus, loop_store, keys, dev_key, stop_embedded
-        )
+        runtime = cls(settings, database_url, store, pool, bus, loop_store, keys, dev_key)
+        runtime.role = role
         runtime.positions = PositionSeal(position_key)
         return runtime
 
@@ -240,31 +278,22 @@ class Runtime:
             await asyncio.to_thread(self.stop_embedded)
 
     def serve_metrics(self) -> int | None:
-        """Serve ``/metrics`` on the metrics port, apart from the API (issue 8); answers the
-        port, or None when ``FEEDBACKLOOP_METRICS_PORT`` is 0. A port that is taken stops the
-        process: metrics an operator counts on must not go missing quietly."""
-        host, port = self.settings.metrics_host, self.settings.metrics_port
-        if not port:
-            log.info("metrics: off (FEEDBACKLOOP_METRICS_PORT=0)")
+        """Serve ``/metrics`` on this role's metrics port, apart from the API; answers the
+        port, or None when off (see ``serve_metrics``)."""
+        if self.unserve_metrics is not None:
+            return self.served_metrics_port  # served already, before the wait for PostgreSQL
+        served = serve_metrics(self.settings, self.role)
+        if served is None:
             return None
-        try:
-            server, _thread = start_http_server(port, host)
-        except OSError as exc:
-            raise RuntimeError(
-                f"metrics: cannot serve on {host}:{port} ({exc}); set FEEDBACKLOOP_METRICS_PORT "
-                "to a free port, or 0 for none"
-            ) from None
+        self.metrics_served(*served)
+        return self.served_metrics_port
 
-        def stop() -> None:
-            server.shutdown()
-            server.server_close()
-
-        self.unserve_metrics = stop
-        # The counts of things that stand are read from the read models, whichever process
-        # changed them (SPEC C49, C50): refreshed here, where they are scraped.
+    def metrics_served(self, port: int, unserve: Callable[[], None]) -> None:
+        """Metrics are served on ``port``: keep the read-model gauges refreshed there. The
+        counts of things that stand are read from the read models, whichever process changed
+        them (SPEC C49, C50)."""
+        self.served_metrics_port, self.unserve_metrics = port, unserve
         self.supervisor.start(GAUGES, lambda: keep_refreshed(self.pool, self.stop))
-        log.info("metrics: http://%s:%d/metrics", host, server.server_port)
-        return int(server.server_port)
 
     async def start_grpc(self, port: int | None = None) -> int | None:
         """gRPC ``Learning`` beside the API (SPEC C22); answers its port, or None when off."""
@@ -466,6 +495,19 @@ class Runtime:
                 reader.problems.insert(0, "its task has ended")
         return report
 
+    async def readiness(self) -> dict[str, Any]:
+        """``/readyz``'s body: whether this process can serve, and what degrades the
+        instance. Sets the degraded gauges from the database, so every process that answers
+        /readyz shows the instance's parked events, including the inbound consumers'."""
+        await self.pool.fetchval("SELECT 1")
+        report = await self.health(only=self.running())
+        parked = await parked_by_reader(self.pool)
+        for reader in self.parked_shown | parked.keys():  # a reader released since: back to 0
+            metrics.INSTANCE_PARKED.labels(reader).set(parked.get(reader, 0))
+        self.parked_shown |= parked.keys()
+        metrics.DEGRADED.set(1 if parked else 0)
+        return readiness_body(report, parked)
+
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds
         http = Http(self.bus, self.pool, self.keys, wait, self.positions)
@@ -487,25 +529,19 @@ class Runtime:
 
         @app.get("/readyz", include_in_schema=False)
         async def readyz() -> JSONResponse:
-            """Ready when every reader this process runs is alive, caught up and has
-            nothing parked (``/healthz`` stays liveness)."""
-            await self.pool.fetchval("SELECT 1")
-            report = await self.health(only=self.running())
-            body = {
-                "status": "ok" if all(r.ok for r in report) else "not ready",
-                "readers": [
-                    {
-                        "name": r.name,
-                        "state": r.state,
-                        "position": r.position,
-                        "lag": r.lag,
-                        "parked": r.parked,
-                        "problems": r.problems,
-                    }
-                    for r in report
-                ],
-            }
-            return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
+            """Ready means "can serve" (``/healthz`` stays liveness): 503 only without the
+            database or with a reader this process runs that is dead, waiting or lagging.
+            Parked events anywhere in the instance make it *degraded* — 200, with
+            ``degraded`` and the reasons per reader in the body (services/health.py)."""
+            try:
+                report = await self.readiness()
+            except Exception as error:
+                if not cannot_connect(error):
+                    raise
+                problem = f"unreachable: {type(error).__name__}: {error}"
+                body = {"status": "not ready", "database": problem}
+                return JSONResponse(body, status_code=503)
+            return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
 
         return app
 
@@ -543,6 +579,39 @@ class Runtime:
             else (lambda: read_key_store(settings.api_keys, settings.api_keys_file)),
             read_wait_seconds=max(settings.read_wait_seconds, 60.0),
         )
+
+
+def metrics_port(settings: Settings, role: Role) -> int:
+    """``FEEDBACKLOOP_METRICS_PORT`` when set, else the role's own (services/roles.py)."""
+    return role.metrics_port if settings.metrics_port is None else settings.metrics_port
+
+
+def serve_metrics(
+    settings: Settings, role: Role, port: int | None = None
+) -> tuple[int, Callable[[], None]] | None:
+    """Serve ``/metrics`` apart from the API (issue 8), on ``port`` or the role's; answers
+    the port and how to stop, or None when the port is 0. A port that is taken stops the
+    process: metrics an operator counts on must not go missing quietly. Served before the
+    process connects, so that a wait for PostgreSQL shows there."""
+    host = settings.metrics_host
+    port = metrics_port(settings, role) if port is None else port
+    if not port:
+        log.info("metrics: off (FEEDBACKLOOP_METRICS_PORT=0)")
+        return None
+    try:
+        server, _thread = start_http_server(port, host)
+    except OSError as exc:
+        raise RuntimeError(
+            f"metrics: cannot serve on {host}:{port} ({exc}); set FEEDBACKLOOP_METRICS_PORT "
+            "to a free port, or 0 for none"
+        ) from None
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    log.info("metrics: http://%s:%d/metrics", host, server.server_port)
+    return int(server.server_port), stop
 
 
 def build_broker(bootstrap: str) -> KafkaBroker:

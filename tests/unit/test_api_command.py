@@ -27,13 +27,13 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     return calls
 
 
-def test_a_worker_per_core_by_default_with_the_production_settings(
+def test_a_worker_per_core_up_to_two_by_default_with_the_production_settings(
     started: list[dict[str, Any]],
 ) -> None:
     result = CliRunner().invoke(cli.app, ["api"])
     assert result.exit_code == 0, result.output
     [settings] = started
-    assert settings["workers"] == (os.cpu_count() or 1)
+    assert settings["workers"] == min(os.cpu_count() or 1, 2)
     assert settings["loop"] == "uvloop"
     assert settings["http"] is cli.OneWriteHttpTools
 

@@ -1,0 +1,133 @@
+"""Readiness means "can serve": ``/readyz`` answers 503 only for what stops this process
+serving (no database, a reader of its own that is not running); a parked event — possibly
+one tenant's bad input — degrades the instance for its operators but keeps it in the load
+balancer (services/health.py)."""
+
+import asyncio
+import os
+import subprocess
+import uuid
+
+import httpx
+from prometheus_client import REGISTRY
+
+from services.bootstrap import Runtime
+from services.settings import Settings
+from tests.conftest import Keys, settings_for
+from tests.integration.test_follower import Recorder, tallies
+from tests.servers import ROOT, localservers
+
+
+def readyz_client(runtime: Runtime) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
+    return httpx.AsyncClient(transport=transport, base_url="http://test")
+
+
+async def parked(runtime: Runtime, reader: str) -> None:
+    async with asyncio.timeout(30):
+        while not await runtime.pool.fetchval(
+            "SELECT count(*) FROM parked_events WHERE reader = $1", reader
+        ):
+            await asyncio.sleep(0.05)
+
+
+async def test_a_parked_event_leaves_readyz_200_with_the_instance_degraded(
+    runtime: Runtime,
+) -> None:
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
+    bad, good = tallies(runtime, 2, ticks=1)
+    reader.broken = {bad.id}
+    runtime.follow(reader)
+    await parked(runtime, reader.name)
+    async with asyncio.timeout(30):  # the other aggregate flows on
+        while (good.id, 2) not in reader.applied:
+            await asyncio.sleep(0.05)
+
+    async with readyz_client(runtime) as http:
+        answer = await http.get("/readyz")
+
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["status"] == "ok"
+    assert body["degraded"] is True
+    assert body["incidents"] == {reader.name: ["2 parked events (feedbackloop parked list)"]}
+    (mine,) = [r for r in body["readers"] if r["name"] == reader.name]
+    assert mine["problems"] == []
+    assert mine["parked"] == 2
+    # The alert: the gauges every process that answers /readyz sets from the database.
+    assert REGISTRY.get_sample_value("feedbackloop_degraded") == 1
+    value = REGISTRY.get_sample_value(
+        "feedbackloop_instance_parked_events", {"reader": reader.name}
+    )
+    assert value == 2
+
+    # Skipped for good (feedbackloop parked skip): no longer degraded, the gauges back to 0.
+    await runtime.pool.execute("DELETE FROM parked_events WHERE reader = $1", reader.name)
+    async with readyz_client(runtime) as http:
+        again = await http.get("/readyz")
+    assert again.json()["degraded"] is False
+    assert REGISTRY.get_sample_value("feedbackloop_degraded") == 0
+    value = REGISTRY.get_sample_value(
+        "feedbackloop_instance_parked_events", {"reader": reader.name}
+    )
+    assert value == 0
+
+
+async def test_status_exits_0_and_says_degraded_when_a_reader_parked_an_event(
+    runtime: Runtime,
+) -> None:
+    """``feedbackloop status`` answers as /readyz does (compose's health checks call it)."""
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
+    (bad,) = tallies(runtime, 1, ticks=0)
+    reader.broken = {bad.id}
+    runtime.follow(reader)
+    await parked(runtime, reader.name)
+    env = {**os.environ, "DATABASE_URL": runtime.database_url, "COLUMNS": "200"}
+    checked = await asyncio.to_thread(
+        subprocess.run,
+        [str(ROOT / ".venv" / "bin" / "feedbackloop"), "status", "--reader", reader.name],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"degraded: parked events in {reader.name}" in checked.stderr
+    assert "1 parked events (feedbackloop parked list)" in checked.stdout
+
+
+async def test_readyz_is_200_and_not_degraded_with_nothing_parked(runtime: Runtime) -> None:
+    async with readyz_client(runtime) as http:
+        answer = await http.get("/readyz")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["degraded"] is False
+    assert answer.json()["incidents"] == {}
+
+
+async def test_a_reader_of_this_process_that_stopped_makes_readyz_503(runtime: Runtime) -> None:
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
+    runtime.follow(reader)
+    task = runtime.supervisor.tasks[reader.name].task
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+    async with readyz_client(runtime) as http:
+        answer = await http.get("/readyz")
+
+    assert answer.status_code == 503, answer.text
+    (mine,) = [r for r in answer.json()["readers"] if r["name"] == reader.name]
+    assert mine["problems"][0] == "its task has ended"
+
+
+async def test_readyz_answers_503_without_the_database(
+    own_postgres: localservers.PostgresServer, keys: Keys
+) -> None:
+    settings: Settings = settings_for(own_postgres.url, keys)
+    runtime = await Runtime.open(settings)
+    try:
+        async with readyz_client(runtime) as http:
+            assert (await http.get("/readyz")).status_code == 200
+            await asyncio.to_thread(own_postgres.stop, remove=False)
+            answer = await http.get("/readyz")
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["status"] == "not ready"
+        assert answer.json()["database"].startswith("unreachable: ")
+    finally:
+        await runtime.close()
