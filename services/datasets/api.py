@@ -24,6 +24,7 @@ from contracts.datasets import (
     VersionPublished,
     VersionShared,
 )
+from contracts.scalars import PathNumber
 from projections.datasets import dataset_tasks, list_datasets
 from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
 from services.artifacts import (
@@ -66,7 +67,8 @@ CURATE_EXAMPLE = {
     "expectedRef": "artifact:sha256:" + "b" * 64,
 }
 STORE_ATTEMPTS = 3
-VersionPath = Annotated[int, Path(ge=1, le=1_000_000)]
+# A version in ASCII digits, written one way (``contracts.scalars.PathNumber``).
+VersionPath = Annotated[PathNumber, Path(ge=1, le=1_000_000)]
 
 
 class ArtifactStoreUnavailable(Exception):

@@ -50,5 +50,17 @@ async def nothing_parked(runtime: Runtime, client: httpx.AsyncClient) -> None:
     await read_models_caught_up(runtime)
     parked = await list_parked(runtime.pool)
     assert parked == [], [(p.reader, p.topic, p.error[:200]) for p in parked]
-    ready = await client.get("/readyz")
-    assert ready.status_code == 200, ready.text
+    await ready(client)
+
+
+async def ready(client: httpx.AsyncClient, timeout: float = 30) -> None:
+    """``/readyz`` answers 200; a reader that has not started yet (state ``new``, just after
+    ``start_projections``) is waited for, any other problem fails at once."""
+    async with asyncio.timeout(timeout):
+        while (answer := await client.get("/readyz")).status_code != 200:
+            starting = all(
+                reader["state"] == "new" or not reader["problems"]
+                for reader in answer.json()["readers"]
+            )
+            assert starting, answer.text
+            await asyncio.sleep(0.05)
