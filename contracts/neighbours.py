@@ -28,10 +28,17 @@ from enum import StrEnum
 from pydantic import ConfigDict, Field
 
 from contracts.feedback import Contract
-from contracts.scalars import Count, Instant, MaybeArtifactRef, Measure, Name, Ref
+from contracts.scalars import (
+    MAX_DATASET_VERSION,
+    Count,
+    Instant,
+    MaybeArtifactRef,
+    Measure,
+    Name,
+    Ref,
+)
 
 MAX_SERVES = 16
-MAX_DATASET_VERSION = 1_000_000  # as a dataset version in a path
 MAX_GATES = 64
 
 

@@ -167,5 +167,7 @@ def day_alone(value: object) -> object:
 
 
 PathNumber = Annotated[int, BeforeValidator(canonical_number)]
+# A dataset's version, wherever it is written: a path, a neighbour's event, a gRPC request.
+MAX_DATASET_VERSION = 1_000_000
 Day = Annotated[date, BeforeValidator(day_alone)]
 Week = Annotated[str, Field(pattern=WEEK_PATTERN, examples=["2026-W48"])]

@@ -24,7 +24,7 @@ from contracts.datasets import (
     VersionPublished,
     VersionShared,
 )
-from contracts.scalars import PathNumber
+from contracts.scalars import MAX_DATASET_VERSION, PathNumber
 from projections.datasets import dataset_tasks, list_datasets
 from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
 from services.artifacts import (
@@ -68,7 +68,7 @@ CURATE_EXAMPLE = {
 }
 STORE_ATTEMPTS = 3
 # A version in ASCII digits, written one way (``contracts.scalars.PathNumber``).
-VersionPath = Annotated[PathNumber, Path(ge=1, le=1_000_000)]
+VersionPath = Annotated[PathNumber, Path(ge=1, le=MAX_DATASET_VERSION)]
 
 
 class ArtifactStoreUnavailable(Exception):

@@ -17,8 +17,11 @@ import logging
 import asyncpg
 import grpc
 from eventsourcing.application import AggregateNotFoundError
+from pydantic import BaseModel, Field, ValidationError
 
+from contracts.datasets import DatasetId
 from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
+from contracts.scalars import MAX_DATASET_VERSION
 from services.artifact_refs import SCHEME
 from services.artifacts import get_artifact
 from services.auth import KeyRing
@@ -33,6 +36,25 @@ SCOPE = "factory.evaluation.read"
 Context = grpc.aio.ServicerContext[GetDatasetSnapshotRequest, DatasetSnapshot]
 
 
+class RequestedSnapshot(BaseModel):
+    """The request's fields held to the scalars the HTTP path holds them to (a dataset id as
+    ``/factory/evaluation/datasets/{datasetId}``, a version as ``…/versions/{version}``)."""
+
+    dataset_id: DatasetId
+    version: int = Field(ge=1, le=MAX_DATASET_VERSION)
+
+
+def refused_field(request: GetDatasetSnapshotRequest) -> str | None:
+    """What is wrong with the request, naming the field and never echoing its value (an id
+    may be megabytes long), or None."""
+    try:
+        RequestedSnapshot(dataset_id=request.dataset_id, version=request.version)
+    except ValidationError as error:
+        first = error.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return None
+
+
 class Learning:
     """The service's one method, with the store, the artifacts' pool and the keys."""
 
@@ -43,10 +65,8 @@ class Learning:
         self, request: GetDatasetSnapshotRequest, context: Context
     ) -> DatasetSnapshot:
         tenant_id = await self.tenant_of(context)
-        if not request.dataset_id or request.version < 1:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "dataset_id and a version of 1 or more"
-            )
+        if (problem := refused_field(request)) is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         try:
             dataset = await asyncio.to_thread(self.load, tenant_id, request.dataset_id)
         except AggregateNotFoundError:

@@ -169,7 +169,9 @@ async def test_a_setpoint_out_of_its_grammar_or_range_is_refused_naming_the_line
     live: Runtime, client: httpx.AsyncClient, kind: str, setpoint: str
 ) -> None:
     """``"²"`` and a 400-digit number answered 500."""
-    document = f'[[line]]\nid = "a"\ntext = "t"\nsensor = {{ kind = "{kind}", setpoint = {setpoint} }}\n'
+    document = (
+        f'[[line]]\nid = "a"\ntext = "t"\nsensor = {{ kind = "{kind}", setpoint = {setpoint} }}\n'
+    )
     answer = await put_charter(client, document)
     assert answer.status_code == 422, answer.text
     assert answer.json()["field"] == "line[1].sensor.setpoint"
