@@ -12,7 +12,8 @@ from uuid import UUID
 from pydantic import Field, StringConstraints
 
 from contracts.agent import Effort
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
+from contracts.scalars import Ref
 
 Value = Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
 Prompt = Annotated[str, StringConstraints(min_length=1, max_length=16_000)]

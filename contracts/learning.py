@@ -16,9 +16,9 @@ from pydantic.config import JsonDict, JsonValue
 
 from contracts.answers import Answer, Position, Timestamp, shown_as
 from contracts.envelope import NeighbourEnvelope
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
 from contracts.neighbours import Neighbour
-from contracts.scalars import Reason
+from contracts.scalars import Reason, Ref
 
 STAMPED_PROPOSAL_FIELDS = frozenset({"reviewedBy", "tenantId", "proposalId", "state"})
 

@@ -11,8 +11,9 @@ from uuid import UUID
 
 from pydantic import AnyHttpUrl, Field, StringConstraints
 
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
 from contracts.goals import MAX_SERVES, GoalRefText
+from contracts.scalars import Ref
 
 MAX_MESSAGE = 8_000
 MAX_EXTRA_CONTEXT = 16_000
