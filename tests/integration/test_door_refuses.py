@@ -5,12 +5,16 @@ for everybody (the bulkhead). One test per harm found by trying the service as a
 import uuid
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 
+from contracts.learning_pb2 import GetDatasetSnapshotRequest
+from contracts.learning_pb2_grpc import LearningStub
 from services.bootstrap import Runtime
-from tests.conftest import event_count
+from tests.conftest import Keys, event_count
 from tests.integration.door_checks import cloudevent, nothing_parked, post_event, put_charter
+from tests.integration.test_dataset_grpc import bearer, free_port
 
 RUN = "factory.runs.v1.RunCompleted"
 DRIFT = "factory.quality.v1.DriftDetected"
@@ -235,3 +239,30 @@ async def test_a_week_is_written_in_ascii_digits(client: httpx.AsyncClient, week
     answer = await client.get(f"/factory/feedback/digests/{week}")
     assert (answer.status_code, answer.json()["field"]) == (422, "week"), answer.text
     assert (await client.get("/factory/feedback/digests/2026-W48")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("dataset_id", "version", "field"),
+    [
+        ("ds 1", 1, "dataset_id"),  # not a dataset id the HTTP path takes
+        ("ds\x00", 1, "dataset_id"),
+        ("x" * 100_000, 1, "dataset_id"),
+        ("", 1, "dataset_id"),
+        ("ds-1", 0, "version"),
+        ("ds-1", 1_000_001, "version"),
+    ],
+)
+async def test_a_grpc_request_is_held_to_the_path_s_scalars_naming_the_field(
+    runtime: Runtime, keys: Keys, dataset_id: str, version: int, field: str
+) -> None:
+    """The same dataset id and version as ``/factory/evaluation/datasets/{id}/versions/{n}``;
+    the refusal names the field and does not echo the value."""
+    port = await runtime.start_grpc(free_port())
+    request = GetDatasetSnapshotRequest(dataset_id=dataset_id, version=version)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await LearningStub(channel).GetDatasetSnapshot(request, metadata=bearer(keys.a))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    details = refused.value.details() or ""
+    assert details.startswith(f"{field}:"), details
+    assert len(details) < 300
