@@ -152,7 +152,8 @@ TYPES: dict[str, tuple[str, dict[str, Any], dict[str, st.SearchStrategy[Any]]]] 
         {"proposalId": st.one_of(st.uuids().map(str), texts), "releaseId": texts},
     ),
 }  # fmt: skip
-ATTRIBUTES = {"id": texts, "time": instants, "subject": texts, "source": texts}
+ATTRIBUTES = {"id": texts, "time": instants, "subject": texts, "source": texts, "ext": texts,
+              "traceparent": texts, "partitionkey": texts}  # fmt: skip
 
 
 def filled(template: Any, n: str) -> Any:
@@ -177,7 +178,7 @@ def events(draw: st.DrawFn, types: list[str] | None = None) -> tuple[str, dict[s
         data[name] = draw(fields[name])
     event: dict[str, Any] = {"specversion": "1.0", "id": f"ce-{n}", "source": "urn:neighbour",
                              "type": kind, "data": data}  # fmt: skip
-    for name in draw(st.lists(st.sampled_from(sorted(ATTRIBUTES)), max_size=1)):
+    for name in draw(st.lists(st.sampled_from(sorted(ATTRIBUTES)), max_size=2, unique=True)):
         event[name] = draw(ATTRIBUTES[name])
     return topic, event, draw(st.booleans())
 

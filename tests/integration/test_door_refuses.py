@@ -15,6 +15,7 @@ from services.bootstrap import Runtime
 from tests.conftest import Keys, event_count
 from tests.integration.door_checks import cloudevent, nothing_parked, post_event, put_charter
 from tests.integration.test_dataset_grpc import bearer, free_port
+from tests.integration.test_learning import ORDER, generator
 
 RUN = "factory.runs.v1.RunCompleted"
 DRIFT = "factory.quality.v1.DriftDetected"
@@ -203,6 +204,7 @@ async def test_a_cloudevent_id_of_blanks_is_refused(
 ) -> None:
     for blank in ("   ", "\u200b"):
         await refused(live, client, RUN, run_completed(), "id", id=blank)
+        await refused(live, client, RUN, run_completed(), "source", source=blank)
 
 
 async def test_blank_names_in_a_neighbour_event_are_refused(
@@ -266,3 +268,37 @@ async def test_a_grpc_request_is_held_to_the_path_s_scalars_naming_the_field(
     details = refused.value.details() or ""
     assert details.startswith(f"{field}:"), details
     assert len(details) < 300
+
+
+EDGES = ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00-23:59", "9999-12-31T23:59:59.999999Z",
+         "9999-12-31T23:59:59+23:59"]  # fmt: skip
+OWN_IDS = ("runId", "driftId", "candidateId", "evaluationId")
+
+
+@pytest.mark.parametrize("edge", EDGES)
+async def test_an_instant_at_the_edges_of_years_one_to_9999_is_applied_and_nothing_parks(
+    live: Runtime, client: httpx.AsyncClient, keys: Keys, edge: str
+) -> None:
+    """What the door takes, the readers and the rules hold: every neighbour event type at the
+    first and the last instant, then the proposal generator over them (SPEC C42)."""
+    n = uuid.uuid4().hex[:8]
+    events = {
+        RUN: run_completed(runId=f"r-{n}", completedAt=edge),
+        DRIFT: drift(detectedAt=edge),
+        "factory.artifacts.v1.ArtifactValidated": {
+            "artifactRef": "urn:a", "validator": "v", "outcome": "failed", "validatedAt": edge},
+        "factory.memory.v1.SkillCandidateProposed": {
+            "candidateId": f"c-{n}", "skillId": "s", "reinforcements": 3, "proposedAt": edge},
+        "factory.quality.v1.EvaluationCompleted": {
+            "evaluationId": f"e-{n}", "targetAssetId": "agent-42", "passed": False,
+            "completedAt": edge},
+    }  # fmt: skip
+    for i in range(3):  # three of each: enough evidence for a proposal on each target
+        for kind, data in events.items():
+            unique = {key: f"{value}-{i}" if key in OWN_IDS else value
+                      for key, value in data.items()}  # fmt: skip
+            answer = await post_event(client, cloudevent(kind, unique, f"{kind}-{n}-{i}"))
+            assert answer.status_code == 201, answer.text
+    report = await generator(live).run(ORDER)
+    assert len(report.raised) == 2, report  # on agent-42 (drifts, evaluations) and on skill s
+    await nothing_parked(live, client)
