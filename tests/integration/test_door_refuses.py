@@ -302,3 +302,11 @@ async def test_an_instant_at_the_edges_of_years_one_to_9999_is_applied_and_nothi
     report = await generator(live).run(ORDER)
     assert len(report.raised) == 2, report  # on agent-42 (drifts, evaluations) and on skill s
     await nothing_parked(live, client)
+
+
+async def test_a_report_message_of_zero_width_characters_is_refused(
+    client: httpx.AsyncClient,
+) -> None:
+    for blank in ("\u200b", " \ufeff\u2060 "):
+        answer = await client.post("/factory/reports", json={"category": "bug", "message": blank})
+        assert (answer.status_code, answer.json()["field"]) == (422, "message"), answer.text
