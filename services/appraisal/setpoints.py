@@ -125,8 +125,10 @@ def whole_number(raw: object) -> float:
 
 def share(raw: object) -> float:
     value: float | None = None
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        value = float(raw)
+    if isinstance(raw, float):
+        value = raw
+    elif isinstance(raw, int) and not isinstance(raw, bool) and raw in (0, 1):
+        value = float(raw)  # only these: an int past a double's range does not convert
     elif isinstance(raw, str) and (percent := _PERCENT.fullmatch(raw.strip())):
         value = float(percent.group(1)) / 100
     elif isinstance(raw, str) and _DECIMAL.fullmatch(raw.strip()):

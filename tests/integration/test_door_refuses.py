@@ -167,6 +167,8 @@ async def test_a_first_charter_holding_nul_is_refused(
         ("inbox_age", '"٣d"'),
         ("eval_fail_rate", '"' + "9" * 400 + '%"'),
         ("eval_fail_rate", '"NaN"'),
+        ("eval_fail_rate", "9" * 400),
+        ("eval_fail_rate", "2"),
         ("eval_fail_rate", "nan"),
     ],
 )
