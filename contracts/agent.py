@@ -10,8 +10,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
 from contracts.reports import ToolCallRecord
+from contracts.scalars import Ref
 
 Effort = Literal["low", "medium", "high"]
 

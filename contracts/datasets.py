@@ -28,7 +28,8 @@ from pydantic.config import JsonDict
 
 from contracts import answer_examples as examples
 from contracts.answers import Answer, Cursor, Position, Timestamp, shown_as
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
+from contracts.scalars import Ref
 
 DatasetId = Annotated[
     str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@/-]+$")

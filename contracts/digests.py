@@ -19,15 +19,15 @@ The consumer's rules (a triage service keeping one standing issue per agent), W1
   inbox (``Systemorph/MeshWeaver.Feedback``).
 """
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from contracts import answer_examples as examples
 from contracts.answers import Answer, Cursor, shown_as
 from contracts.feedback import Contract
+from contracts.scalars import Week
 
-Week = Annotated[str, Field(pattern=r"^\d{4}-W\d{2}$", examples=["2026-W48"])]
 Counts = dict[str, int]
 
 STANDING_ISSUE_TITLE = "Wrong answers — {agent}"  # W133

@@ -7,7 +7,6 @@ what the CloudEvents SDK writes and reads. The envelope of each published event
 (``services.publication.Publication.envelope``), not written here.
 """
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints
@@ -20,12 +19,16 @@ from contracts.neighbours import (
     RunCompleted,
     SkillCandidateProposed,
 )
+from contracts.scalars import Instant, NoNul, NotBlank
 
 # Bounds of every attribute, checked before anything is stored: a 600 KB tenant id must be
-# refused at the door, not found too big by the relay later.
+# refused at the door, not found too big by the relay later. A blank one (spaces, a zero-width
+# space) names nothing: an ``id`` of blanks would be every blank event's identity.
 MAX_ATTRIBUTE_LENGTH = 256
 MAX_MESSAGE_BYTES = 512 * 1024  # the whole Kafka value of a message we consume
-Attribute = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ATTRIBUTE_LENGTH)]
+Attribute = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_ATTRIBUTE_LENGTH), NoNul, NotBlank
+]
 
 
 class CloudEventEnvelope(Contract):
@@ -39,7 +42,7 @@ class CloudEventEnvelope(Contract):
     source: Attribute
     type: Attribute
     subject: Attribute | None = None
-    time: datetime | None = None
+    time: Instant | None = None
     datacontenttype: Literal["application/json"] | None = None
     partitionkey: Attribute | None = Field(default=None, description="The Kafka message key.")
     # Not an Attribute: a malformed trace is ignored, never a refusal (services/tracing.py).

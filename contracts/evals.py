@@ -12,10 +12,11 @@ from uuid import UUID
 from pydantic import Field, StringConstraints
 
 from contracts.agent import Effort
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
+from contracts.scalars import NotBlank, Ref
 
-Value = Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
-Prompt = Annotated[str, StringConstraints(min_length=1, max_length=16_000)]
+Value = Annotated[str, StringConstraints(min_length=1, max_length=2_000), NotBlank]
+Prompt = Annotated[str, StringConstraints(min_length=1, max_length=16_000), NotBlank]
 
 STAMPED_EVAL_FIELDS = frozenset(
     {"confirmedBy", "ranBy", "tenantId", "caseId", "lastRun", "liftedBy"}

@@ -6,32 +6,13 @@ body that brings either is refused, naming the field.
 """
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 from uuid import UUID
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from contracts.goals import MAX_SERVES, GoalRefText
-
-
-def stripped(value: str) -> str:
-    """Surrounding whitespace is not part of a reference; blank is no reference."""
-    value = value.strip()
-    if not value:
-        raise ValueError("must not be blank")
-    return value
-
-
-# Lengths count what was sent, as the published schema says (``strip_whitespace`` would count
-# after stripping: 513 characters with a leading space were accepted against maxLength 512).
-Ref = Annotated[str, StringConstraints(min_length=1, max_length=512), AfterValidator(stripped)]
+from contracts.scalars import Ref, no_nul
 
 
 class SubjectKind(StrEnum):
@@ -62,11 +43,14 @@ class Contract(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def no_nul(cls, value: Any) -> Any:
-        """PostgreSQL text cannot hold NUL: refuse it here, not in a read model later."""
-        if isinstance(value, str) and "\x00" in value:
-            raise ValueError("text must not contain NUL characters")
-        if isinstance(value, list) and any(isinstance(v, str) and "\x00" in v for v in value):
-            raise ValueError("text must not contain NUL characters")
+        """PostgreSQL text cannot hold NUL: refuse it in every text field of every contract,
+        typed as a scalar (``contracts.scalars``) or not."""
+        if isinstance(value, str):
+            no_nul(value)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, str):
+                    no_nul(item)
         return value
 
 

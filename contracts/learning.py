@@ -8,18 +8,18 @@ caller; a body that brings it is refused, naming it.
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Literal
 from uuid import UUID
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
 from pydantic.config import JsonDict, JsonValue
 
 from contracts.answers import Answer, Cursor, Position, Timestamp, shown_as
 from contracts.envelope import NeighbourEnvelope
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
 from contracts.neighbours import Neighbour
+from contracts.scalars import Reason, Ref
 
-Reason = Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
 STAMPED_PROPOSAL_FIELDS = frozenset({"reviewedBy", "tenantId", "proposalId", "state"})
 
 

@@ -2,8 +2,11 @@
 
 Their owners write them; we read them tolerantly: a field we do not know is kept on the model
 and ignored, so a neighbour adding one never makes a dead letter. Every field we do read is
-typed and bounded. Each arrives as a CloudEvent (structured JSON mode) whose ``tenantid``
-attribute says whose it is; ``actor`` is optional here (the ``source`` stands for it).
+typed and bounded by the scalars every door reads with (``contracts.scalars``): an instant
+within years 1 to 9999 in UTC, a finite measure the rules can sum, no NUL, no blank name, an
+``artifact:`` reference only in its one spelling. Each arrives as a CloudEvent (structured
+JSON mode) whose ``tenantid`` attribute says whose it is; ``actor`` is optional here (the
+``source`` stands for it).
 
 - RunCompleted (run control, ``factory.runs.v1.run-completed``): the run becomes a dataset
   task candidate (HarvestTask); its counters feed appraisal.
@@ -20,16 +23,21 @@ The seed names the events and who sends them, not their fields: the fields below
 decision, documented in the generated schemas (``contracts/schemas``).
 """
 
-from datetime import datetime
 from enum import StrEnum
-from typing import Annotated
 
-from pydantic import ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field
 
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
+from contracts.scalars import (
+    MAX_DATASET_VERSION,
+    Count,
+    Instant,
+    MaybeArtifactRef,
+    Measure,
+    Name,
+    Ref,
+)
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-Count = Annotated[int, Field(ge=0, le=1_000_000_000)]
 MAX_SERVES = 16
 MAX_GATES = 64
 
@@ -76,8 +84,10 @@ class RunCompleted(Neighbour):
     agent_id: Ref = Field(alias="agentId")
     agent_version: Name | None = Field(default=None, alias="agentVersion")
     outcome: RunOutcome
-    input_ref: Ref = Field(alias="inputRef", description="Artifact holding the run's input.")
-    output_ref: Ref | None = Field(
+    input_ref: MaybeArtifactRef = Field(
+        alias="inputRef", description="Artifact holding the run's input."
+    )
+    output_ref: MaybeArtifactRef | None = Field(
         default=None, alias="outputRef", description="Artifact holding the run's final output."
     )
     scoring_rule: Name | None = Field(
@@ -95,7 +105,7 @@ class RunCompleted(Neighbour):
         default=False, description="A development or test session (excluded from appraisal, M54)."
     )
     counters: RunCounters | None = None
-    completed_at: datetime = Field(alias="completedAt")
+    completed_at: Instant = Field(alias="completedAt")
 
 
 class ValidationOutcome(StrEnum):
@@ -107,12 +117,12 @@ class ValidationOutcome(StrEnum):
 class ArtifactValidated(Neighbour):
     """A validator looked at an artifact (SPEC C25)."""
 
-    artifact_ref: Ref = Field(alias="artifactRef")
+    artifact_ref: MaybeArtifactRef = Field(alias="artifactRef")
     run_id: Ref | None = Field(default=None, alias="runId")
     validator: Name
     outcome: ValidationOutcome
     findings: Count = 0
-    validated_at: datetime = Field(alias="validatedAt")
+    validated_at: Instant = Field(alias="validatedAt")
 
 
 class AssetKind(StrEnum):
@@ -129,14 +139,14 @@ class Gate(Neighbour):
     name: Name
     passed: bool
     metric: Name | None = None
-    value: float | None = None
-    threshold: float | None = None
+    value: Measure | None = None
+    threshold: Measure | None = None
 
 
 class Regression(Neighbour):
     metric: Name
-    before: float = Field(alias="from")
-    after: float = Field(alias="to")
+    before: Measure = Field(alias="from")
+    after: Measure = Field(alias="to")
 
 
 class EvaluationCompleted(Neighbour):
@@ -147,12 +157,14 @@ class EvaluationCompleted(Neighbour):
     target_kind: AssetKind = Field(default=AssetKind.agent, alias="targetKind")
     target_version: Name | None = Field(default=None, alias="targetVersion")
     dataset_id: Ref | None = Field(default=None, alias="datasetId")
-    dataset_version: int | None = Field(default=None, alias="datasetVersion", ge=1)
+    dataset_version: int | None = Field(
+        default=None, alias="datasetVersion", ge=1, le=MAX_DATASET_VERSION
+    )
     passed: bool
     gates: list[Gate] = Field(default_factory=list, max_length=MAX_GATES)
     regressions: list[Regression] = Field(default_factory=list, max_length=MAX_GATES)
     serves: list[Ref] = Field(default_factory=list, max_length=MAX_SERVES)
-    completed_at: datetime = Field(alias="completedAt")
+    completed_at: Instant = Field(alias="completedAt")
 
 
 class DriftDetected(Neighbour):
@@ -163,10 +175,10 @@ class DriftDetected(Neighbour):
     target_kind: AssetKind = Field(default=AssetKind.agent, alias="targetKind")
     target_version: Name | None = Field(default=None, alias="targetVersion")
     metric: Name
-    baseline: float
-    observed: float
+    baseline: Measure
+    observed: Measure
     serves: list[Ref] = Field(default_factory=list, max_length=MAX_SERVES)
-    detected_at: datetime = Field(alias="detectedAt")
+    detected_at: Instant = Field(alias="detectedAt")
 
 
 class SkillCandidateProposed(Neighbour):
@@ -175,7 +187,7 @@ class SkillCandidateProposed(Neighbour):
     candidate_id: Ref = Field(alias="candidateId")
     skill_id: Ref = Field(alias="skillId", description="The skill asset to improve.")
     target_version: Name | None = Field(default=None, alias="targetVersion")
-    summary_ref: Ref | None = Field(default=None, alias="summaryRef")
+    summary_ref: MaybeArtifactRef | None = Field(default=None, alias="summaryRef")
     reinforcements: Count = Field(description="How often the procedure was reinforced.")
     serves: list[Ref] = Field(default_factory=list, max_length=MAX_SERVES)
-    proposed_at: datetime = Field(alias="proposedAt")
+    proposed_at: Instant = Field(alias="proposedAt")

@@ -11,14 +11,15 @@ from uuid import UUID
 
 from pydantic import AnyHttpUrl, Field, StringConstraints
 
-from contracts.feedback import Contract, Ref
+from contracts.feedback import Contract
 from contracts.goals import MAX_SERVES, GoalRefText
+from contracts.scalars import NotBlank, Ref
 
 MAX_MESSAGE = 8_000
 MAX_EXTRA_CONTEXT = 16_000
 MAX_TOOL_TEXT = 2_000
 
-Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE)]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE), NotBlank]
 Category = Literal["bug", "idea", "praise", "question", "answer"]
 Kind = Literal["not-found", "retrieval", "no-access", "fabricated", "outdated", "other"]
 ReviewStatus = Literal["New", "Triaged", "Resolved", "WontFix"]

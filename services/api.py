@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from contracts.scalars import within_utc_years
 from projections.runner import wait_for_position
 from services.auth import KeyRing, Principal
 from services.bus import CommandBus, Issued, Outcome, Result, command_from
@@ -64,19 +65,8 @@ def rfc3339(value: object) -> object:
     return value
 
 
-def in_utc(value: datetime) -> datetime:
-    """An instant whose offset takes it past year 1 or 9999 in UTC
-    (``0001-01-01T00:00:00+23:59``) is no instant PostgreSQL can be asked about: refused as the
-    parameter it is (found by attacking the API: the appraisal read it as every source
-    unreadable, a partial appraisal of nothing)."""
-    try:
-        value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("the instant is outside years 1 to 9999 in UTC") from None
-    return value
-
-
-Instant = Annotated[datetime, BeforeValidator(rfc3339), AfterValidator(in_utc)]
+# Within years 1 to 9999 in UTC, as every instant a door takes (``contracts.scalars``).
+Instant = Annotated[datetime, BeforeValidator(rfc3339), AfterValidator(within_utc_years)]
 # ``?before=`` on lists: the ``next`` of the previous page, a token like a position. Long
 # enough for a sealed sort key as long as a dataset id (``agent:`` and a 512-character id).
 Before = Annotated[

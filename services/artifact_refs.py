@@ -2,33 +2,25 @@
 
 A URI's scheme is case-insensitive (RFC 3986 §3.1), and so is the name of a hash algorithm:
 ``ARTIFACT:SHA256:…`` names the same artifact as ``artifact:sha256:…``. Every check and every
-stored reference uses the normal form, so no spelling slips past the tenant check (issue 8).
-The hex digits are lower-cased too: the store names artifacts by ``hexdigest()``.
+stored reference uses the normal form, so no spelling slips past the tenant check. The rule
+itself is a scalar of the contracts (``contracts.scalars.normal_artifact_ref``), so a
+neighbour's event is held to it as it is read; here it is a refusal naming the field.
 """
 
-import re
-
+from contracts.scalars import ARTIFACT_SCHEME, normal_artifact_ref
 from services.errors import Refused
 
-SCHEME = "artifact:sha256:"
-OUR_SCHEME = "artifact:"
-HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
-
-
-def is_artifact_ref(ref: str) -> bool:
-    """Whether the reference is in our own scheme, in any case; others name other systems."""
-    return ref[: len(OUR_SCHEME)].lower() == OUR_SCHEME
+SCHEME = ARTIFACT_SCHEME
+__all__ = ["SCHEME", "normal_ref", "normal_refs"]
 
 
 def normal_ref(ref: str, *, field: str) -> str:
     """The one spelling of a reference in our scheme; a reference in another scheme is
     returned as it is. Ours must be ``artifact:sha256:<64 hex digits>``, else refused."""
-    if not is_artifact_ref(ref):
-        return ref
-    normal = ref.lower()
-    if not normal.startswith(SCHEME) or not HEX_DIGEST.fullmatch(normal.removeprefix(SCHEME)):
-        raise Refused(f"{ref} is not an artifact reference: artifact:sha256:<hex>", field=field)
-    return normal
+    try:
+        return normal_artifact_ref(ref)
+    except ValueError as error:
+        raise Refused(str(error), field=field) from None
 
 
 def normal_refs(refs: dict[str, str | None]) -> dict[str, str | None]:

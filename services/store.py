@@ -37,6 +37,7 @@ from psycopg.sql import SQL, Identifier, Literal
 from pydantic import BaseModel
 
 from contracts.neighbours import RunCompleted
+from contracts.scalars import STORED
 from services.errors import NotFound
 from services.making import made
 
@@ -59,7 +60,9 @@ class ContractAsJSON(Transcoding):
         return obj.model_dump(mode="json", by_alias=True)
 
     def decode(self, data: Any) -> Any:
-        return self.model.model_validate(data)
+        """Read back as it was accepted: checks added at the door since refuse nothing stored
+        (``contracts.scalars.STORED``)."""
+        return self.model.model_validate(data, context=STORED)
 
 
 INT64 = range(-(2**63), 2**63)  # orjson writes the ints of this range as json does

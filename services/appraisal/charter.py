@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.scalars import is_blank
 from services.appraisal.setpoints import (
     STORES,
     UNITS,
@@ -93,7 +94,10 @@ def parse_charter(document: str) -> Charter:
     except RecursionError:  # arrays nested hundreds deep: tomllib reads them recursively
         raise Refused("the charter nests too deeply to be read", field="body") from None
     for key in sorted(data.keys() - {"line"}):  # M08: a misspelled table is refused too
-        raise Refused(f"unknown key or table {key!r}: a charter has only [[line]]", field=key)
+        raise Refused(
+            f"unknown key or table {key!r}: a charter has only [[line]]",
+            field=key if "\x00" not in key else "body",
+        )
     raw_lines = data.get("line", [])
     if not isinstance(raw_lines, list):
         raise Refused("lines are written as [[line]] tables", field="line")
@@ -123,17 +127,37 @@ def parse_charter(document: str) -> Charter:
     return Charter(tuple(lines), findings)
 
 
+def holding_nul(value: Any, path: str) -> str | None:
+    """The dotted path of the first key or text holding NUL (TOML's ``\\u0000`` spells it;
+    PostgreSQL text cannot hold it), or None."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    items: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        items = [(key if "\x00" not in key else "", item) for key, item in value.items()]
+    elif isinstance(value, list):
+        items = [(str(index), item) for index, item in enumerate(value)]
+    for key, item in items:
+        if not key:
+            return path
+        if found := holding_nul(item, f"{path}.{key}" if path else key):
+            return found
+    return None
+
+
 def parse_line(place: int, raw: Any) -> CharterLine:
     if not isinstance(raw, dict):
         raise refuse("a line is a table with id and text", place, None, "line")
+    if (at := holding_nul(raw, "")) is not None:
+        raise refuse("text must not contain NUL characters", place, None, at or "line")
     ident = raw.get("id")
-    line_id = ident.strip() if isinstance(ident, str) else None
+    line_id = ident.strip() if isinstance(ident, str) and not is_blank(ident) else None
     for key in sorted(raw.keys() - LINE_KEYS):  # M08: e.g. priority = 3
         raise refuse(f"unknown key {key!r} (a line has id, text, sensor)", place, line_id, key)
-    if not line_id:
+    if not line_id:  # blank: whitespace and zero-width characters say nothing
         raise refuse("the id is empty", place, None, "id")
     text = raw.get("text")
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or is_blank(text):
         raise refuse("the text is empty", place, line_id, "text")
     sensor = None if "sensor" not in raw else parse_sensor(place, line_id, raw["sensor"])
     return CharterLine(place, line_id, text.strip(), sensor)

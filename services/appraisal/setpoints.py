@@ -6,11 +6,18 @@ refused, because nothing could ever be within it (M11). The grammar (M12):
 - duration: ``<n><unit>`` pieces with units ``s m h d w``, combinable (``1d12h``), as a string;
 - count: a whole number (TOML integer, or a string of digits);
 - rate: a number in [0, 1] (``0.2``) or a percentage string (``"20%"``).
+
+Digits are ASCII digits (``"²"`` or ``"٣"`` is no count), and every setpoint is bounded: a
+count up to a billion (the bound of every count the service reads, ``contracts.scalars``), a
+duration up to ten years, a rate within [0, 1] and finite. A 400-digit setpoint is refused
+as a setpoint, not found too large for a float later.
 """
 
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+from contracts.scalars import MAX_COUNT
 
 
 class Unit(StrEnum):
@@ -51,9 +58,13 @@ UNITS: dict[SensorKind, Unit] = {
 }
 
 SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
-_DURATION = re.compile(r"(?:\d+[smhdw])+")
-_PIECE = re.compile(r"(\d+)([smhdw])")
-_PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
+MAX_DURATION_SECONDS = 3650 * 86_400  # ten years: no wait in these stores is watched longer
+# ``[0-9]``, not ``\d``: Python's ``\d`` matches every script's digits, and ``int`` reads them.
+_DURATION = re.compile(r"(?:[0-9]{1,12}[smhdw])+")
+_PIECE = re.compile(r"([0-9]{1,12})([smhdw])")
+_DIGITS = re.compile(r"[0-9]{1,12}")
+_DECIMAL = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,12})?")
+_PERCENT = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,12})?)%")
 
 
 class SetpointError(ValueError):
@@ -84,35 +95,47 @@ def parse_setpoint(unit: Unit, raw: object) -> Setpoint:
     return Setpoint(unit, value, str(raw))
 
 
+def shown(raw: object) -> str:
+    """The setpoint as written, cut short: a refusal need not echo 64 KiB."""
+    text = repr(raw)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def duration_seconds(raw: object) -> float:
     if not isinstance(raw, str) or not _DURATION.fullmatch(raw.strip()):
-        raise SetpointError(f"a duration is like 24h or 1d12h (units s m h d w), not {raw!r}")
-    return float(sum(int(n) * SECONDS[u] for n, u in _PIECE.findall(raw.strip())))
+        raise SetpointError(f"a duration is like 24h or 1d12h (units s m h d w), not {shown(raw)}")
+    seconds = sum(int(n) * SECONDS[u] for n, u in _PIECE.findall(raw.strip()))
+    if seconds > MAX_DURATION_SECONDS:
+        raise SetpointError(f"a duration is at most 3650d (ten years), not {shown(raw)}")
+    return float(seconds)
 
 
 def whole_number(raw: object) -> float:
-    if isinstance(raw, bool):
-        raise SetpointError(f"a count is a whole number, not {raw!r}")
-    if isinstance(raw, int) and raw >= 0:
-        return float(raw)
-    if isinstance(raw, str) and raw.strip().isdigit():
-        return float(int(raw.strip()))
-    raise SetpointError(f"a count is a whole number, not {raw!r}")
+    number: int | None = None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        number = raw
+    elif isinstance(raw, str) and _DIGITS.fullmatch(raw.strip()):
+        number = int(raw.strip())
+    if number is None or not 0 <= number <= MAX_COUNT:
+        raise SetpointError(
+            f"a count is a whole number from 0 to {MAX_COUNT:,} in ASCII digits, not {shown(raw)}"
+        )
+    return float(number)
 
 
 def share(raw: object) -> float:
     value: float | None = None
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        value = float(raw)
+    if isinstance(raw, float):
+        value = raw
+    elif isinstance(raw, int) and not isinstance(raw, bool) and raw in (0, 1):
+        value = float(raw)  # only these: an int past a double's range does not convert
     elif isinstance(raw, str) and (percent := _PERCENT.fullmatch(raw.strip())):
         value = float(percent.group(1)) / 100
-    elif isinstance(raw, str):
-        try:
-            value = float(raw.strip())
-        except ValueError:
-            value = None
+    elif isinstance(raw, str) and _DECIMAL.fullmatch(raw.strip()):
+        value = float(raw.strip())
+    # A NaN is within no range: the comparison refuses it with infinity.
     if value is None or not 0.0 <= value <= 1.0:
-        raise SetpointError(f"a rate is a share within [0, 1] like 0.2 or 20%, not {raw!r}")
+        raise SetpointError(f"a rate is a share within [0, 1] like 0.2 or 20%, not {shown(raw)}")
     return value
 
 

@@ -25,6 +25,7 @@ from contracts.datasets import (
     VersionPublished,
     VersionShared,
 )
+from contracts.scalars import MAX_DATASET_VERSION, PathNumber
 from projections.datasets import dataset_tasks, list_datasets
 from services.api import (
     PAGE,
@@ -82,7 +83,8 @@ STORE_ATTEMPTS = 3
 # A version's snapshot, served byte for byte as the JSON it is: declared by its model, so a
 # generated client reads its body.
 SNAPSHOT_ANSWER = {"model": SnapshotDocument, "description": "The snapshot, as published"}
-VersionPath = Annotated[int, Path(ge=1, le=1_000_000)]
+# A version in ASCII digits, written one way (``contracts.scalars.PathNumber``).
+VersionPath = Annotated[PathNumber, Path(ge=1, le=MAX_DATASET_VERSION)]
 
 
 class ArtifactStoreUnavailable(Exception):

@@ -23,8 +23,11 @@ import asyncpg
 import grpc
 from eventsourcing.application import AggregateNotFoundError
 from google.protobuf.message import DecodeError
+from pydantic import BaseModel, Field, ValidationError
 
+from contracts.datasets import DatasetId
 from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
+from contracts.scalars import MAX_DATASET_VERSION
 from services.artifact_refs import SCHEME
 from services.artifacts import get_artifact
 from services.auth import KeyRing
@@ -45,6 +48,25 @@ def echoed(text: str) -> str:
     return text if len(text) <= MAX_ECHOED else f"{text[:MAX_ECHOED]}… ({len(text)} characters)"
 
 
+class RequestedSnapshot(BaseModel):
+    """The request's fields held to the scalars the HTTP path holds them to (a dataset id as
+    ``/factory/evaluation/datasets/{datasetId}``, a version as ``…/versions/{version}``)."""
+
+    dataset_id: DatasetId
+    version: int = Field(ge=1, le=MAX_DATASET_VERSION)
+
+
+def refused_field(request: GetDatasetSnapshotRequest) -> str | None:
+    """What is wrong with the request, naming the field and never echoing its value (an id
+    may be megabytes long), or None."""
+    try:
+        RequestedSnapshot(dataset_id=request.dataset_id, version=request.version)
+    except ValidationError as error:
+        first = error.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return None
+
+
 class Learning:
     """The service's one method, with the store, the artifacts' pool and the keys."""
 
@@ -59,10 +81,8 @@ class Learning:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the request is not a GetDatasetSnapshotRequest"
             )
-        if not request.dataset_id or request.version < 1:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "dataset_id and a version of 1 or more"
-            )
+        if (problem := refused_field(request)) is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         try:
             dataset = await asyncio.to_thread(self.load, tenant_id, request.dataset_id)
         except AggregateNotFoundError:

@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path
 
 from contracts.digests import DigestList, DigestView
+from contracts.scalars import WEEK_PATTERN
 from projections.digests import get_digest, list_digests
 from services.api import PAGE, Before, Http, Limit, MinPosition
 from services.auth import Principal
@@ -12,7 +13,6 @@ from services.errors import NotFound
 from services.problems import READ_ERRORS
 
 READ = "factory.feedback.read"
-WEEK = r"^\d{4}-W\d{2}$"
 
 
 def digest_routes(http: Http) -> APIRouter:
@@ -38,7 +38,7 @@ def digest_routes(http: Http) -> APIRouter:
 
     @router.get("/{week}", response_model=DigestView, responses=READ_ERRORS)
     async def digest(
-        week: Annotated[str, Path(pattern=WEEK, examples=["2026-W48"])],
+        week: Annotated[str, Path(pattern=WEEK_PATTERN, examples=["2026-W48"])],
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import re
 from datetime import UTC, date, datetime, timedelta
 
 DUE_AFTER = timedelta(days=7, hours=6)  # from the week's Monday 00:00 to the next Monday 06:00
-WEEK = re.compile(r"^(\d{4})-W(\d{2})$")
+WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")  # ASCII digits: ``\d`` takes every script's
 
 
 def week_of(moment: datetime) -> str:
@@ -20,7 +20,7 @@ def week_of(moment: datetime) -> str:
 
 def start_of(week: str) -> datetime:
     """Monday 00:00 UTC of ``week``; a name that is no ISO week is a ValueError."""
-    found = WEEK.match(week)
+    found = WEEK.fullmatch(week)
     if found is None:
         raise ValueError(f"{week!r} is not an ISO week (YYYY-Www)")
     year, number = int(found[1]), int(found[2])

@@ -15,6 +15,7 @@ from contracts.evals import (
     PatchEvalCaseCommand,
     RunEvalCase,
 )
+from contracts.scalars import PathNumber
 from projections.eval_cases import get_case, get_thread, list_cases
 from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
 from services.auth import Principal
@@ -119,7 +120,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
     async def thread(
         case_id: UUID,
         run_id: UUID,
-        index: Annotated[int, Path(ge=0, le=MAX_THREADS)],
+        index: Annotated[PathNumber, Path(ge=0, le=MAX_THREADS)],
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:

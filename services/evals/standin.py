@@ -44,8 +44,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from contracts.agent import AgentError, AgentReply, AgentRequest
-from contracts.feedback import Ref
 from contracts.reports import ToolCallRecord
+from contracts.scalars import Ref
 
 HARNESS = "standin"
 

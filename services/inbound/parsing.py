@@ -224,16 +224,13 @@ def plain_event(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any] |
 
 
 def attributes(values: dict[str, Any]) -> InboundEnvelope:
-    """The attributes, bounded and checked; extension attributes are let through (CloudEvents
-    allows them), ``data`` is read apart."""
+    """The attributes, bounded and checked (none blank, none holding NUL: the scalars of
+    ``contracts.envelope``); extension attributes are let through (CloudEvents allows them),
+    ``data`` is read apart."""
     try:
         envelope = InboundEnvelope.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "value"
         raise Refused(f"{field}: {first['msg']}", field=field) from None
-    for name in ("tenantid", "actor"):
-        value = getattr(envelope, name)
-        if value is not None and not value.strip():
-            raise Refused(f"{name}: must not be blank", field=name)
     return envelope

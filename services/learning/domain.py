@@ -27,6 +27,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from contracts.learning import ProposalState, RaiseProposal
+from contracts.scalars import is_blank
 from services.errors import Conflict, InvalidTransition, Refused
 
 PROPOSAL_NAMESPACE = UUID("b3f1a7d2-5c64-5e09-8a1b-9d7e6f5c4b32")
@@ -196,7 +197,7 @@ class LearningProposal(Aggregate):
             return
         if self.state != ProposalState.in_review:
             raise refuse(self.state, ProposalState.rejected)
-        if reason is None or not reason.strip():
+        if reason is None or is_blank(reason):  # zero-width characters say nothing either
             raise Refused("rejecting a proposal requires a reason (SPEC C33)", field="reason")
         self._rejected(tenant_id=self.tenant_id, reviewed_by=by, reason=reason, timestamp=at)
 

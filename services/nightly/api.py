@@ -1,11 +1,11 @@
 """HTTP routes of nights: the list, newest first, and one night with its lines."""
 
-import datetime as dt
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
 from contracts.nights import NightList, NightView
+from contracts.scalars import Day
 from projections.nights import get_night, list_nights
 from services.api import PAGE, Before, Http, Limit, MinPosition
 from services.auth import Principal
@@ -41,7 +41,7 @@ def night_routes(http: Http) -> APIRouter:
 
     @router.get("/factory/evals/nights/{date}", response_model=NightView, responses=READ_ERRORS)
     async def night(
-        date: dt.date,
+        date: Day,
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:

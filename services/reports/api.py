@@ -23,6 +23,7 @@ from contracts.reports import (
     ReviewStatus,
     SubmitReport,
 )
+from contracts.scalars import is_blank
 from projections.inbox import InboxFilter, get_report, list_inbox
 from services.api import (
     Before,
@@ -71,7 +72,7 @@ def replayed(outcome: Outcome, response: Response) -> None:
 
 def says_what_changed(review: ReviewReport) -> None:
     """A Resolved report tells the reporter what changed (README): a change or a link."""
-    if review.status == "Resolved" and not (review.change or "").strip() and review.link is None:
+    if review.status == "Resolved" and is_blank(review.change or "") and review.link is None:
         raise Refused("a Resolved report says what changed: send change or link", field="change")
 
 

@@ -86,7 +86,7 @@ async def test_a_run_harvested_twice_is_one_task_candidate_carrying_the_whole_ru
     runtime: Runtime,
 ) -> None:
     """SPEC C24: a deterministic id from tenant + runId; the event keeps the typed run."""
-    data = run_event("r-1", "artifact:x", serves=["goal:g1"], counters={"loopStops": 2},
+    data = run_event("r-1", "urn:x", serves=["goal:g1"], counters={"loopStops": 2},
                      somethingNew="ignored")  # fmt: skip
     first = await harvest(runtime, "t1", data, "k1")
     again = await harvest(runtime, "t1", data, "k2")  # another message, the same run

@@ -36,7 +36,7 @@ RUN = RunCompleted.model_validate(
         "runId": "run-1",
         "agentId": "agent-1",
         "outcome": "succeeded",
-        "inputRef": "artifact://in/1",
+        "inputRef": "urn:in:1",
         "serves": ["task:t-1"],
         "completedAt": AT,
     }

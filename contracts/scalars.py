@@ -1,0 +1,173 @@
+"""The scalar types every door reads with: HTTP bodies and paths, neighbour events over HTTP and
+Kafka, the charter's TOML and gRPC requests. A value the store or a reader could not hold, or
+a rule could not compute with, is refused where it comes in, naming its field (422 over HTTP,
+a dead-letter reason on Kafka), never found later by a read model that parks on it.
+
+- An instant carries its offset and lies within years 1 to 9999 in UTC once the offset is
+  applied (``0001-01-01T00:00:00+23:59`` is year 0 in UTC: Python and PostgreSQL have none).
+- Text holds no NUL, however it was spelt (raw, JSON ``\\u0000``, TOML ``\\u0000``):
+  PostgreSQL text cannot hold it. Text that is only whitespace and invisible format characters
+  (Unicode category Cf: zero-width space and joiners, word joiner, byte-order mark, bidi
+  marks, soft hyphen) is blank: it says nothing a person can read.
+- A number is finite and at most ``MAX_MAGNITUDE`` either way (see ``Measure``).
+- A number or a date in a path is written one way only: ASCII digits, no sign, no leading
+  zero, no separator, no point; a day is ``yyyy-MM-dd`` and nothing more.
+- A reference in our own scheme is ``artifact:sha256:<64 hex digits>``, in its normal form.
+
+What was accepted before a check was added is never refused by it: an event in the store is
+read back (``services.store.ContractAsJSON``) in the ``STORED`` context, where the checks made
+at the door (``at_the_door``) let it through as it was accepted.
+"""
+
+import re
+import unicodedata
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationInfo
+
+T = TypeVar("T")
+STORED = {"stored": True}  # the validation context of reading what the store already holds
+
+
+def at_the_door(check: Callable[[T], T]) -> AfterValidator:
+    """``check`` as a validator of what comes in, skipped on reading what was stored."""
+
+    def checked(value: T, info: ValidationInfo) -> T:
+        context: Any = info.context
+        if isinstance(context, dict) and context.get("stored"):
+            return value
+        return check(value)
+
+    return AfterValidator(checked)
+
+
+# ---- Text ------------------------------------------------------------------------------------
+
+
+def no_nul(text: str) -> str:
+    """PostgreSQL text cannot hold NUL: refuse it here, not in a read model later."""
+    if "\x00" in text:
+        raise ValueError("text must not contain NUL characters")
+    return text
+
+
+def is_blank(text: str) -> bool:
+    """Only whitespace and invisible format characters (category Cf), or nothing at all."""
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
+
+
+def not_blank(text: str) -> str:
+    if is_blank(text):
+        raise ValueError("must not be blank (whitespace and zero-width characters count as none)")
+    return text
+
+
+def stripped(value: str) -> str:
+    """Surrounding whitespace is not part of a reference."""
+    return value.strip()
+
+
+NoNul = AfterValidator(no_nul)  # never stored: PostgreSQL refused it, so nothing holds one
+NotBlank = at_the_door(not_blank)
+
+# Lengths count what was sent, as the published schema says (``strip_whitespace`` would count
+# after stripping: 513 characters with a leading space were accepted against maxLength 512).
+Ref = Annotated[
+    str, StringConstraints(min_length=1, max_length=512), NoNul, AfterValidator(stripped), NotBlank
+]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200), NoNul, NotBlank]
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=2_000), NoNul, NotBlank]
+
+# ---- References to our own artifacts ---------------------------------------------------------
+
+ARTIFACT_SCHEME = "artifact:sha256:"
+OUR_SCHEME = "artifact:"
+HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def is_artifact_ref(ref: str) -> bool:
+    """Whether the reference is in our own scheme, in any case; others name other systems."""
+    return ref[: len(OUR_SCHEME)].lower() == OUR_SCHEME
+
+
+def normal_artifact_ref(ref: str) -> str:
+    """The one spelling of a reference in our scheme (a URI's scheme and a hash algorithm's
+    name are case-insensitive; the store names artifacts by lower-case ``hexdigest()``); a
+    reference in another scheme is returned as it is. Ours must be
+    ``artifact:sha256:<64 hex digits>``, else ``ValueError``."""
+    if not is_artifact_ref(ref):
+        return ref
+    normal = ref.lower()
+    if not normal.startswith(ARTIFACT_SCHEME) or not HEX_DIGEST.fullmatch(
+        normal.removeprefix(ARTIFACT_SCHEME)
+    ):
+        raise ValueError(f"{ref[:80]!r} is not an artifact reference: artifact:sha256:<hex>")
+    return normal
+
+
+# A reference that may name one of our artifacts: in our scheme, only in its one spelling.
+MaybeArtifactRef = Annotated[Ref, at_the_door(normal_artifact_ref)]
+
+# ---- Instants --------------------------------------------------------------------------------
+
+
+def aware(value: datetime) -> datetime:
+    if value.utcoffset() is None:
+        raise ValueError("the instant needs its offset: 2026-11-30T08:00:00Z")
+    return value
+
+
+def within_utc_years(value: datetime) -> datetime:
+    """An instant whose offset takes it past year 1 or 9999 in UTC is no instant Python or
+    PostgreSQL can hold: the datasets and appraisal read models parked on one."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the instant is outside years 1 to 9999 in UTC") from None
+    return value
+
+
+Instant = Annotated[datetime, at_the_door(aware), at_the_door(within_utc_years)]
+
+# ---- Numbers ---------------------------------------------------------------------------------
+
+# A measured value (a metric, a baseline, a threshold, a gate's value): finite, and at most
+# 10^15 either way. The rules add such values up and take means and differences of them
+# (SPEC C30's expected effect is a mean over a cluster's evidence): a million of them at this
+# bound sum to 10^21, far below a double's 1.8 * 10^308, and every whole number up to it is
+# exact in a double (up to 2^53, about 9 * 10^15). No metric of an agent comes near it.
+MAX_MAGNITUDE = 1e15
+Measure = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
+# A count of something that happened: a whole number from 0 to a billion.
+MAX_COUNT = 1_000_000_000
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+
+# ---- Numbers, days and weeks written in a path -----------------------------------------------
+
+_CANONICAL_NUMBER = re.compile(r"0|[1-9][0-9]{0,17}")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+WEEK_PATTERN = r"^[0-9]{4}-W[0-9]{2}$"
+
+
+def canonical_number(value: object) -> object:
+    """``1``, never ``01``, ``+1``, ``1.0``, ``1_0`` or other digits than ASCII's: one number
+    has one path, so one resource has one address (and a cache one entry)."""
+    if isinstance(value, str) and not _CANONICAL_NUMBER.fullmatch(value):
+        raise ValueError("write the number in ASCII digits, without sign, leading zero or point")
+    return value
+
+
+def day_alone(value: object) -> object:
+    """``yyyy-MM-dd`` in ASCII digits: a time or a Unix timestamp names no day."""
+    if isinstance(value, str) and not _DAY.fullmatch(value):
+        raise ValueError("write the day as yyyy-MM-dd (ASCII digits, no time)")
+    return value
+
+
+PathNumber = Annotated[int, BeforeValidator(canonical_number)]
+# A dataset's version, wherever it is written: a path, a neighbour's event, a gRPC request.
+MAX_DATASET_VERSION = 1_000_000
+Day = Annotated[date, BeforeValidator(day_alone)]
+Week = Annotated[str, Field(pattern=WEEK_PATTERN, examples=["2026-W48"])]
