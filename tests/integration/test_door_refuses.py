@@ -245,6 +245,18 @@ async def test_a_week_is_written_in_ascii_digits(client: httpx.AsyncClient, week
     assert (await client.get("/factory/feedback/digests/2026-W48")).status_code == 404
 
 
+@pytest.mark.parametrize("week", ["2026-W54", "2025-W53", "2026-W00", "0000-W01"])
+async def test_a_week_the_calendar_does_not_have_is_refused_as_a_day_it_does_not_have_is(
+    client: httpx.AsyncClient, week: str
+) -> None:
+    """A night of 2026-02-30 is 422 naming ``date``; a week 54, a week 0 or a week of year 0
+    was looked for and answered 404, as if a digest of it could exist. (2025 has 52 ISO
+    weeks, 2026 has 53.)"""
+    answer = await client.get(f"/factory/feedback/digests/{week}")
+    assert (answer.status_code, answer.json()["field"]) == (422, "week"), answer.text
+    assert (await client.get("/factory/feedback/digests/2026-W53")).status_code == 404
+
+
 @pytest.mark.parametrize(
     ("dataset_id", "version", "field"),
     [
