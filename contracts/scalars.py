@@ -166,8 +166,21 @@ def day_alone(value: object) -> object:
     return value
 
 
+def calendar_week(value: str) -> str:
+    """A week the ISO calendar has (``2026-W53``, not ``2025-W53``, ``-W54``, ``-W00`` or year
+    0), as a day must be one the calendar has."""
+    year, week = value.split("-W")
+    try:
+        date.fromisocalendar(int(year), int(week), 1)
+    except ValueError:
+        raise ValueError("the ISO calendar has no such week") from None
+    return value
+
+
 PathNumber = Annotated[int, BeforeValidator(canonical_number)]
 # A dataset's version, wherever it is written: a path, a neighbour's event, a gRPC request.
 MAX_DATASET_VERSION = 1_000_000
 Day = Annotated[date, BeforeValidator(day_alone)]
-Week = Annotated[str, Field(pattern=WEEK_PATTERN, examples=["2026-W48"])]
+Week = Annotated[
+    str, Field(pattern=WEEK_PATTERN, examples=["2026-W48"]), AfterValidator(calendar_week)
+]

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import orjson
-from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -54,6 +54,10 @@ MinPosition = Annotated[
         description="The `position` a write answered: wait until that write is visible",
     ),
 ]
+# An id in a path that names what a neighbour's event named (a run, an agent, an artifact):
+# no longer than a reference may be (``contracts.scalars.Ref``), so nothing longer is looked
+# up, nor sent back in the answer.
+PathRef = Annotated[str, Path(min_length=1, max_length=512)]
 # An instant in a query: an RFC 3339 date-time with its offset, as the schema's format says.
 # Read laxly, a number was a Unix timestamp and a bare date midnight somewhere.
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")

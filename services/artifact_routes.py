@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 
 from contracts.answers import ArtifactStored
-from services.api import Http, media_type
+from services.api import Http, PathRef, media_type
 from services.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
 from services.auth import Principal
 from services.errors import Refused
@@ -54,7 +54,7 @@ def artifact_routes(http: Http) -> APIRouter:
 
     @router.get("/{ref}", responses={200: DOWNLOAD, **READ_ERRORS})
     async def fetch(
-        ref: str,
+        ref: PathRef,
         principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
     ) -> Response:
         """The artifact's bytes, as a download: never in the uploader's Content-Type."""

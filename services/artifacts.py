@@ -13,7 +13,7 @@ import hashlib
 import asyncpg
 
 from services.artifact_refs import SCHEME, normal_refs
-from services.errors import NotFound, Refused
+from services.errors import NotFound, Refused, echoed
 from services.follower import Connection
 
 MAX_ARTIFACT_BYTES = 1024 * 1024
@@ -80,5 +80,5 @@ async def get_artifact(pool: asyncpg.Pool, tenant_id: str, ref: str) -> tuple[st
         ref.lower().removeprefix(SCHEME),  # any spelling of the scheme names the same bytes
     )
     if row is None:
-        raise NotFound(f"no artifact {ref}", ref=ref)
+        raise NotFound(f"no artifact {echoed(ref)}", ref=echoed(ref))
     return str(row["media_type"]), bytes(row["content"])

@@ -57,3 +57,11 @@ class NotPermitted(DomainError):
 
 class NotConfigured(DomainError):
     code = "not-configured"
+
+
+MAX_ECHOED = 200  # as long as a dataset id may be over HTTP
+
+
+def echoed(text: str) -> str:
+    """An id as an error names it: bounded, so a request of megabytes is not sent back."""
+    return text if len(text) <= MAX_ECHOED else f"{text[:MAX_ECHOED]}… ({len(text)} characters)"

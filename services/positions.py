@@ -20,6 +20,7 @@ from services.errors import Refused
 KEYS_TABLE = "feedbackloop_keys"
 POSITION_KEY = "position-token"
 _NONCE = 12
+_POSITION_BYTES = 8  # a position is sealed as 8 bytes, big-endian: below 2**63, as in the log
 FIELD = "minPosition"
 
 
@@ -43,11 +44,19 @@ class PositionSeal:
         self._aead = AESGCM(key)
 
     def seal(self, position: int, tenant_id: str) -> str:
-        return self._seal(position.to_bytes(8, "big"), tenant_id)
+        return self._seal(position.to_bytes(_POSITION_BYTES, "big"), tenant_id)
 
     def open(self, token: str, tenant_id: str, field: str = FIELD) -> int:
-        """The position in a token this tenant was given; anything else is refused."""
-        return int.from_bytes(self._open(token, tenant_id, field), "big")
+        """The position in a token this tenant was given; anything else is refused.
+
+        A sort key's cursor (``seal_text``) opens with the same key: its text is no position
+        (read as one, it was a number past 64 bits that failed the statement), so it is
+        refused as a cursor of another list is."""
+        plain = self._open(token, tenant_id, field)
+        position = int.from_bytes(plain, "big")
+        if len(plain) != _POSITION_BYTES or position >= 2**63:
+            raise refused(field)
+        return position
 
     def seal_text(self, text: str, tenant_id: str) -> str:
         """A cursor of a list not ordered by position (a date, a name, a sort key), sealed as
@@ -55,7 +64,12 @@ class PositionSeal:
         return self._seal(text.encode(), tenant_id)
 
     def open_text(self, token: str, tenant_id: str, field: str) -> str:
-        return self._open(token, tenant_id, field).decode()
+        """The text in a token this tenant was given; a position's token is 8 bytes that
+        need not be UTF-8 text (it failed to decode: a 500), refused as any other."""
+        try:
+            return self._open(token, tenant_id, field).decode()
+        except UnicodeDecodeError:
+            raise refused(field) from None
 
     def _seal(self, plain: bytes, tenant_id: str) -> str:
         nonce = os.urandom(_NONCE)
@@ -67,8 +81,11 @@ class PositionSeal:
             raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
             return self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], tenant_id.encode())
         except (ValueError, binascii.Error, InvalidTag):
-            raise Refused(
-                f"{field} is not a position this tenant was given: pass back one the "
-                "service answered",
-                field=field,
-            ) from None
+            raise refused(field) from None
+
+
+def refused(field: str) -> Refused:
+    return Refused(
+        f"{field} is not a position this tenant was given: pass back one the service answered",
+        field=field,
+    )

@@ -38,7 +38,15 @@ from projections.appraisal_reads import (
     sample_inbox,
     sample_proposals,
 )
-from services.api import Http, IdempotencyKey, Instant, MinPosition, command_id, media_type
+from services.api import (
+    Http,
+    IdempotencyKey,
+    Instant,
+    MinPosition,
+    PathRef,
+    command_id,
+    media_type,
+)
 from services.appraisal.appraise import appraise
 from services.appraisal.charter import EMPTY, Charter
 from services.appraisal.facts import Facts
@@ -47,7 +55,7 @@ from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
 from services.appraisal.readings import Sample, reading
 from services.appraisal.setpoints import SensorKind
 from services.auth import Principal
-from services.errors import NotFound, Refused
+from services.errors import NotFound, Refused, echoed
 from services.openapi import raw_body
 from services.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
 
@@ -137,7 +145,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
 
     @router.get("/runs/{run_id}", response_model=RunAppraisal, responses=READ_ERRORS)
     async def get_run(
-        run_id: str,
+        run_id: PathRef,
         principal: Annotated[Principal, reader],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
@@ -148,7 +156,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
 
     @router.get("/agents/{agent:path}", response_model=AgentAppraisal, responses=READ_ERRORS)
     async def get_agent(
-        agent: str,
+        agent: PathRef,
         principal: Annotated[Principal, reader],
         since: Since = None,
         until: Until = None,
@@ -174,7 +182,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         charter, readable = await charter_or_unreadable(principal.tenant_id)
         line = charter.line(line_id)
         if readable and line is None:
-            raise NotFound(f"the charter has no line {line_id!r}", lineId=line_id)
+            raise NotFound(f"the charter has no line {echoed(line_id)!r}", lineId=echoed(line_id))
         scope = Scope(since=since, until=until)
         derived, _ = await appraisal_of(principal, scope, GoalRef(GoalKind.charter, line_id))
         body = {"lineId": line_id} | derived

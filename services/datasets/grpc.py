@@ -32,7 +32,7 @@ from services.artifact_refs import SCHEME
 from services.artifacts import get_artifact
 from services.auth import KeyRing
 from services.datasets.domain import Dataset, dataset_key
-from services.errors import NotFound
+from services.errors import NotFound, echoed
 from services.store import EventStore
 
 log = logging.getLogger(__name__)
@@ -40,12 +40,6 @@ log = logging.getLogger(__name__)
 SERVICE = "feedbackloop.learning.v1.Learning"
 SCOPE = "factory.evaluation.read"
 Context = grpc.aio.ServicerContext[bytes, DatasetSnapshot]
-MAX_ECHOED = 200  # as long as a dataset id may be over HTTP
-
-
-def echoed(text: str) -> str:
-    """An id as an error names it: bounded, so a request of megabytes is not sent back."""
-    return text if len(text) <= MAX_ECHOED else f"{text[:MAX_ECHOED]}… ({len(text)} characters)"
 
 
 class RequestedSnapshot(BaseModel):

@@ -3,9 +3,10 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
+from pydantic import AfterValidator
 
 from contracts.digests import DigestList, DigestView
-from contracts.scalars import WEEK_PATTERN
+from contracts.scalars import WEEK_PATTERN, calendar_week
 from projections.digests import get_digest, list_digests
 from services.api import PAGE, Before, Http, Limit, MinPosition
 from services.auth import Principal
@@ -38,7 +39,9 @@ def digest_routes(http: Http) -> APIRouter:
 
     @router.get("/{week}", response_model=DigestView, responses=READ_ERRORS)
     async def digest(
-        week: Annotated[str, Path(pattern=WEEK_PATTERN, examples=["2026-W48"])],
+        week: Annotated[
+            str, Path(pattern=WEEK_PATTERN, examples=["2026-W48"]), AfterValidator(calendar_week)
+        ],
         principal: Annotated[Principal, Depends(http.scope(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import pytest
 from contracts.learning_pb2 import GetDatasetSnapshotRequest
 from contracts.learning_pb2_grpc import LearningStub
 from services.bootstrap import Runtime
-from services.datasets.grpc import MAX_ECHOED, SERVICE
+from services.datasets.grpc import SERVICE
+from services.errors import MAX_ECHOED
 from tests.conftest import Keys
 from tests.integration.test_dataset_grpc import bearer, free_port
 

@@ -245,6 +245,18 @@ async def test_a_week_is_written_in_ascii_digits(client: httpx.AsyncClient, week
     assert (await client.get("/factory/feedback/digests/2026-W48")).status_code == 404
 
 
+@pytest.mark.parametrize("week", ["2026-W54", "2025-W53", "2026-W00", "0000-W01"])
+async def test_a_week_the_calendar_does_not_have_is_refused_as_a_day_it_does_not_have_is(
+    client: httpx.AsyncClient, week: str
+) -> None:
+    """A night of 2026-02-30 is 422 naming ``date``; a week 54, a week 0 or a week of year 0
+    was looked for and answered 404, as if a digest of it could exist. (2025 has 52 ISO
+    weeks, 2026 has 53.)"""
+    answer = await client.get(f"/factory/feedback/digests/{week}")
+    assert (answer.status_code, answer.json()["field"]) == (422, "week"), answer.text
+    assert (await client.get("/factory/feedback/digests/2026-W53")).status_code == 404
+
+
 @pytest.mark.parametrize(
     ("dataset_id", "version", "field"),
     [
@@ -312,3 +324,28 @@ async def test_a_report_message_of_zero_width_characters_is_refused(
     for blank in ("\u200b", " \ufeff\u2060 "):
         answer = await client.post("/factory/reports", json={"category": "bug", "message": blank})
         assert (answer.status_code, answer.json()["field"]) == (422, "message"), answer.text
+
+
+async def test_an_id_of_megabytes_in_a_path_is_never_sent_back_whole(
+    client: httpx.AsyncClient,
+) -> None:
+    """An unknown charter line and an unknown artifact answered 404 with the id twice in the
+    body, and a run's and an agent's appraisal answered 200 with it: a path of 60,000
+    characters came back as 120,000. An id longer than any the service holds is refused
+    naming its path parameter, and an error names at most 200 characters of one."""
+    long = "i" * 60_000
+    for path in (f"/factory/appraisal/lines/{long}", f"/factory/artifacts/{long}"):
+        answer = await client.get(path)
+        assert answer.status_code in (404, 422), answer.text[:300]
+        assert len(answer.text) < 2_000, (path[:40], answer.text[:300])
+    for path, field in (
+        (f"/factory/appraisal/runs/{long}", "run_id"),
+        (f"/factory/appraisal/agents/{long}", "agent"),
+        (f"/factory/artifacts/{long}", "ref"),
+    ):
+        answer = await client.get(path)
+        assert (answer.status_code, answer.json()["field"]) == (422, field), answer.text[:300]
+        assert len(answer.text) < 2_000, (path[:40], answer.text[:300])
+    line = await client.get(f"/factory/appraisal/lines/{long[:600]}")
+    assert line.status_code == 404, line.text[:300]
+    assert line.json()["lineId"] == f"{'i' * 200}… (600 characters)"

@@ -147,3 +147,29 @@ async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
     for limit in ("0", "201"):
         refused = await client.get("/factory/learning/proposals", params={"limit": limit})
         assert (refused.status_code, refused.json()["field"]) == (422, "limit")
+
+
+async def test_a_cursor_of_one_kind_given_where_the_other_is_read_is_refused_naming_its_field(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """D13: a list sorted by a key (datasets) and a list sorted by position (feedback, the
+    Inbox) seal their cursors alike. A sort key's cursor opened as a position was read as a
+    number past 64 bits and failed the database's statement (500); a position opened as a sort
+    key failed to decode as UTF-8 (500). Each is a cursor of another list: 422 naming it."""
+    runtime.start_projections(["datasets", "feedback_list", "inbox"])
+    tenant = tenant_of(keys, 0)
+    for n in range(2):
+        await harvest(runtime, tenant, run_event(f"r-{n}", "urn:in", agentId=f"agent-{n}"), f"{n}")
+    await settled(runtime, "datasets")
+    page = (await client.get("/factory/evaluation/datasets", params={"limit": "1"})).json()
+    sort_key_cursor = page["next"]
+    assert sort_key_cursor is not None
+    for route in ("/factory/feedback", "/factory/reports/inbox"):
+        refused = await client.get(route, params={"before": sort_key_cursor})
+        assert (refused.status_code, refused.json()["field"]) == (422, "before"), refused.text
+    waited = await client.get("/factory/feedback", params={"minPosition": sort_key_cursor})
+    assert (waited.status_code, waited.json()["field"]) == (422, "minPosition"), waited.text
+    position_cursor = runtime.positions.seal(200, tenant)  # 0xC8: no UTF-8 text
+    for route in ("/factory/evaluation/datasets", "/factory/evals/nights"):
+        refused = await client.get(route, params={"before": position_cursor})
+        assert (refused.status_code, refused.json()["field"]) == (422, "before"), refused.text
