@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from contracts.evals import LiftEvalCase
 from contracts.nights import PlanTenantNight
 from services.bootstrap import Runtime
 from services.digests.weeks import due_at
@@ -16,7 +17,7 @@ from services.follower import wait_for_position
 from services.scheduled import BuildDigest
 from tests.conftest import Keys
 from tests.integration.test_datasets import harvest, run_event, tenant_of
-from tests.integration.test_digest import send, submit
+from tests.integration.test_digest import COACH, WRITER, send, submit
 from tests.integration.test_learning import ORDER, failed_evaluation, generator, neighbour
 
 COUNT = 5  # items of each list; pages of two: three pages
@@ -122,6 +123,38 @@ async def test_proposals_come_in_pages_in_their_ranked_order(
     assert counts == sorted(counts, reverse=True)
     filtered = await walk(client, "/factory/learning/proposals", keys.a, target="agent-1")
     assert [len(page) for page in filtered] == [1]
+
+
+async def test_eval_cases_come_in_pages_by_agent_then_ref(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    runtime.start_projections(["eval_cases"])
+    tenant = tenant_of(keys, 0)
+    at = datetime(2026, 11, 20, tzinfo=UTC)
+    for n in range(COUNT):  # two agents: a page ends inside one and the next goes on
+        report = await submit(runtime, tenant, at, agent=(COACH, WRITER)[n % 2])
+        await send(runtime, tenant, LiftEvalCase(source=report), at)
+    await settled(runtime, "eval_cases")
+    pages = await walk(client, "/factory/evals/cases", keys.a)
+    assert [len(page) for page in pages] == [2, 2, 1]
+    listed = [(case["agent"], case["ref"]) for page in pages for case in page]
+    assert listed == sorted(listed)
+    assert len(set(listed)) == COUNT
+    whole = (await client.get("/factory/evals/cases")).json()
+    assert [(case["agent"], case["ref"]) for case in whole["items"]] == listed
+    assert whole["next"] is None
+    coach = await walk(client, "/factory/evals/cases", keys.a, agent=listed[0][0])
+    assert [len(page) for page in coach] == [2, 1]
+    cursor = (await client.get("/factory/evals/cases", params={"limit": "1"})).json()["next"]
+    for refused in (
+        await client.get("/factory/evaluation/datasets", params={"before": cursor}),
+        await client.get(
+            "/factory/evals/cases",
+            params={"before": cursor},
+            headers={"Authorization": f"Bearer {keys.b}"},
+        ),
+    ):
+        assert (refused.status_code, refused.json()["field"]) == (422, "before")
 
 
 async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
