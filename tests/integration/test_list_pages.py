@@ -125,6 +125,29 @@ async def test_proposals_come_in_pages_in_their_ranked_order(
     assert [len(page) for page in filtered] == [1]
 
 
+async def test_proposal_pages_go_on_across_an_evidence_count_group(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Counts 4, 4, 4, 3, 3 in pages of two: the first page's cursor sits inside the group of
+    4, the second page holds the last 4 and the first 3 (C36; ties by id, as they were raised
+    at one instant and serve no charter line)."""
+    runtime.start_projections(["learning_proposals"])
+    tenant = tenant_of(keys, 0)
+    counts = {f"agent-{target}": 4 if target < 3 else 3 for target in range(COUNT)}
+    for target, (agent, count) in enumerate(counts.items()):
+        for n in range(count):
+            evaluation = failed_evaluation(target * 10 + n, target=agent)
+            await neighbour(runtime, tenant, evaluation, f"ce-{target}-{n}")
+    report = await generator(runtime).run(ORDER)
+    assert len(report.raised) == COUNT
+    await settled(runtime, "learning_proposals")
+    pages = await walk(client, "/factory/learning/proposals", keys.a)
+    assert [[len(item["evidence"]) for item in page] for page in pages] == [[4, 4], [4, 3], [3]]
+    listed = [(-len(item["evidence"]), item["proposalId"]) for page in pages for item in page]
+    assert listed == sorted(listed)
+    assert sorted(pid for _, pid in listed) == sorted(str(p) for p in report.raised)
+
+
 async def test_eval_cases_come_in_pages_by_agent_then_ref(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
