@@ -21,6 +21,15 @@ from tests.integration.test_digest import COACH, WRITER, send, submit
 from tests.integration.test_learning import ORDER, failed_evaluation, generator, neighbour
 
 COUNT = 5  # items of each list; pages of two: three pages
+LISTS = (  # every list route (docs/http-api-doors.md, Pages)
+    "/factory/feedback",
+    "/factory/reports/inbox",
+    "/factory/evals/cases",
+    "/factory/evals/nights",
+    "/factory/feedback/digests",
+    "/factory/evaluation/datasets",
+    "/factory/learning/proposals",
+)
 
 
 async def settled(runtime: Runtime, *read_models: str) -> None:
@@ -200,6 +209,7 @@ async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
         headers={"Authorization": f"Bearer {keys.b}"},
     )
     assert (other_tenant.status_code, other_tenant.json()["field"]) == (422, "before")
-    for limit in ("0", "201"):
-        refused = await client.get("/factory/learning/proposals", params={"limit": limit})
-        assert (refused.status_code, refused.json()["field"]) == (422, "limit")
+    for route in LISTS:  # one bound on every list (services.api.Limit)
+        for limit in ("0", "201"):
+            refused = await client.get(route, params={"limit": limit})
+            assert (refused.status_code, refused.json()["field"]) == (422, "limit")
