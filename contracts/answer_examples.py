@@ -297,7 +297,8 @@ CASE_LIST: JsonDict = {
             "LPLAi4pWdi86Hy7IPsvLKa-ssXlBkXUBrEw1aJWFtxGBPURr",
             "pqEDB5VS7F6BSEQNnEI1V_-RHBnkC0P_Gbo3nMaDXPjmdeSs",
         )
-    ]
+    ],
+    "next": None,
 }
 
 

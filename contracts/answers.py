@@ -288,6 +288,7 @@ class CaseList(Answer):
     model_config = shown_as(examples.CASE_LIST)
 
     items: list[CaseView]
+    next: Cursor
 
 
 class RunRecorded(Answer):

@@ -29,8 +29,8 @@ from pydantic import ConfigDict, Field
 
 from contracts.feedback import Contract
 from contracts.scalars import (
-    MAX_DATASET_VERSION,
     Count,
+    DatasetVersion,
     Instant,
     MaybeArtifactRef,
     Measure,
@@ -157,9 +157,7 @@ class EvaluationCompleted(Neighbour):
     target_kind: AssetKind = Field(default=AssetKind.agent, alias="targetKind")
     target_version: Name | None = Field(default=None, alias="targetVersion")
     dataset_id: Ref | None = Field(default=None, alias="datasetId")
-    dataset_version: int | None = Field(
-        default=None, alias="datasetVersion", ge=1, le=MAX_DATASET_VERSION
-    )
+    dataset_version: DatasetVersion | None = Field(default=None, alias="datasetVersion")
     passed: bool
     gates: list[Gate] = Field(default_factory=list, max_length=MAX_GATES)
     regressions: list[Regression] = Field(default_factory=list, max_length=MAX_GATES)

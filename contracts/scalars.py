@@ -25,6 +25,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, TypeVar
 
+from annotated_types import Interval
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationInfo
 
 T = TypeVar("T")
@@ -121,7 +122,8 @@ def aware(value: datetime) -> datetime:
 
 def within_utc_years(value: datetime) -> datetime:
     """An instant whose offset takes it past year 1 or 9999 in UTC is no instant Python or
-    PostgreSQL can hold: the datasets and appraisal read models parked on one."""
+    PostgreSQL can hold: PostgreSQL's timestamptz and Python's datetime have no year 0, nor
+    one past 9999."""
     try:
         value.astimezone(UTC)
     except OverflowError:
@@ -179,7 +181,10 @@ def calendar_week(value: str) -> str:
 
 PathNumber = Annotated[int, BeforeValidator(canonical_number)]
 # A dataset's version, wherever it is written: a path, a neighbour's event, a gRPC request.
+# Bounded by ``annotated_types`` rather than ``Field``: FastAPI keeps these on a path
+# parameter (and shows them as minimum and maximum), where a ``Field`` inside is dropped.
 MAX_DATASET_VERSION = 1_000_000
+DatasetVersion = Annotated[int, Interval(ge=1, le=MAX_DATASET_VERSION)]
 Day = Annotated[date, BeforeValidator(day_alone)]
 Week = Annotated[
     str, Field(pattern=WEEK_PATTERN, examples=["2026-W48"]), AfterValidator(calendar_week)

@@ -148,7 +148,7 @@ async def list_cases(
     confirmed: bool | None = None,
     schema: str = "rm_eval_cases",
 ) -> list[dict[str, Any]]:
-    """Cases grouped by agent (ordered by agent, then ref)."""
+    """Every case (ordered by agent, then ref): what a night is planned from."""
     rows = await pool.fetch(
         f"SELECT * FROM {schema}.cases WHERE tenant_id = $1 AND ($2::text IS NULL OR agent = $2) "
         "AND ($3::boolean IS NULL OR (confirmed_by IS NOT NULL) = $3) ORDER BY agent, ref",
@@ -157,6 +157,37 @@ async def list_cases(
         confirmed,
     )
     return [case_json(row) for row in rows]
+
+
+async def page_cases(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    *,
+    agent: str | None = None,
+    confirmed: bool | None = None,
+    after: UUID | None = None,
+    limit: int = 50,
+    schema: str = "rm_eval_cases",
+) -> tuple[list[dict[str, Any]], UUID | None]:
+    """Cases grouped by agent (ordered by agent, then ref), a page at a time: those after the
+    case ``after``, at most ``limit``; and the case to pass as ``after`` for the next page
+    (None on the last). The cursor is the last case's id: its agent and ref never change and
+    a case is never removed, so its place in the order is read back from its row (keeping
+    the cursor short whatever the agent's length)."""
+    rows = await pool.fetch(
+        f"SELECT * FROM {schema}.cases WHERE tenant_id = $1 AND ($2::text IS NULL OR agent = $2) "
+        "AND ($3::boolean IS NULL OR (confirmed_by IS NOT NULL) = $3) "
+        "AND ($4::uuid IS NULL OR (agent, ref, case_id) > "
+        f"(SELECT agent, ref, case_id FROM {schema}.cases WHERE tenant_id = $1 AND case_id = $4)) "
+        "ORDER BY agent, ref, case_id LIMIT $5",
+        tenant_id,
+        agent,
+        confirmed,
+        after,
+        limit + 1,
+    )
+    page = rows[:limit]
+    return [case_json(row) for row in page], (page[-1]["case_id"] if len(rows) > limit else None)
 
 
 async def get_thread(

@@ -63,6 +63,8 @@ class LearningProposals:
         return f"""
         CREATE INDEX IF NOT EXISTS learning_proposals_by_tenant
             ON {schema}.learning_proposals (tenant_id, state, kind, target_asset_id);
+        CREATE INDEX IF NOT EXISTS learning_proposals_by_count
+            ON {schema}.learning_proposals (tenant_id, evidence_count DESC);
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
@@ -151,25 +153,13 @@ async def list_proposals(
     """C36: the tenant's proposals, filtered by state, kind and target, in ``ProposalKey`` order
     by the tenant's ``charter`` (its line ids, in rank order), a page at a time: those after
     the key ``after``, at most ``limit``; and the key to pass as ``after`` for the next page
-    (None on the last). The order depends on the charter, so it is made here rather than in
-    SQL: every matching proposal's key is read (its evidence's goal references only), and
-    only the page's proposals whole."""
-    rows = await pool.fetch(
-        "SELECT proposal_id, evidence_count, raised_at, "
-        f"jsonb_path_query_array(evidence, '{SERVES_PATH}') AS serves "
-        f"FROM {schema}.learning_proposals WHERE tenant_id = $1 "
-        "AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR kind = $3) "
-        "AND ($4::text IS NULL OR target_asset_id = $4)",
-        tenant_id, state, kind, target,
-    )  # fmt: skip
-    rank = {line: n for n, line in enumerate(charter)}
-    keys = sorted(
-        (-row["evidence_count"], line_rank(json.loads(row["serves"]), charter, rank),
-         row["raised_at"], str(row["proposal_id"]))
-        for row in rows
-    )  # fmt: skip
-    if after is not None:
-        keys = [key for key in keys if key > after]
+    (None on the last). The first sort key, the evidence count, is SQL's: the keys are read
+    most evidence first, from the cursor's count down, only until the page is full and its
+    last count group is whole; the charter rank (M21) only orders ties within one count, so it
+    is made here, a count group at a time. Only the page's proposals are read whole."""
+    keys = await ranked_keys(
+        pool, tenant_id, (state, kind, target), charter, after, limit + 1, schema
+    )
     page = keys[:limit]
     found = {
         str(row["proposal_id"]): row
@@ -182,6 +172,47 @@ async def list_proposals(
     }
     items = [proposal_json(found[key[3]], charter) for key in page]
     return items, (page[-1] if len(keys) > limit else None)
+
+
+async def ranked_keys(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    filters: tuple[str | None, str | None, str | None],
+    charter: Sequence[str],
+    after: ProposalKey | None,
+    wanted: int,
+    schema: str,
+) -> list[ProposalKey]:
+    """The ``ProposalKey``s after ``after``, in order: at least ``wanted`` of them when there
+    are as many, read a count group at a time (memory: ``wanted`` and one group)."""
+    rank = {line: n for n, line in enumerate(charter)}
+    keys: list[ProposalKey] = []
+    group: list[ProposalKey] = []
+
+    def close_group() -> None:
+        keys.extend(key for key in sorted(group) if after is None or key > after)
+        group.clear()
+
+    query = (
+        "SELECT proposal_id, evidence_count, raised_at, "
+        f"jsonb_path_query_array(evidence, '{SERVES_PATH}') AS serves "
+        f"FROM {schema}.learning_proposals WHERE tenant_id = $1 "
+        "AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR kind = $3) "
+        "AND ($4::text IS NULL OR target_asset_id = $4) "
+        "AND ($5::int IS NULL OR evidence_count <= $5) ORDER BY evidence_count DESC"
+    )
+    most = None if after is None else -after[0]
+    async with pool.acquire() as conn, conn.transaction(readonly=True):
+        async for row in conn.cursor(query, tenant_id, *filters, most, prefetch=wanted):
+            key = (-row["evidence_count"], line_rank(json.loads(row["serves"]), charter, rank),
+                   row["raised_at"], str(row["proposal_id"]))  # fmt: skip
+            if group and key[0] != group[0][0]:
+                close_group()
+                if len(keys) >= wanted:
+                    return keys
+            group.append(key)
+    close_group()
+    return keys
 
 
 def line_rank(serves: list[Any], charter: Sequence[str], rank: dict[str, int]) -> int:

@@ -140,12 +140,13 @@ class Http:
 
         return check
 
-    def authorize(self, key: str | None, required: str) -> Principal:
-        """The principal of an API key, if the key is known and holds ``required``."""
+    def authorize(self, key: str | None, required: str | None) -> Principal:
+        """The principal of an API key, if the key is known and holds ``required`` (None: any
+        known key, where the scope needed is known only once the body is read)."""
         principal = None if key is None else self.keys.identify(key)
         if principal is None:
             raise Unauthorized()
-        if required not in principal.scopes:
+        if required is not None and required not in principal.scopes:
             raise Forbidden(required)
         return principal
 

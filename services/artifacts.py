@@ -41,16 +41,16 @@ def artifact_ref(content: bytes) -> str:
 
 
 async def put_artifact(pool: asyncpg.Pool, tenant_id: str, content: bytes, media_type: str) -> str:
-    digest = hashlib.sha256(content).hexdigest()
+    ref = artifact_ref(content)
     await pool.execute(
         "INSERT INTO artifacts (tenant_id, sha256, media_type, content) VALUES ($1, $2, $3, $4) "
         "ON CONFLICT DO NOTHING",
         tenant_id,
-        digest,
+        ref.removeprefix(SCHEME),
         media_type,
         content,
     )
-    return SCHEME + digest
+    return ref
 
 
 async def artifact_exists(pool: asyncpg.Pool, tenant_id: str, ref: str) -> bool:

@@ -1,5 +1,6 @@
 """Fixtures: real servers for the session (see tests/servers.py), fresh state for each test."""
 
+import contextlib
 import json
 import os
 import signal
@@ -123,14 +124,21 @@ async def kafka_runtime(
     await rt.close()
 
 
-@pytest.fixture
-async def client(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
-    """The API in-process, as tenant A's writer (alice)."""
+@contextlib.asynccontextmanager
+async def client_for(runtime: Runtime, key: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The runtime's API in-process, called with ``key``."""
     transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
-    headers = {"Authorization": f"Bearer {keys.a}"}
+    headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(
         transport=transport, base_url="http://test", headers=headers
     ) as http:
+        yield http
+
+
+@pytest.fixture
+async def client(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
+    """The API in-process, as tenant A's writer (alice)."""
+    async with client_for(runtime, keys.a) as http:
         yield http
 
 

@@ -11,11 +11,13 @@ import asyncpg
 import orjson
 from eventsourcing.application import AggregateNotFoundError
 from fastapi import APIRouter, Depends, Path, Request, Response
+from pydantic import BeforeValidator
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from contracts.datasets import (
     ConsentWritten,
     CurateTask,
+    DatasetId,
     DatasetList,
     RecordShareConsent,
     ShareVersion,
@@ -25,7 +27,7 @@ from contracts.datasets import (
     VersionPublished,
     VersionShared,
 )
-from contracts.scalars import MAX_DATASET_VERSION, PathNumber
+from contracts.scalars import DatasetVersion, canonical_number
 from projections.datasets import dataset_tasks, list_datasets
 from services.api import (
     PAGE,
@@ -71,9 +73,7 @@ from services.store import EventStore
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 READ_MODEL = "datasets"
 SNAPSHOT_MEDIA_TYPE = "application/json"
-DatasetIdPath = Annotated[
-    str, Path(alias="datasetId", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@/-]+$")
-]
+DatasetIdPath = Annotated[DatasetId, Path(alias="datasetId")]
 CURATE_EXAMPLE = {
     "taskId": "t-1",
     "inputRef": "artifact:sha256:" + "a" * 64,
@@ -83,8 +83,8 @@ STORE_ATTEMPTS = 3
 # A version's snapshot, served byte for byte as the JSON it is: declared by its model, so a
 # generated client reads its body.
 SNAPSHOT_ANSWER = {"model": SnapshotDocument, "description": "The snapshot, as published"}
-# A version in ASCII digits, written one way (``contracts.scalars.PathNumber``).
-VersionPath = Annotated[PathNumber, Path(ge=1, le=MAX_DATASET_VERSION)]
+# A version in ASCII digits, written one way (as ``contracts.scalars.PathNumber``).
+VersionPath = Annotated[DatasetVersion, BeforeValidator(canonical_number), Path()]
 
 
 class ArtifactStoreUnavailable(Exception):

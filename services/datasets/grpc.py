@@ -11,9 +11,10 @@ The messages are generated from ``contracts/learning.proto`` (``make grpc``); th
 registered by a generic handler, so nothing here leans on the generated servicer. The request
 arrives as bytes and is read only once the caller is known: bytes that are no request answer
 UNAUTHENTICATED to a stranger and INVALID_ARGUMENT to a key, never a failure of ours with a
-traceback in the log (grpc's own reading raised and logged one). The ``authorization`` entry
-is taken once: two are refused, as two Authorization headers are over HTTP, rather than one of
-them counting by accident. An error echoes at most ``MAX_ECHOED`` characters of an id.
+traceback in the log (were grpc to decode it, its failure would be logged as the service's).
+The ``authorization`` entry is taken once: two are refused, as two Authorization headers are
+over HTTP, rather than one of them counting by accident. An error names an id only once it is
+a ``DatasetId`` (at most 200 characters): a longer one is refused without being echoed.
 """
 
 import asyncio
@@ -23,16 +24,16 @@ import asyncpg
 import grpc
 from eventsourcing.application import AggregateNotFoundError
 from google.protobuf.message import DecodeError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from contracts.datasets import DatasetId
 from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
-from contracts.scalars import MAX_DATASET_VERSION
+from contracts.scalars import DatasetVersion
 from services.artifact_refs import SCHEME
 from services.artifacts import get_artifact
 from services.auth import KeyRing
 from services.datasets.domain import Dataset, dataset_key
-from services.errors import NotFound, echoed
+from services.errors import NotFound
 from services.store import EventStore
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ class RequestedSnapshot(BaseModel):
     ``/factory/evaluation/datasets/{datasetId}``, a version as ``…/versions/{version}``)."""
 
     dataset_id: DatasetId
-    version: int = Field(ge=1, le=MAX_DATASET_VERSION)
+    version: DatasetVersion
 
 
 def refused_field(request: GetDatasetSnapshotRequest) -> str | None:
@@ -80,14 +81,12 @@ class Learning:
         try:
             dataset = await asyncio.to_thread(self.load, tenant_id, request.dataset_id)
         except AggregateNotFoundError:
-            await context.abort(
-                grpc.StatusCode.NOT_FOUND, f"no dataset {echoed(request.dataset_id)}"
-            )
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no dataset {request.dataset_id}")
         found = dataset.versions.get(request.version)
         if found is None:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND,
-                f"no version {request.version} of {echoed(request.dataset_id)}",
+                f"no version {request.version} of {request.dataset_id}",
             )
         content = b""
         if request.include_content:

@@ -16,8 +16,18 @@ from contracts.evals import (
     RunEvalCase,
 )
 from contracts.scalars import PathNumber
-from projections.eval_cases import get_case, get_thread, list_cases
-from services.api import Http, IdempotencyKey, MinPosition, command_id, no_body, read_command
+from projections.eval_cases import get_case, get_thread, page_cases
+from services.api import (
+    PAGE,
+    Before,
+    Http,
+    IdempotencyKey,
+    Limit,
+    MinPosition,
+    command_id,
+    no_body,
+    read_command,
+)
 from services.auth import Principal
 from services.bus import Outcome
 from services.errors import NotFound
@@ -38,6 +48,11 @@ def answer(position: str, outcome: Outcome) -> dict[str, Any]:
         "confirmedBy": case.confirmed_by,
         "position": position,
     }
+
+
+def case_cursor(key: str | None) -> UUID | None:
+    """``?before=`` of the cases: the last case's id, as this service sealed it."""
+    return None if key is None else UUID(key)
 
 
 def sealed_case(http: Http, case: dict[str, Any], principal: Principal) -> dict[str, Any]:
@@ -90,12 +105,25 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         principal: Annotated[Principal, Depends(http.scope(READ))],
         agent: Annotated[str | None, Query(max_length=512)] = None,
         confirmed: bool | None = None,
+        before: Before = None,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
-        """Cases by agent, with definition, last run and pass/fail."""
+        """Cases by agent, with definition, last run and pass/fail, by agent then ref; a page
+        at a time (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at("eval_cases", min_position, principal)
-        found = await list_cases(http.pool, principal.tenant_id, agent=agent, confirmed=confirmed)
-        return {"items": [sealed_case(http, case, principal) for case in found]}
+        found, last = await page_cases(
+            http.pool,
+            principal.tenant_id,
+            agent=agent,
+            confirmed=confirmed,
+            after=case_cursor(http.opened_key("cases", before, principal)),
+            limit=limit,
+        )
+        return {
+            "items": [sealed_case(http, case, principal) for case in found],
+            "next": http.sealed_key("cases", None if last is None else str(last), principal),
+        }
 
     @router.get(
         "/factory/evals/cases/{case_id:uuid}", response_model=CaseWithRuns, responses=READ_ERRORS

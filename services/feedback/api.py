@@ -19,10 +19,12 @@ from contracts.feedback import (
 from projections.feedback_list import list_feedback
 from services.api import (
     MAX_BATCH_BYTES,
+    PAGE,
     Before,
     FastLane,
     Http,
     IdempotencyKey,
+    Limit,
     MinPosition,
     command_id,
     command_of,
@@ -156,7 +158,7 @@ def feedback_routes(http: Http) -> APIRouter:
         subject_ref: Annotated[str | None, Query(alias="subjectRef", max_length=512)] = None,
         kind: FeedbackKind | None = None,
         before: Before = None,
-        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Feedback by subject and kind, newest first, within the caller's tenant (C12, C51)."""

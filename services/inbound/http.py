@@ -36,7 +36,6 @@ from services.problems import (
     WRITE_ERRORS,
     Forbidden,
     TooLarge,
-    Unauthorized,
     error_responses,
 )
 
@@ -82,10 +81,7 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
     ) -> Principal:
         """The key's principal, whatever its scopes: which scope is needed depends on the
         event's type, checked once the type is read (``permitted``)."""
-        principal = None if credentials is None else http.keys.identify(credentials.credentials)
-        if principal is None:
-            raise Unauthorized()
-        return principal
+        return http.authorize(None if credentials is None else credentials.credentials, None)
 
     @router.post("", status_code=201, response_model=EventApplied,
                  responses={200: {"model": EventApplied, "description": "A repeat"},

@@ -26,10 +26,12 @@ from contracts.reports import (
 from contracts.scalars import is_blank
 from projections.inbox import InboxFilter, get_report, list_inbox
 from services.api import (
+    PAGE,
     Before,
     Http,
     IdempotencyKey,
     Instant,
+    Limit,
     MinPosition,
     command_id,
     no_body,
@@ -179,7 +181,7 @@ def report_routes(http: Http) -> APIRouter:
         submitted_before: Annotated[Instant | None, Query(alias="submittedBefore")] = None,
         submitted_after: Annotated[Instant | None, Query(alias="submittedAfter")] = None,
         before: Before = None,
-        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        limit: Limit = PAGE,
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Submitted reports that were not handed over (and hand-overs nobody received)."""

@@ -20,7 +20,7 @@ from services.bootstrap import Runtime
 from services.bus import receipt_id
 from services.inbound import InboundConsumer
 from services.inbound.parsing import identity
-from tests.conftest import Keys
+from tests.conftest import Keys, client_for
 from tests.integration.door_checks import nothing_parked
 from tests.integration.extreme_values import TYPES, body, events, filled
 from tests.integration.test_digest import tenant_of
@@ -43,11 +43,7 @@ async def consumer(kafka_runtime: Runtime) -> AsyncIterator[InboundConsumer]:
 
 @pytest.fixture
 async def client(kafka_runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=kafka_runtime.app(), raise_app_exceptions=False)
-    headers = {"Authorization": f"Bearer {keys.a}"}
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://test", headers=headers
-    ) as http:
+    async with client_for(kafka_runtime, keys.a) as http:
         yield http
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from services.bootstrap import Runtime
 from services.learning.domain import LearningProposal
-from tests.conftest import Keys
+from tests.conftest import Keys, client_for
 from tests.integration.door_checks import CE, nothing_parked, put_charter
 from tests.integration.extreme_values import body, charters, events
 from tests.integration.test_learning import NOW, ORDER, generator
@@ -34,11 +34,7 @@ async def live(runtime: Runtime) -> Runtime:
 @pytest.fixture
 async def other(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
     """The second tenant (B), on the same instance."""
-    transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
-    headers = {"Authorization": f"Bearer {keys.b}"}
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://test", headers=headers
-    ) as http:
+    async with client_for(runtime, keys.b) as http:
         yield http
 
 

@@ -1,6 +1,6 @@
 """Each door refuses what the store and the readers cannot hold, naming the field (422), before
 anything is stored: one tenant's input never parks a reader, fails ``/readyz`` or breaks a rule
-for everybody (the bulkhead). One test per harm found by trying the service as a new user."""
+for everybody (the bulkhead). One test per kind of input refused."""
 
 import uuid
 from typing import Any
@@ -95,7 +95,8 @@ async def test_a_cloudevent_time_outside_years_one_to_9999_in_utc_is_refused(
 async def test_a_non_finite_number_written_as_a_string_is_refused_naming_the_field(
     live: Runtime, client: httpx.AsyncClient, spelt: str
 ) -> None:
-    """These answered 500: read laxly they became NaN or infinity."""
+    """A JSON number is finite: a string spelling NaN or infinity is no number, and read
+    laxly it would become one no rule can compute with."""
     await refused(live, client, DRIFT, drift(observed=spelt), "observed")
 
 
@@ -135,8 +136,8 @@ async def test_a_bounded_drift_is_applied(live: Runtime, client: httpx.AsyncClie
 async def test_a_charter_holding_nul_is_refused_naming_the_line(
     live: Runtime, client: httpx.AsyncClient, spelling: str
 ) -> None:
-    """TOML's escape of NUL answered 500 on a first charter, and on a later one 200, after
-    which the appraisal read model parked and froze the tenant's charter."""
+    """No text holds NUL in any spelling: PostgreSQL's text cannot store it, so a charter
+    holding TOML's escape of it is refused whole, and the charter before it stays."""
     good = '[[line]]\nid = "a"\ntext = "Answers rest on sources."\n'
     assert (await put_charter(client, good)).status_code == 200
     bad = f'[[line]]\nid = "a"\ntext = "Answers{spelling} rest on sources."\n'
@@ -175,7 +176,8 @@ async def test_a_first_charter_holding_nul_is_refused(
 async def test_a_setpoint_out_of_its_grammar_or_range_is_refused_naming_the_line(
     live: Runtime, client: httpx.AsyncClient, kind: str, setpoint: str
 ) -> None:
-    """``"²"`` and a 400-digit number answered 500."""
+    """A setpoint is written in its sensor's grammar, in ASCII digits, finite and within the
+    sensor's range (a rate at most 1): ``"²"``, ``"٣"`` or 400 digits are refused naming it."""
     document = (
         f'[[line]]\nid = "a"\ntext = "t"\nsensor = {{ kind = "{kind}", setpoint = {setpoint} }}\n'
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from contracts.evals import LiftEvalCase
 from contracts.nights import PlanTenantNight
 from services.bootstrap import Runtime
 from services.digests.weeks import due_at
@@ -16,10 +17,19 @@ from services.follower import wait_for_position
 from services.scheduled import BuildDigest
 from tests.conftest import Keys
 from tests.integration.test_datasets import harvest, run_event, tenant_of
-from tests.integration.test_digest import send, submit
+from tests.integration.test_digest import COACH, WRITER, send, submit
 from tests.integration.test_learning import ORDER, failed_evaluation, generator, neighbour
 
 COUNT = 5  # items of each list; pages of two: three pages
+LISTS = (  # every list route (docs/http-api-doors.md, Pages)
+    "/factory/feedback",
+    "/factory/reports/inbox",
+    "/factory/evals/cases",
+    "/factory/evals/nights",
+    "/factory/feedback/digests",
+    "/factory/evaluation/datasets",
+    "/factory/learning/proposals",
+)
 
 
 async def settled(runtime: Runtime, *read_models: str) -> None:
@@ -124,6 +134,61 @@ async def test_proposals_come_in_pages_in_their_ranked_order(
     assert [len(page) for page in filtered] == [1]
 
 
+async def test_proposal_pages_go_on_across_an_evidence_count_group(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    """Counts 4, 4, 4, 3, 3 in pages of two: the first page's cursor sits inside the group of
+    4, the second page holds the last 4 and the first 3 (C36; ties by id, as they were raised
+    at one instant and serve no charter line)."""
+    runtime.start_projections(["learning_proposals"])
+    tenant = tenant_of(keys, 0)
+    counts = {f"agent-{target}": 4 if target < 3 else 3 for target in range(COUNT)}
+    for target, (agent, count) in enumerate(counts.items()):
+        for n in range(count):
+            evaluation = failed_evaluation(target * 10 + n, target=agent)
+            await neighbour(runtime, tenant, evaluation, f"ce-{target}-{n}")
+    report = await generator(runtime).run(ORDER)
+    assert len(report.raised) == COUNT
+    await settled(runtime, "learning_proposals")
+    pages = await walk(client, "/factory/learning/proposals", keys.a)
+    assert [[len(item["evidence"]) for item in page] for page in pages] == [[4, 4], [4, 3], [3]]
+    listed = [(-len(item["evidence"]), item["proposalId"]) for page in pages for item in page]
+    assert listed == sorted(listed)
+    assert sorted(pid for _, pid in listed) == sorted(str(p) for p in report.raised)
+
+
+async def test_eval_cases_come_in_pages_by_agent_then_ref(
+    runtime: Runtime, client: httpx.AsyncClient, keys: Keys
+) -> None:
+    runtime.start_projections(["eval_cases"])
+    tenant = tenant_of(keys, 0)
+    at = datetime(2026, 11, 20, tzinfo=UTC)
+    for n in range(COUNT):  # two agents: a page ends inside one and the next goes on
+        report = await submit(runtime, tenant, at, agent=(COACH, WRITER)[n % 2])
+        await send(runtime, tenant, LiftEvalCase(source=report), at)
+    await settled(runtime, "eval_cases")
+    pages = await walk(client, "/factory/evals/cases", keys.a)
+    assert [len(page) for page in pages] == [2, 2, 1]
+    listed = [(case["agent"], case["ref"]) for page in pages for case in page]
+    assert listed == sorted(listed)
+    assert len(set(listed)) == COUNT
+    whole = (await client.get("/factory/evals/cases")).json()
+    assert [(case["agent"], case["ref"]) for case in whole["items"]] == listed
+    assert whole["next"] is None
+    coach = await walk(client, "/factory/evals/cases", keys.a, agent=listed[0][0])
+    assert [len(page) for page in coach] == [2, 1]
+    cursor = (await client.get("/factory/evals/cases", params={"limit": "1"})).json()["next"]
+    for refused in (
+        await client.get("/factory/evaluation/datasets", params={"before": cursor}),
+        await client.get(
+            "/factory/evals/cases",
+            params={"before": cursor},
+            headers={"Authorization": f"Bearer {keys.b}"},
+        ),
+    ):
+        assert (refused.status_code, refused.json()["field"]) == (422, "before")
+
+
 async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
@@ -144,9 +209,10 @@ async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
         headers={"Authorization": f"Bearer {keys.b}"},
     )
     assert (other_tenant.status_code, other_tenant.json()["field"]) == (422, "before")
-    for limit in ("0", "201"):
-        refused = await client.get("/factory/learning/proposals", params={"limit": limit})
-        assert (refused.status_code, refused.json()["field"]) == (422, "limit")
+    for route in LISTS:  # one bound on every list (services.api.Limit)
+        for limit in ("0", "201"):
+            refused = await client.get(route, params={"limit": limit})
+            assert (refused.status_code, refused.json()["field"]) == (422, "limit")
 
 
 async def test_a_cursor_of_one_kind_given_where_the_other_is_read_is_refused_naming_its_field(
