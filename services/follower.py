@@ -744,7 +744,11 @@ class Follower:
 
 async def wait_for_position(pool: asyncpg.Pool, reader: str, at_least: int, timeout: float) -> int:
     """Wait until the reader has applied ``at_least`` (read-your-writes); returns the position
-    reached, which is below ``at_least`` only when the timeout ran out."""
+    reached, which is below ``at_least`` only when the timeout ran out.
+
+    A waiter holds exactly one connection of ``pool``: the position is read on the one that
+    LISTENs. Taking a second one would let as many waiters as the pool has connections hold
+    them all while each waits for another (a role's pool is small: services/roles.py)."""
     position = await read_position(pool, reader)
     if position >= at_least:
         return position
@@ -759,7 +763,7 @@ async def wait_for_position(pool: asyncpg.Pool, reader: str, at_least: int, time
             async with asyncio.timeout(timeout):
                 while True:
                     reached.clear()  # before reading, so a NOTIFY meanwhile is not lost
-                    position = await read_position(pool, reader)
+                    position = await read_position(conn, reader)
                     if position >= at_least:
                         break
                     await reached.wait()
