@@ -92,10 +92,10 @@ INSTANCE_PARKED = Gauge(
     "Parked events of the whole instance by reader, as the last /readyz found them.",
     ["reader"],
 )
-# 1 while the process waits at start for a server it cannot reach (services/waiting.py).
+# 1 from start until the process has connected (services/waiting.py).
 START_WAITING = Gauge(
     "feedbackloop_start_waiting",
-    "1 while the process waits at start for a dependency it cannot reach.",
+    "1 until the process has connected at start to the dependency (0 once connected).",
     ["dependency"],
 )
 READER_PARKED_TOTAL = Counter(

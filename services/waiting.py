@@ -4,7 +4,7 @@ every process at once must not have to start them in order.
 
 While it waits it says so: a warning in its log at each attempt (what, where, why, the next
 pause) and the gauge ``feedbackloop_start_waiting{dependency}`` on its metrics port, which
-is served before the wait. The pauses grow with jitter up to 30 s (tenacity).
+is served before the wait: 1 until connected. The pauses grow with jitter up to 30 s (tenacity).
 """
 
 import logging
@@ -53,11 +53,13 @@ async def until_reachable(
     database_url: str, connect: Callable[[], Awaitable[T]], *, max_pause: float = 30.0
 ) -> T:
     """``connect()`` until it succeeds; any failure but PostgreSQL's absence is raised."""
+    # 1 from the first attempt until one succeeds: 0 on a metrics port, served before this
+    # wait, then says the process is connected, not only that it has not failed yet.
     waiting = metrics.START_WAITING.labels("postgresql")
+    waiting.set(1)
 
     def say(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
-        waiting.set(1)
         log.warning(
             "waiting for PostgreSQL at %s: %s: %s (attempt %d; next in %.1f s)",
             where(database_url),
@@ -73,12 +75,10 @@ async def until_reachable(
         before_sleep=say,
         reraise=True,
     )
-    try:
-        async for attempt in retrying:
-            with attempt:
-                result = await connect()
-    finally:
-        waiting.set(0)
+    async for attempt in retrying:
+        with attempt:
+            result = await connect()
+    waiting.set(0)
     if retrying.statistics.get("attempt_number", 1) > 1:
         log.info("PostgreSQL at %s: connected", where(database_url))
     return result
