@@ -31,7 +31,6 @@ from projections.inbox import Inbox
 from projections.learning_proposals import LearningProposals
 from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
-from services import metrics
 from services.api import Http, create_app
 from services.appraisal.api import appraisal_routes
 from services.appraisal.handlers import HANDLERS as APPRAISAL_HANDLERS
@@ -173,7 +172,6 @@ class Runtime:
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
     role: Role = SERVE  # its metrics port and connection budget (services/roles.py)
-    parked_shown: set[str] = field(default_factory=set)  # readers whose parked gauge it set
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -497,16 +495,10 @@ class Runtime:
 
     async def readiness(self) -> dict[str, Any]:
         """``/readyz``'s body: whether this process can serve, and what degrades the
-        instance. Sets the degraded gauges from the database, so every process that answers
-        /readyz shows the instance's parked events, including the inbound consumers'."""
+        instance (the gauges of the same are read by ``read_model_gauges.refresh``)."""
         await self.pool.fetchval("SELECT 1")
         report = await self.health(only=self.running())
-        parked = await parked_by_reader(self.pool)
-        for reader in self.parked_shown | parked.keys():  # a reader released since: back to 0
-            metrics.INSTANCE_PARKED.labels(reader).set(parked.get(reader, 0))
-        self.parked_shown |= parked.keys()
-        metrics.DEGRADED.set(1 if parked else 0)
-        return readiness_body(report, parked)
+        return readiness_body(report, await parked_by_reader(self.pool))
 
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds

@@ -11,7 +11,8 @@ Two kinds of finding, kept apart because they ask for different answers:
   one tenant's bad input, is set aside while every other aggregate flows on; taking the
   instance out of its load balancer for it would let one tenant take the service down for
   all. A reader with incidents is *degraded*: shown in ``/readyz``'s body, in ``feedbackloop
-  status``, in the metric ``feedbackloop_reader_parked`` and in the log.
+  status``, in the metrics ``feedbackloop_degraded`` and
+  ``feedbackloop_instance_parked_events`` (``services.read_model_gauges``) and in the log.
 
 The inbound consumers heartbeat too (``inbound_consumers``); their lag is counted in Kafka
 messages.
