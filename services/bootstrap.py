@@ -63,7 +63,7 @@ from services.follower import ensure_tables as ensure_follower_tables
 from services.health import (
     ReaderHealth,
     inbound_health,
-    parked_by_reader,
+    instance_incidents,
     readers_health,
     readiness_body,
 )
@@ -498,7 +498,7 @@ class Runtime:
         instance (the gauges of the same are read by ``read_model_gauges.refresh``)."""
         await self.pool.fetchval("SELECT 1")
         report = await self.health(only=self.running())
-        return readiness_body(report, await parked_by_reader(self.pool))
+        return readiness_body(report, await instance_incidents(self.pool))
 
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds

@@ -564,8 +564,8 @@ def status(
 
     Exits 1 when a reader is not running (no heartbeat lately), waits for something (Kafka
     away) or lags past FEEDBACKLOOP_READER_MAX_LAG, as /readyz answers 503; compose's health
-    checks call it with --reader. Parked events are shown as incidents ("degraded") but do
-    not fail it: the reader goes on with every other aggregate.
+    checks call it with --reader. Parked events and failing scheduled units are shown as
+    incidents ("degraded") but do not fail it: the reader goes on with every other aggregate.
     """
     from rich.table import Table
 
@@ -588,7 +588,7 @@ def status(
             table.add_row(*row, problems, incidents)
         Console().print(table)
         if degraded := [r.name for r in report if r.degraded]:
-            console.print(f"degraded: parked events in {', '.join(degraded)}")
+            console.print(f"degraded: incidents in {', '.join(degraded)}")
         return all(r.ok for r in report)
 
     if not run_or_say_unreachable(settings, main):

@@ -80,13 +80,15 @@ READER_PARKED = Gauge(
     ["reader"],
 )
 # The alert for an instance that needs an operator (an incident, not a readiness failure):
-# 1 while some reader of the instance has parked events; the count per reader beside it (the
+# 1 while some reader of the instance has parked events or a scheduled unit fails
+# (services/health.py: incidents_of); the parked events per reader beside it (the
 # inbound consumers' as "inbound"). Read from the database by ``services.read_model_gauges``
 # wherever metrics are served, whichever process runs the reader; READER_PARKED, apart from
 # them, is what the process leading a log reader parked itself.
 DEGRADED = ReadModelGauge(
     "feedbackloop_degraded",
-    "1 while some reader of the instance has parked events (ready, but an operator is needed).",
+    "1 while the instance has parked events or failing scheduled units (ready, but an "
+    "operator is needed).",
     [],
 )
 INSTANCE_PARKED = ReadModelGauge(

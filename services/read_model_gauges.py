@@ -20,7 +20,7 @@ import asyncpg
 
 from projections.datasets import count_published_datasets
 from projections.learning_proposals import count_proposals
-from services.health import parked_by_reader
+from services.health import incidents_of, parked_by_reader
 from services.metrics import (
     DATASETS,
     DEGRADED,
@@ -44,15 +44,13 @@ async def refresh(pool: asyncpg.Pool) -> None:
     datasets: Counter[tuple[str, ...]] = Counter()
     for tenant, target, n in await count_published_datasets(pool):
         datasets[(tenant_label(tenant), tenant_label(target))] += n
-    failing: dict[tuple[str, ...], float] = {
-        (f.job,): float(f.units) for f in await failing_by_job(pool)
-    }
+    failing = await failing_by_job(pool)
     parked = await parked_by_reader(pool)
     LEARNING_PROPOSALS.set_all(proposals)
     DATASETS.set_all(datasets)
-    SCHEDULED_FAILING.set_all(failing)
+    SCHEDULED_FAILING.set_all({(f.job,): float(f.units) for f in failing})
     INSTANCE_PARKED.set_all({(reader,): float(n) for reader, n in parked.items()})
-    DEGRADED.set_all({(): 1.0 if parked else 0.0})
+    DEGRADED.set_all({(): 1.0 if incidents_of(parked, failing) else 0.0})
 
 
 async def keep_refreshed(pool: asyncpg.Pool, stop: asyncio.Event, every: float = EVERY) -> None:

@@ -95,7 +95,7 @@ async def test_status_exits_0_and_says_degraded_when_a_reader_parked_an_event(
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert f"degraded: parked events in {reader.name}" in checked.stderr
+    assert f"degraded: incidents in {reader.name}" in checked.stderr
     assert "1 parked events (feedbackloop parked list)" in checked.stdout
 
 
