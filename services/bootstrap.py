@@ -58,7 +58,7 @@ from services.evals.runs import CaseRunner
 from services.feedback.api import feedback_routes
 from services.feedback.handlers import ALONE, CREATES
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
-from services.follower import Follower, Reader, ReaderStatus
+from services.follower import Follower, Reader, ReaderStatus, postgresql_away
 from services.follower import ensure_tables as ensure_follower_tables
 from services.health import (
     ReaderHealth,
@@ -100,7 +100,7 @@ from services.store import EventStore, LoopStore, open_store
 from services.supervisor import Supervisor
 from services.telemetry import configure as configure_telemetry
 from services.tracing import TraceContext
-from services.waiting import cannot_connect, until_reachable
+from services.waiting import until_reachable
 
 log = logging.getLogger("feedbackloop")
 GAUGES = "metrics-gauges"  # the supervised task that refreshes the read-model gauges
@@ -528,7 +528,7 @@ class Runtime:
             try:
                 report = await self.readiness()
             except Exception as error:
-                if not cannot_connect(error):
+                if not postgresql_away(error):
                     raise
                 problem = f"unreachable: {type(error).__name__}: {error}"
                 body = {"status": "not ready", "database": problem}

@@ -28,9 +28,10 @@ from services.bootstrap import (
     serving,
     settle_collector,
 )
+from services.follower import postgresql_away
 from services.roles import Role
 from services.settings import Settings
-from services.waiting import cannot_connect, where
+from services.waiting import where
 
 app = typer.Typer(
     help="Feedback Loop: records feedback on AI agents' answers as events, keeps read models, "
@@ -601,7 +602,7 @@ def run_or_say_unreachable(settings: Settings, main: Callable[[], Coroutine[Any,
     try:
         return asyncio.run(main())
     except Exception as error:
-        if not cannot_connect(error):
+        if not postgresql_away(error):
             raise
         where_to = where(settings.database_url) if settings.database_url else "the embedded one"
         message = f"PostgreSQL at {where_to} cannot be reached: {type(error).__name__}: {error}"

@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 import asyncpg
+import psycopg
 from aiokafka.errors import KafkaError, KafkaTimeoutError
 from asyncpg.pool import PoolConnectionProxy
 from eventsourcing.persistence import Notification
@@ -186,10 +187,11 @@ class Pipelined(Protocol):
         """Hand the batch over; the future is done when it was applied (or raises why not)."""
 
 
-def is_transient(error: BaseException) -> bool:
-    """A failure of the surroundings, not of the event: try again, never park."""
-    if isinstance(error, KafkaError):
-        return bool(getattr(error, "retriable", False)) or isinstance(error, KafkaTimeoutError)
+def postgresql_away(error: BaseException) -> bool:
+    """PostgreSQL is away, starting, shutting down or full ("too many clients") — a condition
+    that passes, not a misconfiguration: a wrong password or database name is not one
+    (asyncpg, which connects first, names those apart). The one list for the wait at start
+    (services/waiting.py), the readers' retries and the scheduled units (``is_transient``)."""
     return isinstance(
         error,
         OSError
@@ -198,8 +200,18 @@ def is_transient(error: BaseException) -> bool:
         | asyncpg.InterfaceError
         | asyncpg.CannotConnectNowError
         | asyncpg.AdminShutdownError
+        | asyncpg.TooManyConnectionsError
+        | psycopg.OperationalError
+        # the library's own names for its driver's failures
         | StoreUnavailable,
     )
+
+
+def is_transient(error: BaseException) -> bool:
+    """A failure of the surroundings, not of the event: try again, never park."""
+    if isinstance(error, KafkaError):
+        return bool(getattr(error, "retriable", False)) or isinstance(error, KafkaTimeoutError)
+    return postgresql_away(error)
 
 
 async def first_of(*events: asyncio.Event, timeout: float) -> None:

@@ -12,35 +12,13 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-import asyncpg
-import psycopg
-from eventsourcing.persistence import InterfaceError as LibraryInterfaceError
-from eventsourcing.persistence import OperationalError as LibraryOperationalError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_random_exponential
 
 from services import metrics
+from services.follower import postgresql_away
 
 log = logging.getLogger("feedbackloop")
 T = TypeVar("T")
-
-
-def cannot_connect(error: BaseException) -> bool:
-    """PostgreSQL is away, starting, shutting down or full — not misconfigured: a wrong
-    password or database name is raised, not waited for (asyncpg connects first and names
-    those apart)."""
-    return isinstance(
-        error,
-        OSError
-        | TimeoutError
-        | asyncpg.PostgresConnectionError
-        | asyncpg.CannotConnectNowError
-        | asyncpg.AdminShutdownError
-        | asyncpg.TooManyConnectionsError
-        | psycopg.OperationalError
-        # the library's own names for its driver's failures to connect
-        | LibraryOperationalError
-        | LibraryInterfaceError,
-    )
 
 
 def where(database_url: str) -> str:
@@ -70,7 +48,7 @@ async def until_reachable(
         )
 
     retrying = AsyncRetrying(
-        retry=retry_if_exception(cannot_connect),
+        retry=retry_if_exception(postgresql_away),
         wait=wait_random_exponential(multiplier=0.5, max=max_pause),
         before_sleep=say,
         reraise=True,

@@ -10,6 +10,8 @@ import uuid
 from datetime import date, timedelta
 from typing import Any
 
+import asyncpg
+import pytest
 from prometheus_client import REGISTRY, generate_latest
 
 from contracts.learning import EvidenceItem, EvidenceOrigin
@@ -22,7 +24,14 @@ from services.learning.evidence import Evidence
 from services.nightly.runner import NightlyRunner
 from services.read_model_gauges import refresh
 from services.scheduled import BuildDigest, PlanNight
-from services.scheduled_failures import DIGEST, Failure, Unit, recorded_failures, settle
+from services.scheduled_failures import (
+    DIGEST,
+    Failure,
+    Unit,
+    isolated,
+    recorded_failures,
+    settle,
+)
 from services.scheduled_failures import NIGHT as NIGHT_JOB
 from services.scheduler import Scheduler
 from services.store import existing
@@ -308,3 +317,18 @@ async def nights_of(runtime: Runtime) -> dict[str, Any]:
         date.fromisoformat(NIGHT),
     )
     return {row["tenant_id"]: row["status"] for row in rows}
+
+
+async def test_a_full_postgresql_during_a_unit_is_no_tenants_failure(runtime: Runtime) -> None:
+    """PostgreSQL refusing a connection as a full server does ("too many clients", 53300) is
+    the surroundings': the unit raises it for the scheduler to retry the order, and nothing
+    is recorded against the tenant."""
+    role = f"full_{uuid.uuid4().hex[:8]}"
+    await runtime.pool.execute(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 0")
+    try:
+        unit = Unit(DIGEST, "tenant-a", "2026-W48", "digest/2026-W48")
+        with pytest.raises(asyncpg.TooManyConnectionsError):
+            await isolated(unit, lambda: asyncpg.connect(runtime.database_url, user=role))
+    finally:
+        await runtime.pool.execute(f"DROP ROLE {role}")
+    assert await recorded_failures(runtime.pool) == []
