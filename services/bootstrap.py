@@ -530,7 +530,10 @@ class Runtime:
             except Exception as error:
                 if not postgresql_away(error):
                     raise
-                problem = f"unreachable: {type(error).__name__}: {error}"
+                # The driver's message may name the database's host: the unauthenticated
+                # body says only the kind of error, the log the whole of it.
+                log.warning("readyz: PostgreSQL unreachable: %s: %s", type(error).__name__, error)
+                problem = f"unreachable: {type(error).__name__}"
                 body = {"status": "not ready", "database": problem}
                 return JSONResponse(body, status_code=503)
             return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)

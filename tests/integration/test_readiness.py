@@ -5,6 +5,7 @@ balancer (services/health.py)."""
 
 import asyncio
 import os
+import re
 import subprocess
 import uuid
 
@@ -134,6 +135,10 @@ async def test_readyz_answers_503_without_the_database(
             answer = await http.get("/readyz")
         assert answer.status_code == 503, answer.text
         assert answer.json()["status"] == "not ready"
-        assert answer.json()["database"].startswith("unreachable: ")
+        # the kind of error only: the driver's message may name the host, and /readyz asks
+        # for no key
+        assert re.fullmatch(r"unreachable: \w+", answer.json()["database"]), answer.text
+        assert "127.0.0.1" not in answer.text
+        assert str(own_postgres.port) not in answer.text
     finally:
         await runtime.close()
