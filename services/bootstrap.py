@@ -275,23 +275,16 @@ class Runtime:
         if self.stop_embedded is not None:
             await asyncio.to_thread(self.stop_embedded)
 
-    def serve_metrics(self) -> int | None:
-        """Serve ``/metrics`` on this role's metrics port, apart from the API; answers the
-        port, or None when off (see ``serve_metrics``)."""
-        if self.unserve_metrics is not None:
-            return self.served_metrics_port  # served already, before the wait for PostgreSQL
-        served = serve_metrics(self.settings, self.role)
+    def metrics_served(self, served: "Served | None") -> int | None:
+        """Metrics are served (``serve_metrics``, before the process connected, or None when
+        off): keep the read-model gauges refreshed there, and stop serving when closed. The
+        counts of things that stand are read from the read models, whichever process changed
+        them (SPEC C49, C50). Answers the port."""
         if served is None:
             return None
-        self.metrics_served(*served)
-        return self.served_metrics_port
-
-    def metrics_served(self, port: int, unserve: Callable[[], None]) -> None:
-        """Metrics are served on ``port``: keep the read-model gauges refreshed there. The
-        counts of things that stand are read from the read models, whichever process changed
-        them (SPEC C49, C50)."""
-        self.served_metrics_port, self.unserve_metrics = port, unserve
+        self.served_metrics_port, self.unserve_metrics = served
         self.supervisor.start(GAUGES, lambda: keep_refreshed(self.pool, self.stop))
+        return self.served_metrics_port
 
     async def start_grpc(self, port: int | None = None) -> int | None:
         """gRPC ``Learning`` beside the API (SPEC C22); answers its port, or None when off."""
@@ -581,18 +574,31 @@ def metrics_port(settings: Settings, role: Role) -> int:
     return role.metrics_port if settings.metrics_port is None else settings.metrics_port
 
 
-def serve_metrics(
-    settings: Settings, role: Role, port: int | None = None
-) -> tuple[int, Callable[[], None]] | None:
-    """Serve ``/metrics`` apart from the API (issue 8), on ``port`` or the role's; answers
-    the port and how to stop, or None when the port is 0. A port that is taken stops the
-    process: metrics an operator counts on must not go missing quietly. Served before the
-    process connects, so that a wait for PostgreSQL shows there."""
-    host = settings.metrics_host
-    port = metrics_port(settings, role) if port is None else port
-    if not port:
+Served = tuple[int, Callable[[], None]]  # the port metrics are served on, and how to stop
+
+
+def serve_metrics(settings: Settings, role: Role, workers: int = 1) -> Served | None:
+    """Serve ``/metrics`` apart from the API on the role's metrics port (services/roles.py);
+    answers the port and how to stop, or None when the port is 0. With several API workers,
+    each counts its own requests: worker k of n serves on the first free port of the role's
+    port … +n-1. Served before the process connects, so that a wait for PostgreSQL shows
+    there (``Runtime.metrics_served`` then keeps the read-model gauges refreshed)."""
+    first = metrics_port(settings, role)
+    if not first:
         log.info("metrics: off (FEEDBACKLOOP_METRICS_PORT=0)")
         return None
+    if workers == 1:
+        return metrics_server(settings, first)
+    for port in range(first, first + workers):
+        with contextlib.suppress(RuntimeError):
+            return metrics_server(settings, port)
+    raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
+
+
+def metrics_server(settings: Settings, port: int) -> Served:
+    """``/metrics`` on ``port``. A port that is taken stops the process: metrics an operator
+    counts on must not go missing quietly."""
+    host = settings.metrics_host
     try:
         server, _thread = start_http_server(port, host)
     except OSError as exc:

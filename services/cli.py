@@ -22,7 +22,6 @@ from services import roles
 from services.auth import SCOPES, new_key
 from services.bootstrap import (
     Runtime,
-    metrics_port,
     read_models,
     serve_metrics,
     serving,
@@ -66,15 +65,14 @@ def configure_logging(settings: Settings) -> None:
 async def start(settings: Settings, role: Role, *, workers: int = 1) -> Runtime:
     """A long-running process's start: its metrics port first (a wait shows there), then
     its runtime, waiting for PostgreSQL as long as it takes (services/waiting.py)."""
-    served = serve_role_metrics(settings, role, workers)
+    served = serve_metrics(settings, role, workers)
     try:
         runtime = await Runtime.open(settings, role, wait=True)
     except BaseException:
         if served is not None:
             served[1]()
         raise
-    if served is not None:
-        runtime.metrics_served(*served)
+    runtime.metrics_served(served)
     return runtime
 
 
@@ -315,21 +313,6 @@ def cancelled_on_stop_signal(task: "asyncio.Task[None]") -> Iterator[None]:
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
-
-
-def serve_role_metrics(
-    settings: Settings, role: Role, workers: int = 1
-) -> tuple[int, Callable[[], None]] | None:
-    """The role's metrics port (services/roles.py). With several API workers, each counts
-    its own requests: worker k of n serves ``/metrics`` on the first free port of the
-    API's metrics port … +n-1."""
-    first = metrics_port(settings, role)
-    if not first or workers == 1:
-        return serve_metrics(settings, role)
-    for port in range(first, first + workers):
-        with contextlib.suppress(RuntimeError):
-            return serve_metrics(settings, role, port)
-    raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
 
 
 @app.command()
