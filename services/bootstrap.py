@@ -31,7 +31,6 @@ from projections.inbox import Inbox
 from projections.learning_proposals import LearningProposals
 from projections.nights import Nights
 from projections.runner import Projection, ProjectionReader, ensure_schema, schema_of
-from services import metrics
 from services.api import Http, create_app
 from services.appraisal.api import appraisal_routes
 from services.appraisal.handlers import HANDLERS as APPRAISAL_HANDLERS
@@ -59,12 +58,12 @@ from services.evals.runs import CaseRunner
 from services.feedback.api import feedback_routes
 from services.feedback.handlers import ALONE, CREATES
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
-from services.follower import Follower, Reader, ReaderStatus
+from services.follower import Follower, Reader, ReaderStatus, postgresql_away
 from services.follower import ensure_tables as ensure_follower_tables
 from services.health import (
     ReaderHealth,
     inbound_health,
-    parked_by_reader,
+    instance_incidents,
     readers_health,
     readiness_body,
 )
@@ -101,7 +100,7 @@ from services.store import EventStore, LoopStore, open_store
 from services.supervisor import Supervisor
 from services.telemetry import configure as configure_telemetry
 from services.tracing import TraceContext
-from services.waiting import cannot_connect, until_reachable
+from services.waiting import until_reachable
 
 log = logging.getLogger("feedbackloop")
 GAUGES = "metrics-gauges"  # the supervised task that refreshes the read-model gauges
@@ -173,7 +172,6 @@ class Runtime:
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
     role: Role = SERVE  # its metrics port and connection budget (services/roles.py)
-    parked_shown: set[str] = field(default_factory=set)  # readers whose parked gauge it set
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -277,23 +275,16 @@ class Runtime:
         if self.stop_embedded is not None:
             await asyncio.to_thread(self.stop_embedded)
 
-    def serve_metrics(self) -> int | None:
-        """Serve ``/metrics`` on this role's metrics port, apart from the API; answers the
-        port, or None when off (see ``serve_metrics``)."""
-        if self.unserve_metrics is not None:
-            return self.served_metrics_port  # served already, before the wait for PostgreSQL
-        served = serve_metrics(self.settings, self.role)
+    def metrics_served(self, served: "Served | None") -> int | None:
+        """Metrics are served (``serve_metrics``, before the process connected, or None when
+        off): keep the read-model gauges refreshed there, and stop serving when closed. The
+        counts of things that stand are read from the read models, whichever process changed
+        them (SPEC C49, C50). Answers the port."""
         if served is None:
             return None
-        self.metrics_served(*served)
-        return self.served_metrics_port
-
-    def metrics_served(self, port: int, unserve: Callable[[], None]) -> None:
-        """Metrics are served on ``port``: keep the read-model gauges refreshed there. The
-        counts of things that stand are read from the read models, whichever process changed
-        them (SPEC C49, C50)."""
-        self.served_metrics_port, self.unserve_metrics = port, unserve
+        self.served_metrics_port, self.unserve_metrics = served
         self.supervisor.start(GAUGES, lambda: keep_refreshed(self.pool, self.stop))
+        return self.served_metrics_port
 
     async def start_grpc(self, port: int | None = None) -> int | None:
         """gRPC ``Learning`` beside the API (SPEC C22); answers its port, or None when off."""
@@ -497,16 +488,10 @@ class Runtime:
 
     async def readiness(self) -> dict[str, Any]:
         """``/readyz``'s body: whether this process can serve, and what degrades the
-        instance. Sets the degraded gauges from the database, so every process that answers
-        /readyz shows the instance's parked events, including the inbound consumers'."""
+        instance (the gauges of the same are read by ``read_model_gauges.refresh``)."""
         await self.pool.fetchval("SELECT 1")
         report = await self.health(only=self.running())
-        parked = await parked_by_reader(self.pool)
-        for reader in self.parked_shown | parked.keys():  # a reader released since: back to 0
-            metrics.INSTANCE_PARKED.labels(reader).set(parked.get(reader, 0))
-        self.parked_shown |= parked.keys()
-        metrics.DEGRADED.set(1 if parked else 0)
-        return readiness_body(report, parked)
+        return readiness_body(report, await instance_incidents(self.pool))
 
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds
@@ -536,9 +521,12 @@ class Runtime:
             try:
                 report = await self.readiness()
             except Exception as error:
-                if not cannot_connect(error):
+                if not postgresql_away(error):
                     raise
-                problem = f"unreachable: {type(error).__name__}: {error}"
+                # The driver's message may name the database's host: the unauthenticated
+                # body says only the kind of error, the log the whole of it.
+                log.warning("readyz: PostgreSQL unreachable: %s: %s", type(error).__name__, error)
+                problem = f"unreachable: {type(error).__name__}"
                 body = {"status": "not ready", "database": problem}
                 return JSONResponse(body, status_code=503)
             return JSONResponse(report, status_code=200 if report["status"] == "ok" else 503)
@@ -586,18 +574,31 @@ def metrics_port(settings: Settings, role: Role) -> int:
     return role.metrics_port if settings.metrics_port is None else settings.metrics_port
 
 
-def serve_metrics(
-    settings: Settings, role: Role, port: int | None = None
-) -> tuple[int, Callable[[], None]] | None:
-    """Serve ``/metrics`` apart from the API (issue 8), on ``port`` or the role's; answers
-    the port and how to stop, or None when the port is 0. A port that is taken stops the
-    process: metrics an operator counts on must not go missing quietly. Served before the
-    process connects, so that a wait for PostgreSQL shows there."""
-    host = settings.metrics_host
-    port = metrics_port(settings, role) if port is None else port
-    if not port:
+Served = tuple[int, Callable[[], None]]  # the port metrics are served on, and how to stop
+
+
+def serve_metrics(settings: Settings, role: Role, workers: int = 1) -> Served | None:
+    """Serve ``/metrics`` apart from the API on the role's metrics port (services/roles.py);
+    answers the port and how to stop, or None when the port is 0. With several API workers,
+    each counts its own requests: worker k of n serves on the first free port of the role's
+    port … +n-1. Served before the process connects, so that a wait for PostgreSQL shows
+    there (``Runtime.metrics_served`` then keeps the read-model gauges refreshed)."""
+    first = metrics_port(settings, role)
+    if not first:
         log.info("metrics: off (FEEDBACKLOOP_METRICS_PORT=0)")
         return None
+    if workers == 1:
+        return metrics_server(settings, first)
+    for port in range(first, first + workers):
+        with contextlib.suppress(RuntimeError):
+            return metrics_server(settings, port)
+    raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
+
+
+def metrics_server(settings: Settings, port: int) -> Served:
+    """``/metrics`` on ``port``. A port that is taken stops the process: metrics an operator
+    counts on must not go missing quietly."""
+    host = settings.metrics_host
     try:
         server, _thread = start_http_server(port, host)
     except OSError as exc:

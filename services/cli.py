@@ -22,15 +22,15 @@ from services import roles
 from services.auth import SCOPES, new_key
 from services.bootstrap import (
     Runtime,
-    metrics_port,
     read_models,
     serve_metrics,
     serving,
     settle_collector,
 )
+from services.follower import postgresql_away
 from services.roles import Role
 from services.settings import Settings
-from services.waiting import cannot_connect, where
+from services.waiting import where
 
 app = typer.Typer(
     help="Feedback Loop: records feedback on AI agents' answers as events, keeps read models, "
@@ -65,15 +65,14 @@ def configure_logging(settings: Settings) -> None:
 async def start(settings: Settings, role: Role, *, workers: int = 1) -> Runtime:
     """A long-running process's start: its metrics port first (a wait shows there), then
     its runtime, waiting for PostgreSQL as long as it takes (services/waiting.py)."""
-    served = serve_role_metrics(settings, role, workers)
+    served = serve_metrics(settings, role, workers)
     try:
         runtime = await Runtime.open(settings, role, wait=True)
     except BaseException:
         if served is not None:
             served[1]()
         raise
-    if served is not None:
-        runtime.metrics_served(*served)
+    runtime.metrics_served(served)
     return runtime
 
 
@@ -316,21 +315,6 @@ def cancelled_on_stop_signal(task: "asyncio.Task[None]") -> Iterator[None]:
             signal.signal(number, handler)
 
 
-def serve_role_metrics(
-    settings: Settings, role: Role, workers: int = 1
-) -> tuple[int, Callable[[], None]] | None:
-    """The role's metrics port (services/roles.py). With several API workers, each counts
-    its own requests: worker k of n serves ``/metrics`` on the first free port of the
-    API's metrics port … +n-1."""
-    first = metrics_port(settings, role)
-    if not first or workers == 1:
-        return serve_metrics(settings, role)
-    for port in range(first, first + workers):
-        with contextlib.suppress(RuntimeError):
-            return serve_metrics(settings, role, port)
-    raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
-
-
 @app.command()
 def projector(
     only: Annotated[
@@ -564,8 +548,8 @@ def status(
 
     Exits 1 when a reader is not running (no heartbeat lately), waits for something (Kafka
     away) or lags past FEEDBACKLOOP_READER_MAX_LAG, as /readyz answers 503; compose's health
-    checks call it with --reader. Parked events are shown as incidents ("degraded") but do
-    not fail it: the reader goes on with every other aggregate.
+    checks call it with --reader. Parked events and failing scheduled units are shown as
+    incidents ("degraded") but do not fail it: the reader goes on with every other aggregate.
     """
     from rich.table import Table
 
@@ -588,7 +572,7 @@ def status(
             table.add_row(*row, problems, incidents)
         Console().print(table)
         if degraded := [r.name for r in report if r.degraded]:
-            console.print(f"degraded: parked events in {', '.join(degraded)}")
+            console.print(f"degraded: incidents in {', '.join(degraded)}")
         return all(r.ok for r in report)
 
     if not run_or_say_unreachable(settings, main):
@@ -601,7 +585,7 @@ def run_or_say_unreachable(settings: Settings, main: Callable[[], Coroutine[Any,
     try:
         return asyncio.run(main())
     except Exception as error:
-        if not cannot_connect(error):
+        if not postgresql_away(error):
             raise
         where_to = where(settings.database_url) if settings.database_url else "the embedded one"
         message = f"PostgreSQL at {where_to} cannot be reached: {type(error).__name__}: {error}"

@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 import asyncpg
+import psycopg
 from aiokafka.errors import KafkaError, KafkaTimeoutError
 from asyncpg.pool import PoolConnectionProxy
 from eventsourcing.persistence import Notification
@@ -186,10 +187,11 @@ class Pipelined(Protocol):
         """Hand the batch over; the future is done when it was applied (or raises why not)."""
 
 
-def is_transient(error: BaseException) -> bool:
-    """A failure of the surroundings, not of the event: try again, never park."""
-    if isinstance(error, KafkaError):
-        return bool(getattr(error, "retriable", False)) or isinstance(error, KafkaTimeoutError)
+def postgresql_away(error: BaseException) -> bool:
+    """PostgreSQL is away, starting, shutting down or full ("too many clients") — a condition
+    that passes, not a misconfiguration: a wrong password or database name is not one
+    (asyncpg, which connects first, names those apart). The one list for the wait at start
+    (services/waiting.py), the readers' retries and the scheduled units (``is_transient``)."""
     return isinstance(
         error,
         OSError
@@ -198,8 +200,18 @@ def is_transient(error: BaseException) -> bool:
         | asyncpg.InterfaceError
         | asyncpg.CannotConnectNowError
         | asyncpg.AdminShutdownError
+        | asyncpg.TooManyConnectionsError
+        | psycopg.OperationalError
+        # the library's own names for its driver's failures
         | StoreUnavailable,
     )
+
+
+def is_transient(error: BaseException) -> bool:
+    """A failure of the surroundings, not of the event: try again, never park."""
+    if isinstance(error, KafkaError):
+        return bool(getattr(error, "retriable", False)) or isinstance(error, KafkaTimeoutError)
+    return postgresql_away(error)
 
 
 async def first_of(*events: asyncio.Event, timeout: float) -> None:
@@ -744,7 +756,11 @@ class Follower:
 
 async def wait_for_position(pool: asyncpg.Pool, reader: str, at_least: int, timeout: float) -> int:
     """Wait until the reader has applied ``at_least`` (read-your-writes); returns the position
-    reached, which is below ``at_least`` only when the timeout ran out."""
+    reached, which is below ``at_least`` only when the timeout ran out.
+
+    A waiter holds exactly one connection of ``pool``: the position is read on the one that
+    LISTENs. Taking a second one would let as many waiters as the pool has connections hold
+    them all while each waits for another (a role's pool is small: services/roles.py)."""
     position = await read_position(pool, reader)
     if position >= at_least:
         return position
@@ -759,7 +775,7 @@ async def wait_for_position(pool: asyncpg.Pool, reader: str, at_least: int, time
             async with asyncio.timeout(timeout):
                 while True:
                     reached.clear()  # before reading, so a NOTIFY meanwhile is not lost
-                    position = await read_position(pool, reader)
+                    position = await read_position(conn, reader)
                     if position >= at_least:
                         break
                     await reached.wait()

@@ -7,11 +7,13 @@ Two kinds of finding, kept apart because they ask for different answers:
   ``max_silence``: dead, or never started), more than ``max_lag`` positions behind the store's
   head, or waiting for something (Kafka away). A process with a problem is not ready.
 - an **incident** is for an operator but does not stop the reader: parked events (a log
-  reader's ``parked_events``, the inbound consumers' ``inbound_parked``). One event, possibly
+  reader's ``parked_events``, the inbound consumers' ``inbound_parked``), and the scheduler's
+  units failing now (``services.scheduled_failures``). One event, possibly
   one tenant's bad input, is set aside while every other aggregate flows on; taking the
   instance out of its load balancer for it would let one tenant take the service down for
   all. A reader with incidents is *degraded*: shown in ``/readyz``'s body, in ``feedbackloop
-  status``, in the metric ``feedbackloop_reader_parked`` and in the log.
+  status``, in the metrics ``feedbackloop_degraded`` and
+  ``feedbackloop_instance_parked_events`` (``services.read_model_gauges``) and in the log.
 
 The inbound consumers heartbeat too (``inbound_consumers``); their lag is counted in Kafka
 messages.
@@ -23,6 +25,7 @@ from typing import Any
 import asyncpg
 
 from services.follower import Connection
+from services.scheduled_failures import SCHEDULER, Failing, failing_by_job, failing_incidents
 
 
 @dataclass(frozen=True)
@@ -148,14 +151,28 @@ async def parked_by_reader(pool: asyncpg.Pool | Connection) -> dict[str, int]:
     return found
 
 
-def readiness_body(report: list[ReaderHealth], parked: dict[str, int]) -> dict[str, Any]:
+def incidents_of(parked: dict[str, int], failing: list[Failing]) -> dict[str, list[str]]:
+    """What degrades the instance, by reader: its parked events (``parked_by_reader``) and
+    the scheduled units failing now (``failing_by_job``)."""
+    incidents = {reader: parked_incident(count) for reader, count in parked.items()}
+    if failing:
+        incidents[SCHEDULER] = failing_incidents(failing)
+    return incidents
+
+
+async def instance_incidents(pool: asyncpg.Pool | Connection) -> dict[str, list[str]]:
+    """``incidents_of`` the whole instance now, whichever process runs each reader."""
+    return incidents_of(await parked_by_reader(pool), await failing_by_job(pool))
+
+
+def readiness_body(report: list[ReaderHealth], incidents: dict[str, list[str]]) -> dict[str, Any]:
     """``/readyz``'s answer: ``status`` "ok" (200) unless a reader of this process has a
-    problem (503); ``degraded`` and the ``incidents`` per reader from the whole instance's
-    parked events (``parked_by_reader``)."""
+    problem (503); ``degraded`` and the ``incidents`` per reader of the whole instance
+    (``instance_incidents``)."""
     return {
         "status": "ok" if all(r.ok for r in report) else "not ready",
-        "degraded": bool(parked),
-        "incidents": {reader: parked_incident(count) for reader, count in parked.items()},
+        "degraded": bool(incidents),
+        "incidents": incidents,
         "readers": [
             {
                 "name": r.name,

@@ -1,7 +1,7 @@
 """Prometheus metrics (seed 004's metric names, dots as underscores).
 
 They are served at ``/metrics`` on a port of their own (``FEEDBACKLOOP_METRICS_PORT``), never
-on the API's: whoever reaches the API is not therefore an operator (issue 8). That port asks
+on the API's: whoever reaches the API is not therefore an operator. That port asks
 for no key, so no label value is a tenant's own: neither its id nor what it names (a dataset,
 an agent, a target asset). Only where the operator says so
 (``FEEDBACKLOOP_METRICS_TENANT_LABELS``) are they shown (``tenant_label``); otherwise whoever
@@ -79,23 +79,27 @@ READER_PARKED = Gauge(
     "Events parked by the reader, waiting for an operator.",
     ["reader"],
 )
-# The alert for parked events (an incident, not a readiness failure): 1 while some reader of
-# the instance has parked events, as the last /readyz of this process found; the count per
-# reader beside it (the inbound consumers' as "inbound"). Apart from READER_PARKED, which
-# the process leading a log reader sets from what it parked itself.
-DEGRADED = Gauge(
+# The alert for an instance that needs an operator (an incident, not a readiness failure):
+# 1 while some reader of the instance has parked events or a scheduled unit fails
+# (services/health.py: incidents_of); the parked events per reader beside it (the
+# inbound consumers' as "inbound"). Read from the database by ``services.read_model_gauges``
+# wherever metrics are served, whichever process runs the reader; READER_PARKED, apart from
+# them, is what the process leading a log reader parked itself.
+DEGRADED = ReadModelGauge(
     "feedbackloop_degraded",
-    "1 while some reader of the instance has parked events (ready, but an operator is needed).",
+    "1 while the instance has parked events or failing scheduled units (ready, but an "
+    "operator is needed).",
+    [],
 )
-INSTANCE_PARKED = Gauge(
+INSTANCE_PARKED = ReadModelGauge(
     "feedbackloop_instance_parked_events",
-    "Parked events of the whole instance by reader, as the last /readyz found them.",
+    "Parked events of the whole instance by reader, read from the database.",
     ["reader"],
 )
-# 1 while the process waits at start for a server it cannot reach (services/waiting.py).
+# 1 from start until the process has connected (services/waiting.py).
 START_WAITING = Gauge(
     "feedbackloop_start_waiting",
-    "1 while the process waits at start for a dependency it cannot reach.",
+    "1 until the process has connected at start to the dependency (0 once connected).",
     ["dependency"],
 )
 READER_PARKED_TOTAL = Counter(

@@ -2,7 +2,8 @@
 
 ``refresh`` reads each count through its read model's query (the proposals by tenant, kind and
 state; the datasets with a published version by tenant and target; the scheduled units
-failing now by job) and sets the gauge's series all at once. A process that serves metrics
+failing now by job; the instance's parked events by reader, and whether it is degraded) and
+sets the gauge's series all at once. A process that serves metrics
 refreshes them every ``EVERY`` seconds (``keep_refreshed``), so whichever process raised or
 decided a proposal, every scrape shows the read model's count, never a negative one.
 
@@ -19,7 +20,15 @@ import asyncpg
 
 from projections.datasets import count_published_datasets
 from projections.learning_proposals import count_proposals
-from services.metrics import DATASETS, LEARNING_PROPOSALS, SCHEDULED_FAILING, tenant_label
+from services.health import incidents_of, parked_by_reader
+from services.metrics import (
+    DATASETS,
+    DEGRADED,
+    INSTANCE_PARKED,
+    LEARNING_PROPOSALS,
+    SCHEDULED_FAILING,
+    tenant_label,
+)
 from services.scheduled_failures import failing_by_job
 
 log = logging.getLogger(__name__)
@@ -35,12 +44,13 @@ async def refresh(pool: asyncpg.Pool) -> None:
     datasets: Counter[tuple[str, ...]] = Counter()
     for tenant, target, n in await count_published_datasets(pool):
         datasets[(tenant_label(tenant), tenant_label(target))] += n
-    failing: dict[tuple[str, ...], float] = {
-        (f.job,): float(f.units) for f in await failing_by_job(pool)
-    }
+    failing = await failing_by_job(pool)
+    parked = await parked_by_reader(pool)
     LEARNING_PROPOSALS.set_all(proposals)
     DATASETS.set_all(datasets)
-    SCHEDULED_FAILING.set_all(failing)
+    SCHEDULED_FAILING.set_all({(f.job,): float(f.units) for f in failing})
+    INSTANCE_PARKED.set_all({(reader,): float(n) for reader, n in parked.items()})
+    DEGRADED.set_all({(): 1.0 if incidents_of(parked, failing) else 0.0})
 
 
 async def keep_refreshed(pool: asyncpg.Pool, stop: asyncio.Event, every: float = EVERY) -> None:

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PROPOSALS, DIGEST, NIGHT, NIGHT_CASE = "proposals", "digest", "night", "night-case"
+SCHEDULER = "scheduler"  # the scheduler's name where it stands beside the readers (status)
 MAX_REASON_TEXT = 500
 
 DDL = """
@@ -159,6 +160,15 @@ async def failing_by_job(pool: asyncpg.Pool | Connection) -> list[Failing]:
         "FROM scheduled_failures GROUP BY job ORDER BY job"
     )
     return [Failing(row["job"], row["units"], row["latest"]) for row in rows]
+
+
+def failing_incidents(failing: list[Failing]) -> list[str]:
+    """The units failing, per job, as an incident of the scheduler: an operator's to-do that
+    leaves the instance ready (services/health.py), never a tenant or a unit."""
+    if not failing:
+        return []
+    jobs = ", ".join(f"{f.job} {f.units} ({f.latest_error})" for f in failing)
+    return [f"units failing, tried again at every tick: {jobs}"]
 
 
 async def recorded_failures(pool: asyncpg.Pool | Connection) -> list[dict[str, object]]:

@@ -40,12 +40,18 @@ from services.digests.weeks import due_at, last_completed, previous
 from services.follower import Connection, ReaderStatus, is_transient
 from services.health import ReaderHealth
 from services.scheduled import BuildDigest, PlanNight, RaiseProposals
-from services.scheduled_failures import Failing, failing_by_job, failing_orders, forget_order
+from services.scheduled_failures import (
+    SCHEDULER,
+    failing_by_job,
+    failing_incidents,
+    failing_orders,
+    forget_order,
+)
 from services.scheduled_failures import ensure_table as ensure_failures_table
 
 log = logging.getLogger(__name__)
 
-NAME = "scheduler"
+NAME = SCHEDULER
 MAX_ATTEMPTS = 3  # ticks an order is tried at before it is given up
 NIGHTS_KEPT = 7  # after a longer downtime, only the last week's nights are caught up
 WEEKS_KEPT = 52
@@ -342,13 +348,5 @@ async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderH
         problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
     for order, reason in json.loads(row["given_up"]).items():
         problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
-    state = row["state"] + failing_text(await failing_by_job(pool))
-    return ReaderHealth(NAME, 0, row["pending"], 0, state, silence, problems)
-
-
-def failing_text(failing: list[Failing]) -> str:
-    """The units failing, per job, as the status shows them after the scheduler's state."""
-    if not failing:
-        return ""
-    jobs = ", ".join(f"{f.job} {f.units} ({f.latest_error})" for f in failing)
-    return f"; units failing, tried again at every tick: {jobs}"
+    incidents = failing_incidents(await failing_by_job(pool))
+    return ReaderHealth(NAME, 0, row["pending"], 0, row["state"], silence, problems, incidents)

@@ -4,7 +4,7 @@ every process at once must not have to start them in order.
 
 While it waits it says so: a warning in its log at each attempt (what, where, why, the next
 pause) and the gauge ``feedbackloop_start_waiting{dependency}`` on its metrics port, which
-is served before the wait. The pauses grow with jitter up to 30 s (tenacity).
+is served before the wait: 1 until connected. The pauses grow with jitter up to 30 s (tenacity).
 """
 
 import logging
@@ -12,35 +12,13 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-import asyncpg
-import psycopg
-from eventsourcing.persistence import InterfaceError as LibraryInterfaceError
-from eventsourcing.persistence import OperationalError as LibraryOperationalError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_random_exponential
 
 from services import metrics
+from services.follower import postgresql_away
 
 log = logging.getLogger("feedbackloop")
 T = TypeVar("T")
-
-
-def cannot_connect(error: BaseException) -> bool:
-    """PostgreSQL is away, starting, shutting down or full — not misconfigured: a wrong
-    password or database name is raised, not waited for (asyncpg connects first and names
-    those apart)."""
-    return isinstance(
-        error,
-        OSError
-        | TimeoutError
-        | asyncpg.PostgresConnectionError
-        | asyncpg.CannotConnectNowError
-        | asyncpg.AdminShutdownError
-        | asyncpg.TooManyConnectionsError
-        | psycopg.OperationalError
-        # the library's own names for its driver's failures to connect
-        | LibraryOperationalError
-        | LibraryInterfaceError,
-    )
 
 
 def where(database_url: str) -> str:
@@ -53,11 +31,13 @@ async def until_reachable(
     database_url: str, connect: Callable[[], Awaitable[T]], *, max_pause: float = 30.0
 ) -> T:
     """``connect()`` until it succeeds; any failure but PostgreSQL's absence is raised."""
+    # 1 from the first attempt until one succeeds: 0 on a metrics port, served before this
+    # wait, then says the process is connected, not only that it has not failed yet.
     waiting = metrics.START_WAITING.labels("postgresql")
+    waiting.set(1)
 
     def say(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
-        waiting.set(1)
         log.warning(
             "waiting for PostgreSQL at %s: %s: %s (attempt %d; next in %.1f s)",
             where(database_url),
@@ -68,17 +48,15 @@ async def until_reachable(
         )
 
     retrying = AsyncRetrying(
-        retry=retry_if_exception(cannot_connect),
+        retry=retry_if_exception(postgresql_away),
         wait=wait_random_exponential(multiplier=0.5, max=max_pause),
         before_sleep=say,
         reraise=True,
     )
-    try:
-        async for attempt in retrying:
-            with attempt:
-                result = await connect()
-    finally:
-        waiting.set(0)
+    async for attempt in retrying:
+        with attempt:
+            result = await connect()
+    waiting.set(0)
     if retrying.statistics.get("attempt_number", 1) > 1:
         log.info("PostgreSQL at %s: connected", where(database_url))
     return result

@@ -45,13 +45,24 @@ def postgres() -> Iterator[str]:
         with PostgresContainer("postgres:16", driver=None) as container:
             yield container.get_connection_url()
         return
-    workdir = Path(tempfile.mkdtemp(prefix="fl-pg-"))
+    with own_postgres() as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def own_postgres(workdir: Path | None = None) -> Iterator[localservers.PostgresServer]:
+    """A PostgreSQL of the caller's own, never the shared one: default settings (fsync off
+    only for speed), its cluster in ``workdir`` or in a temporary directory; stopped and its
+    files removed afterwards."""
+    temporary = workdir is None
+    workdir = Path(tempfile.mkdtemp(prefix="fl-own-pg-")) if workdir is None else workdir
     server = localservers.start_postgres(workdir, fast=True)
     try:
-        yield server.url
+        yield server
     finally:
         server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        if temporary:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 @contextlib.contextmanager

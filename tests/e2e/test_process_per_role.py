@@ -11,10 +11,8 @@ own metrics port); the second, on the same host, is given ports of its own.
 import asyncio
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -26,7 +24,7 @@ import httpx
 import pytest
 
 from services import roles
-from tests.servers import ROOT, localservers
+from tests.servers import ROOT, localservers, own_postgres
 
 FEEDBACKLOOP = ROOT / ".venv" / "bin" / "feedbackloop"
 ROLES = ("api", "projector", "relay", "inbound", "scheduler")
@@ -35,19 +33,16 @@ API_WORKERS = min(os.cpu_count() or 1, roles.API_DEFAULT_WORKERS)
 DEFAULT_API_PORT = 8000
 # Inherited settings the README's recipe does not set (a developer's shell, the tests' own).
 UNSET = ("FEEDBACKLOOP_PORT", "FEEDBACKLOOP_METRICS_PORT", "FEEDBACKLOOP_HOST")
+# 1 on a metrics port until the process has connected (services/waiting.py)
+CONNECTED = 'feedbackloop_start_waiting{dependency="postgresql"} 0.0'
 
 
 @pytest.fixture
 def default_postgres() -> Iterator[str]:
     """A PostgreSQL of the test's own with the default max_connections (the shared one has
-    more); fsync off only for speed."""
-    workdir = Path(tempfile.mkdtemp(prefix="fl-stacks-"))
-    server = localservers.start_postgres(workdir, fast=True)
-    try:
+    more)."""
+    with own_postgres() as server:
         yield server.url
-    finally:
-        server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def free_ports(count: int) -> int:
@@ -115,10 +110,12 @@ def tail(stacks: list[Stack]) -> str:
 
 
 async def ready(http: httpx.AsyncClient, process: Process) -> bool:
-    """Its metrics port answers, and the API's /readyz says 200."""
+    """It has connected: every metrics port of it (served before it connects) says it no
+    longer waits for PostgreSQL; and the API's /readyz says 200."""
     with contextlib.suppress(httpx.HTTPError):
         for port in process.metrics:
-            if (await http.get(f"http://127.0.0.1:{port}/metrics")).status_code != 200:
+            answer = await http.get(f"http://127.0.0.1:{port}/metrics")
+            if answer.status_code != 200 or CONNECTED not in answer.text.splitlines():
                 return False
         if process.api is None:
             return True

@@ -5,9 +5,7 @@ wait, not a dead process."""
 
 import asyncio
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,23 +13,20 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import ROOT, localservers
+from tests.servers import ROOT, localservers, own_postgres
 
 FEEDBACKLOOP = ROOT / ".venv" / "bin" / "feedbackloop"
 WAITING = 'feedbackloop_start_waiting{dependency="postgresql"}'
 
 
 @pytest.fixture
-def stopped_postgres() -> Iterator[tuple[Path, localservers.PostgresServer]]:
-    """A PostgreSQL of the test's own, initialised and then stopped (its data kept)."""
-    workdir = Path(tempfile.mkdtemp(prefix="fl-wait-"))
-    server = localservers.start_postgres(workdir, fast=True)
-    server.stop(remove=False)
-    try:
+def stopped_postgres(tmp_path: Path) -> Iterator[tuple[Path, localservers.PostgresServer]]:
+    """A PostgreSQL of the test's own, initialised and then stopped (its data kept, to be
+    started again from its directory)."""
+    workdir = tmp_path / "postgres"
+    with own_postgres(workdir) as server:
+        server.stop(remove=False)
         yield workdir, server
-    finally:
-        server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def launch(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:

@@ -15,7 +15,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from contracts.feedback import RecordFeedback
-from services.bootstrap import Runtime
+from services.bootstrap import Runtime, serve_metrics
 from services.bus import Issued
 from services.errors import Refused
 from services.feedback.subscriptions import referenced_artifacts_exist
@@ -148,7 +148,7 @@ async def test_metrics_are_served_on_their_own_port_without_tenant_ids(
     """Issue 8 item 2 (SPEC C48): the feedback counter by kind; the tenant label stays empty
     unless FEEDBACKLOOP_METRICS_TENANT_LABELS is set."""
     runtime.settings.metrics_port = free_port()
-    port = runtime.serve_metrics()
+    port = runtime.metrics_served(serve_metrics(runtime.settings, runtime.role))
     await record_rating(client, keys.a)
     tenant = runtime.keys.identify(keys.a)
     assert tenant is not None
@@ -183,9 +183,9 @@ async def test_a_metrics_port_that_is_taken_stops_the_process_naming_the_setting
         taken.listen()
         runtime.settings.metrics_port = taken.getsockname()[1]
         with pytest.raises(RuntimeError, match="FEEDBACKLOOP_METRICS_PORT"):
-            runtime.serve_metrics()
+            serve_metrics(runtime.settings, runtime.role)
     runtime.settings.metrics_port = 0
-    assert runtime.serve_metrics() is None
+    assert serve_metrics(runtime.settings, runtime.role) is None
 
 
 # --- item 3: a draft is its author's until submitted ------------------------------------------

@@ -1,7 +1,6 @@
-"""Metrics on the unauthenticated port (issue 28, item 5): the counts of things that stand are
-the read models' counts, whichever process changed them, and no label value is a tenant's own
-(its id, a dataset id, an agent id) unless the operator asked for tenant labels (SPEC C49,
-C50)."""
+"""Metrics on the unauthenticated port: the counts of things that stand are the read models'
+counts, whichever process changed them, and no label value is a tenant's own (its id, a
+dataset id, an agent id) unless the operator asked for tenant labels (SPEC C49, C50)."""
 
 import asyncio
 import os
@@ -13,7 +12,7 @@ import httpx
 from prometheus_client import REGISTRY
 
 from projections.learning_proposals import count_proposals
-from services.bootstrap import Runtime
+from services.bootstrap import Runtime, serve_metrics
 from services.read_model_gauges import refresh
 from tests.conftest import Keys
 from tests.integration.test_datasets import BASE, artifact, snapshot, tenant_of
@@ -83,7 +82,8 @@ async def test_the_metrics_port_shows_no_tenant_dataset_or_agent_id(
     counted, and neither id (nor the tenant's, nor a proposal's target) is on the port."""
     runtime.start_projections()
     runtime.settings.metrics_port = free_port()
-    port = runtime.serve_metrics()  # with the read-model gauges refreshed where they are served
+    # served as a process serves them: with the read-model gauges refreshed there
+    port = runtime.metrics_served(serve_metrics(runtime.settings, runtime.role))
     tenant = tenant_of(keys, 0)
     agent = f"Office/Agent/{uuid.uuid4().hex[:8]}"
     dataset = f"agent:{agent}"

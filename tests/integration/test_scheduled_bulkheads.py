@@ -10,6 +10,8 @@ import uuid
 from datetime import date, timedelta
 from typing import Any
 
+import asyncpg
+import pytest
 from prometheus_client import REGISTRY, generate_latest
 
 from contracts.learning import EvidenceItem, EvidenceOrigin
@@ -22,7 +24,14 @@ from services.learning.evidence import Evidence
 from services.nightly.runner import NightlyRunner
 from services.read_model_gauges import refresh
 from services.scheduled import BuildDigest, PlanNight
-from services.scheduled_failures import DIGEST, Failure, Unit, recorded_failures, settle
+from services.scheduled_failures import (
+    DIGEST,
+    Failure,
+    Unit,
+    isolated,
+    recorded_failures,
+    settle,
+)
 from services.scheduled_failures import NIGHT as NIGHT_JOB
 from services.scheduler import Scheduler
 from services.store import existing
@@ -81,9 +90,11 @@ def failing_now(job: str) -> float | None:
     return REGISTRY.get_sample_value("feedbackloop_scheduled_failing", {"job": job})
 
 
-async def scheduler_state(runtime: Runtime) -> tuple[str, bool]:
+async def scheduler_incidents(runtime: Runtime) -> tuple[str, bool]:
+    """The scheduler's incidents as the status shows them, and whether it is ok (ready)."""
     [report] = await runtime.health(only=["scheduler"])
-    return report.state, report.ok
+    assert "failing" not in report.state  # an incident, not a state
+    return "; ".join(report.incidents), report.ok
 
 
 async def test_an_overflowing_cluster_fails_alone_and_every_other_tenant_s_proposal_is_raised(
@@ -116,12 +127,14 @@ async def test_an_overflowing_cluster_fails_alone_and_every_other_tenant_s_propo
     assert (failure["job"], failure["tenant_id"], failure["unit"], failure["attempts"]) == (
         "proposals", a, DRIFTING, 1,
     )  # fmt: skip
-    # OverflowError today; a ValidationError once the contract refuses what it holds.
-    assert "OverflowError" in str(failure["reason"]) or "ValidationError" in str(failure["reason"])
-    state, ok = await scheduler_state(runtime)
-    assert "proposals 1" in state
-    assert a not in state
+    assert str(failure["reason"]).startswith("OverflowError")
+    incidents, ok = await scheduler_incidents(runtime)
+    assert incidents == "units failing, tried again at every tick: proposals 1 (OverflowError)"
     assert ok  # one tenant's failure does not make the scheduler (or /readyz) unready
+    readiness = await runtime.readiness()
+    assert readiness["status"] == "ok"
+    assert readiness["degraded"] is True
+    assert readiness["incidents"] == {"scheduler": [incidents]}
     assert failures_counted("proposals") == counted + 1
     await refresh(runtime.pool)
     assert failing_now("proposals") == 1
@@ -202,8 +215,8 @@ async def test_a_failing_digest_is_one_tenant_s_and_is_built_at_the_next_tick(
     [failure] = await recorded_failures(runtime.pool)
     assert (failure["job"], failure["tenant_id"], failure["unit"]) == (DIGEST, a, ORDER.week)
     assert failure["reason"] == f"ZeroDivisionError: a digest that cannot be built ({ORDER.week})"
-    state, ok = await scheduler_state(runtime)
-    assert "digest 1 (ZeroDivisionError)" in state
+    incidents, ok = await scheduler_incidents(runtime)
+    assert "digest 1 (ZeroDivisionError)" in incidents
     assert ok
     assert failures_counted(DIGEST) == counted + 1
 
@@ -212,8 +225,8 @@ async def test_a_failing_digest_is_one_tenant_s_and_is_built_at_the_next_tick(
     await scheduler.tick()
     assert digest_of(a)
     assert await recorded_failures(runtime.pool) == []
-    state, _ = await scheduler_state(runtime)
-    assert "failing" not in state
+    incidents, _ = await scheduler_incidents(runtime)
+    assert incidents == ""
 
 
 async def test_an_order_with_a_failing_unit_is_given_again_though_no_longer_due(
@@ -282,8 +295,8 @@ async def test_a_tenant_whose_night_fails_leaves_the_other_nights_and_is_planned
         "night", a, NIGHT, f"night/{NIGHT}",
     )  # fmt: skip
     assert failure["reason"] == "ZeroDivisionError: a night that cannot be planned"
-    state, ok = await scheduler_state(runtime)
-    assert "night 1 (ZeroDivisionError)" in state
+    incidents, ok = await scheduler_incidents(runtime)
+    assert "night 1 (ZeroDivisionError)" in incidents
     assert ok
     assert failures_counted("night") == counted + 1
 
@@ -304,3 +317,18 @@ async def nights_of(runtime: Runtime) -> dict[str, Any]:
         date.fromisoformat(NIGHT),
     )
     return {row["tenant_id"]: row["status"] for row in rows}
+
+
+async def test_a_full_postgresql_during_a_unit_is_no_tenants_failure(runtime: Runtime) -> None:
+    """PostgreSQL refusing a connection as a full server does ("too many clients", 53300) is
+    the surroundings': the unit raises it for the scheduler to retry the order, and nothing
+    is recorded against the tenant."""
+    role = f"full_{uuid.uuid4().hex[:8]}"
+    await runtime.pool.execute(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 0")
+    try:
+        unit = Unit(DIGEST, "tenant-a", "2026-W48", "digest/2026-W48")
+        with pytest.raises(asyncpg.TooManyConnectionsError):
+            await isolated(unit, lambda: asyncpg.connect(runtime.database_url, user=role))
+    finally:
+        await runtime.pool.execute(f"DROP ROLE {role}")
+    assert await recorded_failures(runtime.pool) == []

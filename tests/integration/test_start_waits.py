@@ -63,3 +63,34 @@ async def test_an_operators_command_does_not_wait_for_postgresql(keys: Keys) -> 
         assert said.returncode == 2, said.stdout + said.stderr
         assert "cannot be reached: ConnectionRefusedError" in said.stderr
         assert "Traceback" not in said.stderr
+
+
+async def test_start_waiting_is_1_until_the_first_attempt_has_connected(
+    database_url: str, keys: Keys
+) -> None:
+    """A metrics port served before the wait reads 0 only once the process is connected:
+    during a first attempt that has not failed yet (here: behind another process's creation
+    of the tables) it reads 1, so that 0 can say a process came up."""
+    ddl = "hashtext('feedbackloop-ddl')"
+    admin = await asyncpg.connect(database_url)
+    try:
+        await admin.execute(f"SELECT pg_advisory_lock({ddl})")
+        opening = asyncio.create_task(
+            Runtime.open(settings_for(database_url, keys), roles.RELAY, wait=True)
+        )
+        async with asyncio.timeout(60):  # the first attempt waits for the lock
+            while not await admin.fetchval(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            ):
+                assert not opening.done(), opening
+                await asyncio.sleep(0.05)
+        assert REGISTRY.get_sample_value(*WAITING) == 1
+        await admin.execute(f"SELECT pg_advisory_unlock({ddl})")
+        runtime = await asyncio.wait_for(opening, 60)
+    finally:
+        await admin.close()
+    try:
+        assert REGISTRY.get_sample_value(*WAITING) == 0
+    finally:
+        await runtime.close()
