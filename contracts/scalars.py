@@ -141,10 +141,28 @@ Instant = Annotated[datetime, at_the_door(aware), at_the_door(within_utc_years)]
 # bound sum to 10^21, far below a double's 1.8 * 10^308, and every whole number up to it is
 # exact in a double (up to 2^53, about 9 * 10^15). No metric of an agent comes near it.
 MAX_MAGNITUDE = 1e15
-Measure = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def a_number(value: object, info: ValidationInfo) -> object:
+    """A number, or a decimal number written as a string (neighbours read tolerantly): never a
+    boolean (``true`` is no 1), nor Python's own spellings (``1_0``, non-ASCII digits), which
+    JSON does not have. What the store holds was checked when it came in."""
+    context: Any = info.context
+    if isinstance(context, dict) and context.get("stored"):
+        return value
+    if isinstance(value, bool):
+        raise ValueError("a number, not a boolean")
+    if isinstance(value, str) and not _DECIMAL.fullmatch(value.strip()):
+        raise ValueError("a number in decimal ASCII digits")
+    return value
+
+
+ANumber = BeforeValidator(a_number)  # last in each type, so the bounds stay in the schema
+Measure = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE), ANumber]
 # A count of something that happened: a whole number from 0 to a billion.
 MAX_COUNT = 1_000_000_000
-Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT), ANumber]
 
 # ---- Numbers, days and weeks written in a path -----------------------------------------------
 
@@ -184,7 +202,7 @@ PathNumber = Annotated[int, BeforeValidator(canonical_number)]
 # Bounded by ``annotated_types`` rather than ``Field``: FastAPI keeps these on a path
 # parameter (and shows them as minimum and maximum), where a ``Field`` inside is dropped.
 MAX_DATASET_VERSION = 1_000_000
-DatasetVersion = Annotated[int, Interval(ge=1, le=MAX_DATASET_VERSION)]
+DatasetVersion = Annotated[int, Interval(ge=1, le=MAX_DATASET_VERSION), ANumber]
 Day = Annotated[date, BeforeValidator(day_alone)]
 Week = Annotated[
     str, Field(pattern=WEEK_PATTERN, examples=["2026-W48"]), AfterValidator(calendar_week)

@@ -9,6 +9,8 @@ from pydantic import TypeAdapter, ValidationError
 from contracts.neighbours import DriftDetected, RunCompleted
 from contracts.scalars import (
     MAX_MAGNITUDE,
+    Count,
+    DatasetVersion,
     Day,
     Instant,
     MaybeArtifactRef,
@@ -91,6 +93,21 @@ def test_an_artifact_reference_is_taken_in_its_one_spelling_only() -> None:
     assert adapter.validate_python("urn:elsewhere:1") == "urn:elsewhere:1"
     for malformed in ("artifact:x", "artifact:sha256:12", f"artifact:md5:{HEX}"):
         assert refused(MaybeArtifactRef, malformed)
+
+
+@pytest.mark.parametrize("kind", [Measure, Count, DatasetVersion])
+@pytest.mark.parametrize("value", [True, False, "1_0", "\u0661", "0x10", "1 0", ""])
+def test_a_number_is_no_boolean_nor_a_spelling_json_does_not_have(kind: Any, value: Any) -> None:
+    """D08: ``true`` is no 1 and ``1_0`` no 10, though Python reads both so."""
+    assert refused(kind, value)
+
+
+@pytest.mark.parametrize("kind", [Measure, Count, DatasetVersion])
+def test_a_number_or_a_decimal_string_is_read(kind: Any) -> None:
+    """Neighbours are read tolerantly: a number written as a decimal string is still a number."""
+    assert TypeAdapter(kind).validate_python(12) == 12
+    assert TypeAdapter(kind).validate_python("12") == 12
+    assert TypeAdapter(kind).validate_python(" 12 ") == 12
 
 
 def test_a_run_stored_before_the_door_checked_its_scalars_reads_back_as_it_was() -> None:
