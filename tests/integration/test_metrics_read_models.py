@@ -12,7 +12,8 @@ import httpx
 from prometheus_client import REGISTRY
 
 from projections.learning_proposals import count_proposals
-from services.bootstrap import Runtime, serve_metrics
+from services.bootstrap import Runtime
+from services.metrics_port import serve_metrics
 from services.read_model_gauges import refresh
 from tests.conftest import Keys
 from tests.integration.test_datasets import BASE, artifact, snapshot, tenant_of

@@ -10,8 +10,9 @@ from eventsourcing.persistence import InterfaceError as LibraryInterfaceError
 from eventsourcing.persistence import OperationalError as LibraryOperationalError
 
 from services import roles
-from services.bootstrap import metrics_port, read_models
+from services.bootstrap import read_models
 from services.follower import is_transient, postgresql_away
+from services.metrics_port import metrics_port
 from services.settings import Settings
 from tests.servers import ROOT
 
