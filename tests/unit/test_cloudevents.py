@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contracts.feedback import RecordFeedback
+from contracts.scalars import is_blank
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.feedback.published import RECORDED
@@ -137,9 +138,10 @@ def test_a_traced_event_carries_its_traceparent_as_the_sdk_writes_it() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    # a blank reference is refused by the command (contracts.feedback.Ref), never published
+    # a blank reference (whitespace and zero-width characters alone) is refused by the
+    # command (contracts.scalars.Ref), never published
     ref=st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=40).filter(
-        str.strip
+        lambda text: not is_blank(text)
     ),
     source=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20),
     rating=st.integers(1, 5),
