@@ -3,7 +3,7 @@
 Issue 8 asks for every answer "with examples". Each example here is an answer the service
 gave (recorded from a run of it, then spread over a morning): ids are the UUIDs it made,
 times RFC 3339 as the read models write them, positions opaque tokens sealed for the tenant
-(``services/positions.py``: 36 bytes, base64url). They tell one story, so ids line up across
+(``services/edge/positions.py``: 36 bytes, base64url). They tell one story, so ids line up across
 answers: Alice (tenant ``acme``) rates a run and corrects it, reports that the Office coach
 did not find her hourly rate, Bruno triages the report, Alice lifts it into an eval case,
 confirms it and runs two conversations. The night of 2026-11-28 re-runs her confirmed case

@@ -37,7 +37,7 @@ class Answer(BaseModel):
 
 def shown_as(*answers: JsonDict) -> ConfigDict:
     """An answer model's examples, as JSON it is answered in (by alias): the schema carries
-    them and ``services/openapi.py`` shows the first as each response's example. A subclass
+    them and ``services/edge/openapi.py`` shows the first as each response's example. A subclass
     names its own, or it would show its parent's (which it refuses: ``extra="forbid"``)."""
     shown: list[JsonValue] = [*answers]
     return ConfigDict(json_schema_extra={"examples": shown})

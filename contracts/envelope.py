@@ -1,10 +1,11 @@
 """The CloudEvents 1.0 envelopes (structured JSON mode) that carry our contracts on Kafka.
 
 These models document and pin the wire shape; the relay writes envelopes and the inbound
-consumers read them (``services.publication``, ``services.inbound.parsing``), both held to
+consumers read them (``services.kafka.publication``, ``services.kafka.inbound.parsing``), both held
+to
 what the CloudEvents SDK writes and reads. The envelope of each published event
 (``<Title>Message``) is derived from its declaration
-(``services.publication.Publication.envelope``), not written here.
+(``services.kafka.publication.Publication.envelope``), not written here.
 """
 
 from typing import Annotated, Any, Literal
@@ -45,7 +46,8 @@ class CloudEventEnvelope(Contract):
     time: Instant | None = None
     datacontenttype: Literal["application/json"] | None = None
     partitionkey: Attribute | None = Field(default=None, description="The Kafka message key.")
-    # Not an Attribute: a malformed trace is ignored, never a refusal (services/tracing.py).
+    # Not an Attribute: a malformed trace is ignored, never a refusal
+    # (services/observing/tracing.py).
     traceparent: str | None = Field(
         default=None,
         description="W3C trace context (the CloudEvents distributed tracing extension): the "

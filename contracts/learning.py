@@ -179,7 +179,8 @@ class DraftReleaseRequested(Contract):
     requested_by: str = Field(alias="requestedBy")
 
 
-# API answers: on the ``Answer`` base, each with its example (``services/openapi.py`` shows it).
+# API answers: on the ``Answer`` base, each with its example (``services/edge/openapi.py`` shows
+# it).
 
 PROPOSAL_ID = "45961f88-d549-5194-b46e-3580d27a520d"  # acme's Office_Agent_Coach, three items
 _EVIDENCE_IDS = [f"evaluation:eval-{n}" for n in (311, 318, 324)]

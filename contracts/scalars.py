@@ -15,7 +15,8 @@ a dead-letter reason on Kafka), never found later by a read model that parks on 
 - A reference in our own scheme is ``artifact:sha256:<64 hex digits>``, in its normal form.
 
 What was accepted before a check was added is never refused by it: an event in the store is
-read back (``services.store.ContractAsJSON``) in the ``STORED`` context, where the checks made
+read back (``services.store.event_store.ContractAsJSON``) in the ``STORED`` context, where the
+checks made
 at the door (``at_the_door``) let it through as it was accepted.
 """
 

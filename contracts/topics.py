@@ -42,5 +42,5 @@ def dead_letter(topic: str) -> str:
 
 # The topics our consumers read: commands sent to us, and our neighbours' events. What we
 # publish is declared with each event in its context's ``published.py``;
-# ``services.published.TOPICS`` is every topic.
+# ``services.processes.published.TOPICS`` is every topic.
 CONSUMED = (RECORD_FEEDBACK, *NEIGHBOURS)

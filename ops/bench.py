@@ -89,13 +89,13 @@ from bench_processes import (  # noqa: E402
 )
 
 from contracts.feedback import RecordFeedback  # noqa: E402
-from services.auth import new_key  # noqa: E402
-from services.bootstrap import settle_collector  # noqa: E402
-from services.bus import CommandBus, Issued  # noqa: E402
+from services.bus.command_bus import CommandBus, Issued  # noqa: E402
+from services.edge.auth import new_key  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
-from services.settings import Settings  # noqa: E402
-from services.store import EVENTS_TABLE, EventStore, LoopStore, open_store, read_log  # noqa: E402
+from services.processes.bootstrap import settle_collector  # noqa: E402
+from services.processes.settings import Settings  # noqa: E402
+from services.store.event_store import EVENTS_TABLE, EventStore, LoopStore, open_store, read_log  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -288,7 +288,7 @@ class EachSecond:
 
 
 def bus_totals(metrics: list[str]) -> Counter[tuple[str, str]]:
-    """The command bus's histograms (``services.metrics``), their sums and counts added up
+    """The command bus's histograms (``services.observing.metrics``), their sums and counts added up
     over the API's workers."""
     totals = Counter[tuple[str, str]]()
     for url in metrics:
@@ -539,7 +539,7 @@ class Bench:
 Part = Callable[[Bench], list[dict[str, Any]]]
 
 LIBRARY_BATCH = "library appends, batches of 100"
-# The command bus's stages (``services.metrics.BUS_SECONDS``), as the table names them.
+# The command bus's stages (``services.observing.metrics.BUS_SECONDS``), as the table names them.
 BUS_STAGES = (
     ("queued", "waiting to be taken"),
     ("decide", "deciding, a hand-over to a thread included"),

@@ -4,7 +4,7 @@ compares.
 
 3. Ingest: RecordFeedback CloudEvents already on a topic of ``--partitions`` partitions (the
    service's default), applied exactly once by the real inbound consumer
-   (``services.inbound.InboundConsumer``: parse, bounds, receipts, one transaction per
+   (``services.kafka.inbound.InboundConsumer``: parse, bounds, receipts, one transaction per
    partition's poll), commands/s from its start to the last one settled;
    checked afterwards: one feedback and one receipt per command. And as production runs it
    (README: Beyond one machine): N ``feedbackloop inbound`` processes of one group (N = the
@@ -54,17 +54,17 @@ from bench_processes import cpu_seconds, feedbackloop, service_env  # noqa: E402
 
 from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
-from services.bus import CommandBus, Receipt  # noqa: E402
+from services.bus.command_bus import CommandBus, Receipt  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
 from services.feedback.published import PUBLICATIONS  # noqa: E402
 from services.feedback.subscriptions import SUBSCRIPTIONS  # noqa: E402
-from services.follower import Follower, ensure_tables, read_position  # noqa: E402
-from services.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
-from services.kafka import ensure_topics  # noqa: E402
-from services.publication import to_message  # noqa: E402
-from services.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402
-from services.store import EVENTS_TABLE, EventStore, LoopStore  # noqa: E402
+from services.followers.follower import Follower, ensure_tables, read_position  # noqa: E402
+from services.kafka.admin import ensure_topics  # noqa: E402
+from services.kafka.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
+from services.kafka.publication import to_message  # noqa: E402
+from services.kafka.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402
+from services.store.event_store import EVENTS_TABLE, EventStore, LoopStore  # noqa: E402
 
 TENANT = "bench"
 SOURCE = "urn:feedbackloop:bench"

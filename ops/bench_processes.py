@@ -23,9 +23,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import asyncpg  # noqa: E402
 
-from services.follower import ensure_tables, read_position  # noqa: E402
-from services.relay import NAME as RELAY  # noqa: E402
-from services.store import EVENTS_TABLE  # noqa: E402
+from services.followers.follower import ensure_tables, read_position  # noqa: E402
+from services.kafka.relay import NAME as RELAY  # noqa: E402
+from services.store.event_store import EVENTS_TABLE  # noqa: E402
 
 
 def service_env(url: str, **more: str) -> dict[str, str]:
@@ -49,7 +49,7 @@ def reap(process: subprocess.Popen[bytes]) -> dict[str, Any]:
     counts what this process held when it forked the child (Linux carries the high-water mark
     across ``exec``), so once the bench had grown past the child, every child measured the
     bench (409 MB for the rebuild and the relay alike). The peak of its worker processes (a
-    rebuild's, ``projections.apart``) is read alike: the largest of any of them.
+    rebuild's, ``services.projecting.apart``) is read alike: the largest of any of them.
 
     ``cpu_s`` is that of the process and every process under it (a rebuild's fork server and
     its workers), each read from /proc as it runs: ``wait4`` counts only the children a

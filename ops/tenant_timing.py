@@ -26,16 +26,16 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import httpx
 
+from contracts.errors import NotFound
 from contracts.feedback import RecordFeedback
-from services.auth import SCOPES, new_key
-from services.bootstrap import Runtime
-from services.bus import Receipt
-from services.errors import NotFound
+from services.bus.command_bus import Receipt
+from services.edge.auth import SCOPES, new_key
 from services.feedback.domain import Feedback
-from services.settings import Settings
-from services.store import EVENTS_TABLE, load_owned
+from services.processes.bootstrap import Runtime
+from services.processes.settings import Settings
+from services.store.event_store import EVENTS_TABLE, load_owned
 
-TENANTS_TRIGGER = "feedbackloop_record_tenant"  # services.store's owners' trigger
+TENANTS_TRIGGER = "feedbackloop_record_tenant"  # services.store.event_store's owners' trigger
 
 WARM_UP = 100
 

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from contracts.neighbours import RunCompleted
-from projections.runner import Connection, Positioned, insert_rows
+from projections.read_model import insert_rows
 from services.appraisal.domain import TenantCharter
 from services.evals.domain import EvalCase
 from services.feedback.domain import Feedback
+from services.followers.follower import Connection, Positioned
 from services.reports.domain import Report
 from services.reports.facts import block_of
 
@@ -50,8 +51,10 @@ def serves_of(event: object) -> str:
 
 class AppraisalFacts:
     name = "appraisal"
-    insert_only = ("feedback",)  # a rebuild adds its key after loading (projections.runner)
-    order_free = (Feedback.Recorded,)  # a feedback row or none: loaded apart (projections.apart)
+    insert_only = ("feedback",)  # a rebuild adds its key after loading (services.projecting.runner)
+    order_free = (
+        Feedback.Recorded,
+    )  # a feedback row or none: loaded apart (services.projecting.apart)
 
     def __init__(self, run_events: Sequence[type] = ()) -> None:
         self.run_events = tuple(run_events)
@@ -116,7 +119,8 @@ class AppraisalFacts:
         """
 
     def indexes(self, schema: str) -> str:
-        """Secondary indexes: a rebuild makes them after loading (``projections.runner``)."""
+        """Secondary indexes: a rebuild makes them after loading
+        (``services.projecting.runner``)."""
         return f"""
         CREATE INDEX IF NOT EXISTS reports_by_run ON {schema}.reports (tenant_id, run_id);
         CREATE INDEX IF NOT EXISTS reports_by_agent ON {schema}.reports (tenant_id, agent);

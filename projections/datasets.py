@@ -12,18 +12,23 @@ from typing import Any
 
 import asyncpg
 
-from projections.runner import Connection, Positioned, insert_rows
+from projections.read_model import insert_rows
 from services.datasets.domain import Dataset, HarvestedRun, Validation, dataset_target
 from services.datasets.tasks import Check, Correction, Curated, Run, compose
 from services.feedback.domain import Feedback
+from services.followers.follower import Connection, Positioned
 
 CORRECTIONS = ("tenant_id", "feedback_id", "run_id", "corrected_ref", "given_at")
 
 
 class Datasets:
     name = "datasets"
-    insert_only = ("corrections",)  # a rebuild adds its key after loading (projections.runner)
-    order_free = (Feedback.Recorded,)  # a correction or nothing: loaded apart (projections.apart)
+    insert_only = (
+        "corrections",
+    )  # a rebuild adds its key after loading (services.projecting.runner)
+    order_free = (
+        Feedback.Recorded,
+    )  # a correction or nothing: loaded apart (services.projecting.apart)
     handles = (
         HarvestedRun.Harvested,
         Validation.Recorded,
@@ -107,7 +112,7 @@ class Datasets:
 
     def indexes(self, schema: str) -> str:
         """Secondary indexes, for reads only (every write goes by a primary key): a rebuild
-        makes them once after loading (``projections.runner``)."""
+        makes them once after loading (``services.projecting.runner``)."""
         return f"""
         CREATE INDEX IF NOT EXISTS runs_by_dataset ON {schema}.runs (tenant_id, dataset_id);
         CREATE INDEX IF NOT EXISTS corrections_by_run ON {schema}.corrections (tenant_id, run_id);

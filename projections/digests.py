@@ -11,8 +11,8 @@ from typing import Any
 
 import asyncpg
 
-from projections.runner import Connection, Positioned
 from services.digests.domain import Digest
+from services.followers.follower import Connection, Positioned
 
 
 class Digests:

@@ -10,8 +10,8 @@ from uuid import UUID
 
 import asyncpg
 
-from projections.runner import Connection, Positioned
 from services.evals.domain import EvalCase
+from services.followers.follower import Connection, Positioned
 
 
 class EvalCases:

@@ -10,8 +10,9 @@ from typing import Any
 
 import asyncpg
 
-from projections.runner import Connection, Positioned, insert_rows
+from projections.read_model import insert_rows
 from services.feedback.domain import Feedback
+from services.followers.follower import Connection, Positioned
 
 COLUMNS = (
     "feedback_id",
@@ -37,8 +38,10 @@ FIELDS = attrgetter(*(EVENT_FIELD.get(column, column) for column in COLUMNS[:-1]
 class FeedbackList:
     name = "feedback_list"
     handles = (Feedback.Recorded,)
-    insert_only = ("feedback",)  # a rebuild adds its key after loading (projections.runner)
-    order_free = (Feedback.Recorded,)  # a row each: a rebuild loads them apart (projections.apart)
+    insert_only = ("feedback",)  # a rebuild adds its key after loading (services.projecting.runner)
+    order_free = (
+        Feedback.Recorded,
+    )  # a row each: a rebuild loads them apart (services.projecting.apart)
 
     def ddl(self, schema: str) -> str:
         return f"""

@@ -15,7 +15,7 @@ from uuid import UUID
 import asyncpg
 
 from contracts.goals import GoalKind, read_goal_refs
-from projections.runner import Connection, Positioned
+from services.followers.follower import Connection, Positioned
 from services.learning.domain import LearningProposal
 
 SCHEMA = "rm_learning_proposals"
@@ -59,7 +59,7 @@ class LearningProposals:
 
     def indexes(self, schema: str) -> str:
         """A secondary index, for reads only (every write goes by the primary key): a rebuild
-        makes it once after loading (``projections.runner``)."""
+        makes it once after loading (``services.projecting.runner``)."""
         return f"""
         CREATE INDEX IF NOT EXISTS learning_proposals_by_tenant
             ON {schema}.learning_proposals (tenant_id, state, kind, target_asset_id);

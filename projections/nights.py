@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from projections.runner import Connection, Positioned
+from services.followers.follower import Connection, Positioned
 from services.nightly.domain import Night
 
 

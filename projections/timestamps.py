@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
-from services.follower import Connection
+from services.followers.follower import Connection
 
 PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)

@@ -13,7 +13,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from contracts.neighbours import RunCompleted
-from services.store import EventStore
+from services.store.event_store import EventStore
 
 
 class HarvestedRun(Aggregate):

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from hypothesis import settings
 
-from services.auth import SCOPES, new_key
-from services.bootstrap import Runtime
-from services.settings import Settings
-from services.store import EVENTS_TABLE
+from services.edge.auth import SCOPES, new_key
+from services.processes.bootstrap import Runtime
+from services.processes.settings import Settings
+from services.store.event_store import EVENTS_TABLE
 from tests import servers
 
 # In CI the property tests draw the same examples every run, so a landing is never decided by

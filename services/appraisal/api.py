@@ -27,6 +27,7 @@ from contracts.appraisal import (
     RunAppraisal,
     WriteCharter,
 )
+from contracts.errors import NotFound, Refused, echoed
 from contracts.goals import GoalKind, GoalRef
 from projections.appraisal_reads import (
     UNREADABLE,
@@ -38,7 +39,14 @@ from projections.appraisal_reads import (
     sample_inbox,
     sample_proposals,
 )
-from services.api import (
+from services.appraisal.appraise import appraise
+from services.appraisal.charter import EMPTY, Charter
+from services.appraisal.facts import Facts
+from services.appraisal.health import health
+from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
+from services.appraisal.readings import Sample, reading
+from services.appraisal.setpoints import SensorKind
+from services.edge.app import (
     Http,
     IdempotencyKey,
     Instant,
@@ -47,17 +55,9 @@ from services.api import (
     command_id,
     media_type,
 )
-from services.appraisal.appraise import appraise
-from services.appraisal.charter import EMPTY, Charter
-from services.appraisal.facts import Facts
-from services.appraisal.health import health
-from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
-from services.appraisal.readings import Sample, reading
-from services.appraisal.setpoints import SensorKind
-from services.auth import Principal
-from services.errors import NotFound, Refused, echoed
-from services.openapi import raw_body
-from services.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
+from services.edge.auth import Principal
+from services.edge.openapi import raw_body
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
 
 READ_MODEL = "appraisal"
 EVAL_WINDOW = timedelta(days=30)  # eval_fail_rate reads the last 30 days' runs

@@ -20,6 +20,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.errors import Refused
 from contracts.scalars import is_blank
 from services.appraisal.setpoints import (
     STORES,
@@ -30,7 +31,6 @@ from services.appraisal.setpoints import (
     Store,
     parse_setpoint,
 )
-from services.errors import Refused
 
 # SPEC M14: the texts that would enter a prompt (M17: the sensor never does), summed.
 CHARTER_BUDGET = 2_500

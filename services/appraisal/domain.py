@@ -12,9 +12,9 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from contracts.errors import NotPermitted
 from services.appraisal.charter import Charter, CharterLine, Sensor
 from services.appraisal.setpoints import SensorKind, Setpoint, Unit
-from services.errors import NotPermitted
 
 CHARTER_NAMESPACE = UUID("3e7a51c2-94d0-5b6f-8c21-7d4e0a9f1b36")
 

@@ -27,28 +27,10 @@ from contracts.datasets import (
     VersionPublished,
     VersionShared,
 )
+from contracts.errors import NotFound, NotPermitted
 from contracts.scalars import DatasetVersion, canonical_number
 from projections.datasets import dataset_tasks, list_datasets
-from services.api import (
-    PAGE,
-    Before,
-    Http,
-    IdempotencyKey,
-    Limit,
-    MinPosition,
-    command_id,
-    no_body,
-    read_command,
-)
-from services.artifacts import (
-    artifact_exists,
-    artifact_ref,
-    check_references,
-    get_artifact,
-    put_artifact,
-)
-from services.auth import Principal
-from services.bus import Issued
+from services.bus.command_bus import Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,
@@ -65,10 +47,28 @@ from services.datasets.domain import (
 )
 from services.datasets.handlers import Published, publishes
 from services.datasets.tasks import anonymised, artifact_refs_of, snapshot_document
-from services.errors import NotFound, NotPermitted
-from services.openapi import body
-from services.problems import READ_ERRORS, WRITE_ERRORS, error
-from services.store import EventStore
+from services.edge.app import (
+    PAGE,
+    Before,
+    Http,
+    IdempotencyKey,
+    Limit,
+    MinPosition,
+    command_id,
+    no_body,
+    read_command,
+)
+from services.edge.auth import Principal
+from services.edge.openapi import body
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS, error
+from services.store.artifacts import (
+    artifact_exists,
+    artifact_ref,
+    check_references,
+    get_artifact,
+    put_artifact,
+)
+from services.store.event_store import EventStore
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 READ_MODEL = "datasets"

@@ -18,8 +18,8 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from contracts.datasets import DEFAULT_SCORING_RULE, harvested_dataset
+from contracts.errors import Conflict, NotFound, NotPermitted
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from services.errors import Conflict, NotFound, NotPermitted
 
 DATASETS_NAMESPACE = UUID("b7d2a6c4-3f1e-5a9b-8c07-1e2d3f4a5b6c")
 

@@ -26,15 +26,15 @@ from eventsourcing.application import AggregateNotFoundError
 from google.protobuf.message import DecodeError
 from pydantic import BaseModel, ValidationError
 
+from contracts.artifact_refs import SCHEME
 from contracts.datasets import DatasetId
+from contracts.errors import NotFound
 from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
 from contracts.scalars import DatasetVersion
-from services.artifact_refs import SCHEME
-from services.artifacts import get_artifact
-from services.auth import KeyRing
 from services.datasets.domain import Dataset, dataset_key
-from services.errors import NotFound
-from services.store import EventStore
+from services.edge.auth import KeyRing
+from services.store.artifacts import get_artifact
+from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,9 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.datasets import ANONYMISED, CONFIDENTIAL, DEFAULT_SCORING_RULE
+from contracts.errors import NotFound
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from services.bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Creates, Decision, Handler, Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,
@@ -30,8 +31,7 @@ from services.datasets.domain import (
     shared_dataset_id,
     validation_id,
 )
-from services.errors import NotFound
-from services.store import EventStore
+from services.store.event_store import EventStore
 
 
 @dataclass(frozen=True)

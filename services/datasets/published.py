@@ -5,7 +5,7 @@ from typing import Any
 from contracts import topics
 from contracts.datasets import DatasetPublished
 from services.datasets.domain import Dataset
-from services.publication import Publication
+from services.kafka.publication import Publication
 
 
 def dataset_published(event: Any) -> DatasetPublished:

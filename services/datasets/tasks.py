@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from services.artifact_refs import SCHEME
+from contracts.artifact_refs import SCHEME
 
 
 @dataclass(frozen=True)

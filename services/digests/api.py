@@ -6,12 +6,12 @@ from fastapi import APIRouter, Depends, Path
 from pydantic import AfterValidator
 
 from contracts.digests import DigestList, DigestView
+from contracts.errors import NotFound
 from contracts.scalars import WEEK_PATTERN, calendar_week
 from projections.digests import get_digest, list_digests
-from services.api import PAGE, Before, Http, Limit, MinPosition
-from services.auth import Principal
-from services.errors import NotFound
-from services.problems import READ_ERRORS
+from services.edge.app import PAGE, Before, Http, Limit, MinPosition
+from services.edge.auth import Principal
+from services.edge.problems import READ_ERRORS
 
 READ = "factory.feedback.read"
 

@@ -6,7 +6,7 @@ bus under the service's identity (W109, W111): the digest's id derives from (ten
 ``digest/{week}``), so a second builder at the same time (two schedulers, a replica, a
 restart) loses the create and finds the digest stamped, and nothing is posted twice.
 
-Each tenant's digest is built in a bulkhead of its own (``services.scheduled_failures``): a
+Each tenant's digest is built in a bulkhead of its own (``services.scheduling.failures``): a
 tenant whose digest fails — whatever the reason — is recorded with it, and every other
 tenant's digest is built and posted in the same run; the scheduler gives the week again at
 its next tick, and the failed one is tried again.
@@ -21,16 +21,16 @@ import asyncpg
 from pydantic import BaseModel
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest
-from services.bus import CommandBus, Issued, Outcome
+from services.bus.command_bus import CommandBus, Issued, Outcome
 from services.digests import sources
 from services.digests.build import build
 from services.digests.domain import digest_id_for
 from services.digests.handlers import DigestState
 from services.digests.weeks import due_at, end_of, previous, start_of
-from services.follower import wait_for_position
-from services.scheduled import BuildDigest
-from services.scheduled_failures import DIGEST, Failure, Unit, isolated, settle
-from services.store import EventStore, existing
+from services.followers.follower import wait_for_position
+from services.scheduling.failures import DIGEST, Failure, Unit, isolated, settle
+from services.scheduling.orders import BuildDigest
+from services.store.event_store import EventStore, existing
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
-from services.bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Creates, Decision, Handler, Issued
 from services.digests.domain import Digest, digest_id_for
-from services.store import EventStore, load_owned
+from services.store.event_store import EventStore, load_owned
 
 
 @dataclass(frozen=True)

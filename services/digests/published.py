@@ -5,7 +5,7 @@ from typing import Any
 from contracts import topics
 from contracts.digests import STANDING_ISSUE_LABELS, STANDING_ISSUE_TITLE, DigestPosted
 from services.digests.domain import Digest
-from services.publication import Publication
+from services.kafka.publication import Publication
 
 
 def digest_posted(event: Any) -> DigestPosted:

@@ -15,13 +15,13 @@ from typing import Any
 from eventsourcing.utils import get_topic
 
 from contracts.digests import RecordDigestDelivery
-from services.bus import CommandBus, Issued
+from services.bus.command_bus import CommandBus, Issued
 from services.digests.domain import Digest
 from services.digests.published import POSTED
-from services.follower import Connection, Positioned
-from services.publication import cloudevent_id, to_message
+from services.followers.follower import Connection, Positioned
+from services.kafka.publication import cloudevent_id, to_message
 from services.reports.webhook import Attempt, SignedWebhook
-from services.store import EventStore
+from services.store.event_store import EventStore
 
 NAME = "digest-webhook"
 ACTOR = "system:digest-webhook"

@@ -6,6 +6,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from contracts.answers import CaseList, CaseWithRuns, CaseWritten, RunRecorded, ThreadRecord
+from contracts.errors import NotFound
 from contracts.evals import (
     STAMPED_EVAL_FIELDS,
     ConfirmEvalCase,
@@ -17,7 +18,8 @@ from contracts.evals import (
 )
 from contracts.scalars import PathNumber
 from projections.eval_cases import get_case, get_thread, page_cases
-from services.api import (
+from services.bus.command_bus import Outcome
+from services.edge.app import (
     PAGE,
     Before,
     Http,
@@ -28,12 +30,10 @@ from services.api import (
     no_body,
     read_command,
 )
-from services.auth import Principal
-from services.bus import Outcome
-from services.errors import NotFound
+from services.edge.auth import Principal
+from services.edge.openapi import body
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.evals.runs import CaseRunner
-from services.openapi import body
-from services.problems import READ_ERRORS, WRITE_ERRORS
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 MAX_THREADS = 1_000  # a run holds at most 20 conversations; any larger index is refused

@@ -13,7 +13,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from services.errors import NotPermitted, Refused
+from contracts.errors import NotPermitted, Refused
 from services.evals.lift import Definition
 
 CASE_NAMESPACE = UUID("5a1d7c3e-8f42-5e19-b6a0-3c2d1e0f9b87")

@@ -4,18 +4,18 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from contracts.errors import NotFound, Refused
 from contracts.evals import (
     ConfirmEvalCaseCommand,
     LiftEvalCase,
     PatchEvalCaseCommand,
     RecordEvalRun,
 )
-from services.bus import Decision, Handler, Issued, Replay
-from services.errors import NotFound, Refused
+from services.bus.command_bus import Decision, Handler, Issued, Replay
 from services.evals.domain import EvalCase, case_id_for
 from services.evals.lift import lift
 from services.reports.domain import Report
-from services.store import EventStore, load_owned
+from services.store.event_store import EventStore, load_owned
 
 # PatchEvalCase's fields as the aggregate names them.
 PATCHABLE = {

@@ -12,7 +12,7 @@ dropped.
 import re
 from dataclasses import dataclass
 
-from services.errors import Refused
+from contracts.errors import Refused
 from services.evals.normalisation import contains_value, number_spans
 from services.reports.domain import Report
 from services.reports.labelled_block import LabelledBlock

@@ -7,7 +7,7 @@ from uuid import UUID
 from contracts import topics
 from contracts.evals import EvalCaseConfirmed, EvalCaseLifted, EvalRunCompleted
 from services.evals.domain import EvalCase
-from services.publication import Publication
+from services.kafka.publication import Publication
 
 
 def case_lifted(event: Any) -> EvalCaseLifted:

@@ -20,15 +20,15 @@ from typing import Any
 from uuid import UUID
 
 from contracts.agent import AgentReply, AgentRequest, Effort
+from contracts.errors import NotConfigured, Refused
 from contracts.evals import RecordEvalRun, RunEvalCase
-from services.auth import Principal
-from services.bus import CommandBus, Issued, Outcome
-from services.errors import NotConfigured, Refused
+from services.bus.command_bus import CommandBus, Issued, Outcome
+from services.edge.auth import Principal
 from services.evals.agents import AgentClient, AgentUnavailable, ModelConfigurationError
 from services.evals.domain import EvalCase
 from services.evals.handlers import load_case
 from services.evals.scoring import ThreadScore, Thresholds, score_reply, summarize
-from services.store import EventStore
+from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
 

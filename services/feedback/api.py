@@ -7,6 +7,7 @@ import orjson
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from contracts.answers import FeedbackBatchWritten, FeedbackPage, FeedbackWritten
+from contracts.errors import DomainError, Refused
 from contracts.feedback import (
     MAX_BATCH_ITEMS,
     STAMPED_FIELDS,
@@ -17,7 +18,8 @@ from contracts.feedback import (
     artifact_refs,
 )
 from projections.feedback_list import list_feedback
-from services.api import (
+from services.bus.command_bus import Outcome, command_from
+from services.edge.app import (
     MAX_BATCH_BYTES,
     PAGE,
     Before,
@@ -31,12 +33,10 @@ from services.api import (
     problem_of,
     read_json,
 )
-from services.artifacts import check_references
-from services.auth import Principal
-from services.bus import Outcome, command_from
-from services.errors import DomainError, Refused
-from services.openapi import body
-from services.problems import READ_ERRORS, WRITE_ERRORS
+from services.edge.auth import Principal
+from services.edge.openapi import body
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS
+from services.store.artifacts import check_references
 
 EXAMPLE = {
     "projectId": "demo",

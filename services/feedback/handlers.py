@@ -9,12 +9,12 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
+from contracts.artifact_refs import normal_refs
 from contracts.feedback import RecordFeedback, artifact_refs
-from services.artifact_refs import normal_refs
-from services.bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Creates, Decision, Handler, Issued
 from services.feedback.domain import Feedback, feedback_id_for
-from services.metrics import FEEDBACK_RECORDED, tenant_label
-from services.store import EventStore
+from services.observing.metrics import FEEDBACK_RECORDED, tenant_label
+from services.store.event_store import EventStore
 
 
 def request_digest(command: RecordFeedback) -> str:

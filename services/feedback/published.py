@@ -8,7 +8,7 @@ import orjson
 from contracts import topics
 from contracts.feedback import FeedbackKind, FeedbackRecorded, SubjectKind
 from services.feedback.domain import Feedback
-from services.publication import PayloadWriter, Publication
+from services.kafka.publication import PayloadWriter, Publication
 
 
 def feedback_recorded(event: Any) -> FeedbackRecorded:

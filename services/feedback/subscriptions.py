@@ -5,9 +5,9 @@ import asyncpg
 from contracts import topics
 from contracts.envelope import RecordFeedbackMessage
 from contracts.feedback import STAMPED_FIELDS, RecordFeedback, artifact_refs
-from services.artifacts import check_references
-from services.bus import Issued
-from services.inbound.subscription import Subscription
+from services.bus.command_bus import Issued
+from services.kafka.inbound.subscription import Subscription
+from services.store.artifacts import check_references
 
 
 async def referenced_artifacts_exist(pool: asyncpg.Pool, issued: Issued) -> None:

@@ -14,6 +14,7 @@ from uuid import UUID
 import asyncpg
 from fastapi import APIRouter, Depends, Query, Request
 
+from contracts.errors import NotFound
 from contracts.learning import (
     STAMPED_PROPOSAL_FIELDS,
     DecideProposal,
@@ -29,12 +30,11 @@ from contracts.learning import (
 )
 from projections.appraisal_reads import read_charter
 from projections.learning_proposals import ProposalKey, get_proposal, list_proposals
-from services.api import PAGE, Before, Http, Limit, MinPosition, no_body, read_command
-from services.auth import Principal
-from services.bus import Outcome
-from services.errors import NotFound
-from services.openapi import body
-from services.problems import READ_ERRORS, WRITE_ERRORS
+from services.bus.command_bus import Outcome
+from services.edge.app import PAGE, Before, Http, Limit, MinPosition, no_body, read_command
+from services.edge.auth import Principal
+from services.edge.openapi import body
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 
 log = logging.getLogger(__name__)
 

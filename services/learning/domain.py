@@ -26,9 +26,9 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from contracts.errors import Conflict, InvalidTransition, Refused
 from contracts.learning import ProposalState, RaiseProposal
 from contracts.scalars import is_blank
-from services.errors import Conflict, InvalidTransition, Refused
 
 PROPOSAL_NAMESPACE = UUID("b3f1a7d2-5c64-5e09-8a1b-9d7e6f5c4b32")
 RELEASED = "Accepted with its release"  # the requested "state" of a release id

@@ -15,7 +15,7 @@ same time — names the same proposal, and the bus creates it once.
 If the drafter is unavailable, that cluster waits: nothing is raised without a draft (C45),
 and a later run raises it. Any other failure of a cluster (evidence the drafter cannot compute
 with, a command the bus refuses, recorded evidence that no longer reads) is that cluster's
-alone (``services.scheduled_failures``): recorded with its reason, and every other cluster —
+alone (``services.scheduling.failures``): recorded with its reason, and every other cluster —
 every other tenant's — is raised in the same run; the next run tries it again. The retry is
 fixed (C43): the scheduler orders the day's run again at every tick (hourly), and an order
 that fails outright is tried at the next ticks. The generator never applies anything (C44,
@@ -36,17 +36,17 @@ from uuid import UUID
 import asyncpg
 
 from contracts.learning import RaiseProposal
-from services.artifacts import put_artifact
-from services.bus import CommandBus, Issued
-from services.follower import wait_for_position
+from services.bus.command_bus import CommandBus, Issued
+from services.followers.follower import wait_for_position
 from services.learning import sources
 from services.learning.clusters import Cluster, Fact, Known, clusters, ready, superseded_by_new
 from services.learning.domain import proposal_id_for
 from services.learning.drafting import Drafter, DrafterUnavailable, drafter_for
 from services.learning.settings import LearningSettings
-from services.scheduled import RaiseProposals
-from services.scheduled_failures import PROPOSALS, Failure, Unit, failed, isolated, settle
-from services.store import EventStore, existing
+from services.scheduling.failures import PROPOSALS, Failure, Unit, failed, isolated, settle
+from services.scheduling.orders import RaiseProposals
+from services.store.artifacts import put_artifact
+from services.store.event_store import EventStore, existing
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from contracts.learning import (
     LearningProposalRaised,
     ProposalState,
 )
+from services.kafka.publication import Publication
 from services.learning.domain import LearningProposal
-from services.publication import Publication
 
 DECIDED_DESCRIPTION = (
     "A proposal changed state (SPEC C38): InReview, Accepted, Rejected or Superseded, one "

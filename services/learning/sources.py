@@ -27,7 +27,7 @@ from contracts.learning import EvidenceItem, EvidenceOrigin
 from services.learning.clusters import Fact, Known
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
-from services.store import EventStore
+from services.store.event_store import EventStore
 
 PAGE = 1_000
 INBOX, EVAL_CASES, FEEDBACK = "rm_inbox", "rm_eval_cases", "rm_feedback_list"

@@ -1,10 +1,11 @@
 """What the learning context consumes from Kafka: its three neighbours' evidence (C39–C41,
-declared in ``services.neighbours``) and the agent registry's answer to a Draft release (C32)."""
+declared in ``services.kafka.inbound.neighbours``) and the agent registry's answer to a Draft
+release (C32)."""
 
 from contracts import topics
 from contracts.learning import DraftReleaseOpenedMessage
-from services.inbound.subscription import Subscription
-from services.neighbours import LEARNING_SUBSCRIPTIONS
+from services.kafka.inbound.neighbours import LEARNING_SUBSCRIPTIONS
+from services.kafka.inbound.subscription import Subscription
 
 DRAFT_RELEASE_OPENED = Subscription(
     topic=topics.DRAFT_RELEASE_OPENED,

@@ -4,13 +4,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
+from contracts.errors import NotFound
 from contracts.nights import NightList, NightView
 from contracts.scalars import Day
 from projections.nights import get_night, list_nights
-from services.api import PAGE, Before, Http, Limit, MinPosition
-from services.auth import Principal
-from services.errors import NotFound
-from services.problems import READ_ERRORS
+from services.edge.app import PAGE, Before, Http, Limit, MinPosition
+from services.edge.auth import Principal
+from services.edge.problems import READ_ERRORS
 
 READ = "factory.evaluation.read"
 

@@ -10,7 +10,7 @@ be read makes the check unanswerable: the case is skipped saying so, never read 
 from collections.abc import Callable
 from pathlib import Path
 
-from services.auth import ApiKeyEntry, KeyRing
+from services.edge.auth import ApiKeyEntry, KeyRing
 from services.nightly.planning import CONFIRMER_LACKS_UPDATE, PERMISSION_CHECK_UNAVAILABLE
 
 RUN_SCOPE = "factory.evaluation.run"

@@ -10,9 +10,9 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
-from services.bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Creates, Decision, Handler, Issued
 from services.nightly.domain import Night, night_id
-from services.store import EventStore, load_owned
+from services.store.event_store import EventStore, load_owned
 
 
 def load_night(store: EventStore, tenant_id: str, night: UUID) -> Night:

@@ -14,7 +14,7 @@ Safe to call twice, from two processes at once, and after a crash:
 - every conversation is an event as it finishes, under the case's deterministic run id, so a
   resumed drive runs only the missing conversations and the cases with no line yet (W91);
 - a night that has ended is never driven again (W92);
-- each tenant's night is a bulkhead of its own (``services.scheduled_failures``): a tenant
+- each tenant's night is a bulkhead of its own (``services.scheduling.failures``): a tenant
   whose night fails is recorded with the reason and tried again at the next tick, and the
   other tenants' nights go on in the same run; within a night, a case that faults is a
   failed line and the night goes on (W103).
@@ -35,18 +35,18 @@ from contracts.agent import Effort
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
 from projections.eval_cases import list_cases, tenants_with_confirmed_cases
 from projections.nights import running_nights
-from projections.runner import wait_for_position
-from services.bus import CommandBus, Issued
+from services.bus.command_bus import CommandBus, Issued
 from services.evals.runs import CaseRunner
-from services.metrics import SCHEDULED_FAILURES
+from services.followers.follower import wait_for_position
 from services.nightly.catalogue import Catalogue, read_catalogue
 from services.nightly.confirmer import KeyStore, confirmers_now, why_confirmer_cannot
 from services.nightly.domain import Night, night_id, night_run_id
 from services.nightly.planning import Candidate, plan_night, skipped
 from services.nightly.settings import NightlySettings
-from services.scheduled import PlanNight
-from services.scheduled_failures import NIGHT, NIGHT_CASE, Failure, Unit, isolated, record, settle
-from services.store import EventStore, existing, load_owned
+from services.observing.metrics import SCHEDULED_FAILURES
+from services.scheduling.failures import NIGHT, NIGHT_CASE, Failure, Unit, isolated, record, settle
+from services.scheduling.orders import PlanNight
+from services.store.event_store import EventStore, existing, load_owned
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from contracts.answers import (
     ReportWritten,
     WrongAnswerDrafted,
 )
+from contracts.errors import NotFound, Refused
 from contracts.reports import (
     STAMPED_REPORT_FIELDS,
     Category,
@@ -25,7 +26,8 @@ from contracts.reports import (
 )
 from contracts.scalars import is_blank
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.api import (
+from services.bus.command_bus import Outcome
+from services.edge.app import (
     PAGE,
     Before,
     Http,
@@ -37,11 +39,9 @@ from services.api import (
     no_body,
     read_command,
 )
-from services.auth import Principal
-from services.bus import Outcome
-from services.errors import NotFound, Refused
-from services.openapi import body
-from services.problems import READ_ERRORS, WRITE_ERRORS
+from services.edge.auth import Principal
+from services.edge.openapi import body
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 

@@ -18,8 +18,8 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from contracts.errors import InvalidTransition, NotFound
 from contracts.reports import DraftReport
-from services.errors import InvalidTransition, NotFound
 from services.reports.facts import ReportFacts, block_of, facts_of
 from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.routing import (

@@ -7,6 +7,7 @@ structured record; free text is parsed here, once, and the facts are stored on `
 from dataclasses import dataclass, replace
 from uuid import UUID
 
+from contracts.errors import Conflict, NotFound
 from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
@@ -14,12 +15,11 @@ from contracts.reports import (
     ReviewReportCommand,
     SubmitReport,
 )
-from services.bus import Decision, Handler, Issued, Replay
-from services.errors import Conflict, NotFound
+from services.bus.command_bus import Decision, Handler, Issued, Replay
 from services.reports.domain import Report, report_id_for
 from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.wrong_answer import compose_report
-from services.store import EventStore, load_owned
+from services.store.event_store import EventStore, load_owned
 
 
 @dataclass(frozen=True)

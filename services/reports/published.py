@@ -4,7 +4,7 @@ from typing import Any
 
 from contracts import topics
 from contracts.reports import AgentOwnerNotified, ReportHandedOver, SidePanel
-from services.publication import Publication
+from services.kafka.publication import Publication
 from services.reports.domain import Report
 
 

@@ -1,6 +1,7 @@
 """Delivers each hand-over to engineering triage's webhook, where one is configured.
 
-A reader of the log (``services/follower.py``). The body is the same CloudEvent the hand-over
+A reader of the log (``services/followers/follower.py``). The body is the same CloudEvent the
+hand-over
 topic carries, signed with HMAC-SHA256 over the raw body (``X-Feedbackloop-Signature:
 sha256=<hex>``). Each attempt is recorded as an event on the report; 5xx answers, 408, 429
 and network errors are retried with exponential backoff, up to ``max_attempts``; any other 4xx
@@ -25,12 +26,12 @@ import httpx
 from eventsourcing.utils import get_topic
 
 from contracts.reports import RecordHandOverDelivery
-from services.bus import CommandBus, Issued
-from services.follower import Connection, Positioned
-from services.publication import cloudevent_id, to_message
+from services.bus.command_bus import CommandBus, Issued
+from services.followers.follower import Connection, Positioned
+from services.kafka.publication import cloudevent_id, to_message
 from services.reports.domain import Report
 from services.reports.published import HAND_OVER
-from services.store import EventStore
+from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
 

@@ -4,6 +4,7 @@ SPEC W04–W18, §3.3. The classification is a hypothesis with its evidence atta
 reviewer decides (W18). Nothing here edits the node, grants access or answers again (W17).
 """
 
+from contracts.errors import Refused
 from contracts.reports import (
     MAX_EXTRA_CONTEXT,
     ComposeWrongAnswer,
@@ -11,7 +12,6 @@ from contracts.reports import (
     SidePanel,
     ToolCallRecord,
 )
-from services.errors import Refused
 from services.reports.labelled_block import (
     LabelledBlock,
     ModelLine,

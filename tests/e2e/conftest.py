@@ -111,7 +111,7 @@ def service(
     log = tmp_path / "service.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "serve"],
+            [sys.executable, "-m", "services.processes.cli", "serve"],
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -25,7 +25,7 @@ from eventsourcing.utils import get_topic
 from contracts import topics
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
-from services.store import EVENTS_TABLE
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys
 from tests.e2e.conftest import ROOT, Service, auth
 from tests.kafka_peer import consume, produce, quiet_for
@@ -98,7 +98,8 @@ async def order_proposals(service: Service, database_url: str, keys: Keys) -> st
     today = datetime.now(UTC).date().isoformat()
     done = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "services.cli", "scheduler", "--order", f"proposals/{today}"],
+        [sys.executable, "-m", "services.processes.cli", "scheduler",
+         "--order", f"proposals/{today}"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -2,7 +2,7 @@
 ``projector``, ``relay``, ``inbound`` and ``scheduler``, each its own OS process with metrics
 on — twice side by side (two stacks of one instance) on one PostgreSQL with its default
 ``max_connections`` (100). Every process comes up and is ready, and the connections they
-hold stay within the budget of docs/operations.md (services/roles.py).
+hold stay within the budget of docs/operations.md (services/processes/roles.py).
 
 The first stack takes every default, as the README's recipe does (API on 8000, each role's
 own metrics port); the second, on the same host, is given ports of its own.
@@ -23,7 +23,7 @@ import asyncpg
 import httpx
 import pytest
 
-from services import roles
+from services.processes import roles
 from tests.servers import ROOT, localservers, own_postgres
 
 FEEDBACKLOOP = ROOT / ".venv" / "bin" / "feedbackloop"
@@ -33,7 +33,7 @@ API_WORKERS = min(os.cpu_count() or 1, roles.API_DEFAULT_WORKERS)
 DEFAULT_API_PORT = 8000
 # Inherited settings the README's recipe does not set (a developer's shell, the tests' own).
 UNSET = ("FEEDBACKLOOP_PORT", "FEEDBACKLOOP_METRICS_PORT", "FEEDBACKLOOP_HOST")
-# 1 on a metrics port until the process has connected (services/waiting.py)
+# 1 on a metrics port until the process has connected (services/processes/waiting.py)
 CONNECTED = 'feedbackloop_start_waiting{dependency="postgresql"} 0.0'
 
 

@@ -10,7 +10,7 @@ import asyncpg
 import httpx
 import pytest
 
-from services.bootstrap import read_models
+from services.processes.bootstrap import read_models
 from tests.conftest import Keys
 from tests.e2e.conftest import ROOT, Service, auth
 
@@ -46,14 +46,14 @@ async def test_rebuild_of_every_read_model_beside_the_live_service(
     http: httpx.AsyncClient, keys: Keys, service: Service, database_url: str, processes: list[str]
 ) -> None:
     """With ``--processes 2``, worker processes started from the command line load the
-    feedback apart (``projections.apart``); below 100,000 events it is loaded together."""
+    feedback apart (``services.projecting.apart``); below 100,000 events it is loaded together."""
     recorded = [
         (await http.post("/factory/feedback", json=body(n), headers=auth(keys.a))).json()
         for n in range(FEEDBACK)
     ]
     env = {**os.environ, "DATABASE_URL": database_url, "FEEDBACKLOOP_API_KEYS": keys.entries}
     rebuild = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "services.cli", "rebuild", *processes),
+        *(sys.executable, "-m", "services.processes.cli", "rebuild", *processes),
         cwd=ROOT,
         env=env,
         stdout=asyncio.subprocess.PIPE,

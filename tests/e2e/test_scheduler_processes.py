@@ -71,7 +71,7 @@ def scheduler_env(
 def start_scheduler(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
     with log.open("a") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "scheduler", *args],
+            [sys.executable, "-m", "services.processes.cli", "scheduler", *args],
             cwd=ROOT,
             env=env,
             stdout=out,
@@ -157,7 +157,7 @@ async def test_kill_9_mid_night_then_a_restart_finishes_only_what_was_missing(
     # A second pass, ordered by hand: the night has ended, nothing runs (W92).
     again = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "services.cli", "scheduler", "--order",
+        [sys.executable, "-m", "services.processes.cli", "scheduler", "--order",
          f"night/{night['date']}"],
         cwd=ROOT, env=scheduler_env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

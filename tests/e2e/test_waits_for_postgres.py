@@ -1,5 +1,6 @@
 """A process started while PostgreSQL is down waits for it, saying so in its log and on its
-metrics port, and comes up once it is back (services/waiting.py): an orchestrator may start
+metrics port, and comes up once it is back (services/processes/waiting.py): an orchestrator may
+start
 every process at once, in any order, and a PostgreSQL restart at the wrong moment costs a
 wait, not a dead process."""
 

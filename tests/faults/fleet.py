@@ -27,7 +27,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import KafkaError
 
 from contracts import topics
-from services.publication import cloudevent_id
+from services.kafka.publication import cloudevent_id
 from tests.e2e.conftest import free_port
 from tests.kafka_peer import record_feedback_event
 
@@ -61,7 +61,7 @@ class Fleet:
                 out.write(f"\n===== start {self.starts[role]} =====\n")
                 out.flush()
                 self.processes[role] = subprocess.Popen(
-                    [sys.executable, "-m", "services.cli", role],
+                    [sys.executable, "-m", "services.processes.cli", role],
                     cwd=ROOT,
                     env=self.env,
                     stdout=out,
@@ -90,7 +90,7 @@ class Fleet:
     def status(self) -> subprocess.CompletedProcess[str]:
         """``feedbackloop status``: exit 0 when every reader is alive, caught up, unparked."""
         return subprocess.run(
-            [sys.executable, "-m", "services.cli", "status"],
+            [sys.executable, "-m", "services.processes.cli", "status"],
             cwd=ROOT,
             env=self.env,
             capture_output=True,

@@ -7,9 +7,9 @@ from typing import Any
 
 import httpx
 
-from services.bootstrap import Runtime, read_models
-from services.follower import wait_for_position
-from services.parked import list_parked
+from services.followers.follower import wait_for_position
+from services.followers.parked import list_parked
+from services.processes.bootstrap import Runtime, read_models
 
 CE = {"Content-Type": "application/cloudevents+json"}
 TOML = {"Content-Type": "application/toml"}

@@ -16,14 +16,14 @@ from contracts.neighbours import RunCompleted
 from contracts.reports import DraftReport, SubmitReport
 from projections.appraisal import AppraisalFacts
 from projections.inbox import Inbox
-from projections.runner import ProjectionRunner, rebuild
-from services.api import Http, create_app
 from services.appraisal.api import appraisal_routes
 from services.appraisal.outcomes import CONTRIBUTIONS, Agency, Channel, Contribution
-from services.bootstrap import Runtime
-from services.bus import Issued
+from services.bus.command_bus import Issued
+from services.edge.app import Http, create_app
 from services.evals.domain import EvalCase
 from services.evals.lift import Definition
+from services.processes.bootstrap import Runtime
+from services.projecting.runner import ProjectionRunner, rebuild
 from tests.appraisal_runs import HarvestedRun, record_run
 from tests.conftest import Keys, event_count
 
@@ -136,7 +136,7 @@ async def test_a_refused_charter_names_the_line_and_stores_nothing(
 async def test_a_charter_over_its_bound_is_413_too_large_and_stores_nothing(
     runtime: Runtime, client: httpx.AsyncClient
 ) -> None:
-    """As any body over its bound (services/api.py, ``bounded_body``): 413, not a refusal."""
+    """As any body over its bound (services/edge/app.py, ``bounded_body``): 413, not a refusal."""
     before = await event_count(runtime)
     padded = CHARTER + "#" * (MAX_CHARTER_DOCUMENT - len(CHARTER.encode()) + 1)
     answer = await put(client, padded)

@@ -9,8 +9,8 @@ from itertools import pairwise
 from eventsourcing.persistence import Tracking
 
 from contracts.feedback import RecordFeedback
-from services.bootstrap import Runtime
-from services.bus import Issued, NotTried, Outcome
+from services.bus.command_bus import Issued, NotTried, Outcome
+from services.processes.bootstrap import Runtime
 
 
 def issued(command_id: str, identity: str | None = None) -> Issued:

@@ -9,7 +9,7 @@ import pytest
 
 from contracts.learning_pb2 import GetDatasetSnapshotRequest
 from contracts.learning_pb2_grpc import LearningStub
-from services.bootstrap import Runtime
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys
 from tests.integration.test_datasets import (
     BASE,

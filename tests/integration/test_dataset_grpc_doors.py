@@ -9,8 +9,8 @@ import pytest
 
 from contracts.learning_pb2 import GetDatasetSnapshotRequest
 from contracts.learning_pb2_grpc import LearningStub
-from services.bootstrap import Runtime
 from services.datasets.grpc import SERVICE
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys
 from tests.integration.test_dataset_grpc import bearer, free_port
 

@@ -13,12 +13,13 @@ from prometheus_client import REGISTRY
 
 from contracts.neighbours import ArtifactValidated, RunCompleted
 from projections.datasets import Datasets, dataset_tasks
-from projections.runner import ProjectionRunner, rebuild, wait_for_position
-from services.bootstrap import Runtime, read_models
-from services.bus import Issued, Outcome
+from services.bus.command_bus import Issued, Outcome
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
-from services.read_model_gauges import refresh
-from services.store import EVENTS_TABLE
+from services.followers.follower import wait_for_position
+from services.processes.bootstrap import Runtime, read_models
+from services.processes.read_model_gauges import refresh
+from services.projecting.runner import ProjectionRunner, rebuild
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, event_count
 
 BASE = "/factory/evaluation/datasets"

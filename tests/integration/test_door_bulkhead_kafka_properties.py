@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contracts import topics
-from services.bootstrap import Runtime
-from services.bus import receipt_id
-from services.inbound import InboundConsumer
-from services.inbound.parsing import identity
+from services.bus.command_bus import receipt_id
+from services.kafka.inbound import InboundConsumer
+from services.kafka.inbound.parsing import identity
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, client_for
 from tests.integration.door_checks import nothing_parked
 from tests.integration.extreme_values import TYPES, body, events, filled

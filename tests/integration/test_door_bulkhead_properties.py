@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.bootstrap import Runtime
 from services.learning.domain import LearningProposal
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, client_for
 from tests.integration.door_checks import CE, nothing_parked, put_charter
 from tests.integration.extreme_values import body, charters, events

@@ -11,7 +11,7 @@ import pytest
 
 from contracts.learning_pb2 import GetDatasetSnapshotRequest
 from contracts.learning_pb2_grpc import LearningStub
-from services.bootstrap import Runtime
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, event_count
 from tests.integration.door_checks import cloudevent, nothing_parked, post_event, put_charter
 from tests.integration.test_dataset_grpc import bearer, free_port

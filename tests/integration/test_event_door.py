@@ -7,10 +7,10 @@ from typing import Any
 import httpx
 from eventsourcing.utils import get_topic
 
-from services.bootstrap import Runtime
 from services.datasets.domain import HarvestedRun
 from services.feedback.domain import Feedback
-from services.store import EVENTS_TABLE
+from services.processes.bootstrap import Runtime
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, event_count
 
 DOOR = "/factory/events"

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from services.auth import SCOPES, new_key
-from services.bootstrap import Runtime
-from services.inbound.declared import SUBSCRIPTIONS
+from services.edge.auth import SCOPES, new_key
+from services.kafka.inbound.declared import SUBSCRIPTIONS
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, event_count
 from tests.integration.test_event_door import post
 from tests.integration.test_learning import raise_on, tenant_of

@@ -1,4 +1,4 @@
-"""The fast lane of ``POST /factory/feedback`` (issue 12, services/api.py ``FastLane`` and
+"""The fast lane of ``POST /factory/feedback`` (issue 12, services/edge/app.py ``FastLane`` and
 ``Api``) answers exactly what the FastAPI route answers, for every request it takes, through
 either of its doors: served in front of the middleware (the app as it runs), and as the
 router's first route (the same app with one more middleware, as with OpenTelemetry). Each
@@ -16,9 +16,9 @@ import pytest
 from fastapi import FastAPI
 from starlette.types import Message, Receive, Scope, Send
 
-from services.api import FastLane
-from services.bootstrap import Runtime
-from services.tracing import current_traceparent
+from services.edge.app import FastLane
+from services.observing.tracing import current_traceparent
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys
 
 FEEDBACK = {"projectId": "p", "subjectKind": "run", "subjectRef": "run-1", "kind": "rating"}

@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from contracts.answers import FeedbackBatchWritten
-from services.bootstrap import Runtime
-from services.store import EVENTS_TABLE
+from services.processes.bootstrap import Runtime
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, event_count
 
 BATCH = "/factory/feedback:batch"

@@ -9,10 +9,10 @@ import pytest
 from eventsourcing.domain import Aggregate, event
 from eventsourcing.utils import get_topic
 
-from services.bootstrap import Runtime
-from services.follower import Connection, Follower, Positioned
-from services.parked import list_parked, release, skip
-from services.store import EVENTS_TABLE
+from services.followers.follower import Connection, Follower, Positioned
+from services.followers.parked import list_parked, release, skip
+from services.processes.bootstrap import Runtime
+from services.store.event_store import EVENTS_TABLE
 
 
 class Tally(Aggregate):
@@ -224,7 +224,7 @@ async def test_status_reports_each_reader_and_shows_parked_events_as_incidents(
     runtime: Runtime,
 ) -> None:
     """A parked event degrades the reader (an operator's to-do) but does not make it
-    unhealthy: the reader goes on with every other aggregate (services/health.py)."""
+    unhealthy: the reader goes on with every other aggregate (services/processes/health.py)."""
     reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
     (bad,) = tallies(runtime, 1, ticks=0)
     reader.broken = {bad.id}

@@ -11,8 +11,7 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from services.bootstrap import Runtime
-from services.follower import (
+from services.followers.follower import (
     PAGE_SIZE,
     Connection,
     Follower,
@@ -20,9 +19,10 @@ from services.follower import (
     Positioned,
     read_position,
 )
-from services.parked import list_parked
-from services.published import PUBLICATIONS
-from services.relay import Relay
+from services.followers.parked import list_parked
+from services.kafka.relay import Relay
+from services.processes.bootstrap import Runtime
+from services.processes.published import PUBLICATIONS
 from tests.integration.test_follower import Recorder, Tally, follow_until
 
 Event = tuple[uuid.UUID, int]

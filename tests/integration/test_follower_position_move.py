@@ -1,11 +1,12 @@
-"""A non-transactional reader's position moved in one statement (``services.follower.MOVE``,
+"""A non-transactional reader's position moved in one statement
+(``services.followers.follower.MOVE``,
 issue 12 figure 5), on a real PostgreSQL: forward only, told on the reader's channel, and
 left where it is when someone got further first (a swap, a former leader's last write)."""
 
 import asyncio
 
-from services.bootstrap import Runtime
-from services.follower import Follower, Positioned, ensure_tables, read_position
+from services.followers.follower import Follower, Positioned, ensure_tables, read_position
+from services.processes.bootstrap import Runtime
 from tests.integration.test_follower import Recorder
 
 

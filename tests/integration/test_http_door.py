@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from services.bootstrap import Runtime
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, event_count
 from tests.unit.test_wrong_answer import SEED_FACTS
 

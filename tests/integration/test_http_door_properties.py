@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.bootstrap import Runtime
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, event_count
 
 SOME_ID = str(uuid.uuid4())

@@ -14,11 +14,11 @@ from aiokafka.admin import AIOKafkaAdminClient
 from eventsourcing.utils import get_topic
 
 from contracts import topics
-from services.bootstrap import Runtime
 from services.feedback.domain import Feedback
-from services.inbound import InboundConsumer
-from services.inbound.declared import SUBSCRIPTIONS
-from services.store import EVENTS_TABLE
+from services.kafka.inbound import InboundConsumer
+from services.kafka.inbound.declared import SUBSCRIPTIONS
+from services.processes.bootstrap import Runtime
+from services.store.event_store import EVENTS_TABLE
 from tests.integration.test_relay import forward
 from tests.kafka_peer import consume, produce, record_feedback_event
 

@@ -12,9 +12,9 @@ from aiokafka import AIOKafkaProducer
 from eventsourcing.utils import get_topic
 
 from contracts import topics
-from services.bootstrap import Runtime
 from services.feedback.domain import Feedback
-from services.store import EVENTS_TABLE
+from services.processes.bootstrap import Runtime
+from services.store.event_store import EVENTS_TABLE
 from tests.kafka_peer import consume, record_feedback_event
 
 DATA = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation"}

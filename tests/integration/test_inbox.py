@@ -13,9 +13,9 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import Inbox, InboxFilter, get_report, list_inbox
-from projections.runner import ProjectionRunner, rebuild
-from services.bootstrap import Runtime
-from services.bus import Issued
+from services.bus.command_bus import Issued
+from services.processes.bootstrap import Runtime
+from services.projecting.runner import ProjectionRunner, rebuild
 from services.reports.domain import Report
 from services.reports.labelled_block import LabelledBlock, ModelLine
 from tests.unit.test_report_facts import FABRICATED_BLOCK, as_version_1

@@ -14,13 +14,13 @@ import httpx
 import pytest
 from prometheus_client import generate_latest
 
+from contracts.errors import Refused
 from contracts.feedback import RecordFeedback
-from services.bootstrap import Runtime
-from services.bus import Issued
-from services.errors import Refused
+from services.bus.command_bus import Issued
 from services.feedback.subscriptions import referenced_artifacts_exist
-from services.metrics_port import serve_metrics
-from services.store import EVENTS_TABLE, TENANTS_TABLE, ensure_tenants_table, owned
+from services.processes.bootstrap import Runtime
+from services.processes.metrics_port import serve_metrics
+from services.store.event_store import EVENTS_TABLE, TENANTS_TABLE, ensure_tenants_table, owned
 from tests.conftest import Keys, settings_for
 from tests.unit.test_wrong_answer import SEED_FACTS
 

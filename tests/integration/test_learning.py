@@ -21,18 +21,18 @@ from prometheus_client import REGISTRY
 from contracts.feedback import RecordFeedback
 from contracts.neighbours import EvaluationCompleted
 from projections.learning_proposals import get_proposal
-from services.artifacts import get_artifact
-from services.bootstrap import Runtime
-from services.bus import Issued
-from services.follower import wait_for_position
-from services.inbound.parsing import identity
+from services.bus.command_bus import Issued
+from services.followers.follower import wait_for_position
+from services.kafka.inbound.parsing import identity
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
 from services.learning.generator import NotCaughtUp, ProposalGenerator, RunReport
 from services.learning.settings import LearningSettings
-from services.read_model_gauges import refresh
-from services.scheduled import RaiseProposals
-from services.store import EVENTS_TABLE
+from services.processes.bootstrap import Runtime
+from services.processes.read_model_gauges import refresh
+from services.scheduling.orders import RaiseProposals
+from services.store.artifacts import get_artifact
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, event_count, settings_for
 from tests.integration.test_digest import submit, tenant_of
 from tests.standin import ROOT, free_port

@@ -11,10 +11,10 @@ import httpx
 
 from contracts.evals import LiftEvalCase
 from contracts.nights import PlanTenantNight
-from services.bootstrap import Runtime
 from services.digests.weeks import due_at
-from services.follower import wait_for_position
-from services.scheduled import BuildDigest
+from services.followers.follower import wait_for_position
+from services.processes.bootstrap import Runtime
+from services.scheduling.orders import BuildDigest
 from tests.conftest import Keys
 from tests.integration.test_datasets import harvest, run_event, tenant_of
 from tests.integration.test_digest import COACH, WRITER, send, submit
@@ -209,7 +209,7 @@ async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
         headers={"Authorization": f"Bearer {keys.b}"},
     )
     assert (other_tenant.status_code, other_tenant.json()["field"]) == (422, "before")
-    for route in LISTS:  # one bound on every list (services.api.Limit)
+    for route in LISTS:  # one bound on every list (services.edge.app.Limit)
         for limit in ("0", "201"):
             refused = await client.get(route, params={"limit": limit})
             assert (refused.status_code, refused.json()["field"]) == (422, "limit")

@@ -12,9 +12,9 @@ import httpx
 from prometheus_client import REGISTRY
 
 from projections.learning_proposals import count_proposals
-from services.bootstrap import Runtime
-from services.metrics_port import serve_metrics
-from services.read_model_gauges import refresh
+from services.processes.bootstrap import Runtime
+from services.processes.metrics_port import serve_metrics
+from services.processes.read_model_gauges import refresh
 from tests.conftest import Keys
 from tests.integration.test_datasets import BASE, artifact, snapshot, tenant_of
 from tests.integration.test_leaks import free_port
@@ -44,7 +44,7 @@ async def one_shot_scheduler(runtime: Runtime, keys: Keys, order: str) -> None:
     }
     done = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "services.cli", "scheduler", "--order", order],
+        [sys.executable, "-m", "services.processes.cli", "scheduler", "--order", order],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -18,18 +18,18 @@ import httpx
 import pytest
 
 from contracts.agent import AgentReply, AgentRequest
-from projections.runner import wait_for_position
-from services.auth import hash_key
-from services.bootstrap import Runtime
+from services.edge.auth import hash_key
 from services.evals.agents import AgentClient, HttpAgentClient
 from services.evals.runs import CaseRunner
+from services.followers.follower import wait_for_position
 from services.nightly.confirmer import read_key_store
 from services.nightly.domain import night_id
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
-from services.scheduled import PlanNight
-from services.settings import Settings
-from services.store import EVENTS_TABLE
+from services.processes.bootstrap import Runtime
+from services.processes.settings import Settings
+from services.scheduling.orders import PlanNight
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, settings_for
 from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS

@@ -1,4 +1,5 @@
-"""uvicorn with ``services.cli.OneWriteHttpTools`` (what ``feedbackloop api`` and ``serve`` run)
+"""uvicorn with ``services.processes.cli.OneWriteHttpTools`` (what ``feedbackloop api`` and
+``serve`` run)
 over real sockets: answers whole and in order on a kept-alive connection, pipelined requests,
 a streamed answer, and a connection the client asks to close."""
 
@@ -12,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from services.cli import OneWriteHttpTools
+from services.processes.cli import OneWriteHttpTools
 from tests.standin import served
 
 pytestmark = pytest.mark.integration

@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from schemathesis.config import SchemathesisConfig
 from schemathesis.generation import GenerationMode
 
-from services.bootstrap import Runtime
-from services.store import EVENTS_TABLE
+from services.processes.bootstrap import Runtime
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, settings_for
 
 EXAMPLES = int(os.environ.get("FEEDBACKLOOP_SCHEMATHESIS_EXAMPLES", "20"))

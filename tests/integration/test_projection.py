@@ -7,20 +7,12 @@ from datetime import UTC, datetime
 from contracts.feedback import RecordFeedback
 from projections.feedback_list import SELECTED, FeedbackList, list_feedback
 from projections.inbox import Inbox
-from projections.runner import (
-    BULK_ROWS,
-    Connection,
-    Positioned,
-    ProjectionRunner,
-    insert_rows,
-    read_position,
-    rebuild,
-    rebuild_many,
-    wait_for_position,
-)
-from services.bootstrap import Runtime
-from services.bus import Issued
-from services.parked import list_parked
+from projections.read_model import BULK_ROWS, insert_rows
+from services.bus.command_bus import Issued
+from services.followers.follower import Connection, Positioned, read_position, wait_for_position
+from services.followers.parked import list_parked
+from services.processes.bootstrap import Runtime
+from services.projecting.runner import ProjectionRunner, rebuild, rebuild_many
 
 
 async def record(runtime: Runtime, tenant: str, n: int, subject: str = "r") -> int:

@@ -1,7 +1,7 @@
 """Readiness means "can serve": ``/readyz`` answers 503 only for what stops this process
 serving (no database, a reader of its own that is not running); a parked event — possibly
 one tenant's bad input — degrades the instance for its operators but keeps it in the load
-balancer (services/health.py)."""
+balancer (services/processes/health.py)."""
 
 import asyncio
 import os
@@ -12,9 +12,9 @@ import uuid
 import httpx
 from prometheus_client import REGISTRY
 
-from services.bootstrap import Runtime
-from services.read_model_gauges import refresh
-from services.settings import Settings
+from services.processes.bootstrap import Runtime
+from services.processes.read_model_gauges import refresh
+from services.processes.settings import Settings
 from tests.conftest import Keys, settings_for
 from tests.integration.test_follower import Recorder, tallies
 from tests.servers import ROOT, localservers

@@ -15,27 +15,19 @@ from typing import Any
 
 import pytest
 
-import projections.apart
+import services.projecting.apart
 from contracts.feedback import RecordFeedback
 from projections.appraisal import AppraisalFacts
 from projections.datasets import Datasets
 from projections.feedback_list import COLUMNS, FeedbackList
 from projections.inbox import Inbox
-from projections.runner import (
-    BULK_ROWS,
-    UNKEYED,
-    Key,
-    Projection,
-    ProjectionRunner,
-    Reached,
-    insert_rows,
-    read_position,
-    rebuild_many,
-)
-from services.bootstrap import Runtime
+from projections.read_model import BULK_ROWS, UNKEYED, Projection, insert_rows
 from services.feedback.domain import Feedback
-from services.parked import list_parked
-from services.store import EVENTS_TABLE
+from services.followers.follower import read_position
+from services.followers.parked import list_parked
+from services.processes.bootstrap import Runtime
+from services.projecting.runner import Key, ProjectionRunner, Reached, rebuild_many
+from services.store.event_store import EVENTS_TABLE
 
 # Each read model's rows, every column, in a fixed order.
 TABLES = {
@@ -97,21 +89,21 @@ async def indexes(runtime: Runtime, schema: str) -> list[str]:
 
 
 # A rebuild in one process, and one whose feedback two worker processes load apart, in
-# chunks of a hundred positions (projections.apart): they finish out of order.
+# chunks of a hundred positions (services.projecting.apart): they finish out of order.
 PROCESSES = pytest.mark.parametrize("processes", [1, 2], ids=["together", "apart"])
 
 
 def apart_in_small_chunks(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
     """What each loading apart answered (the read models that failed, with why)."""
     answers: list[dict[str, str]] = []
-    load_apart = projections.apart.load_apart
+    load_apart = services.projecting.apart.load_apart
 
     async def heard(*args: Any) -> dict[str, str]:
         answers.append(await load_apart(*args))
         return answers[-1]
 
-    monkeypatch.setattr(projections.apart, "CHUNK", 100)
-    monkeypatch.setattr(projections.apart, "load_apart", heard)
+    monkeypatch.setattr(services.projecting.apart, "CHUNK", 100)
+    monkeypatch.setattr(services.projecting.apart, "load_apart", heard)
     return answers
 
 
@@ -240,7 +232,7 @@ async def test_a_worker_process_killed_mid_rebuild_fails_it_and_the_next_rebuild
     instead of waiting for chunks that will never come, nothing is swapped in, and the next
     rebuild starts afresh and loads every row once."""
     made = record(runtime, "t1", 5000)
-    monkeypatch.setattr(projections.apart, "CHUNK", 50)
+    monkeypatch.setattr(services.projecting.apart, "CHUNK", 50)
     told = Reached.apart
     killed: list[int] = []
 

@@ -14,12 +14,12 @@ from pydantic import BaseModel, Field
 
 from contracts import topics
 from contracts.feedback import RecordFeedback
-from services.bootstrap import Runtime
-from services.bus import Issued
-from services.follower import Follower, read_position
-from services.parked import list_parked, release
-from services.published import PUBLICATIONS
-from services.relay import Relay
+from services.bus.command_bus import Issued
+from services.followers.follower import Follower, read_position
+from services.followers.parked import list_parked, release
+from services.kafka.relay import Relay
+from services.processes.bootstrap import Runtime
+from services.processes.published import PUBLICATIONS
 from tests.conftest import Keys
 from tests.kafka_peer import consume
 

@@ -1,4 +1,5 @@
-"""Each role's pools are sized for what it runs (services/roles.py), not for everything."""
+"""Each role's pools are sized for what it runs (services/processes/roles.py), not for
+everything."""
 
 import asyncio
 import uuid
@@ -6,9 +7,9 @@ import uuid
 import asyncpg
 import pytest
 
-from services import roles
-from services.bootstrap import Runtime
-from services.follower import Follower, wait_for_position
+from services.followers.follower import Follower, wait_for_position
+from services.processes import roles
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, settings_for
 from tests.integration.test_follower import Recorder, tallies
 
@@ -35,7 +36,7 @@ async def test_more_read_your_writes_waits_than_the_api_pool_has_connections_all
 ) -> None:
     """Twice as many ``minPosition`` waits as the API role's pool has connections, all waiting
     at once, each see the read model reach their position once it catches up: a waiter holds
-    one connection, never a second one while it holds the first (services/follower.py)."""
+    one connection, never a second one while it holds the first (services/followers/follower.py)."""
     runtime = await Runtime.open(settings_for(database_url, keys), roles.API)
     # the reader follows on a pool of its own: only the waiters share the API's
     reader_pool = await asyncpg.create_pool(runtime.database_url, min_size=1, max_size=2)

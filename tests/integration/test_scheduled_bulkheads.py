@@ -15,16 +15,15 @@ import pytest
 from prometheus_client import REGISTRY, generate_latest
 
 from contracts.learning import EvidenceItem, EvidenceOrigin
-from projections.runner import wait_for_position
-from services.bootstrap import Runtime
 from services.digests.builder import Built, DigestBuilder
 from services.digests.domain import digest_id_for
+from services.followers.follower import wait_for_position
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
 from services.nightly.runner import NightlyRunner
-from services.read_model_gauges import refresh
-from services.scheduled import BuildDigest, PlanNight
-from services.scheduled_failures import (
+from services.processes.bootstrap import Runtime
+from services.processes.read_model_gauges import refresh
+from services.scheduling.failures import (
     DIGEST,
     Failure,
     Unit,
@@ -32,9 +31,10 @@ from services.scheduled_failures import (
     recorded_failures,
     settle,
 )
-from services.scheduled_failures import NIGHT as NIGHT_JOB
-from services.scheduler import Scheduler
-from services.store import existing
+from services.scheduling.failures import NIGHT as NIGHT_JOB
+from services.scheduling.orders import BuildDigest, PlanNight
+from services.scheduling.scheduler import Scheduler
+from services.store.event_store import existing
 from tests.conftest import Keys
 from tests.integration.test_datasets import tenant_of
 from tests.integration.test_digest import MONDAY, ORDER, submit

@@ -5,9 +5,9 @@ status, and its heartbeat read as a reader's."""
 import asyncio
 from datetime import UTC, datetime
 
-from services.bootstrap import Runtime
-from services.scheduled import BuildDigest, PlanNight
-from services.scheduler import MAX_ATTEMPTS, Scheduler, parse_order
+from services.processes.bootstrap import Runtime
+from services.scheduling.orders import BuildDigest, PlanNight
+from services.scheduling.scheduler import MAX_ATTEMPTS, Scheduler, parse_order
 
 
 class Orders:

@@ -1,5 +1,6 @@
 """A process that finds PostgreSQL out of connections at start ("too many clients") waits
-for one, saying so in its log and on its metrics, instead of exiting (services/waiting.py)."""
+for one, saying so in its log and on its metrics, instead of exiting
+(services/processes/waiting.py)."""
 
 import asyncio
 import logging
@@ -10,8 +11,8 @@ import asyncpg
 import pytest
 from prometheus_client import REGISTRY
 
-from services import roles
-from services.bootstrap import Runtime
+from services.processes import roles
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, settings_for
 from tests.servers import ROOT, localservers
 

@@ -11,12 +11,18 @@ import pytest
 from eventsourcing.persistence import IntegrityError
 from prometheus_client import REGISTRY
 
+from contracts.errors import Conflict
 from contracts.feedback import RecordFeedback
-from services.bootstrap import Runtime
-from services.bus import CommandBus, Decision, Handler, Issued, as_new
-from services.errors import Conflict
+from services.bus.command_bus import CommandBus, Decision, Handler, Issued, as_new
 from services.feedback.handlers import ALONE, CREATES, HANDLERS, record_feedback
-from services.store import EVENTS_TABLE, EventStore, LoopStore, StoreMisconfigured, open_store
+from services.processes.bootstrap import Runtime
+from services.store.event_store import (
+    EVENTS_TABLE,
+    EventStore,
+    LoopStore,
+    StoreMisconfigured,
+    open_store,
+)
 
 
 def issued(tenant: str, command_id: str, rating: int = 3) -> Issued:

@@ -9,7 +9,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
 from psycopg.pq import TransactionStatus
 
-from services.store import (
+from services.store.event_store import (
     EVENTS_TABLE,
     TENANTS_TABLE,
     ColumnsRecorder,

@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from projections.timestamps import quick_timestamps
-from services.bootstrap import Runtime
+from services.processes.bootstrap import Runtime
 
 NOW = datetime.now(UTC)
 VALUES = [

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from services.bootstrap import Runtime
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, event_count
 from tests.integration.test_appraisal import CHARTER
 from tests.integration.test_datasets import BASE, artifact, harvest, run_event, snapshot, tenant_of

@@ -8,7 +8,7 @@ import pytest
 import uvicorn
 from typer.testing import CliRunner
 
-from services import cli
+from services.processes import cli
 
 pytestmark = pytest.mark.unit
 

@@ -11,7 +11,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from contracts.feedback import RecordFeedback
-from services.bus import RECEIPT_NAMESPACE, RECEIPT_TOPIC, Issued, Receipt, as_new, receipt_id
+from services.bus.command_bus import (
+    RECEIPT_NAMESPACE,
+    RECEIPT_TOPIC,
+    Issued,
+    Receipt,
+    as_new,
+    receipt_id,
+)
 from services.feedback.domain import (
     FEEDBACK_NAMESPACE,
     FEEDBACK_TOPIC,

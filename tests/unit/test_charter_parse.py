@@ -3,9 +3,9 @@ names the line; over budget is a finding."""
 
 import pytest
 
+from contracts.errors import Refused
 from services.appraisal.charter import CHARTER_BUDGET, parse_charter
 from services.appraisal.setpoints import SensorKind, SetpointError, Unit, parse_setpoint
-from services.errors import Refused
 
 GOOD = """
 [[line]]

@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 import pytest
 
 from contracts.appraisal import WriteCharter
+from contracts.errors import NotPermitted
 from contracts.neighbours import RunCompleted
 from projections.appraisal import run_of
 from services.appraisal.charter import Sensor, parse_charter
 from services.appraisal.domain import TenantCharter, charter_id_for, charter_of
 from services.appraisal.readings import MIN_EVIDENCE, ReadingState, Sample, reading
 from services.appraisal.setpoints import SensorKind, Unit, parse_setpoint
-from services.errors import NotPermitted
 
 AT = datetime(2026, 11, 30, 8, tzinfo=UTC)
 DOCUMENT = (

@@ -20,13 +20,13 @@ from contracts.scalars import is_blank
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.feedback.published import RECORDED
-from services.publication import (
+from services.kafka.publication import (
     EVENT_ID_NAMESPACE,
     cloudevent_attributes,
     cloudevent_id,
     to_message,
 )
-from services.tracing import stamp
+from services.observing.tracing import stamp
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

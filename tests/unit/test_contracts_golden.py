@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from services.docs import (
+from services.processes.documents import (
     CONTRACTS_DIR,
     README,
     asyncapi_document,

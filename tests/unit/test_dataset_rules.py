@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from contracts.errors import Conflict, NotFound, NotPermitted
 from contracts.neighbours import RunCompleted
 from services.datasets.domain import Dataset, HarvestedRun, shared_dataset_id
 from services.datasets.tasks import (
@@ -22,7 +23,6 @@ from services.datasets.tasks import (
     expected_outcome,
     snapshot_document,
 )
-from services.errors import Conflict, NotFound, NotPermitted
 
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 A = "artifact:sha256:" + "a" * 64

@@ -30,7 +30,7 @@ from services.digests.domain import (
 )
 from services.digests.published import POSTED
 from services.digests.weeks import due_at, end_of, last_completed, previous, start_of, week_of
-from services.publication import to_message
+from services.kafka.publication import to_message
 
 COACH = "AgenticOffice/Agent/OfficeCoach"
 WRITER = "AgenticOffice/Agent/Writer"

@@ -1,12 +1,15 @@
 """The ``feedbackloop`` script's entry point imports nothing until it runs: a rebuild's worker
-processes import the script that started their parent (issue 12, ``services.entry``)."""
+processes import the script that started their parent (issue 12, ``services.processes.entry``)."""
 
 import subprocess
 import sys
 
 
 def test_importing_the_entry_point_leaves_the_command_line_unimported() -> None:
-    probe = "import sys, services.entry; print('services.cli' in sys.modules, len(sys.modules))"
+    probe = (
+        "import sys, services.processes.entry;"
+        " print('services.processes.cli' in sys.modules, len(sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     imported, modules = done.stdout.split()
     assert imported == "False"
@@ -15,7 +18,7 @@ def test_importing_the_entry_point_leaves_the_command_line_unimported() -> None:
 
 def test_the_script_runs_the_command_line() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", "from services.entry import main; main()", "--help"],
+        [sys.executable, "-c", "from services.processes.entry import main; main()", "--help"],
         capture_output=True,
         text=True,
     )

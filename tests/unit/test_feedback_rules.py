@@ -5,9 +5,9 @@ from uuid import uuid4
 
 import pytest
 
+from contracts.errors import Conflict, Refused
 from contracts.feedback import STAMPED_FIELDS, RecordFeedback
-from services.bus import command_from
-from services.errors import Conflict, Refused
+from services.bus.command_bus import command_from
 from services.feedback.domain import Feedback, feedback_id_for
 from services.feedback.handlers import request_digest
 

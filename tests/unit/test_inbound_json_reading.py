@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from services.inbound import parsing
-from services.inbound.parsing import plain_event, read_json, read_json_strictly
+from services.kafka.inbound import parsing
+from services.kafka.inbound.parsing import plain_event, read_json, read_json_strictly
 
 WIDE = st.integers(min_value=-(2**70), max_value=2**70) | st.sampled_from(
     [2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1]

@@ -4,7 +4,7 @@ look-alike keys."""
 
 import pytest
 
-from services.auth import ApiKeyEntry, KeyRing, new_key
+from services.edge.auth import ApiKeyEntry, KeyRing, new_key
 
 pytestmark = pytest.mark.unit
 

@@ -5,6 +5,7 @@ from uuid import uuid4
 
 import pytest
 
+from contracts.errors import Conflict, InvalidTransition, Refused
 from contracts.learning import (
     EvidenceItem,
     EvidenceOrigin,
@@ -12,10 +13,9 @@ from contracts.learning import (
     ProposalState,
     RaiseProposal,
 )
-from services.errors import Conflict, InvalidTransition, Refused
 from services.learning.domain import LearningProposal, proposal_id_for
 from services.learning.published import PUBLICATIONS
-from services.published import by_event
+from services.processes.published import by_event
 
 AT = datetime(2026, 11, 30, 6, tzinfo=UTC)
 

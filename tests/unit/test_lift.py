@@ -6,8 +6,8 @@ from uuid import uuid4
 
 import pytest
 
+from contracts.errors import NotPermitted, Refused
 from contracts.reports import ComposeWrongAnswer, DraftReport
-from services.errors import NotPermitted, Refused
 from services.evals.domain import EvalCase, agent_id, case_ref
 from services.evals.lift import lift
 from services.evals.scoring import correct, invented

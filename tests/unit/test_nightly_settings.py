@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from services.auth import SCOPES, KeyRing, new_key
+from services.edge.auth import SCOPES, KeyRing, new_key
 from services.nightly.catalogue import parse_catalogue, read_catalogue
 from services.nightly.confirmer import (
     KeyStoreUnreadable,

@@ -1,4 +1,5 @@
-"""``services.cli.OneWrite``: what uvicorn writes within one turn of the loop leaves in one
+"""``services.processes.cli.OneWrite``: what uvicorn writes within one turn of the loop leaves in
+one
 ``send()`` (issue 12), in order, and nothing is lost or sent after the connection closes. The
 transport below is our own recording stand-in for the socket's."""
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from services.cli import OneWrite
+from services.processes.cli import OneWrite
 
 pytestmark = pytest.mark.unit
 

@@ -27,16 +27,16 @@ from contracts import answers, digests, nights, topics
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
 from projections.nights import summary_json
-from services import openapi
-from services.api import rfc3339
-from services.auth import ApiKeyEntry, KeyRing
-from services.bootstrap import Runtime
-from services.bus import Issued
+from services.bus.command_bus import Issued
 from services.digests.build import CaseFact, ReportFact, build
 from services.digests.builder import PAGE_BOUND, digest_url
 from services.digests.domain import Digest, digest_id_for
 from services.digests.published import digest_posted
 from services.digests.weeks import due_at, week_of
+from services.edge import openapi
+from services.edge.app import rfc3339
+from services.edge.auth import ApiKeyEntry, KeyRing
+from services.edge.positions import PositionSeal
 from services.evals.domain import case_ref
 from services.evals.scoring import ThreadScore, summarize
 from services.nightly.catalogue import EU, Catalogue
@@ -44,9 +44,9 @@ from services.nightly.domain import Night, night_run_id
 from services.nightly.planning import Candidate, plan_night
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
-from services.positions import PositionSeal
+from services.processes.bootstrap import Runtime
+from services.processes.settings import Settings
 from services.reports.wrong_answer import compose_report
-from services.settings import Settings
 
 SCHEMAS = "#/components/schemas/"
 BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
@@ -74,7 +74,7 @@ def json_successes(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, An
 
 def answer_models() -> list[type[answers.Answer]]:
     """Every answer model, wherever its context declares it (``contracts/answers.py``,
-    ``contracts/nights.py``, ``contracts/digests.py``, ...): what ``services/openapi.py``
+    ``contracts/nights.py``, ``contracts/digests.py``, ...): what ``services/edge/openapi.py``
     attaches examples from."""
     return list(openapi.answer_models().values())
 
@@ -177,7 +177,7 @@ def values(example: Any, key: str = "") -> Iterator[tuple[str, Any]]:
 def test_examples_write_ids_times_and_positions_as_the_api_does() -> None:
     """Ids the service makes are UUIDs, times RFC 3339 with their offset (as
     ``?submittedBefore=`` reads them), positions and cursors opaque tokens shaped as
-    ``services/positions.py`` seals them (never a log number)."""
+    ``services/edge/positions.py`` seals them (never a log number)."""
     sealed = PositionSeal(os.urandom(32)).seal(123_456, story.TENANT)
     checked = {"id": 0, "time": 0, "position": 0}
     for model in answer_models():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from contracts.feedback import FeedbackKind, SubjectKind
 from services.feedback.published import RECORDED, feedback_recorded_json
-from services.publication import Publication, structured_cloudevent
+from services.kafka.publication import Publication, structured_cloudevent
 
 VALIDATED = dataclasses.replace(RECORDED, payload_writer=None)  # the contract's way only
 

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from contracts import topics
-from services.docs import asyncapi_document
 from services.feedback.published import RECORDED
-from services.publication import Publication, to_message
-from services.published import PUBLICATIONS, TOPICS, by_topic
+from services.kafka.publication import Publication, to_message
+from services.processes.documents import asyncapi_document
+from services.processes.published import PUBLICATIONS, TOPICS, by_topic
 from tests.unit.test_cloudevents import recorded_event
 
 

@@ -1,12 +1,13 @@
-"""The chunks a rebuild's worker processes take (``projections.apart.spans``): every position
+"""The chunks a rebuild's worker processes take (``services.projecting.apart.spans``): every
+position
 once, in order, none larger than ``CHUNK``, smaller towards the end so the workers finish
 together (issue 12)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projections.apart import CHUNK, spans
-from projections.runner import REBUILD_PAGE
+from services.projecting.apart import CHUNK, spans
+from services.projecting.runner import REBUILD_PAGE
 
 
 @given(head=st.integers(0, 3_000_000), processes=st.integers(1, 16))

@@ -9,14 +9,14 @@ from uuid import UUID, uuid4
 from eventsourcing.persistence import StoredEvent
 
 from contracts.reports import ComposeWrongAnswer, DraftReport, SubmitReport
-from services.bus import Issued
+from services.bus.command_bus import Issued
 from services.evals.lift import lift
-from services.publication import to_message
-from services.published import by_event
+from services.kafka.publication import to_message
+from services.processes.published import by_event
 from services.reports.domain import Report
 from services.reports.handlers import HANDLERS
 from services.reports.labelled_block import LabelledBlock, parse
-from services.store import EventStore
+from services.store.event_store import EventStore
 from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
 AT = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)

@@ -6,8 +6,8 @@ from uuid import uuid4
 
 import pytest
 
+from contracts.errors import InvalidTransition
 from contracts.reports import DraftReport
-from services.errors import InvalidTransition
 from services.reports.domain import Report
 from services.reports.labelled_block import parse
 from tests.unit.test_wrong_answer import SEED_BLOCK

@@ -2,7 +2,7 @@
 and 3): random drafts and composed wrong-answer reports (with any spelling of ``Kind:``), then
 submit, review moves and hand-over delivery records, decided by the real handlers and stored in
 the eventsourcing library's in-memory persistence; whatever was stored and has a publication
-goes through the relay's mapping (``services.publication.to_message``) without raising."""
+goes through the relay's mapping (``services.kafka.publication.to_message``) without raising."""
 
 from contextlib import suppress
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contracts.errors import DomainError
 from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
@@ -19,9 +20,8 @@ from contracts.reports import (
     SubmitReport,
 )
 from contracts.scalars import is_blank
-from services.errors import DomainError
-from services.publication import to_message
-from services.published import by_event
+from services.kafka.publication import to_message
+from services.processes.published import by_event
 from services.reports.routing import Kind
 from tests.unit.test_report_facts import handle, memory_store, stored_events
 

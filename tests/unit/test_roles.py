@@ -1,4 +1,4 @@
-"""Each process role's metrics port and PostgreSQL connection budget (services/roles.py),
+"""Each process role's metrics port and PostgreSQL connection budget (services/processes/roles.py),
 and the table of docs/operations.md that operators size their PostgreSQL by."""
 
 import re
@@ -9,11 +9,11 @@ import pytest
 from eventsourcing.persistence import InterfaceError as LibraryInterfaceError
 from eventsourcing.persistence import OperationalError as LibraryOperationalError
 
-from services import roles
-from services.bootstrap import read_models
-from services.follower import is_transient, postgresql_away
-from services.metrics_port import metrics_port
-from services.settings import Settings
+from services.followers.follower import is_transient, postgresql_away
+from services.processes import roles
+from services.processes.bootstrap import read_models
+from services.processes.metrics_port import metrics_port
+from services.processes.settings import Settings
 from tests.servers import ROOT
 
 pytestmark = pytest.mark.unit

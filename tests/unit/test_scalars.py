@@ -19,7 +19,7 @@ from contracts.scalars import (
     PathNumber,
     is_blank,
 )
-from services.store import ContractAsJSON
+from services.store.event_store import ContractAsJSON
 
 HEX = "ab" * 32
 

@@ -8,10 +8,10 @@ import pytest
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from services.auth import SCOPES, KeyRing, new_key
-from services.bootstrap import load_keys
+from services.edge.auth import SCOPES, KeyRing, new_key
 from services.evals.scoring import Thresholds
-from services.settings import Settings
+from services.processes.bootstrap import load_keys
+from services.processes.settings import Settings
 
 
 @pytest.fixture(autouse=True)

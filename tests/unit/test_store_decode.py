@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 import services
 from contracts.neighbours import RunCompleted
-from services.store import EventStore, FastJSONTranscoder
+from services.store.event_store import EventStore, FastJSONTranscoder
 
 AT = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
 RUN = RunCompleted.model_validate(

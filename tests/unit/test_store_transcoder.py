@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import JSONTranscoder, TranscodingNotRegisteredError
 
+from contracts.errors import Refused
 from contracts.feedback import RecordFeedback
-from services.bus import Receipt, receipt_id
-from services.errors import Refused
+from services.bus.command_bus import Receipt, receipt_id
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
-from services.store import EventStore, FastJSONTranscoder, plain_json
-from services.tracing import stamp
+from services.observing.tracing import stamp
+from services.store.event_store import EventStore, FastJSONTranscoder, plain_json
 
 
 def transcoders() -> tuple[JSONTranscoder, JSONTranscoder]:

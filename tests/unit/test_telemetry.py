@@ -7,7 +7,7 @@ import sys
 import pytest
 from fastapi import FastAPI
 
-from services.telemetry import ENDPOINT, configure
+from services.observing.otel import ENDPOINT, configure
 
 # The no-op OpenTelemetry API may be loaded by libraries; the SDK, the exporter and the
 # instrumentations are ours to load, and only when asked.
@@ -24,7 +24,7 @@ def test_without_an_endpoint_no_tracing_is_loaded_or_configured() -> None:
         f"LOADED_ONLY_WHEN_ASKED = {LOADED_ONLY_WHEN_ASKED!r}\n"
         "import os, sys; os.environ.pop('OTEL_EXPORTER_OTLP_ENDPOINT', None)\n"
         "from fastapi import FastAPI\n"
-        "from services.telemetry import configure\n"
+        "from services.observing.otel import configure\n"
         "app = FastAPI()\n"
         "assert configure(app) is None\n"
         "assert not app.user_middleware\n"

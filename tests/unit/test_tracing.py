@@ -2,7 +2,7 @@
 
 import pytest
 
-from services.tracing import valid_traceparent
+from services.observing.tracing import valid_traceparent
 
 GOOD = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 

@@ -1,0 +1,155 @@
+"""Every setting of every process, read from the environment in one place (the composition root).
+
+Without ``DATABASE_URL`` the service runs on the embedded default: a real PostgreSQL started
+from a pip wheel under ``FEEDBACKLOOP_DATA_DIR``. Without ``KAFKA_BOOTSTRAP_SERVERS`` there is
+no relay and no inbound consumer, and the service says so.
+
+Structured settings (the API keys, the per-agent thresholds, the agent) are typed here and
+parsed by pydantic-settings from the same JSON values as always, so a bad value stops the
+process at start with a validation error that names the setting and the field.
+"""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
+from services.evals.scoring import Thresholds
+
+
+class ThresholdSetting(BaseModel):
+    """One agent's pass rates (SPEC W66); an unknown name is refused, not ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    looked: float = Field(default=Thresholds.looked, ge=0.0, le=1.0)
+    correct: float = Field(default=Thresholds.correct, ge=0.0, le=1.0)
+
+    def thresholds(self) -> Thresholds:
+        return Thresholds(looked=self.looked, correct=self.correct)
+
+
+class AgentSettings(BaseModel):
+    """The agent under test: ``http`` (our agent protocol) or ``openai`` (Chat Completions).
+    No URL: no agent, and eval runs say so."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["http", "openai"] = "http"
+    url: str | None = None
+    api_key: str | None = None
+    model: str | None = None  # the default model when a case pins none
+    timeout_seconds: float = 120.0
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="FEEDBACKLOOP_", extra="ignore", populate_by_name=True
+    )
+
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "FEEDBACKLOOP_DATABASE_URL")
+    )
+    kafka_bootstrap_servers: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "KAFKA_BOOTSTRAP_SERVERS", "FEEDBACKLOOP_KAFKA_BOOTSTRAP_SERVERS"
+        ),
+    )
+    data_dir: Path = Path("var")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # Prometheus metrics on a port of their own, apart from the API (issue 8); 0 turns them
+    # off. Unset, each process role takes a port of its own (services/processes/roles.py: serve
+    # 9464,
+    # projector 9465, relay 9466, inbound 9467, scheduler 9468, handover 9469, api 9470 and
+    # up, a port per worker), so one stack's processes share a host. Tenant ids appear as
+    # label values only if asked for.
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    metrics_tenant_labels: bool = False
+
+    # FEEDBACKLOOP_GRPC_PORT: gRPC Learning.GetDatasetSnapshot (SPEC C22), served by `serve`
+    # and `api` beside the HTTP API, with the same keys. 0 (the default) is off.
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = Field(default=0, ge=0, le=65535)
+
+    # FEEDBACKLOOP_API_KEYS: a JSON list of entries, as `feedbackloop keys new` prints them.
+    api_keys: list[ApiKeyEntry] = Field(default_factory=list)
+    api_keys_file: Path | None = None
+
+    cloudevents_source: str = "urn:feedbackloop"
+    # Where people reach this API (e.g. https://feedback.example.org): links that leave the
+    # service, such as a digest post's url, are absolute under it; empty: relative paths.
+    public_url: str = ""
+    # Put before every topic name, e.g. "staging." (tests use a fresh one each). Empty by
+    # default, so the names are exactly the published ones.
+    topic_prefix: str = ""
+    # Six: one, two, three or six inbound consumers each take an equal share (issue 12: with
+    # three over two consumers, one carried twice the other's work and set the pace).
+    topic_partitions: int = 6
+    topic_replication_factor: int = 1
+    inbound_group_id: str = "feedbackloop-inbound"
+
+    # Hand-overs also go to this webhook, signed with the secret (HMAC-SHA256), if set.
+    handover_webhook_url: str | None = None
+    handover_webhook_secret: str | None = None
+    handover_webhook_max_attempts: int = 5
+    handover_webhook_backoff_seconds: float = 1.0
+
+    # The agent under test, FEEDBACKLOOP_AGENT_KIND / _URL / _API_KEY / _MODEL /
+    # _TIMEOUT_SECONDS; read together as `agent`.
+    agent_kind: Literal["http", "openai"] = "http"
+    agent_url: str | None = None
+    agent_api_key: str | None = None
+    agent_model: str | None = None
+    agent_timeout_seconds: float = Field(default=120.0, gt=0)
+    # Per-agent pass thresholds, JSON: {"<agent path>": {"looked": 0.8, "correct": 0.6}}
+    evals_thresholds: dict[str, ThresholdSetting] = Field(default_factory=dict)
+
+    # How often the scheduler looks at the clock (SPEC W79, W105: hourly); ticks fall on
+    # multiples of it, and a downtime's missed due times are caught up at the next one.
+    scheduler_tick_seconds: float = Field(default=3600.0, gt=0)
+
+    # The weekly digest (issue 9): its read of reports is bounded, newest first (SPEC W112),
+    # and it waits this long for the read models it reads to reach the store's head.
+    digest_page_bound: int = Field(default=200, ge=1)
+    digest_wait_seconds: float = Field(default=60.0, gt=0)
+
+    bus_max_batch: int = 100
+    # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.
+    reader_max_lag: int = 10_000  # log positions behind the head
+    reader_max_silence_seconds: float = 30.0  # since its last heartbeat
+    read_wait_seconds: float = 10.0  # longest wait for a read model to reach minPosition
+    log_level: str = "INFO"
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _entries_given_as_json(cls, value: object) -> object:
+        # The environment's JSON is decoded by pydantic-settings; this takes the same JSON
+        # text when the settings are built in code (tests, tools).
+        return API_KEY_ENTRIES.validate_json(value) if isinstance(value, str) else value
+
+    @field_validator("agent_kind", mode="before")
+    @classmethod
+    def _kind_in_any_case(cls, value: object) -> object:
+        return (value.strip().lower() or "http") if isinstance(value, str) else value
+
+    @property
+    def embedded(self) -> bool:
+        return self.database_url is None
+
+    @property
+    def agent(self) -> AgentSettings:
+        return AgentSettings(
+            kind=self.agent_kind,
+            url=self.agent_url or None,
+            api_key=self.agent_api_key,
+            model=self.agent_model,
+            timeout_seconds=self.agent_timeout_seconds,
+        )
+
+    def thresholds(self) -> dict[str, Thresholds]:
+        return {agent: values.thresholds() for agent, values in self.evals_thresholds.items()}

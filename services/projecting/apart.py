@@ -1,0 +1,195 @@
+"""A rebuild's events that read models apply in any order, loaded by worker processes.
+
+Issue 12: a rebuild of a million events was bound by its one interpreter (reading, decoding
+and building rows at 100 % of a core) while PostgreSQL used a third of the other. A read model
+may name the events its ``apply`` only turns into rows of its ``insert_only`` tables, reading
+nothing (``order_free``): in what order, and in which process, they are applied cannot change
+what it holds. A rebuild hands those to worker processes, split by position: each worker
+reads, decodes and applies chunks of the log up to the head the rebuild started from, while
+every other event goes through the shared pass in order (``services.projecting.runner``).
+
+A read model whose events fail here (one that cannot be decoded, or that its ``apply``
+refuses) is named in the answer, and the rebuild builds it afresh on its own follower, in
+order, with the follower's retries and parking. A transient failure (PostgreSQL away) stops
+the rebuild, as it does the shared pass.
+"""
+
+import asyncio
+import gc
+import itertools
+import logging
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import forkserver
+from multiprocessing.util import Finalize
+
+import asyncpg
+import uvloop
+from eventsourcing.utils import get_topic
+
+from projections.read_model import UNKEYED, Projection
+from projections.timestamps import quick_timestamps
+from services.followers.follower import is_transient
+from services.projecting.runner import REBUILD_PAGE, Shared
+from services.store.event_store import EventStore, open_store
+
+log = logging.getLogger(__name__)
+
+CHUNK = 50_000  # positions a worker takes at a time, at most: ten pages of the shared pass
+
+
+@dataclass(frozen=True)
+class Apart:
+    """A read model's events loaded apart: their topics, and its fresh schema."""
+
+    projection: Projection
+    schema: str
+    topics: list[str]
+
+    @staticmethod
+    def topics_of(projection: Projection) -> list[str]:
+        events: tuple[type, ...] = getattr(projection, "order_free", ())
+        return [get_topic(cls) for cls in events]
+
+
+async def load_apart(
+    database_url: str,
+    parts: Sequence[Apart],
+    unkeyed: frozenset[str],
+    head: int,
+    processes: int,
+    covered: Callable[[int], None],
+) -> dict[str, str]:
+    """Load ``parts`` over positions up to ``head`` in ``processes`` worker processes, a
+    chunk at a time; ``covered`` hears how many positions are done. Returns the schemas whose
+    events failed, with why. The ``unkeyed`` tables are copied into (``UNKEYED``)."""
+    names = ", ".join(part.projection.name for part in parts)
+    log.info("%d worker processes load the events of %s apart, up to %d", processes, names, head)
+    loop = asyncio.get_running_loop()
+    workers = ProcessPoolExecutor(
+        processes,
+        mp_context=multiprocessing.get_context("forkserver"),  # see ``ready``
+        initializer=start,
+        initargs=(database_url, list(parts), unkeyed),
+    )
+    failed: dict[str, str] = {}
+    loaded = 0
+    chunks = spans(head, processes)
+    running: set[asyncio.Future[tuple[int, list[tuple[str, str]]]]] = set()
+
+    def more() -> None:  # two chunks in hand for each worker: none waits for the next
+        for span in itertools.islice(chunks, 2 * processes - len(running)):
+            running.add(loop.run_in_executor(workers, load_chunk, *span))
+
+    try:
+        more()
+        while running:
+            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for answer in await asyncio.gather(*done, return_exceptions=True):
+                if isinstance(answer, BaseException):
+                    raise answer  # a worker's transient failure, or a worker killed
+                span, failures = answer
+                for schema, why in failures:
+                    failed.setdefault(schema, why)
+                loaded += span
+            covered(loaded)
+            more()
+    finally:  # the chunks in hand end (each in a second or so), whatever happened
+        await asyncio.gather(*running, return_exceptions=True)
+        workers.shutdown(wait=False)
+    return failed
+
+
+def spans(head: int, processes: int) -> Iterator[tuple[int, int]]:
+    """The chunks of positions up to ``head`` the workers take in turn: ``CHUNK`` at most,
+    smaller as the end nears (a quarter of what is left over the workers, down to a page), so
+    that the workers finish together rather than one loading a whole last chunk alone while
+    the others wait (issue 12: chunks of 50,000 left a core idle for about a second at the
+    end of a million events)."""
+    after = 0
+    while after < head:
+        size = min(CHUNK, max(REBUILD_PAGE, (head - after) // (4 * processes)))
+        yield after, min(after + size, head)
+        after += size
+
+
+def ready(projections: Sequence[Projection]) -> None:
+    """The server that worker processes are forked from, started with what they run imported.
+
+    A fork of the rebuild's own process would copy its event loop's and pools' threads (and
+    their locks) mid-flight, so workers start from a clean server process instead. Issue 12:
+    spawned workers each imported these modules anew, 1.2 s of CPU apiece on the cores the
+    rebuild needs; the server imports them once, and ``rebuild_many`` starts it before
+    preparing the fresh schemas, so the imports overlap PostgreSQL's work. Returns once the
+    server is launched (milliseconds); the first worker's start waits for its imports. A
+    server already running (an earlier rebuild in this process) is kept."""
+    modules = {__name__, *(type(projection).__module__ for projection in projections)}
+    multiprocessing.set_forkserver_preload(sorted(modules))
+    forkserver.ensure_running()
+
+
+@dataclass
+class Worker:
+    """A worker process's own: its event loop, store and connection."""
+
+    loop: asyncio.AbstractEventLoop
+    store: EventStore
+    conn: asyncpg.Connection
+    parts: list[Apart]
+    topics: list[str]
+
+    async def load(self, after: int, upto: int) -> list[tuple[str, str]]:
+        """Positions after ``after`` up to ``upto``, page by page, each read model's events
+        of a page in one transaction; returns the schemas whose events failed, with why."""
+        failed: dict[str, str] = {}
+        async with quick_timestamps(self.conn):
+            while after < upto:
+                page = Shared.read(self.store, after, self.topics, upto)
+                after = upto if page.upto <= after else page.upto
+                for part in self.parts:
+                    if part.schema in failed:
+                        continue
+                    try:
+                        if events := page.of(part.topics):
+                            async with self.conn.transaction():
+                                await part.projection.apply(self.conn, part.schema, events)
+                    except Exception as error:
+                        why = f"{type(error).__name__}: {error}"
+                        if is_transient(error):
+                            raise RuntimeError(why) from None  # picklable, whatever it was
+                        failed[part.schema] = why
+        return list(failed.items())
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.conn.close())
+        self.loop.close()
+        self.store.close()
+
+
+_worker: Worker | None = None  # this worker process's
+
+
+def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> None:
+    """A worker process's start: its store, connection and loop, kept for every chunk."""
+    global _worker
+    gc.disable()  # as in the shared pass (``collector_paused``): pages make no cycles
+    UNKEYED.set(unkeyed)  # the loop's tasks start from this context
+    loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
+    conn = loop.run_until_complete(asyncpg.connect(database_url))
+    topics = sorted({topic for part in parts for topic in part.topics})
+    # The rebuild's process made the store's tables; two workers creating them again at once
+    # raced on the catalogue ("tuple concurrently updated", a CI run). One connection: a
+    # worker reads a page at a time.
+    store = open_store(
+        database_url, CREATE_TABLE="n", POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0"
+    )
+    _worker = Worker(loop, store, conn, parts, topics)
+    Finalize(_worker, _worker.close, exitpriority=10)  # run as the worker process exits
+
+
+def load_chunk(after: int, upto: int) -> tuple[int, list[tuple[str, str]]]:
+    """One chunk of positions, in a worker process: how many it covered, and what failed."""
+    assert _worker is not None, "start() runs first in every worker process"
+    return upto - after, _worker.loop.run_until_complete(_worker.load(after, upto))

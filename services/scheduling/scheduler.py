@@ -1,0 +1,352 @@
+"""The scheduler: turns wall-clock time into orders, and does nothing else (issue 9).
+
+Each tick (hourly, SPEC W79, W105) it reads the previous tick from PostgreSQL, works out which
+orders fell due in between (``due``: pure, tested with given times) and hands them over in the
+order they fell due: ``PlanNight`` to the nightly runner, ``BuildDigest`` to the digest builder,
+``RaiseProposals`` to the proposal generator (SPEC C42: daily at 06:00 UTC).
+A downtime spanning several due times catches every one of them up, in order, once. Orders
+name things with deterministic ids, so a second scheduler, a replica or a restart that hands
+over the same order again creates nothing.
+
+An order that fails is tried again at the next ticks (the tick is saved just before it, so
+everything after it is ordered again too, and finds itself done); after ``MAX_ATTEMPTS`` it is
+given up, logged, and shown by ``feedbackloop status`` until ordered by hand
+(``feedbackloop scheduler --order night/2026-11-29``). A failure of the surroundings
+(PostgreSQL away) is not the order's: the supervisor restarts the scheduler with backoff.
+
+Each job handles every tenant's share of an order on its own (``services.scheduling.failures``):
+a unit that fails is recorded, and the order still goes through for the others. At every tick
+the scheduler gives again every order that has a failing unit, so it is tried at the next run.
+
+The scheduler heartbeats in ``scheduler_ticks`` like every reader, so ``feedbackloop status``
+and ``/readyz`` show it: its state, the orders pending (its lag) and those given up. The units
+failing are shown in its state, per job (how many, and the latest kind of error — never a
+tenant's id, since ``/readyz`` asks for no key); they are no problem of the instance's: one
+tenant's failing digest must not take the service out of the load balancer.
+"""
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Protocol
+
+import asyncpg
+
+from services.digests.weeks import due_at, last_completed, previous
+from services.followers.follower import Connection, ReaderStatus, is_transient
+from services.processes.health import ReaderHealth
+from services.scheduling.failures import (
+    SCHEDULER,
+    failing_by_job,
+    failing_incidents,
+    failing_orders,
+    forget_order,
+)
+from services.scheduling.failures import ensure_table as ensure_failures_table
+from services.scheduling.orders import BuildDigest, PlanNight, RaiseProposals
+
+log = logging.getLogger(__name__)
+
+NAME = SCHEDULER
+MAX_ATTEMPTS = 3  # ticks an order is tried at before it is given up
+NIGHTS_KEPT = 7  # after a longer downtime, only the last week's nights are caught up
+WEEKS_KEPT = 52
+PROPOSAL_HOUR = 6  # SPEC C42: the ProposalGenerator's cron is 0 6 * * *
+ORDER = re.compile(
+    r"^(night/(?P<date>\d{4}-\d{2}-\d{2})|digest/(?P<week>\d{4}-W\d{2})"
+    r"|proposals/(?P<day>\d{4}-\d{2}-\d{2}))$"
+)
+
+DDL = """
+CREATE TABLE IF NOT EXISTS scheduler_ticks (
+    name text PRIMARY KEY,
+    tick timestamptz,
+    state text NOT NULL DEFAULT 'new',
+    pending int NOT NULL DEFAULT 0,
+    attempts jsonb NOT NULL DEFAULT '{}',
+    given_up jsonb NOT NULL DEFAULT '{}',
+    heartbeat_at timestamptz
+);
+"""
+
+Order = PlanNight | BuildDigest | RaiseProposals
+
+
+class Nights(Protocol):
+    async def __call__(self, order: PlanNight) -> None: ...
+
+    async def resume(self) -> None:
+        """Drive every night still running (a process died mid-night) to its end."""
+
+
+Digests = Callable[[BuildDigest], Awaitable[None]]
+Proposals = Callable[[RaiseProposals], Awaitable[None]]
+
+
+def night_at(day: date, night_hour: int) -> datetime:
+    return datetime.combine(day, time(night_hour), UTC)
+
+
+def due_time(order: Order, night_hour: int) -> datetime:
+    if isinstance(order, PlanNight):
+        return night_at(order.date, night_hour)
+    if isinstance(order, RaiseProposals):
+        return night_at(order.date, PROPOSAL_HOUR)
+    return due_at(order.week)
+
+
+def daily(since: datetime, now: datetime, hour: int) -> list[date]:
+    """The days whose ``hour`` UTC fell after ``since`` and at or before ``now`` — the last
+    ``NIGHTS_KEPT`` of them — and today's again once it is due."""
+    first, last = since.date(), now.date()
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    fallen = [day for day in days if night_at(day, hour) <= now][-NIGHTS_KEPT:]
+    return [day for day in fallen if night_at(day, hour) > since or day == last]
+
+
+def due(
+    previous_tick: datetime | None,
+    now: datetime,
+    *,
+    night_hour: int | None,
+    proposal_hour: int | None = None,
+) -> list[Order]:
+    """The orders a tick hands over, in the order they fell due: the nights (``night_hour``
+    UTC of each date, SPEC §3.8) and the weeks' digests (the Monday 06:00 UTC after the week,
+    §3.9) that fell due after ``previous_tick`` and at or before ``now`` — a downtime's, caught
+    up — and, at every tick, the latest of each kind again. Due means due *and not yet
+    recorded* (§3.8, W106): a night switched on today still runs today and nothing missed is
+    lost, while the runner and the builder find a recorded one done and do nothing.
+    ``night_hour`` None: nights are off (W80). The proposals of each day (``proposal_hour``
+    UTC, C42) fall due the same way as nights; None: no generator here."""
+    now = now.astimezone(UTC)
+    since = (previous_tick or now).astimezone(UTC)
+    orders: list[Order] = []
+    if night_hour is not None:
+        orders += [PlanNight(day, now) for day in daily(since, now, night_hour)]
+    if proposal_hour is not None:
+        orders += [RaiseProposals(day, now) for day in daily(since, now, proposal_hour)]
+    latest = last_completed(now)
+    if due_at(latest) > now:  # a Monday before 06:00: the week just ended is not due yet
+        latest = previous(latest)[0]
+    weeks = [*reversed(previous(latest, WEEKS_KEPT - 1)), latest]
+    orders += [BuildDigest(w, now) for w in weeks if due_at(w) > since or w == latest]
+    return sorted(orders, key=lambda order: due_time(order, night_hour or 0))
+
+
+def parse_order(text: str, now: datetime) -> Order:
+    """``night/2026-11-29``, ``digest/2026-W48`` or ``proposals/2026-11-30``, as ``--order``
+    takes them."""
+    found = ORDER.match(text)
+    if found is None:
+        raise ValueError(
+            f"{text!r} is neither night/YYYY-MM-DD, digest/YYYY-Www nor proposals/YYYY-MM-DD"
+        )
+    if found["date"]:
+        return PlanNight(date.fromisoformat(found["date"]), now)
+    if found["day"]:
+        return RaiseProposals(date.fromisoformat(found["day"]), now)
+    due_at(found["week"])  # refuses a week the year does not have
+    return BuildDigest(found["week"], now)
+
+
+def too_old(order: Order, now: datetime) -> bool:
+    """Past what a downtime is caught up for (a week of nights and days, a year of weeks):
+    a unit failing that long is no longer retried."""
+    if isinstance(order, BuildDigest):
+        return due_at(order.week) < now - timedelta(weeks=WEEKS_KEPT)
+    return order.date < now.date() - timedelta(days=NIGHTS_KEPT)
+
+
+async def ensure_tables(conn: Connection) -> None:
+    await conn.execute(DDL)
+    await ensure_failures_table(conn)
+
+
+class Scheduler:
+    name = NAME
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        nights: Nights | None,
+        digests: Digests | None,
+        *,
+        night_hour: int | None,
+        proposals: Proposals | None = None,
+        tick_seconds: float = 3600.0,
+        heartbeat: float = 5.0,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.pool, self.nights, self.digests = pool, nights, digests
+        self.proposals = proposals
+        self.night_hour = night_hour if nights is not None else None
+        self.tick_seconds, self.heartbeat, self.clock = tick_seconds, heartbeat, clock
+        self.status = ReaderStatus(NAME)
+        self.pending = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Tick now and then at every ``tick_seconds`` boundary, until stopped."""
+        beating = asyncio.create_task(self._beat(stop))
+        try:
+            while not stop.is_set():
+                await self.tick()
+                wait = self.tick_seconds - self.clock().timestamp() % self.tick_seconds
+                self.status.say(f"waiting for the next tick (in {wait:.0f} s)")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=wait)
+        finally:
+            beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beating
+
+    async def tick(self) -> list[Order]:
+        """Hand over every order that fell due since the previous tick; answers them."""
+        now = self.clock()
+        row = await self.pool.fetchrow(
+            "SELECT tick, attempts, given_up FROM scheduler_ticks WHERE name = $1", NAME
+        )
+        previous_tick = row["tick"] if row else None
+        attempts: dict[str, int] = json.loads(row["attempts"]) if row else {}
+        given_up = json.loads(row["given_up"]) if row else {}  # ordered by hand only, now
+        orders = [
+            order
+            for order in due(
+                previous_tick,
+                now,
+                night_hour=self.night_hour,
+                proposal_hour=PROPOSAL_HOUR if self.proposals is not None else None,
+            )
+            if order.name not in given_up
+        ]
+        retried = await self.retries(orders, given_up, now)
+        self.pending = len(orders) + len(retried)
+        saved = now
+        for order in orders:
+            if await self.carry_out(order, attempts):
+                self.pending -= 1
+            elif order.name in attempts:  # not given up: tried again at the next tick,
+                # and everything after it with it
+                saved = min(saved, due_time(order, self.night_hour or 0) - timedelta(seconds=1))
+        for order in retried:  # given again while a unit of theirs fails: no tick to hold
+            if await self.carry_out(order, attempts):
+                self.pending -= 1
+        orders += retried
+        if self.nights is not None:
+            self.status.say("resuming nights left running")
+            await self.nights.resume()
+        await self.pool.execute(
+            "INSERT INTO scheduler_ticks (name, tick, attempts, heartbeat_at) "
+            "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
+            "SET tick = $2, attempts = $3, heartbeat_at = now()",
+            NAME, saved, json.dumps(attempts),
+        )  # fmt: skip
+        return orders
+
+    async def retries(
+        self, due_now: list[Order], given_up: dict[str, str], now: datetime
+    ) -> list[Order]:
+        """The orders with a failing unit that are not due anyway: given again, once each
+        of the others is (a failing unit is one tenant's, it holds back no one)."""
+        names = {order.name for order in due_now} | set(given_up)
+        # A proposals run covers every cluster, whatever its day: one due now retries them.
+        proposals_due = any(isinstance(order, RaiseProposals) for order in due_now)
+        retried: list[Order] = []
+        for name in await failing_orders(self.pool):
+            if name in names or (proposals_due and name.startswith("proposals/")):
+                continue
+            try:
+                order = parse_order(name, now)
+            except ValueError:
+                log.warning("a failing unit names an order this scheduler does not know: %s", name)
+                continue
+            if isinstance(order, PlanNight) and self.night_hour is None:
+                continue  # nights are off here: their failing units wait until they are on
+            if too_old(order, now):
+                log.warning("%s: its failing units are no longer retried (too old)", name)
+                await forget_order(self.pool, name)
+                continue
+            retried.append(order)
+        return retried
+
+    async def carry_out(self, order: Order, attempts: dict[str, int]) -> bool:
+        """Hand one order over; answers whether it went through. A failure of the
+        surroundings raises (the supervisor restarts the scheduler); any other is counted."""
+        self.status.say(f"ordering {order.name}")
+        try:
+            if isinstance(order, PlanNight):
+                assert self.nights is not None
+                await self.nights(order)
+            elif isinstance(order, RaiseProposals):
+                if self.proposals is not None:
+                    await self.proposals(order)
+            elif self.digests is not None:
+                await self.digests(order)
+        except Exception as error:
+            if is_transient(error):
+                raise
+            tries = attempts[order.name] = attempts.get(order.name, 0) + 1
+            if tries >= MAX_ATTEMPTS:
+                log.exception(
+                    "%s failed %d times: given up; order it again with "
+                    "`feedbackloop scheduler --order %s`",
+                    order.name, tries, order.name,
+                )  # fmt: skip
+                attempts.pop(order.name)
+                await self.give_up(order, f"{type(error).__name__}: {error}")
+            else:
+                log.exception(
+                    "%s failed (attempt %d): tried again at the next tick", order.name, tries
+                )
+            return False
+        attempts.pop(order.name, None)
+        await self.pool.execute(
+            "UPDATE scheduler_ticks SET given_up = given_up - $2 WHERE name = $1", NAME, order.name
+        )
+        log.info("%s: done", order.name)
+        return True
+
+    async def give_up(self, order: Order, reason: str) -> None:
+        await self.pool.execute(
+            "INSERT INTO scheduler_ticks (name, given_up) "
+            "VALUES ($1, jsonb_build_object($2::text, $3::text)) ON CONFLICT (name) DO UPDATE "
+            "SET given_up = scheduler_ticks.given_up || jsonb_build_object($2::text, $3::text)",
+            NAME, order.name, reason,
+        )  # fmt: skip
+
+    async def _beat(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(Exception):  # a missed heartbeat is only a missed one
+                await self.pool.execute(
+                    "INSERT INTO scheduler_ticks (name, state, pending, heartbeat_at) "
+                    "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
+                    "SET state = $2, pending = $3, heartbeat_at = now()",
+                    NAME, self.status.state, self.pending,
+                )  # fmt: skip
+            self.status.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.status.changed.wait(), timeout=self.heartbeat)
+
+
+async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderHealth | None:
+    """How the scheduler stands, or None where none has ever run."""
+    row = await pool.fetchrow(
+        "SELECT state, pending, given_up, "
+        "extract(epoch FROM now() - heartbeat_at)::float8 AS silence "
+        "FROM scheduler_ticks WHERE name = $1",
+        NAME,
+    )
+    if row is None:
+        return None
+    problems = []
+    silence = row["silence"]
+    if silence is None or silence > max_silence:
+        problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
+    for order, reason in json.loads(row["given_up"]).items():
+        problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
+    incidents = failing_incidents(await failing_by_job(pool))
+    return ReaderHealth(NAME, 0, row["pending"], 0, row["state"], silence, problems, incidents)
