@@ -7,8 +7,8 @@ compares.
    (``services.kafka.inbound.InboundConsumer``: parse, bounds, receipts, one transaction per
    partition's poll), commands/s from its start to the last one settled;
    checked afterwards: one feedback and one receipt per command. And as production runs it
-   (README: Beyond one machine): N ``feedbackloop inbound`` processes of one group (N = the
-   cores by default), settled in the group before the clock starts, timed from the first
+   (docs/operations.md: Beyond one machine): N ``feedbackloop inbound`` processes of one group
+   (N = the cores by default), settled in the group before the clock starts, timed from the first
    command sent to the last one's feedback and receipt in the store. Both with their CPU per
    command. Baseline: one plain aiokafka consumer of a fresh group reading the same topic and
    decoding each JSON value, nothing stored (one process, not N: the ratio of the N-process
@@ -281,9 +281,9 @@ async def inbound_processes(
     url: str, bootstrap: str, total: int, processes: int, partitions: int, logs: Path
 ) -> dict[str, Any]:
     """The figure as production runs it: ``processes`` ``feedbackloop inbound`` processes of
-    one consumer group (README: Beyond one machine), started and settled in the group first;
-    timed from the first command sent to the last one applied (its feedback and receipt in
-    the store). Their CPU is read from /proc over the same span."""
+    one consumer group (docs/operations.md: Beyond one machine), started and settled in the
+    group first; timed from the first command sent to the last one applied (its feedback and
+    receipt in the store). Their CPU is read from /proc over the same span."""
     run = uuid.uuid4().hex[:8]
     prefix = f"benchp{run}."
     topic = prefix + topics.RECORD_FEEDBACK
