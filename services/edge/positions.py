@@ -3,7 +3,7 @@
 A write answers ``position``; a read takes it back as ``minPosition`` to see its own write. The
 global notification id would tell a tenant how much every other tenant wrote meanwhile, so it
 is sealed (AES-GCM) with the tenant as associated data: a token reveals nothing, and a token
-of another tenant or one tampered with fails to open (issue 8 item 3). The key is kept in the
+of another tenant or one tampered with fails to open. The key is kept in the
 database, made by whichever process starts first, so every replica opens every token.
 """
 

@@ -45,8 +45,9 @@ from services.digests.builder import DigestBuilder
 from services.digests.handlers import CREATES as DIGEST_CREATES
 from services.digests.handlers import HANDLERS as DIGEST_HANDLERS
 from services.digests.webhook import DigestWebhook
-from services.edge.app import Http, create_app
+from services.edge.app import create_app
 from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
+from services.edge.http import Http
 from services.edge.positions import PositionSeal, ensure_position_key
 from services.evals.agents import agent_client_from_settings
 from services.evals.api import eval_routes

@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 from starlette.types import Message, Receive, Scope, Send
 
-from services.edge.app import FastLane
+from services.edge.fast_lane import FastLane
 from services.observing.tracing import current_traceparent
 from services.processes.bootstrap import Runtime
 from tests.conftest import Keys

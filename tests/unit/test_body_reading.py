@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contracts.errors import Refused
-from services.edge.app import MAX_DEPTH, nesting_depth, read_body
+from services.edge.json_bodies import MAX_DEPTH, nesting_depth, read_body
 
 pytestmark = pytest.mark.unit
 
