@@ -95,5 +95,6 @@ async def test_the_last_attempt_settles_the_delivery(answering: tuple[str, Answe
 
 async def test_a_network_error_is_tried_again_and_named() -> None:
     error, attempts = await delivered("http://127.0.0.1:9/nobody", max_attempts=2)
-    assert error is not None and error.startswith("ConnectError")
+    assert error is not None
+    assert error.startswith("ConnectError")
     assert [(a.status_code, a.final) for a in attempts] == [(None, False), (None, True)]
