@@ -49,7 +49,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ClientDisconnect)
     async def on_gone(request: Request, _: ClientDisconnect) -> Response:
         """The client went away before its body arrived: nobody is there to answer, and it is
-        not the server's failure (it was logged as one, with a traceback)."""
+        not the server's failure, so it is no error with a traceback in the log."""
         log.info("%s %s: the client went away mid-request", request.method, request.url.path)
         return Response(status_code=400)  # the server drops it: the connection is gone
 
