@@ -137,7 +137,7 @@ async def test_a_refused_charter_names_the_line_and_stores_nothing(
 async def test_a_charter_over_its_bound_is_413_too_large_and_stores_nothing(
     runtime: Runtime, client: httpx.AsyncClient
 ) -> None:
-    """As any body over its bound (services/edge/bodies.py, ``bounded_body``): 413, not a refusal."""
+    """As any body over its bound (services/edge/bodies.py ``bounded_body``): 413, not refused."""
     before = await event_count(runtime)
     padded = CHARTER + "#" * (MAX_CHARTER_DOCUMENT - len(CHARTER.encode()) + 1)
     answer = await put(client, padded)
