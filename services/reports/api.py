@@ -27,20 +27,19 @@ from contracts.reports import (
 from contracts.scalars import is_blank
 from projections.inbox import InboxFilter, get_report, list_inbox
 from services.bus.command_bus import Outcome
-from services.edge.app import (
+from services.edge.auth import Principal
+from services.edge.bodies import no_body, read_command
+from services.edge.http import Http
+from services.edge.openapi import body
+from services.edge.parameters import (
     PAGE,
     Before,
-    Http,
     IdempotencyKey,
     Instant,
     Limit,
     MinPosition,
     command_id,
-    no_body,
-    read_command,
 )
-from services.edge.auth import Principal
-from services.edge.openapi import body
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"

@@ -24,9 +24,9 @@ from services.digests.domain import NO_ROUTE, QUIET_WEEK, Digest, digest_id_for
 from services.digests.weeks import due_at
 from services.followers.follower import wait_for_position
 from services.processes.bootstrap import Runtime
-from services.reports.webhook import signature
 from services.scheduling.orders import BuildDigest
 from services.store.event_store import read_log
+from services.webhooks.signed import signature
 from tests.conftest import Keys, settings_for
 from tests.kafka_peer import consume
 from tests.unit.test_wrong_answer import SEED_FACTS

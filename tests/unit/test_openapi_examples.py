@@ -1,4 +1,4 @@
-"""Every success in ``/openapi.json`` shows a real answer (issue 8: every response model "with
+"""Every success in ``/openapi.json`` shows a real answer (every response model "with
 examples"), and every example is one the service could answer: valid for its model, valid for
 the schema the document publishes, with ids, times and positions as the API writes them.
 
@@ -34,8 +34,8 @@ from services.digests.domain import Digest, digest_id_for
 from services.digests.published import digest_posted
 from services.digests.weeks import due_at, week_of
 from services.edge import openapi
-from services.edge.app import rfc3339
 from services.edge.auth import ApiKeyEntry, KeyRing
+from services.edge.parameters import rfc3339
 from services.edge.positions import PositionSeal
 from services.evals.domain import case_ref
 from services.evals.scoring import ThreadScore, summarize
