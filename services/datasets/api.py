@@ -313,7 +313,7 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
 
 
 def person(principal: Principal) -> None:
-    """Curation and consent are a person's decisions (issue 10), never a service key's."""
+    """Curation and consent are a person's decisions, never a service key's."""
     if principal.service:
         raise NotPermitted("a service key cannot curate or share datasets", field="Authorization")
 

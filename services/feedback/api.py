@@ -1,5 +1,5 @@
 """HTTP routes of feedback: ``/factory/feedback`` (SPEC C11, C12) and its batch
-``/factory/feedback:batch`` (issue 12)."""
+``/factory/feedback:batch``."""
 
 from typing import Annotated, Any
 
@@ -87,7 +87,7 @@ def feedback_routes(http: Http) -> APIRouter:
             "position": http.position(outcome, principal),
         }
         # Encoded here (two strings), not validated again against FeedbackWritten on the
-        # way out: the hottest route's answer costs a fraction (issue 12).
+        # way out: on the hottest route a second validation would cost more than the writing.
         return (201 if outcome.result.created else 200), orjson.dumps(answer)
 
     async def record_in_lane(
