@@ -16,8 +16,7 @@ a dead-letter reason on Kafka), never found later by a read model that parks on 
 
 What was accepted before a check was added is never refused by it: an event in the store is
 read back (``services.store.event_store.ContractAsJSON``) in the ``STORED`` context, where the
-checks made at the door
-(``at_the_door``) let it through as it was accepted.
+checks made at the door (``at_the_door``) let it through as it was accepted.
 """
 
 import re
