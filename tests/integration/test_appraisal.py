@@ -1,4 +1,4 @@
-"""Appraisal on a real PostgreSQL (issue 11): the charter API, and a run's appraisal derived on
+"""Appraisal on a real PostgreSQL: the charter API, and a run's appraisal derived on
 read from recorded feedback, reports and RunCompleted — replayed under a changed table."""
 
 import json

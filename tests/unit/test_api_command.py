@@ -1,4 +1,4 @@
-"""``feedbackloop api``: the server settings it hands uvicorn (issue 12). uvicorn itself is
+"""``feedbackloop api``: the server settings it hands uvicorn. uvicorn itself is
 replaced by a recorder of its arguments: starting it is the integration tests' work."""
 
 import os

@@ -1,4 +1,4 @@
-"""``services.edge.app.read_body`` (issue 12) reads a body as the rules say, whichever parser ends
+"""``services.edge.app.read_body`` reads a body as the rules say, whichever parser ends
 up reading it: nesting at most ``MAX_DEPTH`` levels, no key twice in one object, no NaN or
 Infinity, anything else not JSON refused naming why. The reference below is those rules
 written plainly (the text's nesting counted first, then the standard parser with hooks), and
