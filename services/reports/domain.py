@@ -59,9 +59,9 @@ class Report(Aggregate):
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
-            """A v1 event kept only the text: parse it once, as the command handler now does
-            at the door, so every reader of an old report sees facts like a new one's. The one
-            place left that parses: a parser change can reach only events written before v2."""
+            """A v1 event kept only the text: parse it once, as the command handler does at
+            the door, so every reader of an old report sees facts like a new one's. The only
+            place here that parses: a parser change can reach only events written before v2."""
             state["facts"] = facts_of(parse(state.get("extra_context")))
 
     # The events, declared so that readers (the Inbox, the relay) can name them.
