@@ -72,7 +72,7 @@ def replayed(outcome: Outcome, response: Response) -> None:
 
 
 def says_what_changed(review: ReviewReport) -> None:
-    """A Resolved report tells the reporter what changed (README): a change or a link."""
+    """A Resolved report tells the reporter what changed (docs/reports.md): a change or a link."""
     if review.status == "Resolved" and is_blank(review.change or "") and review.link is None:
         raise Refused("a Resolved report says what changed: send change or link", field="change")
 

@@ -1,4 +1,4 @@
-"""Issue 7 item 3, reader by reader: a real read model (the Inbox) and the hand-over webhook
+"""Reader by reader, a real read model (the Inbox) and the hand-over webhook
 park the event they keep failing on, apply everything else, hold the same aggregate's later
 events behind it, and after a fix ``parked retry`` applies them in order. (The relay's and the
 inbound consumer's own tests are in test_relay.py and test_inbound.py.)"""

@@ -59,7 +59,7 @@ def bus_sample(name: str, stage: str | None = None) -> float:
 
 
 async def test_the_bus_counts_its_batches_and_times_each_stage(runtime: Runtime) -> None:
-    """Issue 12: an operator reads where a command's time goes (waiting to be taken,
+    """An operator reads where a command's time goes (waiting to be taken,
     deciding, appending) and how many commands each append carried."""
     stages = ("queued", "decide", "append")
     counts = {stage: bus_sample("seconds_count", stage) for stage in stages}
@@ -190,10 +190,10 @@ def recording_threads(threads: list[int]) -> dict[type, Handler]:
 async def test_new_feedback_is_decided_and_appended_on_the_event_loop(
     runtime: Runtime, database_url: str
 ) -> None:
-    """Issue 12: a batch of new feedback asks PostgreSQL through asyncpg and decides on the
-    event loop, with no hand-over to a thread; feedback that exists already, or a command
-    under an Idempotency-Key (its receipt is looked up by the library), is decided in a
-    thread as before. Both are stored alike."""
+    """A batch of new feedback asks PostgreSQL through asyncpg and decides on the event loop,
+    with no hand-over to a thread; feedback that exists already, or a command under an
+    Idempotency-Key (its receipt is looked up by the library), is decided in a thread. Both
+    are stored alike."""
     threads: list[int] = []
     loop_store = await LoopStore.open(database_url, runtime.store)
     bus = CommandBus(

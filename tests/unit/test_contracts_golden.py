@@ -1,7 +1,7 @@
 """Golden files: the checked-in schemas and AsyncAPI document are what the code generates.
 
 A failure here means a published contract changed, or a checked-in document drifted from
-the declarations (issue 7, item 6). If the change is additive and intended, run
+the declarations. If the change is additive and intended, run
 ``feedbackloop contracts`` and commit; a breaking change is a new v2 topic instead.
 """
 

@@ -1,4 +1,4 @@
-"""A Kafka message's JSON read by orjson reads as the standard parser reads it (issue 12):
+"""A Kafka message's JSON read by orjson reads as the standard parser reads it:
 the same values, of the same types, or a refusal where the standard reading refuses.
 
 ``read_json_strictly`` is the reading every message had before (``json.loads`` of the UTF-8
@@ -132,7 +132,7 @@ def test_a_message_reads_as_the_strict_reading_reads_it(extra: dict[str, Any], r
 @example(2**63, False)
 @example(9.3e18, True)
 def test_every_number_orjson_may_widen_is_walked(magnitude: float, negative: bool) -> None:
-    """Issue 12: ``read_json`` walks a value for a float past 64 bits only where the text
+    """``read_json`` walks a value for a float past 64 bits only where the text
     may spell one (``MAYBE_WIDE``): every number at least that large, as JSON spells it,
     anywhere in a message, is such a text."""
     number = -magnitude if negative else magnitude

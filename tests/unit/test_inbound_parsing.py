@@ -1,4 +1,4 @@
-"""Reading a Kafka record into a command, without a broker (issue 7, item 5): bounds on every
+"""Reading a Kafka record into a command, without a broker: bounds on every
 attribute and field, strict for our commands, tolerant for other services' events."""
 
 import gzip
@@ -97,7 +97,7 @@ LONG = "x" * (MAX_ATTRIBUTE_LENGTH + 1)
         (envelope(data={**DATA, "givenBy": "mallory"}), "givenBy"),
         (envelope(data={k: v for k, v in DATA.items() if k != "subjectRef"}), "subjectRef"),
         (envelope(data=[1]), "body"),
-        # Issue 7 item 5: every attribute is bounded before anything is stored.
+        # Every attribute is bounded before anything is stored.
         (envelope(tenantid=LONG), "tenantid"),
         (envelope(actor=LONG), "actor"),
         (envelope(source=LONG), "source"),
@@ -118,7 +118,7 @@ def test_a_message_that_cannot_be_applied_is_refused_naming_why(value: bytes, fi
 
 
 def test_a_600_kb_tenant_is_refused_before_the_value_is_even_parsed() -> None:
-    """Issue 7: a 600 KB tenantid was accepted and later stalled the relay."""
+    """A 600 KB tenantid is refused at the door: accepted, it would stall the relay later."""
     value = envelope(tenantid="t" * 600_000)
     assert len(value) > MAX_MESSAGE_BYTES
     with pytest.raises(Refused) as refused:
@@ -240,7 +240,7 @@ def sdk_reading(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any]:
 def test_a_plain_event_is_read_as_the_cloudevents_sdk_reads_it(
     value: bytes, key: bytes | None
 ) -> None:
-    """Issue 12: the fast reading of the plain shape agrees with the SDK's on what it reads."""
+    """The fast reading of the plain shape agrees with the SDK's on what it reads."""
     assert plain_event(value, key) == sdk_reading(value, key)
 
 
@@ -300,8 +300,8 @@ def test_a_key_longer_than_an_attribute_is_refused_as_the_partition_key() -> Non
 def test_a_rating_json_cannot_hold_or_an_int_cannot_take_is_refused_naming_it(
     number: bytes,
 ) -> None:
-    """Issue 12: the fast reading leaves NaN and infinities to the SDK and hands big ints to
-    json; either way the rating is refused by name, as before."""
+    """The fast reading leaves NaN and infinities to the SDK and hands big ints to json;
+    either way the rating is refused by name, as the SDK's reading refuses it."""
     value = envelope(data={**DATA, "kind": "rating", "rating": 3}).replace(b"3}", number + b"}")
     assert number in value
     with pytest.raises(Refused) as refused:

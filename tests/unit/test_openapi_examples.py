@@ -1,5 +1,5 @@
-"""Every success in ``/openapi.json`` shows a real answer (every response model "with
-examples"), and every example is one the service could answer: valid for its model, valid for
+"""Every success in ``/openapi.json`` shows a real answer (every response model comes
+with examples), and every example is one the service could answer: valid for its model, valid for
 the schema the document publishes, with ids, times and positions as the API writes them.
 
 The document is the one the service serves (``Runtime.app()``), built without servers:

@@ -1,5 +1,5 @@
 """The store reads an event's JSON with orjson and gets what the library's ``json`` decoder
-and its object hook get (issue 12, figure 5): the same values, of the same types, in the
+and its object hook get: the same values, of the same types, in the
 same order, or the same error.
 
 Two sides: every event class of the code base, built with values hypothesis makes from its
