@@ -77,13 +77,8 @@ def feedback_routes(http: Http) -> APIRouter:
             "position": http.position(outcome, principal),
         }
         # Encoded here (two strings), not validated again against FeedbackWritten on the
-<<<<<<< HEAD
         # way out: the hottest route answers through its fast lane (services.edge.fast_lane).
         return (201 if outcome.result.created else 200), answer_json(answer)
-=======
-        # way out: on the hottest route a second validation would cost more than the writing.
-        return (201 if outcome.result.created else 200), orjson.dumps(answer)
->>>>>>> words2
 
     async def record_in_lane(
         raw: bytes, key: str, idempotency_key: str | None

@@ -1,8 +1,4 @@
-<<<<<<< HEAD
 """The fast lane of ``POST /factory/feedback`` (services/edge/fast_lane.py ``FastLane`` and
-=======
-"""The fast lane of ``POST /factory/feedback`` (services/edge/app.py ``FastLane`` and
->>>>>>> words2
 ``Api``) answers exactly what the FastAPI route answers, for every request it takes, through
 either of its doors: served in front of the middleware (the app as it runs), and as the
 router's first route (the same app with one more middleware, as with OpenTelemetry). Each

@@ -1,4 +1,3 @@
-<<<<<<< HEAD
 """``services.edge.json_bodies.read_body`` (orjson first) reads a body as the rules say,
 whichever parser ends up reading it: nesting at most ``MAX_DEPTH`` levels, no key twice in one
 object, no NaN or Infinity, anything else not JSON refused naming why. The reference is the
@@ -6,14 +5,6 @@ plain path beside it, ``read_strictly`` (the text's nesting counted first, then 
 parser with hooks), and ``read_body`` must answer what it answers, value or refusal, for any
 text, including texts full of colons and brackets inside strings and keys spelt twice at any
 depth."""
-=======
-"""``services.edge.app.read_body`` reads a body as the rules say, whichever parser ends
-up reading it: nesting at most ``MAX_DEPTH`` levels, no key twice in one object, no NaN or
-Infinity, anything else not JSON refused naming why. The reference below is those rules
-written plainly (the text's nesting counted first, then the standard parser with hooks), and
-``read_body`` must answer what it answers, value or refusal, for any text, including texts
-full of colons and brackets inside strings and keys spelt twice at any depth."""
->>>>>>> words2
 
 import json
 from typing import Any
