@@ -15,7 +15,8 @@ from typing import Any
 from eventsourcing.utils import get_topic
 
 from contracts.digests import RecordDigestDelivery
-from services.bus.command_bus import CommandBus, Issued
+from services.bus.command_bus import CommandBus
+from services.bus.issued import Issued
 from services.digests.domain import Digest
 from services.digests.published import POSTED
 from services.followers.follower import Connection, Positioned

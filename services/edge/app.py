@@ -26,7 +26,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from contracts.errors import DomainError, Refused
 from contracts.scalars import within_utc_years
-from services.bus.command_bus import CommandBus, Issued, Outcome, Result, command_from
+from services.bus.command_bodies import command_from
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Outcome, Result
+from services.bus.issued import Issued
 from services.edge.auth import KeyRing, Principal
 from services.edge.openapi import with_bodies
 from services.edge.positions import PositionSeal

@@ -26,7 +26,8 @@ import httpx
 from eventsourcing.utils import get_topic
 
 from contracts.reports import RecordHandOverDelivery
-from services.bus.command_bus import CommandBus, Issued
+from services.bus.command_bus import CommandBus
+from services.bus.issued import Issued
 from services.followers.follower import Connection, Positioned
 from services.kafka.publication import cloudevent_id, to_message
 from services.reports.domain import Report
