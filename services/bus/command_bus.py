@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 QUEUED, DECIDE, APPEND = (BUS_SECONDS.labels(stage) for stage in ("queued", "decide", "append"))
 
 
+# Here, not in services.bus.receipts: an aggregate's module path is the topic stored with
+# every one of its events, and receipts stored already name this module.
 class Receipt(Aggregate):
     """That the command with this identity was applied; created with the command's events."""
 
