@@ -88,13 +88,17 @@ from bench_processes import (  # noqa: E402
 )
 
 from contracts.feedback import RecordFeedback  # noqa: E402
-from services.bus.command_bus import CommandBus, Issued  # noqa: E402
+from services.bus.command_bus import CommandBus  # noqa: E402
+from services.bus.issued import Issued  # noqa: E402
 from services.edge.auth import new_key  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
 from services.processes.bootstrap import settle_collector  # noqa: E402
 from services.processes.settings import Settings  # noqa: E402
-from services.store.event_store import EVENTS_TABLE, EventStore, LoopStore, open_store, read_log  # noqa: E402
+from services.store.event_store import EVENTS_TABLE, EventStore  # noqa: E402
+from services.store.fast_loop_store import LoopStore  # noqa: E402
+from services.store.log_reading import read_log  # noqa: E402
+from services.store.opening import open_store  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 

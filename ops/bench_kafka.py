@@ -62,7 +62,8 @@ from services.kafka.admin import ensure_topics  # noqa: E402
 from services.kafka.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
 from services.kafka.publication import to_message  # noqa: E402
 from services.kafka.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402
-from services.store.event_store import EVENTS_TABLE, EventStore, LoopStore  # noqa: E402
+from services.store.event_store import EVENTS_TABLE, EventStore  # noqa: E402
+from services.store.fast_loop_store import LoopStore  # noqa: E402
 
 TENANT = "bench"
 SOURCE = "urn:feedbackloop:bench"

@@ -33,7 +33,8 @@ from services.edge.auth import SCOPES, new_key
 from services.feedback.domain import Feedback
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
-from services.store.event_store import EVENTS_TABLE, load_owned
+from services.store.event_store import EVENTS_TABLE
+from services.store.owners import load_owned
 
 TENANTS_TRIGGER = "feedbackloop_record_tenant"  # services.store.event_store's owners' trigger
 

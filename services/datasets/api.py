@@ -29,7 +29,7 @@ from contracts.datasets import (
 from contracts.errors import NotFound, NotPermitted
 from contracts.scalars import DatasetVersion, canonical_number
 from projections.datasets import dataset_tasks, list_datasets
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,

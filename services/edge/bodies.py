@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from starlette.types import Message, Receive
 
 from contracts.errors import Refused
-from services.bus.command_bus import command_from
+from services.bus.command_bodies import command_from
 from services.edge.json_bodies import read_body
 from services.edge.problems import TooLarge, UnsupportedMediaType
 

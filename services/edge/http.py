@@ -10,7 +10,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from contracts.errors import Refused
-from services.bus.command_bus import CommandBus, Issued, Outcome, Result
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Outcome, Result
+from services.bus.issued import Issued
 from services.edge.auth import KeyRing, Principal
 from services.edge.fast_lane import FastLane
 from services.edge.positions import PositionSeal

@@ -18,7 +18,7 @@ from contracts.evals import (
 )
 from contracts.scalars import PathNumber
 from projections.eval_cases import get_case, get_thread, page_cases
-from services.bus.command_bus import Outcome
+from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
 from services.edge.http import Http

@@ -17,7 +17,8 @@ from contracts.feedback import (
     artifact_refs,
 )
 from projections.feedback_list import list_feedback
-from services.bus.command_bus import Outcome, command_from
+from services.bus.command_bodies import command_from
+from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import MAX_BATCH_BYTES, command_of, read_json
 from services.edge.fast_lane import FastLane

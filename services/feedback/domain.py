@@ -13,7 +13,8 @@ from eventsourcing.utils import get_topic
 
 from contracts.errors import Conflict, Refused
 from contracts.feedback import FeedbackKind, RecordFeedback
-from services.store.making import made, uuid5_in
+from services.store.fast_frozen import frozen_from_fields
+from services.store.fast_uuid5 import uuid5_in
 
 # Namespace of the deterministic ids: the same natural key always names the same feedback.
 FEEDBACK_NAMESPACE = UUID("7b0c1e0e-2f7c-5b7e-9a51-3f1f0c2d9a11")
@@ -25,7 +26,7 @@ feedback_uuid5 = uuid5_in(FEEDBACK_NAMESPACE)
 @lru_cache(maxsize=8192)
 def feedback_id_for(tenant_id: str, command_key: str) -> UUID:
     """The id of the feedback a command creates, derived from its idempotency or message key:
-    ``uuid5(FEEDBACK_NAMESPACE, f"{tenant_id}/{command_key}")`` (``services.store.making``).
+    ``uuid5(FEEDBACK_NAMESPACE, f"{tenant_id}/{command_key}")`` (``services.store.fast_uuid5``).
     Cached: the bus asks whether it exists (``Creates``), then the handler creates it."""
     return feedback_uuid5(f"{tenant_id}/{command_key}")
 
@@ -107,8 +108,8 @@ class Feedback(Aggregate):
         same fields); a test compares what both store, byte for byte."""
         fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest)
         # The same fields in the same order, a UUID id, without the frozen dataclass's
-        # ``__init__`` (``services.store.making`` fills them directly).
-        return made(
+        # ``__init__`` (``services.store.fast_frozen``).
+        return frozen_from_fields(
             cls.Recorded,
             {
                 "originator_id": feedback_id,

@@ -30,7 +30,7 @@ from contracts.learning import (
 )
 from projections.appraisal_reads import read_charter
 from projections.learning_proposals import ProposalKey, get_proposal, list_proposals
-from services.bus.command_bus import Outcome
+from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
 from services.edge.http import Http

@@ -102,7 +102,9 @@ from services.scheduling.scheduler import NAME as SCHEDULER
 from services.scheduling.scheduler import Scheduler, scheduler_health
 from services.scheduling.scheduler import ensure_tables as ensure_scheduler_tables
 from services.store.artifacts import ensure_table as ensure_artifacts_table
-from services.store.event_store import EventStore, LoopStore, open_store
+from services.store.event_store import EventStore
+from services.store.fast_loop_store import LoopStore
+from services.store.opening import open_store
 from services.webhooks.reader import WebhookReader
 from services.webhooks.signed import SignedWebhook
 

@@ -26,7 +26,7 @@ from contracts.reports import (
 )
 from contracts.scalars import is_blank
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.bus.command_bus import Outcome
+from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
 from services.edge.http import Http

@@ -17,7 +17,8 @@ from typing import Any
 
 from eventsourcing.utils import get_topic
 
-from services.bus.command_bus import CommandBus, Issued
+from services.bus.command_bus import CommandBus
+from services.bus.issued import Issued
 from services.followers.follower import Connection, Positioned
 from services.store.event_store import EventStore
 from services.webhooks.declared import OutgoingWebhook

@@ -18,7 +18,7 @@ from projections.appraisal import AppraisalFacts
 from projections.inbox import Inbox
 from services.appraisal.api import appraisal_routes
 from services.appraisal.outcomes import CONTRIBUTIONS, Agency, Channel, Contribution
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.edge.app import create_app
 from services.edge.http import Http
 from services.evals.domain import EvalCase

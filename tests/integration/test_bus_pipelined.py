@@ -9,7 +9,9 @@ from itertools import pairwise
 from eventsourcing.persistence import Tracking
 
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Issued, NotTried, Outcome
+from services.bus.decisions import Outcome
+from services.bus.issued import Issued
+from services.bus.units import NotTried
 from services.processes.bootstrap import Runtime
 
 

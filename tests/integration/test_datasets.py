@@ -13,7 +13,8 @@ from prometheus_client import REGISTRY
 
 from contracts.neighbours import ArtifactValidated, RunCompleted
 from projections.datasets import Datasets, dataset_tasks
-from services.bus.command_bus import Issued, Outcome
+from services.bus.decisions import Outcome
+from services.bus.issued import Issued
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
 from services.followers.follower import wait_for_position
 from services.processes.bootstrap import Runtime, read_models

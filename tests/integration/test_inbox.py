@@ -13,7 +13,7 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import Inbox, InboxFilter, get_report, list_inbox
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.processes.bootstrap import Runtime
 from services.projecting.runner import ProjectionRunner, rebuild
 from services.reports.domain import Report

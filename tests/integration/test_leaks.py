@@ -16,11 +16,12 @@ from prometheus_client import generate_latest
 
 from contracts.errors import Refused
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.feedback.subscriptions import referenced_artifacts_exist
 from services.processes.bootstrap import Runtime
 from services.processes.metrics_port import serve_metrics
-from services.store.event_store import EVENTS_TABLE, TENANTS_TABLE, ensure_tenants_table, owned
+from services.store.event_store import EVENTS_TABLE
+from services.store.owners import TENANTS_TABLE, ensure_tenants_table, owned
 from tests.conftest import Keys, settings_for
 from tests.unit.test_wrong_answer import SEED_FACTS
 

@@ -8,7 +8,7 @@ from contracts.feedback import RecordFeedback
 from projections.feedback_list import SELECTED, FeedbackList, list_feedback
 from projections.inbox import Inbox
 from projections.read_model import BULK_ROWS, insert_rows
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.followers.follower import Connection, Positioned, read_position, wait_for_position
 from services.followers.parked import list_parked
 from services.processes.bootstrap import Runtime

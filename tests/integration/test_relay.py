@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from contracts import topics
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.followers.follower import Follower, read_position
 from services.followers.parked import list_parked, release
 from services.kafka.relay import Relay

@@ -13,16 +13,15 @@ from prometheus_client import REGISTRY
 
 from contracts.errors import Conflict
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import CommandBus, Decision, Handler, Issued, as_new
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Decision, Handler
+from services.bus.fast_marking import as_new
+from services.bus.issued import Issued
 from services.feedback.handlers import ALONE, CREATES, HANDLERS, record_feedback
 from services.processes.bootstrap import Runtime
-from services.store.event_store import (
-    EVENTS_TABLE,
-    EventStore,
-    LoopStore,
-    StoreMisconfigured,
-    open_store,
-)
+from services.store.event_store import EVENTS_TABLE, EventStore
+from services.store.fast_loop_store import LoopStore
+from services.store.opening import StoreMisconfigured, open_store
 
 
 def issued(tenant: str, command_id: str, rating: int = 3) -> Issued:

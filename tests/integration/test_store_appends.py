@@ -9,14 +9,10 @@ import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
 from psycopg.pq import TransactionStatus
 
-from services.store.event_store import (
-    EVENTS_TABLE,
-    TENANTS_TABLE,
-    ColumnsRecorder,
-    ensure_tenants_table,
-    open_store,
-    owned,
-)
+from services.store.columns_recorder import ColumnsRecorder
+from services.store.event_store import EVENTS_TABLE
+from services.store.opening import open_store
+from services.store.owners import TENANTS_TABLE, ensure_tenants_table, owned
 
 
 def stored(originator_id: uuid.UUID, version: int, tenant: str | None) -> StoredEvent:

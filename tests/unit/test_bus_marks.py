@@ -11,14 +11,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import (
-    RECEIPT_NAMESPACE,
-    RECEIPT_TOPIC,
-    Issued,
-    Receipt,
-    as_new,
-    receipt_id,
-)
+from services.bus.command_bus import RECEIPT_TOPIC, Receipt
+from services.bus.fast_marking import as_new
+from services.bus.issued import Issued
+from services.bus.receipts import RECEIPT_NAMESPACE, receipt_id
 from services.feedback.domain import (
     FEEDBACK_NAMESPACE,
     FEEDBACK_TOPIC,

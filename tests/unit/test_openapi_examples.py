@@ -27,7 +27,7 @@ from contracts import answers, digests, nights, topics
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
 from projections.nights import summary_json
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.digests.build import CaseFact, ReportFact, build
 from services.digests.builder import PAGE_BOUND, digest_url
 from services.digests.domain import Digest, digest_id_for

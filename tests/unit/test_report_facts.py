@@ -9,7 +9,7 @@ from uuid import UUID, uuid4
 from eventsourcing.persistence import StoredEvent
 
 from contracts.reports import ComposeWrongAnswer, DraftReport, SubmitReport
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.evals.lift import lift
 from services.kafka.publication import to_message
 from services.processes.published import by_event

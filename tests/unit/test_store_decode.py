@@ -28,7 +28,8 @@ from pydantic import BaseModel
 
 import services
 from contracts.neighbours import RunCompleted
-from services.store.event_store import EventStore, FastJSONTranscoder
+from services.store.event_store import EventStore
+from services.store.fast_event_json import FastJSONTranscoder
 
 AT = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
 RUN = RunCompleted.model_validate(

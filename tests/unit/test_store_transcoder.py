@@ -11,11 +11,13 @@ from eventsourcing.persistence import JSONTranscoder, TranscodingNotRegisteredEr
 
 from contracts.errors import Refused
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Receipt, receipt_id
+from services.bus.command_bus import Receipt
+from services.bus.receipts import receipt_id
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.observing.tracing import stamp
-from services.store.event_store import EventStore, FastJSONTranscoder, plain_json
+from services.store.event_store import EventStore
+from services.store.fast_event_json import FastJSONTranscoder, plain_json
 
 
 def transcoders() -> tuple[JSONTranscoder, JSONTranscoder]:

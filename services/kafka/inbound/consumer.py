@@ -41,12 +41,16 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from eventsourcing.persistence import Tracking
 
 from contracts.errors import DomainError, Refused
-from services.bus.command_bus import CommandBus, Issued, Outcome, Result, receipt_id
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Outcome, Result
+from services.bus.issued import Issued
+from services.bus.receipts import receipt_id
 from services.kafka.inbound.dead_letters import DeadLetters
 from services.kafka.inbound.parking import park
 from services.kafka.inbound.parsing import parse
 from services.kafka.inbound.subscription import Subscription
-from services.store.event_store import EXISTING_ON_LOOP, EventStore
+from services.store.event_store import EventStore
+from services.store.existing import EXISTING_ON_LOOP
 
 log = logging.getLogger(__name__)
 
