@@ -13,7 +13,7 @@ from eventsourcing.application import AggregateNotFoundError
 from contracts.datasets import ANONYMISED, CONFIDENTIAL, DEFAULT_SCORING_RULE
 from contracts.errors import NotFound
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Decision, Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,
@@ -206,18 +206,3 @@ def created_run(issued: Issued) -> UUID:
 def created_validation(issued: Issued) -> UUID:
     assert isinstance(issued.command, ArtifactValidated)
     return validation_id(issued.tenant_id, issued.command)
-
-
-HANDLERS: dict[type, Handler] = {
-    RunCompleted: harvest_task,
-    ArtifactValidated: harvest_validation,
-    AddTask: add_task,
-    RemoveTask: remove_task,
-    PublishVersion: publish_version,
-    GrantShareConsent: grant_share_consent,
-    ShareCopy: share_copy,
-}
-CREATES: dict[type, Creates] = {
-    RunCompleted: created_run,
-    ArtifactValidated: created_validation,
-}

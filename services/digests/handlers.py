@@ -11,7 +11,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Decision, Issued
 from services.digests.domain import Digest, digest_id_for
 from services.store.event_store import EventStore, load_owned
 
@@ -72,11 +72,3 @@ def record_digest_delivery(store: EventStore, issued: Issued) -> Decision:
         at=issued.at,
     )
     return Decision([digest], state(digest, created=False))
-
-
-HANDLERS: dict[type, Handler] = {
-    BuildWeeklyDigest: build_weekly_digest,
-    PostWeeklyDigest: post_weekly_digest,
-    RecordDigestDelivery: record_digest_delivery,
-}
-CREATES: dict[type, Creates] = {BuildWeeklyDigest: created_by}

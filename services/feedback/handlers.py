@@ -11,7 +11,7 @@ from eventsourcing.application import AggregateNotFoundError
 
 from contracts.artifact_refs import normal_refs
 from contracts.feedback import RecordFeedback, artifact_refs
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Decision, Issued
 from services.feedback.domain import Feedback, feedback_id_for
 from services.observing.metrics import FEEDBACK_RECORDED, tenant_label
 from services.store.event_store import EventStore
@@ -83,10 +83,3 @@ def recorded_counter(tenant: str, kind: str) -> Callable[[], None]:
 class Recorded:
     feedback_id: UUID
     created: bool  # False when the command repeated one already accepted
-
-
-HANDLERS: dict[type, Handler] = {RecordFeedback: record_feedback}
-CREATES: dict[type, Creates] = {RecordFeedback: created_by}
-# Decided from the command alone when new (the bus may do it on its event loop): nothing above
-# reads the store for a feedback that does not exist yet.
-ALONE: frozenset[type] = frozenset({RecordFeedback})

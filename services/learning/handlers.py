@@ -22,7 +22,7 @@ from contracts.learning import (
     RecordReleaseCommand,
 )
 from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Decision, Issued
 from services.learning.domain import LearningProposal, proposal_id_for
 from services.learning.evidence import (
     Evidence,
@@ -162,21 +162,3 @@ def record_release(store: EventStore, issued: Issued) -> Decision:
     proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
     proposal.record_release(release_id=command.release_id, at=issued.at)
     return Decision([proposal], shown(proposal))
-
-
-HANDLERS: dict[type, Handler] = {
-    EvaluationCompleted: record_evidence,  # RaiseFromEvaluation
-    DriftDetected: record_evidence,  # RaiseFromDrift
-    SkillCandidateProposed: record_evidence,  # RaiseSkillProposal
-    RaiseProposal: raise_proposal,
-    PickUpProposal: pick_up,
-    DecideProposalCommand: decide,
-    RecordReleaseCommand: record_release,
-    DraftReleaseOpened: record_release,
-}
-CREATES: dict[type, Creates] = {
-    EvaluationCompleted: evidence_created,
-    DriftDetected: evidence_created,
-    SkillCandidateProposed: evidence_created,
-    RaiseProposal: proposal_created,
-}

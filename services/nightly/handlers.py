@@ -10,7 +10,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.command_bus import Decision, Issued
 from services.nightly.domain import Night, night_id
 from services.store.event_store import EventStore, load_owned
 
@@ -70,12 +70,3 @@ def finish_night(store: EventStore, issued: Issued) -> Decision:
     night = load_night(store, issued.tenant_id, command.night_id)
     night.finish(at=issued.at)
     return Decision([night], night)
-
-
-HANDLERS: dict[type, Handler] = {
-    PlanTenantNight: plan_tenant_night,
-    RecordNightConversation: record_night_conversation,
-    FinishNightCase: finish_night_case,
-    FinishNight: finish_night,
-}
-CREATES: dict[type, Creates] = {PlanTenantNight: planned_id}

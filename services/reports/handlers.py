@@ -15,7 +15,7 @@ from contracts.reports import (
     ReviewReportCommand,
     SubmitReport,
 )
-from services.bus.command_bus import Decision, Handler, Issued, Replay
+from services.bus.command_bus import Decision, Issued
 from services.reports.domain import Report, report_id_for
 from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.wrong_answer import compose_report
@@ -136,13 +136,3 @@ def shown(store: EventStore, issued: Issued) -> ReportState:
     """What a report shows now: the answer to a repeated submit or review (the same
     Idempotency-Key and request), which must not be decided again."""
     return state(load(store, issued.tenant_id, issued.command.report_id))  # type: ignore[attr-defined]
-
-
-HANDLERS: dict[type, Handler] = {
-    DraftReport: draft_report,
-    ComposeWrongAnswer: compose_wrong_answer,
-    SubmitReport: submit_report,
-    ReviewReportCommand: review_report,
-    RecordHandOverDelivery: record_hand_over_delivery,
-}
-REPLAYS: dict[type, Replay] = {SubmitReport: shown, ReviewReportCommand: shown}

@@ -14,7 +14,9 @@ from prometheus_client import REGISTRY
 from contracts.errors import Conflict
 from contracts.feedback import RecordFeedback
 from services.bus.command_bus import CommandBus, Decision, Handler, Issued, as_new
-from services.feedback.handlers import ALONE, CREATES, HANDLERS, record_feedback
+from services.declaration import registry
+from services.feedback.context import FEEDBACK
+from services.feedback.handlers import record_feedback
 from services.processes.bootstrap import Runtime
 from services.store.event_store import (
     EVENTS_TABLE,
@@ -23,6 +25,9 @@ from services.store.event_store import (
     StoreMisconfigured,
     open_store,
 )
+
+COMMANDS = registry((FEEDBACK,))  # the feedback context's, as the runtime's bus has them
+HANDLERS, CREATES, ALONE = COMMANDS.handlers, COMMANDS.creates, COMMANDS.alone
 
 
 def issued(tenant: str, command_id: str, rating: int = 3) -> Issued:
