@@ -24,7 +24,7 @@ def request_digest(command: RecordFeedback) -> str:
 
 
 def with_normal_refs(command: RecordFeedback) -> RecordFeedback:
-    """The command with its artifact references in their one spelling (issue 8): that is
+    """The command with its artifact references in their one spelling: that is
     what is stored, and what makes a repeated request the same one."""
     if command.comment_ref is None and command.corrected_artifact_ref is None:
         return command  # nothing to spell: most feedback (a rating) references nothing
@@ -75,7 +75,7 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
 @cache
 def recorded_counter(tenant: str, kind: str) -> Callable[[], None]:
     """The counter of one tenant label and kind (SPEC C48), looked up once: ``labels()``
-    cost a tenth of deciding a RecordFeedback (issue 12). As many as the label's values."""
+    is a lookup under a lock, paid per command otherwise. As many as the label's values."""
     return FEEDBACK_RECORDED.labels(tenant, kind).inc
 
 

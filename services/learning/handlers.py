@@ -1,6 +1,6 @@
 """Command handlers of the learning context: load, decide, hand back for the bus to append.
 
-The three neighbour events are commands here, as the domain names them (issue 10):
+The three neighbour events are commands here, as the domain names them:
 EvaluationCompleted is RaiseFromEvaluation (C39), DriftDetected is RaiseFromDrift (C40),
 SkillCandidateProposed is RaiseSkillProposal (C41). Each records its evidence once; the
 proposal itself is raised by the generator, once a cluster holds enough evidence (C29, C42).

@@ -1,6 +1,6 @@
 """Command handlers of reports: load, decide, hand back for the bus to append.
 
-The door of a report's facts (issue 7): a composed report brings its labelled block from the
+The door of a report's facts: a composed report brings its labelled block from the
 structured record; free text is parsed here, once, and the facts are stored on ``Drafted``.
 """
 
@@ -38,7 +38,7 @@ def load(store: EventStore, tenant_id: str, report_id: UUID) -> Report:
 
 
 def load_for(store: EventStore, issued: Issued, report_id: UUID) -> Report:
-    """The report as the caller may see it: another person's draft is absent (issue 8)."""
+    """The report as the caller may see it: another person's draft is absent."""
     report = load(store, issued.tenant_id, report_id)
     report.check_visible_to(issued.actor)
     return report
