@@ -13,7 +13,7 @@ fills; it never reads settings or opens connections of its own.
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import asyncpg
 from fastapi import APIRouter
@@ -42,22 +42,39 @@ class Command:
     alone: bool = False
 
 
+class ContextSettings(Protocol):
+    """The root's settings, as far as a context's builders read them."""
+
+    @property
+    def cloudevents_source(self) -> str: ...
+
+    @property
+    def public_url(self) -> str: ...
+
+    @property
+    def digest_page_bound(self) -> int: ...
+
+    @property
+    def read_wait_seconds(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class Given:
     """What the composition root gives a context to build its routes and scheduled work.
 
-    ``settings`` is the root's own settings object (the root reads the environment; a context
-    only reads the values handed to it). ``environ``: where settings that may change while
-    running (nightly, learning) are read afresh at each use. ``key_store``: the API keys as
-    they stand now, read afresh for each check. ``case_runner``: the evals context's runner
-    of one case against the agent, which the nightly runner runs cases with too.
-    ``digest_routes``: where a digest's posts go, as this instance is configured."""
+    ``settings``: the root's settings (the root reads the environment; a context only reads
+    the values handed to it). ``environ``: where settings that may change while running
+    (nightly, learning) are read afresh at each use. ``key_store``: the API keys as they stand
+    now, read afresh for each check. ``case_runner``: the evals context's runner of one case
+    against the agent, which the nightly runner runs cases with too (its type is the evals
+    context's, which this layer below the contexts cannot name). ``digest_routes``: where a
+    digest's posts go, as this instance is configured."""
 
     store: EventStore
     bus: CommandBus
     pool: asyncpg.Pool
     keys: KeyRing
-    settings: Any
+    settings: ContextSettings
     environ: Mapping[str, str]
     key_store: Callable[[], KeyRing]
     case_runner: Any
@@ -66,7 +83,7 @@ class Given:
     @property
     def scheduled_wait_seconds(self) -> float:
         """How long scheduled work waits for a read model to reach its own commands."""
-        return max(float(self.settings.read_wait_seconds), 60.0)
+        return max(self.settings.read_wait_seconds, 60.0)
 
 
 @dataclass(frozen=True)
