@@ -11,7 +11,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
-from services.bus.decisions import Creates, Decision, Handler
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.digests.domain import Digest, digest_id_for
 from services.store.event_store import EventStore
@@ -74,11 +74,3 @@ def record_digest_delivery(store: EventStore, issued: Issued) -> Decision:
         at=issued.at,
     )
     return Decision([digest], state(digest, created=False))
-
-
-HANDLERS: dict[type, Handler] = {
-    BuildWeeklyDigest: build_weekly_digest,
-    PostWeeklyDigest: post_weekly_digest,
-    RecordDigestDelivery: record_digest_delivery,
-}
-CREATES: dict[type, Creates] = {BuildWeeklyDigest: created_by}

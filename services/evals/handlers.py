@@ -11,7 +11,7 @@ from contracts.evals import (
     PatchEvalCaseCommand,
     RecordEvalRun,
 )
-from services.bus.decisions import Decision, Handler, Replay
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.evals.domain import EvalCase, case_id_for
 from services.evals.lift import lift
@@ -114,12 +114,3 @@ def shown(store: EventStore, issued: Issued) -> CaseState:
     """What a case shows now: the answer to a repeated patch or confirm (the same
     Idempotency-Key and request), which must not be decided again."""
     return state(load_case(store, issued.tenant_id, issued.command.case_id))  # type: ignore[attr-defined]
-
-
-HANDLERS: dict[type, Handler] = {
-    LiftEvalCase: lift_eval_case,
-    PatchEvalCaseCommand: patch_eval_case,
-    ConfirmEvalCaseCommand: confirm_eval_case,
-    RecordEvalRun: record_eval_run,
-}
-REPLAYS: dict[type, Replay] = {PatchEvalCaseCommand: shown, ConfirmEvalCaseCommand: shown}

@@ -19,7 +19,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from services.edge.auth import SCOPES, new_key
 from services.followers.follower import postgresql_away
 from services.processes import roles
-from services.processes.bootstrap import Runtime, read_models, serving, settle_collector
+from services.processes.bootstrap import Runtime, read_models, serving
+from services.processes.collector import settle_collector
 from services.processes.settings import Settings
 from services.processes.starting import cancelled_on_stop_signal, start
 from services.processes.waiting import where

@@ -15,7 +15,6 @@ Trust boundary: the tenant and the actor ride as CloudEvents extension attribute
 may write there is the broker's ACL's business.
 """
 
-from services.kafka.inbound.asyncapi import register_inbound
 from services.kafka.inbound.consumer import InboundConsumer
 from services.kafka.inbound.parking import ensure_inbound_tables
 from services.kafka.inbound.subscription import Subscription
@@ -24,5 +23,4 @@ __all__ = [
     "InboundConsumer",
     "Subscription",
     "ensure_inbound_tables",
-    "register_inbound",
 ]

@@ -1,8 +1,8 @@
 """The inbound door over HTTP (embedded mode): ``POST /factory/events``.
 
 Without Kafka, a neighbour service (or a person trying things) posts the same structured
-CloudEvent it would produce to a topic, of any type a context declares
-(``services.kafka.inbound.declared``). It is read by the very function the Kafka consumer uses
+CloudEvent it would produce to a topic, of any type a context declares (its
+``subscriptions``). It is read by the very function the Kafka consumer uses
 (``parsing.parse_event``), admitted by the same checks, and applied through the bus under the
 same identity (``source`` + ``id``): a repeat, over either door, is applied once.
 
