@@ -53,6 +53,7 @@ from services.evals.api import eval_routes
 from services.evals.handlers import HANDLERS as EVAL_HANDLERS
 from services.evals.handlers import REPLAYS as EVAL_REPLAYS
 from services.evals.runs import CaseRunner
+from services.evals.scoring import Thresholds
 from services.feedback.api import feedback_routes
 from services.feedback.handlers import ALONE, CREATES
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
@@ -476,7 +477,18 @@ class Runtime:
         if only is None or SCHEDULER in only:
             scheduler = await scheduler_health(self.pool, max_silence=max_silence)
             if scheduler is not None:
-                report.append(scheduler)
+                report.append(  # the scheduler's lag is its orders pending
+                    ReaderHealth(
+                        SCHEDULER,
+                        0,
+                        scheduler.pending,
+                        0,
+                        scheduler.state,
+                        scheduler.seen_seconds_ago,
+                        scheduler.problems,
+                        scheduler.incidents,
+                    )
+                )
             elif only is not None:
                 report.append(
                     ReaderHealth(SCHEDULER, 0, 0, 0, "never started", None, ["never started"])
@@ -544,7 +556,9 @@ class Runtime:
             self.bus,
             client,
             default_model=agent.model,
-            thresholds=self.settings.thresholds(),
+            thresholds={
+                name: Thresholds(**rates) for name, rates in self.settings.evals_thresholds.items()
+            },
             reply_timeout=agent.timeout_seconds,
         )
 

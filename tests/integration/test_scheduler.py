@@ -1,4 +1,4 @@
-"""The scheduler on a real PostgreSQL (issue 9): ticks remembered across restarts, missed due
+"""The scheduler on a real PostgreSQL: ticks remembered across restarts, missed due
 times caught up in order and once, a failing order tried again and then given up and shown by
 status, and its heartbeat read as a reader's."""
 
@@ -6,8 +6,9 @@ import asyncio
 from datetime import UTC, datetime
 
 from services.processes.bootstrap import Runtime
+from services.scheduling.due import parse_order
 from services.scheduling.orders import BuildDigest, PlanNight
-from services.scheduling.scheduler import MAX_ATTEMPTS, Scheduler, parse_order
+from services.scheduling.scheduler import MAX_ATTEMPTS, Scheduler
 
 
 class Orders:

@@ -1,4 +1,4 @@
-"""Every success in ``/openapi.json`` shows a real answer (issue 8: every response model "with
+"""Every success in ``/openapi.json`` shows a real answer (every response model "with
 examples"), and every example is one the service could answer: valid for its model, valid for
 the schema the document publishes, with ids, times and positions as the API writes them.
 
@@ -26,13 +26,13 @@ from contracts import answer_examples as story
 from contracts import answers, digests, nights, topics
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
+from contracts.weeks import due_at, week_of
 from projections.nights import summary_json
 from services.bus.command_bus import Issued
 from services.digests.build import CaseFact, ReportFact, build
 from services.digests.builder import PAGE_BOUND, digest_url
 from services.digests.domain import Digest, digest_id_for
 from services.digests.published import digest_posted
-from services.digests.weeks import due_at, week_of
 from services.edge import openapi
 from services.edge.app import rfc3339
 from services.edge.auth import ApiKeyEntry, KeyRing

@@ -1,4 +1,4 @@
-"""When orders fall due, with given times (issue 9; SPEC §3.8, §3.9, W79, W105, W106, W114).
+"""When orders fall due, with given times (SPEC §3.8, §3.9, W79, W105, W106, W114).
 
 The scheduler only turns time into orders; these pin which orders a tick hands over.
 """
@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from services.scheduling.due import NIGHTS_KEPT, due, parse_order
 from services.scheduling.orders import BuildDigest, PlanNight
-from services.scheduling.scheduler import NIGHTS_KEPT, due, parse_order
 
 
 def at(text: str) -> datetime:
