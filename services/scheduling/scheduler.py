@@ -2,9 +2,9 @@
 
 Each tick (hourly, SPEC W79, W105) it reads the previous tick from PostgreSQL, works out which
 orders fell due in between (``services.scheduling.due``: pure, tested with given times) and
-hands them over in the
-order they fell due: ``PlanNight`` to the nightly runner, ``BuildDigest`` to the digest builder,
-``RaiseProposals`` to the proposal generator (SPEC C42: daily at 06:00 UTC).
+hands them over in the order they fell due: ``PlanNight`` to the nightly runner,
+``BuildDigest`` to the digest builder, ``RaiseProposals`` to the proposal generator (SPEC C42:
+daily at 06:00 UTC).
 A downtime spanning several due times catches every one of them up, in order, once. Orders
 name things with deterministic ids, so a second scheduler, a replica or a restart that hands
 over the same order again creates nothing.
@@ -20,10 +20,11 @@ a unit that fails is recorded, and the order still goes through for the others. 
 the scheduler gives again every order that has a failing unit, so it is tried at the next run.
 
 The scheduler heartbeats in ``scheduler_ticks`` like every reader, so ``feedbackloop status``
-and ``/readyz`` show it: its state, the orders pending (its lag) and those given up. The units
-failing are shown in its state, per job (how many, and the latest kind of error — never a
-tenant's id, since ``/readyz`` asks for no key); they are no problem of the instance's: one
-tenant's failing digest must not take the service out of the load balancer.
+and ``/readyz`` show it (``scheduler_health`` answers a ``SchedulerStanding``, which the
+composition root puts among the readers): its state, the orders pending (its lag) and those
+given up. The units failing are shown in its state, per job (how many, and the latest kind of
+error — never a tenant's id, since ``/readyz`` asks for no key); they are no problem of the
+instance's: one tenant's failing digest must not take the service out of the load balancer.
 """
 
 import asyncio

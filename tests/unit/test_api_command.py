@@ -44,7 +44,7 @@ def test_a_worker_per_core_up_to_two_by_default_with_the_production_settings(
 def test_a_busy_worker_is_given_half_a_minute_to_answer_the_supervisor_before_it_is_killed(
     started: list[dict[str, Any]],
 ) -> None:
-    """uvicorn's 5 s killed every worker of a loaded two-core machine while it started."""
+    """uvicorn's 5 s is shorter than a spawned worker may take to start on a loaded host."""
     result = CliRunner().invoke(cli.app, ["api", "--workers", "2"])
     assert result.exit_code == 0, result.output
     [settings] = started
