@@ -12,11 +12,11 @@ from datetime import datetime
 from uuid import UUID
 
 from contracts.digests import AgentTable, DigestTables, Health, ModelTable, Trend
+from contracts.weeks import end_of, previous, start_of
 from services.appraisal import facts as appraisal
 from services.appraisal.charter import EMPTY
 from services.appraisal.labels import label, valence
 from services.appraisal.outcomes import CONTRIBUTIONS, of_report
-from services.digests.weeks import end_of, previous, start_of
 
 UNKNOWN_AGENT = "(unknown agent)"  # the Inbox's name for a report without a block (W38, W122)
 UNKNOWN_AGENT_ID = "unknown-agent"

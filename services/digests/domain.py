@@ -15,8 +15,8 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from contracts.digests import DigestTables
+from contracts.weeks import previous
 from services.digests.build import as_text
-from services.digests.weeks import previous
 
 DIGEST_NAMESPACE = UUID("0d5c2b7e-6a1f-5c43-9e8d-71b2f4a6c3d9")
 PREVIOUS_ITEMS = 12  # W130

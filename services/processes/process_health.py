@@ -37,7 +37,18 @@ async def process_health(
     if only is None or SCHEDULER in only:
         scheduler = await scheduler_health(pool, max_silence=max_silence)
         if scheduler is not None:
-            report.append(scheduler)
+            report.append(  # the scheduler's lag is its orders pending
+                ReaderHealth(
+                    SCHEDULER,
+                    0,
+                    scheduler.pending,
+                    0,
+                    scheduler.state,
+                    scheduler.seen_seconds_ago,
+                    scheduler.problems,
+                    scheduler.incidents,
+                )
+            )
         elif only is not None:
             report.append(
                 ReaderHealth(SCHEDULER, 0, 0, 0, "never started", None, ["never started"])

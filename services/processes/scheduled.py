@@ -12,6 +12,7 @@ from services.declaration import Given
 from services.edge.auth import KeyRing
 from services.evals.agents import agent_client_from_settings
 from services.evals.runs import CaseRunner
+from services.evals.scoring import Thresholds
 from services.nightly.confirmer import read_key_store
 from services.processes.contexts import CONTEXTS
 from services.processes.settings import Settings
@@ -34,7 +35,7 @@ def case_runner(settings: Settings, store: EventStore, bus: CommandBus) -> CaseR
         bus,
         client,
         default_model=agent.model,
-        thresholds=settings.thresholds(),
+        thresholds={name: Thresholds(**rates) for name, rates in settings.evals_thresholds.items()},
         reply_timeout=agent.timeout_seconds,
     )
 

@@ -12,6 +12,7 @@ import pytest
 
 import contracts.digests
 from contracts.digests import AgentTable, DigestPosted, DigestTables
+from contracts.weeks import due_at, end_of, last_completed, previous, start_of, week_of
 from services.digests.build import (
     NO_KIND,
     UNKNOWN_AGENT,
@@ -29,7 +30,6 @@ from services.digests.domain import (
     previous_items,
 )
 from services.digests.published import POSTED
-from services.digests.weeks import due_at, end_of, last_completed, previous, start_of, week_of
 from services.kafka.publication import to_message
 
 COACH = "AgenticOffice/Agent/OfficeCoach"

@@ -26,13 +26,13 @@ from contracts import answer_examples as story
 from contracts import answers, digests, nights, topics
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
+from contracts.weeks import due_at, week_of
 from projections.nights import summary_json
 from services.bus.issued import Issued
 from services.digests.build import CaseFact, ReportFact, build
 from services.digests.builder import PAGE_BOUND, digest_url
 from services.digests.domain import Digest, digest_id_for
 from services.digests.published import digest_posted
-from services.digests.weeks import due_at, week_of
 from services.edge import openapi
 from services.edge.auth import ApiKeyEntry, KeyRing
 from services.edge.parameters import rfc3339
