@@ -12,31 +12,29 @@ from typing import Any
 
 import asyncpg
 
+from contracts.datasets import dataset_target
+from projections import events as ev
+from projections.dataset_tasks import Check, Correction, Curated, Run, compose
 from projections.read_model import insert_rows
-from services.datasets.domain import Dataset, HarvestedRun, Validation, dataset_target
-from services.datasets.tasks import Check, Correction, Curated, Run, compose
-from services.feedback.domain import Feedback
 from services.followers.follower import Connection, Positioned
+
+SCHEMA = "rm_datasets"
 
 CORRECTIONS = ("tenant_id", "feedback_id", "run_id", "corrected_ref", "given_at")
 
 
 class Datasets:
     name = "datasets"
-    insert_only = (
-        "corrections",
-    )  # a rebuild adds its key after loading (services.projecting.runner)
-    order_free = (
-        Feedback.Recorded,
-    )  # a correction or nothing: loaded apart (services.projecting.apart)
+    insert_only = ("corrections",)  # a rebuild adds its key after loading
+    order_free = (ev.FEEDBACK_RECORDED,)  # a correction or nothing: loaded apart
     handles = (
-        HarvestedRun.Harvested,
-        Validation.Recorded,
-        Feedback.Recorded,
-        Dataset.Opened,
-        Dataset.TaskCurated,
-        Dataset.TaskRemoved,
-        Dataset.VersionPublished,
+        ev.RUN_HARVESTED,
+        ev.VALIDATION_RECORDED,
+        ev.FEEDBACK_RECORDED,
+        ev.DATASET_OPENED,
+        ev.DATASET_TASK_CURATED,
+        ev.DATASET_TASK_REMOVED,
+        ev.DATASET_VERSION_PUBLISHED,
     )
 
     def ddl(self, schema: str) -> str:
@@ -124,8 +122,8 @@ class Datasets:
         corrections: list[tuple[Any, ...]] = []
         for p in batch:
             e = p.event
-            match e:
-                case Feedback.Recorded():
+            match ev.topic_of(e):
+                case ev.FEEDBACK_RECORDED:
                     if e.kind != "correction" or e.subject_kind != "run":
                         continue
                     if e.corrected_artifact_ref is None:
@@ -134,7 +132,7 @@ class Datasets:
                         e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
                         e.timestamp,
                     ))  # fmt: skip
-                case HarvestedRun.Harvested():
+                case ev.RUN_HARVESTED:
                     run = e.run
                     await conn.execute(
                         f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
@@ -143,20 +141,20 @@ class Datasets:
                         run.agent_version, e.input_ref, e.expected_ref, e.scoring_rule,
                         run.completed_at,
                     )  # fmt: skip
-                case Validation.Recorded():
+                case ev.VALIDATION_RECORDED:
                     await conn.execute(
                         f"INSERT INTO {schema}.validations VALUES ($1, $2, $3, $4, $5, $6, $7, "
                         "$8) ON CONFLICT DO NOTHING",
                         e.tenant_id, e.originator_id, e.artifact_ref, e.run_id, e.validator,
                         e.outcome, e.findings, e.validated_at,
                     )  # fmt: skip
-                case Dataset.Opened():
+                case ev.DATASET_OPENED:
                     await conn.execute(
                         f"INSERT INTO {schema}.datasets VALUES ($1, $2, $3, $4, $5) "
                         "ON CONFLICT DO NOTHING",
                         e.tenant_id, e.dataset_id, e.name, e.target, e.classification,
                     )  # fmt: skip
-                case Dataset.TaskCurated():
+                case ev.DATASET_TASK_CURATED:
                     dataset_id = e.dataset_id
                     await conn.execute(
                         f"INSERT INTO {schema}.curated VALUES ($1, $2, $3, $4, $5, $6, $7) "
@@ -170,7 +168,7 @@ class Datasets:
                         "AND task_id = $3",
                         e.tenant_id, dataset_id, e.task_id,
                     )  # fmt: skip
-                case Dataset.TaskRemoved():
+                case ev.DATASET_TASK_REMOVED:
                     dataset_id = e.dataset_id
                     await conn.execute(
                         f"DELETE FROM {schema}.curated WHERE tenant_id = $1 AND dataset_id = $2 "
@@ -181,7 +179,7 @@ class Datasets:
                         f"INSERT INTO {schema}.removed VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                         e.tenant_id, dataset_id, e.task_id,
                     )  # fmt: skip
-                case Dataset.VersionPublished():
+                case ev.DATASET_VERSION_PUBLISHED:
                     await conn.execute(
                         f"INSERT INTO {schema}.versions VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
                         "ON CONFLICT DO NOTHING",
@@ -194,7 +192,7 @@ class Datasets:
 
 
 async def dataset_tasks(
-    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, schema: str = "rm_datasets"
+    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, schema: str = SCHEMA
 ) -> list[dict[str, Any]]:
     """The tasks a snapshot of the dataset taken now holds, sorted by ``taskId``."""
     async with pool.acquire() as conn:
@@ -269,7 +267,7 @@ async def dataset_tasks(
 
 
 async def get_version(
-    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, version: int, schema: str = "rm_datasets"
+    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, version: int, schema: str = SCHEMA
 ) -> dict[str, Any] | None:
     row = await pool.fetchrow(
         f"SELECT * FROM {schema}.versions WHERE tenant_id = $1 AND dataset_id = $2 "
@@ -297,7 +295,7 @@ async def list_datasets(
     *,
     after: str | None = None,
     limit: int = 50,
-    schema: str = "rm_datasets",
+    schema: str = SCHEMA,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The tenant's datasets (harvested, curated or published), with versions, task counts
     and classification (C21), by id, a page at a time: those after the id ``after``, at most
@@ -345,7 +343,7 @@ async def list_datasets(
 
 
 async def count_published_datasets(
-    pool: asyncpg.Pool, schema: str = "rm_datasets"
+    pool: asyncpg.Pool, schema: str = SCHEMA
 ) -> list[tuple[str, str, int]]:
     """SPEC C50: how many datasets with a published version each tenant has, by target."""
     rows = await pool.fetch(

@@ -1,4 +1,4 @@
-"""HTTP routes of appraisal (issue 11).
+"""HTTP routes of appraisal.
 
 - ``PUT /factory/appraisal/charter``: the tenant's charter as a TOML body, by a person's key
   with ``factory.assets.write`` (a service's or an agent's key is refused, 403); a document
@@ -29,7 +29,13 @@ from contracts.appraisal import (
 )
 from contracts.errors import NotFound, Refused, echoed
 from contracts.goals import GoalKind, GoalRef
-from projections.appraisal_reads import (
+from services.appraisal.appraise import appraise
+from services.appraisal.charter import EMPTY, Charter
+from services.appraisal.facts import Facts
+from services.appraisal.health import health
+from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
+from services.appraisal.readings import Sample, reading
+from services.appraisal.reads import (
     UNREADABLE,
     Scope,
     StoredCharter,
@@ -39,12 +45,6 @@ from projections.appraisal_reads import (
     sample_inbox,
     sample_proposals,
 )
-from services.appraisal.appraise import appraise
-from services.appraisal.charter import EMPTY, Charter
-from services.appraisal.facts import Facts
-from services.appraisal.health import health
-from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
-from services.appraisal.readings import Sample, reading
 from services.appraisal.setpoints import SensorKind
 from services.edge.app import (
     Http,
@@ -135,7 +135,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     async def appraisal_of(
         principal: Principal, scope: Scope, goal: GoalRef | None = None
     ) -> tuple[dict[str, Any], Facts]:
-        """Read the facts, derive now: nothing derived is ever stored (issue 11)."""
+        """Read the facts, derive now: nothing derived is ever stored."""
         charter, readable = await charter_or_unreadable(principal.tenant_id)
         facts = await read_facts(http.pool, principal.tenant_id, scope)
         derived = appraise(
