@@ -33,7 +33,8 @@ MODELS: list[tuple[Projection, str]] = [
 @pytest.mark.parametrize("topic", events.READ)
 def test_each_topic_a_read_model_reads_names_an_event_class(topic: str) -> None:
     cls = resolve_topic(topic)
-    assert isinstance(cls, type) and issubclass(cls, DomainEvent)
+    assert isinstance(cls, type)
+    assert issubclass(cls, DomainEvent)
     assert get_topic(cls) == topic
 
 
@@ -47,7 +48,7 @@ def test_a_read_model_reads_only_declared_topics(model: Projection, module: str)
 def test_a_read_models_queries_read_the_schema_the_runtime_gives_it(
     model: Projection, module: str
 ) -> None:
-    assert import_module(module).SCHEMA == schema_of(model)
+    assert schema_of(model) == import_module(module).SCHEMA
 
 
 def test_an_events_topic_is_its_classes_and_found_again_from_the_cache() -> None:
