@@ -33,6 +33,7 @@ from projections.read_model import Projection, schema_of
 from services.appraisal.api import appraisal_routes
 from services.appraisal.handlers import HANDLERS as APPRAISAL_HANDLERS
 from services.appraisal.handlers import REPLAYS as APPRAISAL_REPLAYS
+from services.appraisal.weekly import reports_only_line
 from services.artifacts.api import artifact_routes
 from services.bus.command_bus import CommandBus
 from services.datasets.api import dataset_routes
@@ -43,7 +44,7 @@ from services.datasets.handlers import HANDLERS as DATASET_HANDLERS
 from services.digests.api import digest_routes
 from services.digests.builder import DigestBuilder
 from services.digests.handlers import CREATES as DIGEST_CREATES
-from services.digests.handlers import HANDLERS as DIGEST_HANDLERS
+from services.digests.handlers import digest_handlers
 from services.digests.webhook import DigestWebhook
 from services.edge.app import Http, create_app
 from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
@@ -110,7 +111,7 @@ HANDLERS = {
     **FEEDBACK_HANDLERS,
     **REPORT_HANDLERS,
     **EVAL_HANDLERS,
-    **DIGEST_HANDLERS,
+    **digest_handlers(appraise=reports_only_line),
     **NIGHT_HANDLERS,
     **DATASET_HANDLERS,
     **LEARNING_HANDLERS,
