@@ -202,9 +202,8 @@ class AppraisalFacts:
         )  # fmt: skip
 
 
-# ---- Queries: the rows as recorded; what they mean is the appraisal context's ------------
-
-# The sources of facts, each read on its own (one may be unreadable while the others are not).
+# Queries: the rows as recorded (what they mean is the appraisal context's). The sources of
+# facts, each read on its own: one may be unreadable while the others are not.
 FACT_SOURCES = ("feedback", "reports", "evals", "runs")
 
 

@@ -6,7 +6,7 @@ run, the corrections given on it and the validations that name it. So a correcti
 before its run and one that arrives after give the same task.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -123,3 +123,38 @@ def compose(
             "validations": checks_of(checks, None, {task.input_ref, task.expected_ref}),
         }
     return [tasks[task_id] for task_id in sorted(tasks) if task_id not in gone]
+
+
+Row = Mapping[str, Any]
+
+
+def compose_rows(
+    runs: Iterable[Row],
+    corrections: Iterable[Row],
+    checks: Iterable[Row],
+    curated: Iterable[Row],
+    removed: Iterable[str],
+) -> list[dict[str, Any]]:
+    """``compose`` of the read model's rows, as its tables name their columns."""
+    return compose(
+        [
+            Run(r["task_id"], r["run_id"], r["agent_id"], r["agent_version"], r["input_ref"],
+                r["output_ref"], r["scoring_rule"], r["completed_at"])
+            for r in runs
+        ],
+        [
+            Correction(r["run_id"], str(r["feedback_id"]), r["corrected_ref"], r["given_at"])
+            for r in corrections
+        ],
+        [
+            Check(r["artifact_ref"], r["run_id"], r["validator"], r["outcome"], r["findings"],
+                  r["validated_at"])
+            for r in checks
+        ],
+        [
+            Curated(r["task_id"], r["input_ref"], r["expected_ref"], r["scoring_rule"],
+                    r["curated_by"])
+            for r in curated
+        ],
+        removed,
+    )  # fmt: skip

@@ -14,7 +14,7 @@ import asyncpg
 
 from contracts.datasets import dataset_target
 from projections import events as ev
-from projections.dataset_tasks import Check, Correction, Curated, Run, compose
+from projections.dataset_tasks import compose_rows
 from projections.read_model import insert_rows
 from services.followers.follower import Connection, Positioned
 
@@ -40,70 +40,39 @@ class Datasets:
     def ddl(self, schema: str) -> str:
         return f"""
         CREATE TABLE IF NOT EXISTS {schema}.runs (
-            tenant_id text NOT NULL,
-            run_id text NOT NULL,
-            dataset_id text NOT NULL,
-            task_id text NOT NULL,
-            agent_id text NOT NULL,
-            agent_version text,
-            input_ref text NOT NULL,
-            output_ref text,
-            scoring_rule text NOT NULL,
-            completed_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant_id, run_id)
+            tenant_id text NOT NULL, run_id text NOT NULL, dataset_id text NOT NULL,
+            task_id text NOT NULL, agent_id text NOT NULL, agent_version text,
+            input_ref text NOT NULL, output_ref text, scoring_rule text NOT NULL,
+            completed_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, run_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.corrections (
-            tenant_id text NOT NULL,
-            feedback_id uuid NOT NULL,
-            run_id text NOT NULL,
-            corrected_ref text NOT NULL,
-            given_at timestamptz NOT NULL,
+            tenant_id text NOT NULL, feedback_id uuid NOT NULL, run_id text NOT NULL,
+            corrected_ref text NOT NULL, given_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, feedback_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.validations (
-            tenant_id text NOT NULL,
-            validation_id uuid NOT NULL,
-            artifact_ref text NOT NULL,
-            run_id text,
-            validator text NOT NULL,
-            outcome text NOT NULL,
-            findings int NOT NULL,
-            validated_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant_id, validation_id)
+            tenant_id text NOT NULL, validation_id uuid NOT NULL, artifact_ref text NOT NULL,
+            run_id text, validator text NOT NULL, outcome text NOT NULL, findings int NOT NULL,
+            validated_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, validation_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.curated (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            task_id text NOT NULL,
-            input_ref text NOT NULL,
-            expected_ref text NOT NULL,
-            scoring_rule text NOT NULL,
-            curated_by text NOT NULL,
-            PRIMARY KEY (tenant_id, dataset_id, task_id)
+            tenant_id text NOT NULL, dataset_id text NOT NULL, task_id text NOT NULL,
+            input_ref text NOT NULL, expected_ref text NOT NULL, scoring_rule text NOT NULL,
+            curated_by text NOT NULL, PRIMARY KEY (tenant_id, dataset_id, task_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.removed (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            task_id text NOT NULL,
+            tenant_id text NOT NULL, dataset_id text NOT NULL, task_id text NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id, task_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.datasets (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            name text NOT NULL,
-            target text NOT NULL,
-            classification text NOT NULL,
+            tenant_id text NOT NULL, dataset_id text NOT NULL, name text NOT NULL,
+            target text NOT NULL, classification text NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.versions (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            version int NOT NULL,
-            snapshot_ref text NOT NULL,
-            task_count int NOT NULL,
-            classification text NOT NULL,
-            published_at timestamptz NOT NULL,
-            position bigint NOT NULL,
+            tenant_id text NOT NULL, dataset_id text NOT NULL, version int NOT NULL,
+            snapshot_ref text NOT NULL, task_count int NOT NULL, classification text NOT NULL,
+            published_at timestamptz NOT NULL, position bigint NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id, version)
         );
         """
@@ -227,43 +196,7 @@ async def dataset_tasks(
             tenant_id,
             dataset_id,
         )
-    return compose(
-        [
-            Run(
-                r["task_id"],
-                r["run_id"],
-                r["agent_id"],
-                r["agent_version"],
-                r["input_ref"],
-                r["output_ref"],
-                r["scoring_rule"],
-                r["completed_at"],
-            )
-            for r in runs
-        ],
-        [
-            Correction(r["run_id"], str(r["feedback_id"]), r["corrected_ref"], r["given_at"])
-            for r in corrections
-        ],
-        [
-            Check(
-                r["artifact_ref"],
-                r["run_id"],
-                r["validator"],
-                r["outcome"],
-                r["findings"],
-                r["validated_at"],
-            )
-            for r in checks
-        ],
-        [
-            Curated(
-                r["task_id"], r["input_ref"], r["expected_ref"], r["scoring_rule"], r["curated_by"]
-            )
-            for r in curated
-        ],
-        [r["task_id"] for r in removed],
-    )
+    return compose_rows(runs, corrections, checks, curated, [r["task_id"] for r in removed])
 
 
 async def get_version(
