@@ -13,9 +13,9 @@ from typing import Protocol
 from uuid import UUID
 
 from contracts.digests import AgentTable, DigestTables, Health, ModelTable, Trend
+from projections.inbox import UNKNOWN_AGENT  # a report without a block (W38, W122)
 from services.digests.weeks import end_of, previous, start_of
 
-UNKNOWN_AGENT = "(unknown agent)"  # the Inbox's name for a report without a block (W38, W122)
 UNKNOWN_AGENT_ID = "unknown-agent"
 UNKNOWN_MODEL = "(unknown model)"
 NO_KIND = "(no kind)"

@@ -12,10 +12,10 @@ import pytest
 
 import contracts.digests
 from contracts.digests import AgentTable, DigestPosted, DigestTables
+from projections.inbox import UNKNOWN_AGENT
 from services.appraisal.weekly import reports_only_line
 from services.digests.build import (
     NO_KIND,
-    UNKNOWN_AGENT,
     UNKNOWN_MODEL,
     CaseFact,
     ReportFact,
