@@ -6,10 +6,10 @@ run, the corrections given on it and the validations that name it. So a correcti
 before its run and one that arrives after give the same task.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,10 @@ def compose(
     return [tasks[task_id] for task_id in sorted(tasks) if task_id not in gone]
 
 
-Row = Mapping[str, Any]
+class Row(Protocol):
+    """A row of the read model's tables, read by column name."""
+
+    def __getitem__(self, column: str, /) -> Any: ...
 
 
 def compose_rows(
