@@ -1,9 +1,14 @@
-"""The digests context, declared once: what the runtime runs of it."""
+"""The digests context, declared once: what the runtime runs of it.
+
+A post closes each agent's digest with an appraisal line, which is the appraisal context's
+reading: the composition root hands it in (``appraise``), so this context imports none of
+appraisal."""
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
 from projections.digests import Digests
 from services.declaration import Command, Context, Given, Order
 from services.digests.api import digest_routes
+from services.digests.build import AppraisesReports
 from services.digests.builder import DigestBuilder
 from services.digests.handlers import (
     build_weekly_digest,
@@ -31,16 +36,18 @@ def digest_builder(given: Given) -> DigestBuilder:
     )
 
 
-DIGESTS = Context(
-    "digests",
-    commands=(
-        Command(BuildWeeklyDigest, build_weekly_digest, creates=created_by),
-        Command(PostWeeklyDigest, post_weekly_digest),
-        Command(RecordDigestDelivery, record_digest_delivery),
-    ),
-    routes=lambda http, given: digest_routes(http),
-    read_models=(Digests(),),
-    publications=PUBLICATIONS,
-    orders=(Order(BuildDigest, digest_builder),),
-    webhooks=(DIGEST_WEBHOOK,),
-)
+def digests(appraise: AppraisesReports) -> Context:
+    """The context, its posts closing with ``appraise``'s line."""
+    return Context(
+        "digests",
+        commands=(
+            Command(BuildWeeklyDigest, build_weekly_digest, creates=created_by),
+            Command(PostWeeklyDigest, post_weekly_digest(appraise)),
+            Command(RecordDigestDelivery, record_digest_delivery),
+        ),
+        routes=lambda http, given: digest_routes(http),
+        read_models=(Digests(),),
+        publications=PUBLICATIONS,
+        orders=(Order(BuildDigest, digest_builder),),
+        webhooks=(DIGEST_WEBHOOK,),
+    )

@@ -3,10 +3,11 @@ the relay and the inbound consumer loop over. A new context is one line here."""
 
 from projections.read_model import Projection
 from services.appraisal.context import APPRAISAL
+from services.appraisal.weekly import reports_only_line
 from services.artifacts.context import ARTIFACTS
 from services.datasets.context import DATASETS
 from services.declaration import Context
-from services.digests.context import DIGESTS
+from services.digests.context import digests
 from services.evals.context import EVALS
 from services.feedback.context import FEEDBACK
 from services.kafka.inbound.subscription import Subscription
@@ -20,7 +21,7 @@ CONTEXTS: tuple[Context, ...] = (
     REPORTS,
     ARTIFACTS,
     EVALS,
-    DIGESTS,
+    digests(appraise=reports_only_line),
     NIGHTLY,
     DATASETS,
     LEARNING,

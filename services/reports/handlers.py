@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from uuid import UUID
 
 from contracts.errors import Conflict, NotFound
+from contracts.labelled_block import LabelledBlock, parse
 from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
@@ -18,7 +19,6 @@ from contracts.reports import (
 from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.reports.domain import Report, report_id_for
-from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.wrong_answer import compose_report
 from services.store.event_store import EventStore
 from services.store.owners import load_owned

@@ -8,6 +8,7 @@ from uuid import UUID, uuid4
 
 from eventsourcing.persistence import StoredEvent
 
+from contracts.labelled_block import LabelledBlock, parse
 from contracts.reports import ComposeWrongAnswer, DraftReport, SubmitReport
 from services.bus.issued import Issued
 from services.declaration import registry
@@ -16,7 +17,6 @@ from services.kafka.publication import to_message
 from services.processes.published import by_event
 from services.reports.context import REPORTS
 from services.reports.domain import Report
-from services.reports.labelled_block import LabelledBlock, parse
 from services.store.event_store import EventStore
 from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
