@@ -20,7 +20,7 @@ from projections.read_model import insert_rows
 from services.appraisal.domain import TenantCharter
 from services.evals.domain import EvalCase
 from services.feedback.domain import Feedback
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 from services.reports.domain import Report
 from services.reports.facts import block_of
 

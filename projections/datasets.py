@@ -16,7 +16,7 @@ from projections.read_model import insert_rows
 from services.datasets.domain import Dataset, HarvestedRun, Validation, dataset_target
 from services.datasets.tasks import Check, Correction, Curated, Run, compose
 from services.feedback.domain import Feedback
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 CORRECTIONS = ("tenant_id", "feedback_id", "run_id", "corrected_ref", "given_at")
 

@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 
 from services.digests.domain import Digest
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 
 class Digests:

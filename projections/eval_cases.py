@@ -11,7 +11,7 @@ from uuid import UUID
 import asyncpg
 
 from services.evals.domain import EvalCase
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 
 class EvalCases:

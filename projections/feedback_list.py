@@ -12,7 +12,7 @@ import asyncpg
 
 from projections.read_model import insert_rows
 from services.feedback.domain import Feedback
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 COLUMNS = (
     "feedback_id",

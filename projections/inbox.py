@@ -15,7 +15,7 @@ from uuid import UUID
 
 import asyncpg
 
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 from services.reports.domain import Report
 from services.reports.facts import block_of
 

@@ -15,7 +15,7 @@ from uuid import UUID
 import asyncpg
 
 from contracts.goals import GoalKind, read_goal_refs
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 from services.learning.domain import LearningProposal
 
 SCHEMA = "rm_learning_proposals"

@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 from services.nightly.domain import Night
 
 

@@ -18,7 +18,7 @@ from contracts.digests import RecordDigestDelivery
 from services.bus.command_bus import CommandBus, Issued
 from services.digests.domain import Digest
 from services.digests.published import POSTED
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 from services.kafka.publication import cloudevent_id, to_message
 from services.reports.webhook import Attempt, SignedWebhook
 from services.store.event_store import EventStore

@@ -39,7 +39,7 @@ from services.edge.problems import (
     UnsupportedMediaType,
     install_error_handlers,
 )
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.observing.tracing import TraceContext, current_traceparent, valid_traceparent
 from services.store.event_store import EVENTS_TABLE
 

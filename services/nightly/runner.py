@@ -37,7 +37,7 @@ from projections.eval_cases import list_cases, tenants_with_confirmed_cases
 from projections.nights import running_nights
 from services.bus.command_bus import CommandBus, Issued
 from services.evals.runs import CaseRunner
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.nightly.catalogue import Catalogue, read_catalogue
 from services.nightly.confirmer import KeyStore, confirmers_now, why_confirmer_cannot
 from services.nightly.domain import Night, night_id, night_run_id

@@ -56,9 +56,12 @@ from services.evals.runs import CaseRunner
 from services.feedback.api import feedback_routes
 from services.feedback.handlers import ALONE, CREATES
 from services.feedback.handlers import HANDLERS as FEEDBACK_HANDLERS
-from services.followers.follower import Follower, Reader, ReaderStatus, postgresql_away
-from services.followers.follower import ensure_tables as ensure_follower_tables
+from services.followers.follower import Follower
+from services.followers.reader import Reader
+from services.followers.status import ReaderStatus
 from services.followers.supervisor import Supervisor
+from services.followers.tables import ensure_tables as ensure_follower_tables
+from services.followers.transient import postgresql_away
 from services.kafka.admin import ensure_topics
 from services.kafka.inbound import InboundConsumer, ensure_inbound_tables
 from services.kafka.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
@@ -85,6 +88,7 @@ from services.processes.health import (
     instance_incidents,
     readers_health,
     readiness_body,
+    scheduler_health,
 )
 from services.processes.metrics_port import Served
 from services.processes.published import PUBLICATIONS, TOPICS, declare_publishers
@@ -92,13 +96,13 @@ from services.processes.read_model_gauges import keep_refreshed
 from services.processes.roles import SERVE, Role
 from services.processes.settings import Settings
 from services.processes.waiting import until_reachable
-from services.projecting.runner import ProjectionReader, ensure_schema
+from services.projecting.live import ProjectionReader, ensure_schema
 from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
 from services.reports.handlers import REPLAYS as REPORT_REPLAYS
 from services.reports.webhook import HandOverWebhook, SignedWebhook
 from services.scheduling.scheduler import NAME as SCHEDULER
-from services.scheduling.scheduler import Scheduler, scheduler_health
+from services.scheduling.scheduler import Scheduler
 from services.scheduling.scheduler import ensure_tables as ensure_scheduler_tables
 from services.store.artifacts import ensure_table as ensure_artifacts_table
 from services.store.event_store import EventStore, LoopStore, open_store

@@ -17,7 +17,7 @@ from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeRemainin
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services.edge.auth import SCOPES, new_key
-from services.followers.follower import postgresql_away
+from services.followers.transient import postgresql_away
 from services.processes import roles
 from services.processes.bootstrap import Runtime, read_models, serving, settle_collector
 from services.processes.settings import Settings
@@ -440,7 +440,7 @@ def rebuild(
     processes side by side. The swap waits for the live follower and catches up the last
     events, so nothing is lost or applied twice.
     """
-    from services.projecting.runner import rebuild_many
+    from services.projecting.rebuild import rebuild_many
 
     settings = Settings()
     configure_logging(settings)
@@ -547,9 +547,9 @@ def run_or_say_unreachable(settings: Settings, main: Callable[[], Coroutine[Any,
 
 
 parked_app = typer.Typer(
-    help="Events a reader kept failing on, parked with their reason so that the reader goes "
-    "on. Later events of the same aggregate wait behind them. Fix the cause, then retry; or "
-    "skip one for good.",
+    help="What a reader kept failing on, parked with its reason so that the reader goes on: "
+    "log events (later events of the same aggregate wait behind them) and inbound messages "
+    "(reader inbound). Fix the cause, then retry; or skip one for good.",
     no_args_is_help=True,
 )
 app.add_typer(parked_app, name="parked")
@@ -573,52 +573,87 @@ def _with_pool(work: Callable[[Runtime], Awaitable[T]]) -> T:
 def parked_list(
     reader: Annotated[str | None, typer.Argument(help="Only this reader's")] = None,
 ) -> None:
-    """Every parked event: reader, position, aggregate, attempts and the reason."""
+    """Everything parked: reader, position, what (aggregate or message), attempts, reason."""
     from rich.table import Table
 
     from services.followers.parked import list_parked
 
     configure_logging(Settings())
     rows = _with_pool(lambda rt: list_parked(rt.pool, reader))
-    table = Table("reader", "position", "aggregate", "version", "attempts", "reason")
+    table = Table("reader", "position", "what", "attempts", "reason")
     for p in rows:
         reason = p.error + (" (released: retrying)" if p.released else "")
-        table.add_row(
-            p.reader,
-            str(p.position),
-            str(p.originator_id),
-            str(p.originator_version),
-            str(p.attempts),
-            reason,
-        )
+        table.add_row(p.reader, str(p.position), p.subject, str(p.attempts), reason)
     Console().print(table)
     console.print(f"{len(rows)} parked")
 
 
-@parked_app.command("retry")
-def parked_retry(
-    reader: Annotated[str, typer.Argument(help="The reader, e.g. relay or rm_inbox")],
-    position: Annotated[
-        int | None, typer.Option(help="Only the aggregate parked at this position")
-    ] = None,
+@parked_app.command("show")
+def parked_show(
+    reader: Annotated[str, typer.Argument(help="The reader, e.g. relay, rm_inbox or inbound")],
+    position: Annotated[int, typer.Argument(help="Its position, as listed")],
 ) -> None:
-    """Release parked events: the running reader applies them in order, per aggregate."""
-    from services.followers.parked import release
+    """Everything kept of one parked event or message (a message's head and headers too)."""
+    from services.followers.parked import show_parked
 
     configure_logging(Settings())
-    count = _with_pool(lambda rt: release(rt.pool, reader, position))
-    console.print(f"released {count} parked events of {reader}; see: feedbackloop parked list")
-    if not count:
+    shown = _with_pool(lambda rt: show_parked(rt.pool, reader, position))
+    if shown is None:
+        console.print(f"{reader} has nothing parked at position {position}")
+        raise typer.Exit(1)
+    for name, value in shown.items():
+        console.print(f"{name}: {value!r}" if isinstance(value, bytes) else f"{name}: {value}")
+
+
+@parked_app.command("retry")
+def parked_retry(
+    reader: Annotated[str, typer.Argument(help="The reader, e.g. relay, rm_inbox or inbound")],
+    position: Annotated[
+        int | None, typer.Option(help="Only the aggregate (or message) parked at this position")
+    ] = None,
+) -> None:
+    """Release parked events: the running reader applies them in order, per aggregate. A
+    parked inbound message is sent again to its topic, when it was kept whole."""
+    from services.followers.parked import list_parked, release
+    from services.followers.parking import INBOUND
+    from services.kafka.inbound.parking import send_again
+
+    settings = Settings()
+    configure_logging(settings)
+    if reader != INBOUND:
+        count = _with_pool(lambda rt: release(rt.pool, reader, position))
+        console.print(f"released {count} parked events of {reader}; see: feedbackloop parked list")
+        if not count:
+            raise typer.Exit(1)
+        return
+
+    bootstrap = settings.kafka_bootstrap_servers
+    if bootstrap is None:
+        console.print("inbound messages are sent again to Kafka: set KAFKA_BOOTSTRAP_SERVERS")
+        raise typer.Exit(2)
+
+    async def resend(rt: Runtime) -> list[tuple[int, str | None]]:
+        positions = (
+            [position]
+            if position is not None
+            else [p.position for p in await list_parked(rt.pool, INBOUND)]
+        )
+        return [(at, await send_again(rt.pool, bootstrap, at)) for at in positions]
+
+    outcomes = _with_pool(resend)
+    for at, why_not in outcomes:
+        console.print(f"{at}: " + ("sent again" if why_not is None else f"not sent: {why_not}"))
+    if not outcomes or any(why_not is not None for _, why_not in outcomes):
         raise typer.Exit(1)
 
 
 @parked_app.command("skip")
 def parked_skip(
-    reader: Annotated[str, typer.Argument(help="The reader, e.g. relay or rm_inbox")],
+    reader: Annotated[str, typer.Argument(help="The reader, e.g. relay, rm_inbox or inbound")],
     position: Annotated[int, typer.Argument(help="The parked event's position")],
 ) -> None:
-    """Drop one parked event for good (that reader never applies it); the events parked
-    behind it are released."""
+    """Drop one parked event (or message) for good (that reader never applies it); the events
+    parked behind it are released."""
     from services.followers.parked import skip
 
     configure_logging(Settings())

@@ -27,7 +27,7 @@ from eventsourcing.utils import get_topic
 
 from contracts.reports import RecordHandOverDelivery
 from services.bus.command_bus import CommandBus, Issued
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 from services.kafka.publication import cloudevent_id, to_message
 from services.reports.domain import Report
 from services.reports.published import HAND_OVER

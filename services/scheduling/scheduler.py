@@ -18,11 +18,11 @@ Each job handles every tenant's share of an order on its own (``services.schedul
 a unit that fails is recorded, and the order still goes through for the others. At every tick
 the scheduler gives again every order that has a failing unit, so it is tried at the next run.
 
-The scheduler heartbeats in ``scheduler_ticks`` like every reader, so ``feedbackloop status``
-and ``/readyz`` show it: its state, the orders pending (its lag) and those given up. The units
-failing are shown in its state, per job (how many, and the latest kind of error — never a
-tenant's id, since ``/readyz`` asks for no key); they are no problem of the instance's: one
-tenant's failing digest must not take the service out of the load balancer.
+The scheduler heartbeats like every reader (``services.followers.heartbeats``), so
+``feedbackloop status`` and ``/readyz`` show it: its state, the orders pending (its lag) and
+those given up. The units failing are shown in its state, per job (how many, and the latest
+kind of error — never a tenant's id, since ``/readyz`` asks for no key); they are no problem
+of the instance's: one tenant's failing digest must not take the service out of the load balancer.
 """
 
 import asyncio
@@ -37,12 +37,12 @@ from typing import Protocol
 import asyncpg
 
 from services.digests.weeks import due_at, last_completed, previous
-from services.followers.follower import Connection, ReaderStatus, is_transient
-from services.processes.health import ReaderHealth
+from services.followers.heartbeats import Beat, beat, beating
+from services.followers.reader import Connection
+from services.followers.status import ReaderStatus
+from services.followers.transient import is_transient
 from services.scheduling.failures import (
     SCHEDULER,
-    failing_by_job,
-    failing_incidents,
     failing_orders,
     forget_order,
 )
@@ -65,11 +65,8 @@ DDL = """
 CREATE TABLE IF NOT EXISTS scheduler_ticks (
     name text PRIMARY KEY,
     tick timestamptz,
-    state text NOT NULL DEFAULT 'new',
-    pending int NOT NULL DEFAULT 0,
     attempts jsonb NOT NULL DEFAULT '{}',
-    given_up jsonb NOT NULL DEFAULT '{}',
-    heartbeat_at timestamptz
+    given_up jsonb NOT NULL DEFAULT '{}'
 );
 """
 
@@ -191,7 +188,16 @@ class Scheduler:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Tick now and then at every ``tick_seconds`` boundary, until stopped."""
-        beating = asyncio.create_task(self._beat(stop))
+        beats = asyncio.create_task(
+            beating(
+                self.pool,
+                NAME,
+                lambda: Beat(self.status.state, self.pending),
+                self.status.changed,
+                every=self.heartbeat,
+                stop=stop,
+            )
+        )
         try:
             while not stop.is_set():
                 await self.tick()
@@ -200,9 +206,9 @@ class Scheduler:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=wait)
         finally:
-            beating.cancel()
+            beats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await beating
+                await beats
 
     async def tick(self) -> list[Order]:
         """Hand over every order that fell due since the previous tick; answers them."""
@@ -240,11 +246,14 @@ class Scheduler:
             self.status.say("resuming nights left running")
             await self.nights.resume()
         await self.pool.execute(
-            "INSERT INTO scheduler_ticks (name, tick, attempts, heartbeat_at) "
-            "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
-            "SET tick = $2, attempts = $3, heartbeat_at = now()",
+            "INSERT INTO scheduler_ticks (name, tick, attempts) "
+            "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE "
+            "SET tick = $2, attempts = $3",
             NAME, saved, json.dumps(attempts),
         )  # fmt: skip
+        await beat(
+            self.pool, NAME, Beat(self.status.state, self.pending)
+        )  # a tick is a sign of life
         return orders
 
     async def retries(
@@ -317,36 +326,3 @@ class Scheduler:
             "SET given_up = scheduler_ticks.given_up || jsonb_build_object($2::text, $3::text)",
             NAME, order.name, reason,
         )  # fmt: skip
-
-    async def _beat(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            with contextlib.suppress(Exception):  # a missed heartbeat is only a missed one
-                await self.pool.execute(
-                    "INSERT INTO scheduler_ticks (name, state, pending, heartbeat_at) "
-                    "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
-                    "SET state = $2, pending = $3, heartbeat_at = now()",
-                    NAME, self.status.state, self.pending,
-                )  # fmt: skip
-            self.status.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.status.changed.wait(), timeout=self.heartbeat)
-
-
-async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderHealth | None:
-    """How the scheduler stands, or None where none has ever run."""
-    row = await pool.fetchrow(
-        "SELECT state, pending, given_up, "
-        "extract(epoch FROM now() - heartbeat_at)::float8 AS silence "
-        "FROM scheduler_ticks WHERE name = $1",
-        NAME,
-    )
-    if row is None:
-        return None
-    problems = []
-    silence = row["silence"]
-    if silence is None or silence > max_silence:
-        problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
-    for order, reason in json.loads(row["given_up"]).items():
-        problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
-    incidents = failing_incidents(await failing_by_job(pool))
-    return ReaderHealth(NAME, 0, row["pending"], 0, row["state"], silence, problems, incidents)

@@ -22,7 +22,7 @@ from services.bus.command_bus import Issued
 from services.digests.builder import DigestBuilder, NotCaughtUp
 from services.digests.domain import NO_ROUTE, QUIET_WEEK, Digest, digest_id_for
 from services.digests.weeks import due_at
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.processes.bootstrap import Runtime
 from services.reports.webhook import signature
 from services.scheduling.orders import BuildDigest
