@@ -2,7 +2,7 @@
 pages of thousands of events alive while it applies them, which every collection would walk
 again. The pass makes no cycles, so nothing is left for the collector to free; whatever a
 failure leaves in a cycle is collected once the pass ends. The plain path is the same pass
-with the collector on (``tests/integration/test_rebuild_collector.py``)."""
+with the collector on (``tests/integration/test_rebuild_fast_paths.py``)."""
 
 import gc
 from collections.abc import Iterator

@@ -33,9 +33,11 @@ class Shared:
     """A page of the log read and decoded once for every read model being rebuilt, its events
     grouped by topic (each read model takes those of its own).
 
-    An event that could not be decoded is kept as its error under its topic: it fails the page
+    The rebuild's twin of a follower's page (``services.followers.decoding.read_page``): an
+    event that could not be decoded is kept as its error under its topic, and fails the page
     of every read model reading that topic, as the follower's own page would (``Decoded``);
-    events that decode cost nothing more than their ``Positioned``."""
+    events that decode cost nothing more than their ``Positioned``
+    (``tests/integration/test_rebuild_fast_paths.py``)."""
 
     upto: int
     by_topic: dict[str, list[Positioned]]
