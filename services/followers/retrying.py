@@ -30,11 +30,12 @@ def until_stopped(stop: asyncio.Event) -> Callable[[float], Awaitable[None]]:
 
 def event_attempts(attempts: int, backoff: float) -> AsyncRetrying:
     """``attempts`` tries of one event, ``backoff`` seconds between the first two and twice
-    as long each time after; a transient failure is not the event's: it is raised at once."""
+    as long each time after; a transient failure is not the event's: it is raised at once,
+    and so is a cancellation (a stop)."""
     return AsyncRetrying(
         stop=stop_after_attempt(max(attempts, 1)),
         wait=wait_exponential(multiplier=backoff, max=MAX_PAUSE),
-        retry=retry_if_exception(lambda error: not is_transient(error)),
+        retry=retry_if_exception(lambda e: isinstance(e, Exception) and not is_transient(e)),
         reraise=True,
     )
 
