@@ -59,7 +59,9 @@ from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import request_digest  # noqa: E402
 from services.feedback.published import PUBLICATIONS  # noqa: E402
 from services.feedback.subscriptions import SUBSCRIPTIONS  # noqa: E402
-from services.followers.follower import Follower, ensure_tables, read_position  # noqa: E402
+from services.followers.follower import Follower  # noqa: E402
+from services.followers.positions import read_position  # noqa: E402
+from services.followers.tables import ensure_tables  # noqa: E402
 from services.kafka.admin import ensure_topics  # noqa: E402
 from services.kafka.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
 from services.kafka.publication import to_message  # noqa: E402

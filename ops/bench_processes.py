@@ -23,7 +23,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import asyncpg  # noqa: E402
 
-from services.followers.follower import ensure_tables, read_position  # noqa: E402
+from services.followers.positions import read_position  # noqa: E402
+from services.followers.tables import ensure_tables  # noqa: E402
 from services.kafka.relay import NAME as RELAY  # noqa: E402
 from services.store.event_store import EVENTS_TABLE  # noqa: E402
 

@@ -22,7 +22,7 @@ from contracts.neighbours import RunCompleted
 from contracts.report_facts import block_of
 from projections import events as ev
 from projections.read_model import insert_rows
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_appraisal"
 REVIEW_STATES = {ev.REPORT_TRIAGED: "Triaged", ev.REPORT_WONT_FIX: "WontFix"}

@@ -16,7 +16,7 @@ from contracts.datasets import dataset_target
 from projections import events as ev
 from projections.dataset_tasks import compose_rows
 from projections.read_model import insert_rows
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_datasets"
 

@@ -11,7 +11,7 @@ from uuid import UUID
 import asyncpg
 
 from projections import events as ev
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_eval_cases"
 

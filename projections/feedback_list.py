@@ -12,7 +12,7 @@ import asyncpg
 
 from projections.events import FEEDBACK_RECORDED
 from projections.read_model import insert_rows
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_feedback_list"
 

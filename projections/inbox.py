@@ -17,7 +17,7 @@ import asyncpg
 
 from contracts.report_facts import block_of
 from projections import events as ev
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_inbox"
 

@@ -15,7 +15,7 @@ import asyncpg
 
 from contracts.goals import GoalKind, read_goal_refs
 from projections import events as ev
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_learning_proposals"
 

@@ -1,8 +1,8 @@
 """What a read model is to the runtime, and how it writes its rows.
 
 A read model declares its name, the events it reads, its tables' DDL and an ``apply`` of a
-batch of positioned events; the log follower (``services.projecting``) runs it live and
-rebuilds it, neither of which the read model needs to know about.
+batch of positioned events; the machinery of ``services.projecting`` runs it live on the log
+follower and rebuilds it, neither of which the read model needs to know about.
 """
 
 from collections.abc import Sequence
@@ -11,23 +11,24 @@ from typing import Any, Protocol
 
 import asyncpg
 
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 
 
 class Projection(Protocol):
     name: str
 
     @property
-    def handles(self) -> tuple[str | type, ...]:
-        """The topics (or classes) of the events it reads; nothing else is fetched."""
+    def handles(self) -> Sequence[str | type]:
+        """The events it reads, by topic (``"services.feedback.domain:Feedback.Recorded"``)
+        or by class (its topic is its module path and name); nothing else is fetched."""
 
     def ddl(self, schema: str) -> str: ...
 
     # Optional: ``insert_only``, the tables (names within the schema) its ``apply`` only ever
     # inserts into, through ``insert_rows``, and never reads, updates or deletes from; and
-    # ``order_free``, the events (of ``handles``) its ``apply`` only turns into rows of those
-    # tables, reading nothing: a rebuild may apply them in any order, in worker processes
-    # (``services.projecting.apart``).
+    # ``order_free``, the events (of ``handles``, named alike) its ``apply`` only turns into
+    # rows of those tables, reading nothing: a rebuild may apply them in any order, in worker
+    # processes (``services.projecting.apart``).
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None: ...
 

@@ -29,7 +29,7 @@ from services.digests import sources
 from services.digests.build import build
 from services.digests.domain import digest_id_for
 from services.digests.handlers import DigestState
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.scheduling.failures import DIGEST, Failure, Unit, isolated, settle
 from services.scheduling.orders import BuildDigest
 from services.store.event_store import EventStore

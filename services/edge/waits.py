@@ -6,7 +6,7 @@ from typing import Any
 from contracts.errors import Refused
 from services.edge.positions import PositionSeal
 from services.edge.problems import NotYetVisible
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.store.event_store import EVENTS_TABLE
 
 

@@ -1,53 +1,89 @@
-"""Operating parked events (``feedbackloop parked list|retry|skip``).
+"""Operating what is parked (``feedbackloop parked list|show|retry|skip``): log events and
+inbound messages alike (``services.followers.parking``).
 
 An event a reader kept failing on is parked with its reason, and the later events of the same
-aggregate are parked behind it (``services/followers/follower.py``). Retrying *releases* an
-aggregate's
-parked events: the live reader applies them in order on its next wake and deletes each row
-that goes through; one that fails again is parked again with its new reason, with everything
-behind it. Skipping drops one parked event for good (it is never applied by that reader) and
-releases the ones behind it.
+aggregate are parked behind it. Retrying *releases* an aggregate's parked events: the live
+reader applies them in order on its next wake and deletes each row that goes through; one that
+fails again is parked again with its new reason, with everything behind it. Skipping drops one
+parked thing for good (it is never applied by that reader) and releases the ones behind it.
+An inbound message is retried by sending its kept copy again to its topic
+(``services.kafka.inbound.parking.send_again``).
 """
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 import asyncpg
 
+from services.followers.parking import INBOUND
 from services.store.event_store import EVENTS_TABLE
+
+COLUMNS = (
+    "reader, position, topic, error, attempts, released, parked_at, originator_id, "
+    'originator_version, behind, partition, "offset", code, field, payload_size, sha256'
+)
 
 
 @dataclass(frozen=True)
 class Parked:
     reader: str
     position: int
-    originator_id: UUID
-    originator_version: int
     topic: str
-    error: str
+    error: str  # why it is parked
     attempts: int
-    behind: int | None
     released: bool
     parked_at: datetime
+    # a log event's
+    originator_id: UUID | None = None
+    originator_version: int | None = None
+    behind: int | None = None
+    # an inbound message's
+    partition: int | None = None
+    offset: int | None = None
+    code: str | None = None
+    field: str | None = None
+    payload_size: int | None = None
+    sha256: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """What was parked, in a few words: an aggregate's version, or a message's place."""
+        if self.reader == INBOUND:
+            return f"{self.topic}[{self.partition}]@{self.offset}"
+        return f"{self.originator_id} v{self.originator_version}"
 
 
 async def list_parked(pool: asyncpg.Pool, reader: str | None = None) -> list[Parked]:
     rows = await pool.fetch(
-        "SELECT reader, position, originator_id, originator_version, topic, error, attempts, "
-        "behind, released, parked_at FROM parked_events "
-        "WHERE $1::text IS NULL OR reader = $1 ORDER BY reader, position",
+        f"SELECT {COLUMNS} FROM parked WHERE $1::text IS NULL OR reader = $1 "
+        "ORDER BY reader, position",
         reader,
     )
     return [Parked(**dict(row)) for row in rows]
+
+
+async def show_parked(pool: asyncpg.Pool, reader: str, position: int) -> dict[str, Any] | None:
+    """Everything kept of one parked thing (an inbound message's head and headers too)."""
+    row = await pool.fetchrow(
+        "SELECT * FROM parked WHERE reader = $1 AND position = $2", reader, position
+    )
+    if row is None:
+        return None
+    shown = {name: value for name, value in dict(row).items() if value is not None}
+    if "headers" in shown:
+        shown["headers"] = json.loads(shown["headers"])
+    return shown
 
 
 async def release(pool: asyncpg.Pool, reader: str, position: int | None = None) -> int:
     """Release the parked events of the aggregate parked at ``position`` (all of the
     reader's, without one); returns how many were released."""
     result = await pool.execute(
-        "UPDATE parked_events SET released = true WHERE reader = $1 AND ($2::bigint IS NULL "
-        "OR originator_id = (SELECT originator_id FROM parked_events "
+        "UPDATE parked SET released = true WHERE reader = $1 AND ($2::bigint IS NULL "
+        "OR originator_id = (SELECT originator_id FROM parked "
         "WHERE reader = $1 AND position = $2))",
         reader,
         position,
@@ -59,19 +95,20 @@ async def release(pool: asyncpg.Pool, reader: str, position: int | None = None) 
 
 
 async def skip(pool: asyncpg.Pool, reader: str, position: int) -> bool:
-    """Drop one parked event for good and release the ones behind it."""
+    """Drop one parked thing for good and release the events behind it."""
     async with pool.acquire() as conn, conn.transaction():
-        aggregate = await conn.fetchval(
-            "DELETE FROM parked_events WHERE reader = $1 AND position = $2 RETURNING originator_id",
+        dropped = await conn.fetchrow(
+            "DELETE FROM parked WHERE reader = $1 AND position = $2 RETURNING originator_id",
             reader,
             position,
         )
-        if aggregate is None:
+        if dropped is None:
             return False
-        await conn.execute(
-            "UPDATE parked_events SET released = true, behind = NULL "
-            "WHERE reader = $1 AND originator_id = $2",
-            reader,
-            aggregate,
-        )
+        if dropped["originator_id"] is not None:
+            await conn.execute(
+                "UPDATE parked SET released = true, behind = NULL "
+                "WHERE reader = $1 AND originator_id = $2",
+                reader,
+                dropped["originator_id"],
+            )
     return True

@@ -40,7 +40,8 @@ from aiokafka.producer.message_accumulator import BatchBuilder
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from eventsourcing.utils import get_topic
 
-from services.followers.follower import Connection, Positioned, is_transient
+from services.followers.reader import Connection, Positioned
+from services.followers.transient import is_transient
 from services.kafka.partitioner import murmur2_each, partition_of
 from services.kafka.publication import CONTENT_TYPE, Publication, key_of, structured_cloudevent
 from services.observing.tracing import traceparent_of

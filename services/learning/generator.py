@@ -38,7 +38,7 @@ import asyncpg
 from contracts.learning import RaiseProposal
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.learning import sources
 from services.learning.clusters import Cluster, Fact, Known, clusters, ready, superseded_by_new
 from services.learning.domain import proposal_id_for

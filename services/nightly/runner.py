@@ -38,7 +38,7 @@ from projections.eval_cases import list_cases, tenants_with_confirmed_cases
 from projections.nights import running_nights
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.nightly.cases import RunsCases
 from services.nightly.catalogue import Catalogue, read_catalogue
 from services.nightly.confirmer import KeyStore, confirmers_now, why_confirmer_cannot

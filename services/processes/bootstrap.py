@@ -23,7 +23,9 @@ from services.digests.builder import DigestBuilder
 from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.edge.positions import PositionSeal
-from services.followers.follower import Follower, Reader, ReaderStatus
+from services.followers.follower import Follower
+from services.followers.reader import Reader
+from services.followers.status import ReaderStatus
 from services.followers.supervisor import Supervisor
 from services.kafka.admin import ensure_topics
 from services.kafka.inbound import InboundConsumer
@@ -44,7 +46,7 @@ from services.processes.roles import SERVE, Role
 from services.processes.settings import Settings
 from services.processes.waiting import until_reachable
 from services.processes.webhooks import webhook_readers
-from services.projecting.runner import ProjectionReader
+from services.projecting.live import ProjectionReader
 from services.scheduling.orders import BuildDigest, PlanNight
 from services.scheduling.scheduler import NAME as SCHEDULER
 from services.scheduling.scheduler import Scheduler

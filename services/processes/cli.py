@@ -41,6 +41,7 @@ for command in (serve, api, projector, relay, handover, inbound, scheduler, rebu
     app.command()(command)
 app.add_typer(parked_app, name="parked")
 parked_app.command("list")(commands_parked.parked_list)
+parked_app.command("show")(commands_parked.parked_show)
 parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)

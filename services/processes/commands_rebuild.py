@@ -44,7 +44,7 @@ def rebuild(
     processes side by side. The swap waits for the live follower and catches up the last
     events, so nothing is lost or applied twice.
     """
-    from services.projecting.runner import rebuild_many
+    from services.projecting.rebuild import rebuild_many
 
     settings = process_settings()
     known = {p.name: p for p in read_models()}

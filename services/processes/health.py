@@ -6,25 +6,28 @@ Two kinds of finding, kept apart because they ask for different answers:
 - a **problem** stops the reader doing its job: not seen lately (its heartbeat is older than
   ``max_silence``: dead, or never started), more than ``max_lag`` positions behind the store's
   head, or waiting for something (Kafka away). A process with a problem is not ready.
-- an **incident** is for an operator but does not stop the reader: parked events (a log
-  reader's ``parked_events``, the inbound consumers' ``inbound_parked``), and the scheduler's
-  units failing now (``services.scheduling.failures``). One event, possibly
+- an **incident** is for an operator but does not stop the reader: what it parked (a log
+  reader's events, the inbound consumers' messages: ``services.followers.parking``), and the
+  scheduler's units failing now (``services.scheduling.failures``). One event, possibly
   one tenant's bad input, is set aside while every other aggregate flows on; taking the
   instance out of its load balancer for it would let one tenant take the service down for
   all. A reader with incidents is *degraded*: shown in ``/readyz``'s body, in ``feedbackloop
   status``, in the metrics ``feedbackloop_degraded`` and
   ``feedbackloop_instance_parked_events`` (``services.processes.read_model_gauges``) and in the log.
 
-The inbound consumers heartbeat too (``inbound_consumers``); their lag is counted in Kafka
-messages.
+Every reader heartbeats in one table (``services.followers.heartbeats``); the inbound
+consumers' lag is counted in Kafka messages.
 """
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
 
-from services.followers.follower import Connection
+from services.followers.heartbeats import SILENCE, heard, inbound_reader
+from services.followers.parking import INBOUND, REBUILDS, count_parked, parked_by_reader
+from services.followers.reader import Connection
 from services.scheduling.failures import SCHEDULER, Failing, failing_by_job, failing_incidents
 
 
@@ -63,10 +66,11 @@ async def readers_health(
     max_silence: float,
 ) -> list[ReaderHealth]:
     rows = await pool.fetch(
-        "SELECT r.reader, r.position, r.state, "
-        "extract(epoch FROM now() - r.heartbeat_at)::float8 AS silence, "
-        "(SELECT count(*) FROM parked_events p WHERE p.reader = r.reader) AS parked "
-        "FROM reader_positions r WHERE r.reader NOT LIKE '%\\_\\_rebuild' ORDER BY r.reader"
+        "SELECT r.reader, r.position, coalesce(h.state, 'new') AS state, "
+        f"{SILENCE} AS silence, "
+        "(SELECT count(*) FROM parked p WHERE p.reader = r.reader) AS parked "
+        "FROM reader_positions r LEFT JOIN heartbeats h ON h.reader = r.reader AND h.member = '' "
+        f"WHERE r.reader NOT LIKE '{REBUILDS}' ORDER BY r.reader"
     )
     found = {row["reader"]: row for row in rows}
     report = []
@@ -107,48 +111,31 @@ async def inbound_health(
     lately, its lag the messages its partitions hold beyond what was settled. Parked messages
     are an incident that does not fail it: they are settled (too big even for the dead-letter
     topic), and a neighbour must not be able to make the service unready by sending one."""
-    members = await pool.fetch(
-        "SELECT state, lag, settled, extract(epoch FROM now() - heartbeat_at)::float8 AS silence "
-        "FROM inbound_consumers WHERE group_id = $1 ORDER BY heartbeat_at DESC",
-        group_id,
-    )
-    parked = await pool.fetchval("SELECT count(*) FROM inbound_parked")
-    live = [m for m in members if m["silence"] <= max_silence]
+    members = await heard(pool, inbound_reader(group_id))
+    parked = await count_parked(pool, INBOUND)
+    live = [m for m in members if m.silence <= max_silence]
     if not live:
-        silence = members[0]["silence"] if members else None
+        silence = members[0].silence if members else None
         problem = "not running" if silence is None else f"not seen for {silence:.0f} s"
         return ReaderHealth(
             "inbound", 0, 0, parked, "stopped", silence, [problem], parked_incident(parked)
         )
-    lag = sum(m["lag"] for m in live)
-    states = sorted({m["state"] for m in live})
+    lag = sum(m.lag for m in live)
+    states = sorted({m.state for m in live})
     problems = [state for state in states if state != "consuming"]
     if lag > max_lag:
         problems.append(f"{lag} messages behind (more than {max_lag})")
-    settled = sum(m["settled"] for m in live)
+    settled = sum(m.settled for m in live)
     return ReaderHealth(
         "inbound",
         settled,
         lag,
         parked,
         ", ".join(states),
-        live[0]["silence"],
+        live[0].silence,
         problems,
         parked_incident(parked),
     )
-
-
-async def parked_by_reader(pool: asyncpg.Pool | Connection) -> dict[str, int]:
-    """Parked events of the whole instance, by reader (the inbound consumers' as ``inbound``),
-    whichever process runs the reader: what makes an instance degraded."""
-    rows = await pool.fetch(
-        "SELECT reader, count(*) AS parked FROM parked_events "
-        "WHERE reader NOT LIKE '%\\_\\_rebuild' GROUP BY reader ORDER BY reader"
-    )
-    found = {row["reader"]: int(row["parked"]) for row in rows}
-    if inbound := await pool.fetchval("SELECT count(*) FROM inbound_parked"):
-        found["inbound"] = int(inbound)
-    return found
 
 
 def incidents_of(parked: dict[str, int], failing: list[Failing]) -> dict[str, list[str]]:
@@ -186,3 +173,23 @@ def readiness_body(report: list[ReaderHealth], incidents: dict[str, list[str]]) 
             for r in report
         ],
     }
+
+
+async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderHealth | None:
+    """How the scheduler stands, or None where none has ever run."""
+    given_up = await pool.fetchval(
+        "SELECT given_up FROM scheduler_ticks WHERE name = $1", SCHEDULER
+    )
+    beats = await heard(pool, SCHEDULER)
+    if given_up is None and not beats:
+        return None
+    last = beats[0] if beats else None
+    problems = []
+    silence = last.silence if last is not None else None
+    if silence is None or silence > max_silence:
+        problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
+    for order, reason in json.loads(given_up or "{}").items():
+        problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
+    incidents = failing_incidents(await failing_by_job(pool))
+    state, pending = (last.state, last.lag) if last is not None else ("new", 0)
+    return ReaderHealth(SCHEDULER, 0, pending, 0, state, silence, problems, incidents)

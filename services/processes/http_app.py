@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from services.declaration import Given
 from services.edge.app import create_app
 from services.edge.http import Http
-from services.followers.follower import postgresql_away
+from services.followers.transient import postgresql_away
 from services.kafka.inbound.http import event_routes
 from services.observing.otel import configure as configure_telemetry
 from services.observing.tracing import TraceContext

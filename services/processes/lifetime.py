@@ -24,7 +24,7 @@ from typing import TypeVar
 import typer
 from rich.console import Console
 
-from services.followers.follower import postgresql_away
+from services.followers.transient import postgresql_away
 from services.processes import roles
 from services.processes.bootstrap import Runtime
 from services.processes.roles import Role

@@ -14,12 +14,12 @@ from services.bus.command_bus import CommandBus
 from services.declaration import registry
 from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.edge.positions import ensure_position_key
-from services.followers.follower import ensure_tables as ensure_follower_tables
+from services.followers.tables import ensure_tables as ensure_follower_tables
 from services.kafka.inbound import ensure_inbound_tables
 from services.processes.contexts import CONTEXTS, read_models
 from services.processes.roles import Role
 from services.processes.settings import Settings
-from services.projecting.runner import ensure_schema
+from services.projecting.live import ensure_schema
 from services.scheduling.scheduler import ensure_tables as ensure_scheduler_tables
 from services.store.artifacts import ensure_table as ensure_artifacts_table
 from services.store.event_store import EventStore

@@ -6,10 +6,9 @@ import asyncio
 import asyncpg
 
 from services.followers.supervisor import Supervisor
-from services.processes.health import ReaderHealth, inbound_health, readers_health
+from services.processes.health import ReaderHealth, inbound_health, readers_health, scheduler_health
 from services.processes.settings import Settings
 from services.scheduling.scheduler import NAME as SCHEDULER
-from services.scheduling.scheduler import scheduler_health
 from services.store.event_store import EventStore
 
 INBOUND = "inbound"  # the inbound consumer's name among the readers
@@ -37,18 +36,7 @@ async def process_health(
     if only is None or SCHEDULER in only:
         scheduler = await scheduler_health(pool, max_silence=max_silence)
         if scheduler is not None:
-            report.append(  # the scheduler's lag is its orders pending
-                ReaderHealth(
-                    SCHEDULER,
-                    0,
-                    scheduler.pending,
-                    0,
-                    scheduler.state,
-                    scheduler.seen_seconds_ago,
-                    scheduler.problems,
-                    scheduler.incidents,
-                )
-            )
+            report.append(scheduler)
         elif only is not None:
             report.append(
                 ReaderHealth(SCHEDULER, 0, 0, 0, "never started", None, ["never started"])

@@ -20,6 +20,7 @@ import asyncpg
 
 from projections.datasets import count_published_datasets
 from projections.learning_proposals import count_proposals
+from services.followers.parking import parked_by_reader
 from services.observing.metrics import (
     DATASETS,
     DEGRADED,
@@ -28,7 +29,7 @@ from services.observing.metrics import (
     SCHEDULED_FAILING,
     tenant_label,
 )
-from services.processes.health import incidents_of, parked_by_reader
+from services.processes.health import incidents_of
 from services.scheduling.failures import failing_by_job
 
 log = logging.getLogger(__name__)

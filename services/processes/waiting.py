@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_random_exponential
 
-from services.followers.follower import postgresql_away
+from services.followers.transient import postgresql_away
 from services.observing import metrics
 
 log = logging.getLogger("feedbackloop")

@@ -5,7 +5,7 @@ import logging
 
 from contracts import topics
 from services.bus.command_bus import CommandBus
-from services.followers.follower import Reader
+from services.followers.reader import Reader
 from services.processes.contexts import CONTEXTS
 from services.processes.settings import Settings
 from services.store.event_store import EventStore

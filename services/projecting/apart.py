@@ -1,12 +1,12 @@
 """A rebuild's events that read models apply in any order, loaded by worker processes.
 
-Issue 12: a rebuild of a million events was bound by its one interpreter (reading, decoding
-and building rows at 100 % of a core) while PostgreSQL used a third of the other. A read model
-may name the events its ``apply`` only turns into rows of its ``insert_only`` tables, reading
-nothing (``order_free``): in what order, and in which process, they are applied cannot change
-what it holds. A rebuild hands those to worker processes, split by position: each worker
-reads, decodes and applies chunks of the log up to the head the rebuild started from, while
-every other event goes through the shared pass in order (``services.projecting.runner``).
+One interpreter reading, decoding and building rows binds a rebuild to one core while
+PostgreSQL waits on it. A read model may name the events its ``apply`` only turns into rows of
+its ``insert_only`` tables, reading nothing (``order_free``): in what order, and in which
+process, they are applied cannot change what it holds. A rebuild hands those to worker
+processes, split by position: each worker reads, decodes and applies chunks of the log up to
+the head the rebuild started from, while every other event goes through the shared pass in
+order (``services.projecting.shared``).
 
 A read model whose events fail here (one that cannot be decoded, or that its ``apply``
 refuses) is named in the answer, and the rebuild builds it afresh on its own follower, in
@@ -15,7 +15,6 @@ the rebuild, as it does the shared pass.
 """
 
 import asyncio
-import gc
 import itertools
 import logging
 import multiprocessing
@@ -27,12 +26,13 @@ from multiprocessing.util import Finalize
 
 import asyncpg
 import uvloop
-from eventsourcing.utils import get_topic
 
 from projections.read_model import UNKEYED, Projection
-from projections.timestamps import quick_timestamps
-from services.followers.follower import is_transient
-from services.projecting.runner import REBUILD_PAGE, Shared
+from services.followers.transient import is_transient
+from services.projecting.collector import collector_paused
+from services.projecting.live import topics_of
+from services.projecting.shared import REBUILD_PAGE, Shared
+from services.projecting.timestamps import quick_timestamps
 from services.store.event_store import EventStore
 from services.store.opening import open_store
 
@@ -51,8 +51,7 @@ class Apart:
 
     @staticmethod
     def topics_of(projection: Projection) -> list[str]:
-        events: tuple[str | type, ...] = getattr(projection, "order_free", ())
-        return [c if isinstance(c, str) else get_topic(c) for c in events]
+        return topics_of(getattr(projection, "order_free", ()))
 
 
 async def load_apart(
@@ -107,8 +106,7 @@ def spans(head: int, processes: int) -> Iterator[tuple[int, int]]:
     """The chunks of positions up to ``head`` the workers take in turn: ``CHUNK`` at most,
     smaller as the end nears (a quarter of what is left over the workers, down to a page), so
     that the workers finish together rather than one loading a whole last chunk alone while
-    the others wait (issue 12: chunks of 50,000 left a core idle for about a second at the
-    end of a million events)."""
+    the others wait."""
     after = 0
     while after < head:
         size = min(CHUNK, max(REBUILD_PAGE, (head - after) // (4 * processes)))
@@ -120,9 +118,9 @@ def ready(projections: Sequence[Projection]) -> None:
     """The server that worker processes are forked from, started with what they run imported.
 
     A fork of the rebuild's own process would copy its event loop's and pools' threads (and
-    their locks) mid-flight, so workers start from a clean server process instead. Issue 12:
-    spawned workers each imported these modules anew, 1.2 s of CPU apiece on the cores the
-    rebuild needs; the server imports them once, and ``rebuild_many`` starts it before
+    their locks) mid-flight, so workers start from a clean server process instead; spawned
+    workers would each import these modules anew on the cores the rebuild needs. The server
+    imports them once, and ``rebuild_many`` starts it before
     preparing the fresh schemas, so the imports overlap PostgreSQL's work. Returns once the
     server is launched (milliseconds); the first worker's start waits for its imports. A
     server already running (an earlier rebuild in this process) is kept."""
@@ -175,14 +173,13 @@ _worker: Worker | None = None  # this worker process's
 def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> None:
     """A worker process's start: its store, connection and loop, kept for every chunk."""
     global _worker
-    gc.disable()  # as in the shared pass (``collector_paused``): pages make no cycles
     UNKEYED.set(unkeyed)  # the loop's tasks start from this context
     loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
     conn = loop.run_until_complete(asyncpg.connect(database_url))
     topics = sorted({topic for part in parts for topic in part.topics})
     # The rebuild's process made the store's tables; two workers creating them again at once
-    # raced on the catalogue ("tuple concurrently updated", a CI run). One connection: a
-    # worker reads a page at a time.
+    # would race on the catalogue ("tuple concurrently updated"). One connection: a worker
+    # reads a page at a time.
     store = open_store(
         database_url, CREATE_TABLE="n", POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0"
     )
@@ -193,4 +190,5 @@ def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> Non
 def load_chunk(after: int, upto: int) -> tuple[int, list[tuple[str, str]]]:
     """One chunk of positions, in a worker process: how many it covered, and what failed."""
     assert _worker is not None, "start() runs first in every worker process"
-    return upto - after, _worker.loop.run_until_complete(_worker.load(after, upto))
+    with collector_paused():  # as in the shared pass: pages make no cycles
+        return upto - after, _worker.loop.run_until_complete(_worker.load(after, upto))

@@ -24,7 +24,8 @@ from typing import TypeVar
 
 import asyncpg
 
-from services.followers.follower import Connection, is_transient
+from services.followers.reader import Connection
+from services.followers.transient import is_transient
 from services.observing.metrics import SCHEDULED_FAILURES
 
 log = logging.getLogger(__name__)

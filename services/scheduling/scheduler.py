@@ -19,12 +19,11 @@ Each job handles every tenant's share of an order on its own (``services.schedul
 a unit that fails is recorded, and the order still goes through for the others. At every tick
 the scheduler gives again every order that has a failing unit, so it is tried at the next run.
 
-The scheduler heartbeats in ``scheduler_ticks`` like every reader, so ``feedbackloop status``
-and ``/readyz`` show it (``scheduler_health`` answers a ``SchedulerStanding``, which the
-composition root puts among the readers): its state, the orders pending (its lag) and those
-given up. The units failing are shown in its state, per job (how many, and the latest kind of
-error — never a tenant's id, since ``/readyz`` asks for no key); they are no problem of the
-instance's: one tenant's failing digest must not take the service out of the load balancer.
+The scheduler heartbeats like every reader (``services.followers.heartbeats``), so
+``feedbackloop status`` and ``/readyz`` show it: its state, the orders pending (its lag) and
+those given up. The units failing are shown in its state, per job (how many, and the latest
+kind of error — never a tenant's id, since ``/readyz`` asks for no key); they are no problem
+of the instance's: one tenant's failing digest must not take the service out of the load balancer.
 """
 
 import asyncio
@@ -32,18 +31,18 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import asyncpg
 
-from services.followers.follower import Connection, ReaderStatus, is_transient
+from services.followers.heartbeats import Beat, beat, beating
+from services.followers.reader import Connection
+from services.followers.status import ReaderStatus
+from services.followers.transient import is_transient
 from services.scheduling.due import PROPOSAL_HOUR, due, due_time, parse_order, too_old
 from services.scheduling.failures import (
     SCHEDULER,
-    failing_by_job,
-    failing_incidents,
     failing_orders,
     forget_order,
 )
@@ -59,11 +58,8 @@ DDL = """
 CREATE TABLE IF NOT EXISTS scheduler_ticks (
     name text PRIMARY KEY,
     tick timestamptz,
-    state text NOT NULL DEFAULT 'new',
-    pending int NOT NULL DEFAULT 0,
     attempts jsonb NOT NULL DEFAULT '{}',
-    given_up jsonb NOT NULL DEFAULT '{}',
-    heartbeat_at timestamptz
+    given_up jsonb NOT NULL DEFAULT '{}'
 );
 """
 
@@ -108,7 +104,16 @@ class Scheduler:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Tick now and then at every ``tick_seconds`` boundary, until stopped."""
-        beating = asyncio.create_task(self._beat(stop))
+        beats = asyncio.create_task(
+            beating(
+                self.pool,
+                NAME,
+                lambda: Beat(self.status.state, self.pending),
+                self.status.changed,
+                every=self.heartbeat,
+                stop=stop,
+            )
+        )
         try:
             while not stop.is_set():
                 await self.tick()
@@ -117,9 +122,9 @@ class Scheduler:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=wait)
         finally:
-            beating.cancel()
+            beats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await beating
+                await beats
 
     async def tick(self) -> list[Order]:
         """Hand over every order that fell due since the previous tick; answers them."""
@@ -157,11 +162,14 @@ class Scheduler:
             self.status.say("resuming nights left running")
             await self.nights.resume()
         await self.pool.execute(
-            "INSERT INTO scheduler_ticks (name, tick, attempts, heartbeat_at) "
-            "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
-            "SET tick = $2, attempts = $3, heartbeat_at = now()",
+            "INSERT INTO scheduler_ticks (name, tick, attempts) "
+            "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE "
+            "SET tick = $2, attempts = $3",
             NAME, saved, json.dumps(attempts),
         )  # fmt: skip
+        await beat(
+            self.pool, NAME, Beat(self.status.state, self.pending)
+        )  # a tick is a sign of life
         return orders
 
     async def retries(
@@ -234,48 +242,3 @@ class Scheduler:
             "SET given_up = scheduler_ticks.given_up || jsonb_build_object($2::text, $3::text)",
             NAME, order.name, reason,
         )  # fmt: skip
-
-    async def _beat(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            with contextlib.suppress(Exception):  # a missed heartbeat is only a missed one
-                await self.pool.execute(
-                    "INSERT INTO scheduler_ticks (name, state, pending, heartbeat_at) "
-                    "VALUES ($1, $2, $3, now()) ON CONFLICT (name) DO UPDATE "
-                    "SET state = $2, pending = $3, heartbeat_at = now()",
-                    NAME, self.status.state, self.pending,
-                )  # fmt: skip
-            self.status.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.status.changed.wait(), timeout=self.heartbeat)
-
-
-@dataclass(frozen=True)
-class SchedulerStanding:
-    """How the scheduler stands: what ``feedbackloop status`` and ``/readyz`` show of it beside
-    the readers of the log (the composition root puts it among them)."""
-
-    state: str
-    pending: int  # orders due and not yet carried out: the scheduler's lag
-    seen_seconds_ago: float | None  # None: never seen
-    problems: list[str]  # it cannot do its job: not ready
-    incidents: list[str]  # units failing: for an operator, the instance stays ready
-
-
-async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> SchedulerStanding | None:
-    """How the scheduler stands, or None where none has ever run."""
-    row = await pool.fetchrow(
-        "SELECT state, pending, given_up, "
-        "extract(epoch FROM now() - heartbeat_at)::float8 AS silence "
-        "FROM scheduler_ticks WHERE name = $1",
-        NAME,
-    )
-    if row is None:
-        return None
-    problems = []
-    silence = row["silence"]
-    if silence is None or silence > max_silence:
-        problems.append("not running" if silence is None else f"not seen for {silence:.0f} s")
-    for order, reason in json.loads(row["given_up"]).items():
-        problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
-    incidents = failing_incidents(await failing_by_job(pool))
-    return SchedulerStanding(row["state"], row["pending"], silence, problems, incidents)

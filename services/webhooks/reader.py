@@ -19,7 +19,7 @@ from eventsourcing.utils import get_topic
 
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
-from services.followers.follower import Connection, Positioned
+from services.followers.reader import Connection, Positioned
 from services.store.event_store import EventStore
 from services.webhooks.declared import OutgoingWebhook
 from services.webhooks.signed import Attempt, SignedWebhook

@@ -307,8 +307,10 @@ async def observe(
             "services.feedback.domain:Feedback.Recorded",
         )
         rows = await connection.fetch("SELECT subject_ref FROM rm_feedback_list.feedback")
-        parked = await connection.fetchval("SELECT count(*) FROM parked_events")
-        inbound_parked = await connection.fetchval("SELECT count(*) FROM inbound_parked")
+        parked = await connection.fetchval("SELECT count(*) FROM parked WHERE reader <> 'inbound'")
+        inbound_parked = await connection.fetchval(
+            "SELECT count(*) FROM parked WHERE reader = 'inbound'"
+        )
     finally:
         await connection.close()
     on_kafka = set()

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
-from services.followers.follower import wait_for_position
 from services.followers.parked import list_parked
+from services.followers.waiting import wait_for_position
 from services.processes.bootstrap import Runtime, read_models
 
 CE = {"Content-Type": "application/cloudevents+json"}

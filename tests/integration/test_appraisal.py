@@ -24,7 +24,8 @@ from services.edge.http import Http
 from services.evals.domain import EvalCase
 from services.evals.lift import Definition
 from services.processes.bootstrap import Runtime
-from services.projecting.runner import ProjectionRunner, rebuild
+from services.projecting.live import ProjectionRunner
+from services.projecting.rebuild import rebuild
 from tests.appraisal_runs import HarvestedRun, record_run
 from tests.conftest import Keys, event_count
 

@@ -16,10 +16,11 @@ from projections.datasets import Datasets, dataset_tasks
 from services.bus.decisions import Outcome
 from services.bus.issued import Issued
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.processes.bootstrap import Runtime, read_models
 from services.processes.read_model_gauges import refresh
-from services.projecting.runner import ProjectionRunner, rebuild
+from services.projecting.live import ProjectionRunner
+from services.projecting.rebuild import rebuild
 from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, event_count
 

@@ -22,7 +22,7 @@ from projections.digests import get_digest
 from services.bus.issued import Issued
 from services.digests.builder import DigestBuilder, NotCaughtUp
 from services.digests.domain import NO_ROUTE, QUIET_WEEK, Digest, digest_id_for
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.processes.bootstrap import Runtime
 from services.scheduling.orders import BuildDigest
 from services.store.log_reading import read_log

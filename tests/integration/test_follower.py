@@ -9,8 +9,9 @@ import pytest
 from eventsourcing.domain import Aggregate, event
 from eventsourcing.utils import get_topic
 
-from services.followers.follower import Connection, Follower, Positioned
+from services.followers.follower import Follower
 from services.followers.parked import list_parked, release, skip
+from services.followers.reader import Connection, Positioned
 from services.processes.bootstrap import Runtime
 from services.store.event_store import EVENTS_TABLE
 

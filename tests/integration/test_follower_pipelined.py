@@ -11,15 +11,10 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from services.followers.follower import (
-    PAGE_SIZE,
-    Connection,
-    Follower,
-    Pipelined,
-    Positioned,
-    read_position,
-)
+from services.followers.follower import Follower
 from services.followers.parked import list_parked
+from services.followers.positions import read_position
+from services.followers.reader import PAGE_SIZE, Connection, Pipelined, Positioned
 from services.kafka.relay import Relay
 from services.processes.bootstrap import Runtime
 from services.processes.published import PUBLICATIONS

@@ -5,7 +5,10 @@ leader's last write)."""
 
 import asyncio
 
-from services.followers.follower import Follower, Positioned, ensure_tables, read_position
+from services.followers.follower import Follower
+from services.followers.positions import read_position
+from services.followers.reader import Positioned
+from services.followers.tables import ensure_tables
 from services.processes.bootstrap import Runtime
 from tests.integration.test_follower import Recorder
 
@@ -26,13 +29,13 @@ async def test_the_position_moves_forward_only_and_says_so(runtime: Runtime) -> 
         await listener.add_listener("mover", hear)
         try:
             batch = [Positioned(p, object()) for p in (3, 5, 9)]
-            await follower._advance(conn, batch, 9)
+            await follower.stepper.advance(conn, batch, 9)
             assert await read_position(runtime.pool, "mover") == 9
             assert follower.status.applied == 3
-            await follower._advance(conn, batch, 4)  # behind: someone got further first
+            await follower.stepper.advance(conn, batch, 4)  # behind: someone got further first
             assert await read_position(runtime.pool, "mover") == 9
             assert follower.status.applied == 3
-            await follower._advance(conn, [Positioned(12, object())], 12)
+            await follower.stepper.advance(conn, [Positioned(12, object())], 12)
             assert await read_position(runtime.pool, "mover") == 12
             async with asyncio.timeout(5):
                 while len(heard) < 2:

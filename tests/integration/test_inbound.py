@@ -247,11 +247,14 @@ async def test_a_message_that_keeps_failing_is_parked_and_the_partition_moves_on
     async with inbound(kafka_runtime) as consumer:
         await settled(consumer, 3)
     assert (consumer.applied, consumer.parked, consumer.dead_lettered) == (2, 1, 0)
-    assert await kafka_runtime.pool.fetchval("SELECT count(*) FROM inbound_parked") == 1
-    row = await kafka_runtime.pool.fetchrow("SELECT * FROM inbound_parked")
-    assert (row["topic"], row["offset"], row["error"]) == (command_topic, 1, "failed")
-    assert "failed 5 times" in row["reason"]
-    assert "artifacts" in row["reason"]  # the error itself, to judge it by
+    assert (
+        await kafka_runtime.pool.fetchval("SELECT count(*) FROM parked WHERE reader = 'inbound'")
+        == 1
+    )
+    row = await kafka_runtime.pool.fetchrow("SELECT * FROM parked WHERE reader = 'inbound'")
+    assert (row["topic"], row["offset"], row["code"]) == (command_topic, 1, "failed")
+    assert "failed 5 times" in row["error"]
+    assert "artifacts" in row["error"]  # the error itself, to judge it by
     assert row["payload_size"] == len(row["head"])  # small: the head is all of it
 
 

@@ -101,10 +101,13 @@ async def test_a_thousand_valid_commands_among_a_thousand_malformed_are_each_app
     )
     assert (consumer.applied, recorded) == (1000, 1000)
     assert (consumer.dead_lettered, consumer.parked) == (1000 - HUGE, HUGE)
-    assert await kafka_runtime.pool.fetchval("SELECT count(*) FROM inbound_parked") == HUGE
-    parked = await kafka_runtime.pool.fetch("SELECT * FROM inbound_parked")
+    assert (
+        await kafka_runtime.pool.fetchval("SELECT count(*) FROM parked WHERE reader = 'inbound'")
+        == HUGE
+    )
+    parked = await kafka_runtime.pool.fetch("SELECT * FROM parked WHERE reader = 'inbound'")
     assert {row["payload_size"] > 2_000_000 for row in parked} == {True}
-    assert all("not dead-lettered" in row["reason"] and row["field"] == "value" for row in parked)
+    assert all("not dead-lettered" in row["error"] and row["field"] == "value" for row in parked)
     assert all(len(row["head"]) == 1024 and len(row["sha256"]) == 64 for row in parked)
 
     dead = await consume(kafka_bootstrap, topics.dead_letter(command_topic), 1000 - HUGE)

@@ -16,7 +16,8 @@ from contracts.reports import (
 from projections.inbox import Inbox, InboxFilter, get_report, list_inbox
 from services.bus.issued import Issued
 from services.processes.bootstrap import Runtime
-from services.projecting.runner import ProjectionRunner, rebuild
+from services.projecting.live import ProjectionRunner
+from services.projecting.rebuild import rebuild
 from services.reports.domain import Report
 from tests.unit.test_report_facts import FABRICATED_BLOCK, as_version_1
 from tests.unit.test_wrong_answer import SEED_FACTS

@@ -22,7 +22,7 @@ from contracts.feedback import RecordFeedback
 from contracts.neighbours import EvaluationCompleted
 from projections.learning_proposals import get_proposal
 from services.bus.issued import Issued
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.kafka.inbound.parsing import identity
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence

@@ -12,7 +12,7 @@ import httpx
 from contracts.evals import LiftEvalCase
 from contracts.nights import PlanTenantNight
 from contracts.weeks import due_at
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.processes.bootstrap import Runtime
 from services.scheduling.orders import BuildDigest
 from tests.conftest import Keys

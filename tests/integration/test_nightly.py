@@ -21,7 +21,7 @@ from contracts.agent import AgentReply, AgentRequest
 from services.edge.auth import hash_key
 from services.evals.agents import AgentClient, HttpAgentClient
 from services.evals.runs import CaseRunner
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.nightly.confirmer import read_key_store
 from services.nightly.domain import night_id
 from services.nightly.runner import NightlyRunner

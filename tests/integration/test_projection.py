@@ -9,10 +9,13 @@ from projections.feedback_list import SELECTED, FeedbackList, list_feedback
 from projections.inbox import Inbox
 from projections.read_model import BULK_ROWS, insert_rows
 from services.bus.issued import Issued
-from services.followers.follower import Connection, Positioned, read_position, wait_for_position
 from services.followers.parked import list_parked
+from services.followers.positions import read_position
+from services.followers.reader import Connection, Positioned
+from services.followers.waiting import wait_for_position
 from services.processes.bootstrap import Runtime
-from services.projecting.runner import ProjectionRunner, rebuild, rebuild_many
+from services.projecting.live import ProjectionRunner
+from services.projecting.rebuild import rebuild, rebuild_many
 
 
 async def record(runtime: Runtime, tenant: str, n: int, subject: str = "r") -> int:

@@ -16,10 +16,12 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import Inbox, get_report
-from services.followers.follower import Connection, Follower, Positioned
+from services.followers.follower import Follower
 from services.followers.parked import list_parked, release
+from services.followers.reader import Connection, Positioned
 from services.processes.bootstrap import Runtime
-from services.projecting.runner import ProjectionReader, ensure_schema, rebuild
+from services.projecting.live import ProjectionReader, ensure_schema
+from services.projecting.rebuild import rebuild
 from services.reports.webhook import HAND_OVER_WEBHOOK
 from services.webhooks.reader import WebhookReader
 from services.webhooks.signed import SignedWebhook

@@ -28,7 +28,7 @@ def readyz_client(runtime: Runtime) -> httpx.AsyncClient:
 async def parked(runtime: Runtime, reader: str) -> None:
     async with asyncio.timeout(30):
         while not await runtime.pool.fetchval(
-            "SELECT count(*) FROM parked_events WHERE reader = $1", reader
+            "SELECT count(*) FROM parked WHERE reader = $1", reader
         ):
             await asyncio.sleep(0.05)
 
@@ -68,7 +68,7 @@ async def test_a_parked_event_leaves_readyz_200_with_the_instance_degraded(
 
     # Skipped for good (feedbackloop parked skip): no longer degraded (the gauge back to 0,
     # the reader's series gone).
-    await runtime.pool.execute("DELETE FROM parked_events WHERE reader = $1", reader.name)
+    await runtime.pool.execute("DELETE FROM parked WHERE reader = $1", reader.name)
     async with readyz_client(runtime) as http:
         again = await http.get("/readyz")
     assert again.json()["degraded"] is False

@@ -23,10 +23,12 @@ from projections.feedback_list import COLUMNS, FeedbackList
 from projections.inbox import Inbox
 from projections.read_model import BULK_ROWS, UNKEYED, Projection, insert_rows
 from services.feedback.domain import Feedback
-from services.followers.follower import read_position
 from services.followers.parked import list_parked
+from services.followers.positions import read_position
 from services.processes.bootstrap import Runtime
-from services.projecting.runner import Key, ProjectionRunner, Reached, rebuild_many
+from services.projecting.keys import Key
+from services.projecting.live import ProjectionRunner
+from services.projecting.rebuild import Reached, rebuild_many
 from services.store.event_store import EVENTS_TABLE
 
 # Each read model's rows, every column, in a fixed order.

@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 from contracts import topics
 from contracts.feedback import RecordFeedback
 from services.bus.issued import Issued
-from services.followers.follower import Follower, read_position
+from services.followers.follower import Follower
 from services.followers.parked import list_parked, release
+from services.followers.positions import read_position
 from services.kafka.relay import Relay
 from services.processes.bootstrap import Runtime
 from services.processes.published import PUBLICATIONS

@@ -7,7 +7,8 @@ import uuid
 import asyncpg
 import pytest
 
-from services.followers.follower import Follower, wait_for_position
+from services.followers.follower import Follower
+from services.followers.waiting import wait_for_position
 from services.processes import roles
 from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, settings_for

@@ -17,7 +17,7 @@ from prometheus_client import REGISTRY, generate_latest
 from contracts.learning import EvidenceItem, EvidenceOrigin
 from services.digests.builder import Built, DigestBuilder
 from services.digests.domain import digest_id_for
-from services.followers.follower import wait_for_position
+from services.followers.waiting import wait_for_position
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
 from services.nightly.runner import NightlyRunner

@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import asyncpg
 import pytest
 
-from projections.timestamps import quick_timestamps
 from services.processes.bootstrap import Runtime
+from services.projecting.timestamps import quick_timestamps
 
 NOW = datetime.now(UTC)
 VALUES = [

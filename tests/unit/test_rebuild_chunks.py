@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from services.projecting.apart import CHUNK, spans
-from services.projecting.runner import REBUILD_PAGE
+from services.projecting.shared import REBUILD_PAGE
 
 
 @given(head=st.integers(0, 3_000_000), processes=st.integers(1, 16))

@@ -9,7 +9,7 @@ import pytest
 from eventsourcing.persistence import InterfaceError as LibraryInterfaceError
 from eventsourcing.persistence import OperationalError as LibraryOperationalError
 
-from services.followers.follower import is_transient, postgresql_away
+from services.followers.transient import is_transient, postgresql_away
 from services.processes import roles
 from services.processes.bootstrap import read_models
 from services.processes.metrics_port import metrics_port

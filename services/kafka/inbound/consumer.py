@@ -45,6 +45,7 @@ from services.bus.command_bus import CommandBus
 from services.bus.decisions import Outcome, Result
 from services.bus.issued import Issued
 from services.bus.receipts import receipt_id
+from services.followers.heartbeats import Beat, beating, forget_silent, inbound_reader
 from services.kafka.inbound.dead_letters import DeadLetters
 from services.kafka.inbound.parking import park
 from services.kafka.inbound.parsing import parse
@@ -233,28 +234,18 @@ class InboundConsumer:
         self._stop.set()
 
     async def _beat(self) -> None:
-        """Tells ``feedbackloop status`` (any process) that this consumer lives, and how."""
-        with contextlib.suppress(Exception):  # members gone for an hour are forgotten
-            await self._pool.execute(
-                "DELETE FROM inbound_consumers WHERE group_id = $1 "
-                "AND heartbeat_at < now() - interval '1 hour'",
-                self._group_id,
-            )
-        while True:
-            self._changed.clear()
-            with contextlib.suppress(Exception):  # a missed beat reads as "not seen lately"
-                await self._pool.execute(
-                    "INSERT INTO inbound_consumers (group_id, member, state, lag, settled) "
-                    "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (group_id, member) DO UPDATE SET "
-                    "state = $3, lag = $4, settled = $5, heartbeat_at = now()",
-                    self._group_id,
-                    self._member,
-                    self.state,
-                    self.lag,
-                    self.settled,
-                )
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), timeout=self._heartbeat)
+        """Tells ``feedbackloop status`` (any process) that this consumer lives, and how;
+        members gone for an hour are forgotten."""
+        reader = inbound_reader(self._group_id)
+        await forget_silent(self._pool, reader, seconds=3600)
+        await beating(
+            self._pool,
+            reader,
+            lambda: Beat(self.state, self.lag, self.settled),
+            self._changed,
+            every=self._heartbeat,
+            member=self._member,
+        )
 
     async def _consume(self) -> None:
         consumer = AIOKafkaConsumer(

@@ -1,53 +1,29 @@
 """Messages that could be neither applied nor written to their dead-letter topic (too big for
 it, the broker refusing, or failing for reasons of their own however often tried) are parked
-here so the partition can move on. What is kept is enough to find and judge the original
-(coordinates, size, hash, the first KiB, headers), never an unbounded copy of it.
+so the partition can move on, where every reader parks what it cannot get through
+(``services.followers.parking``, reader ``inbound``). What is kept is enough to find and judge
+the original (coordinates, size, hash, the first KiB, headers), never an unbounded copy of it.
 """
 
 import hashlib
 import json
 from typing import Any
 
-import asyncpg
-from asyncpg.pool import PoolConnectionProxy
+from aiokafka import AIOKafkaProducer
+from asyncpg import Pool
 
 from contracts.errors import DomainError
+from services.followers import heartbeats, parking
+from services.followers.reader import Connection
 
 HEAD_BYTES = 1024
-DDL = """
-CREATE TABLE IF NOT EXISTS inbound_parked (
-    id bigserial PRIMARY KEY,
-    topic text NOT NULL,
-    partition integer NOT NULL,
-    "offset" bigint NOT NULL,
-    key bytea,
-    error text NOT NULL,
-    reason text NOT NULL,
-    field text,
-    payload_size integer NOT NULL,
-    sha256 text NOT NULL,
-    head bytea NOT NULL,
-    headers jsonb NOT NULL,
-    parked_at timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (topic, partition, "offset", sha256)
-);
--- Each running consumer's heartbeat: what it is doing and how far its partitions lag.
-CREATE TABLE IF NOT EXISTS inbound_consumers (
-    group_id text NOT NULL,
-    member text NOT NULL,
-    state text NOT NULL,
-    lag bigint NOT NULL,
-    settled bigint NOT NULL,
-    heartbeat_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (group_id, member)
-);
-"""
 
 
-async def ensure_inbound_tables(conn: asyncpg.Connection | PoolConnectionProxy) -> None:
-    """Idempotent; call it at start under the global DDL lock (concurrent CREATE ... IF NOT
-    EXISTS can still collide in PostgreSQL's catalogue)."""
-    await conn.execute(DDL)
+async def ensure_inbound_tables(conn: Connection) -> None:
+    """The tables the inbound consumers write to: parked messages and heartbeats. Idempotent;
+    call it at start under the global DDL lock (concurrent CREATE ... IF NOT EXISTS can still
+    collide in PostgreSQL's catalogue)."""
+    await conn.execute(heartbeats.DDL + parking.DDL)
 
 
 def text(value: str | bytes, limit: int = HEAD_BYTES) -> str:
@@ -57,23 +33,50 @@ def text(value: str | bytes, limit: int = HEAD_BYTES) -> str:
     return value[:limit].replace("\x00", "\ufffd")
 
 
-async def park(pool: asyncpg.Pool, record: Any, error: DomainError, why: str) -> None:
+async def park(pool: Pool, record: Any, error: DomainError, why: str) -> None:
     """Keep the message's trace; a redelivered one is parked once (same coordinates and hash)."""
     value = record.value or b""
     headers = [[text(k, 256), text(v)] for k, v in list(record.headers or ())[:64]]
-    await pool.execute(
-        'INSERT INTO inbound_parked (topic, partition, "offset", key, error, reason, field,'
-        " payload_size, sha256, head, headers) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-        " $11::jsonb) ON CONFLICT DO NOTHING",
-        record.topic,
-        record.partition,
-        record.offset,
-        None if record.key is None else record.key[:HEAD_BYTES],
-        error.code,
-        text(f"{error.message}; {why}", 4096),
-        error.details.get("field"),
-        len(value),
-        hashlib.sha256(value).hexdigest(),
-        value[:HEAD_BYTES],
-        json.dumps(headers),
+    await parking.park_message(
+        pool,
+        topic=record.topic,
+        partition=record.partition,
+        offset=record.offset,
+        key=None if record.key is None else record.key[:HEAD_BYTES],
+        code=error.code,
+        error=text(f"{error.message}; {why}", 4096),
+        field=error.details.get("field"),
+        payload_size=len(value),
+        sha256=hashlib.sha256(value).hexdigest(),
+        head=value[:HEAD_BYTES],
+        headers=json.dumps(headers),
     )
+
+
+async def send_again(pool: Pool, bootstrap: str, position: int) -> str | None:
+    """Retry a parked message: its kept copy sent again to its topic, for the consumers to
+    apply (by identity: one applied before is recognised, never applied twice), and its trace
+    dropped. Only a message kept whole can be (its payload within the head kept, its headers
+    within their bounds); returns why not, or None once sent."""
+    row = await pool.fetchrow(
+        "SELECT topic, key, head, payload_size, headers FROM parked WHERE reader = $1 "
+        "AND position = $2",
+        parking.INBOUND,
+        position,
+    )
+    if row is None:
+        return f"no parked message at position {position}"
+    if row["payload_size"] != len(row["head"]):
+        return (
+            f"only the first {len(row['head'])} of its {row['payload_size']} bytes are kept: "
+            "ask its sender to send it again, then skip it"
+        )
+    headers = [(name, value.encode()) for name, value in json.loads(row["headers"])]
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        await producer.send_and_wait(row["topic"], row["head"], key=row["key"], headers=headers)
+    finally:
+        await producer.stop()
+    await parking.unpark(pool, parking.INBOUND, position)
+    return None

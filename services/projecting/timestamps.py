@@ -1,10 +1,10 @@
 """``timestamptz`` values as a rebuild's bulk writes send them: asyncpg's own binary form,
-computed in fewer steps.
+computed in fewer steps (the fast path of the rebuild's connection, ``quick_timestamps``).
 
-Issue 12 (figure 6): every FeedbackRecorded puts a timestamp in two read models, and
-asyncpg's encoder spent about as long on one ``timestamptz`` as on the rest of its row
-(comparisons with its infinities, ``astimezone``, a ``timedelta`` taken apart attribute by
-attribute). An event's timestamp is always an aware UTC ``datetime``: for those, one
+Every recorded feedback puts a timestamp in two read models, and asyncpg's encoder takes
+about as long on one ``timestamptz`` as on the rest of its row (comparisons with its
+infinities, ``astimezone``, a ``timedelta`` taken apart attribute by attribute). An event's
+timestamp is always an aware UTC ``datetime``: for those, one
 subtraction and one division give the same microseconds since 2000-01-01. Every other value
 takes ``exact``, asyncpg's steps written out, so what reaches PostgreSQL, and what a read on
 the connection returns, is the same as without this codec
@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
-from services.followers.follower import Connection
+from services.followers.reader import Connection
 
 PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
