@@ -61,7 +61,8 @@ async def test_rows_parked_before_are_carried_into_the_one_table(database_url: s
         assert len(messages) == 1
         shown = await show_parked(pool, INBOUND, messages[0].position)
         assert shown is not None
-        assert shown["code"] == "invalid" and shown["field"] == "rating"
+        assert shown["code"] == "invalid"
+        assert shown["field"] == "rating"
         assert shown["error"] == "rating: not a number; no dead letter"
     finally:
         await pool.close()
