@@ -28,7 +28,8 @@ from contracts.envelope import (
 from contracts.evals import ConfirmEvalCase, LiftEvalCase, PatchEvalCase, RunEvalCase
 from contracts.feedback import RecordFeedback
 from contracts.reports import ComposeWrongAnswer, DraftReport, ReviewReport
-from services.kafka.inbound import register_inbound
+from services.kafka.inbound import declare_subscribers
+from services.kafka.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
 from services.processes.published import (
     PUBLICATIONS,
     by_topic,
@@ -84,8 +85,7 @@ def json_schemas() -> dict[str, dict[str, Any]]:
 def asyncapi_broker() -> KafkaBroker:
     broker = KafkaBroker("kafka:9092", client_id="feedbackloop")
     declare_publishers(broker)
-    # Registering reads neither the bus, the store nor the pool: only the subscriber's shape.
-    register_inbound(broker, None, None, None, group_id="feedbackloop-inbound")  # type: ignore[arg-type]
+    declare_subscribers(broker, INBOUND_SUBSCRIPTIONS, group_id="feedbackloop-inbound")
     return broker
 
 

@@ -1,19 +1,15 @@
 """The inbound subscribers as FastStream declares them, for the AsyncAPI document only: the
 messages are consumed by ``InboundConsumer`` (see there why not by FastStream)."""
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Annotated, Any
 
-import asyncpg
 from faststream import AckPolicy
 from faststream.kafka import KafkaBroker
 from pydantic import WithJsonSchema
 
 from contracts.envelope import self_contained_schema
-from services.bus.command_bus import CommandBus
 from services.kafka.inbound.subscription import Subscription
-from services.store.event_store import EventStore
 
 
 def declare_subscribers(
@@ -41,20 +37,3 @@ def declare_subscribers(
             title=subscription.title,
             description=subscription.description,
         )(documented)
-
-
-def register_inbound(
-    broker: KafkaBroker,
-    bus: CommandBus,
-    store: EventStore,
-    pool: asyncpg.Pool,
-    *,
-    group_id: str,
-    topic_prefix: str = "",
-    clock: Callable[[], datetime] | None = None,
-) -> None:
-    """The call ``services.processes.documents`` makes (bus, store and pool unused): every declared
-    subscription, on the broker it builds the AsyncAPI document from."""
-    from services.kafka.inbound.declared import SUBSCRIPTIONS
-
-    declare_subscribers(broker, SUBSCRIPTIONS, group_id=group_id, topic_prefix=topic_prefix)
