@@ -28,7 +28,7 @@ from pydantic import BaseModel
 class PayloadWriter:
     """A payload's JSON written without building its contract: ``write`` gives byte for byte
     what ``mapping(event).model_dump_json(by_alias=True)`` gives, or None where that is not
-    certain (then the contract is built and validated as ever, and a refusal parks the
+    certain (then the contract is built and validated, and a refusal parks the
     event). It vouches for that mapping only: a publication with another mapping builds its
     contract."""
 

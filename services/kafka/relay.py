@@ -23,10 +23,9 @@ A batch goes out as aiokafka record batches, one per topic partition (``send_bat
 page at once by ``services.kafka.murmur2``), so one aggregate's events land in the partition
 they always did, in order. The producer's idempotence covers these batches as it covers its
 own: it stamps producer id, epoch and sequence numbers on every batch it drains
-(``MessageAccumulator._pop_batch``), whoever filled it. One thing ``send()`` gave that batches
-do not: with tracing on, OpenTelemetry's aiokafka instrumentation (it wraps ``send()``) no
-longer opens a producer span per message; the event's own ``traceparent`` still travels with
-it (header and CloudEvent attribute).
+(``MessageAccumulator._pop_batch``), whoever filled it. With tracing on, OpenTelemetry's
+aiokafka instrumentation wraps ``send()`` only, so it opens no producer span per message; the
+event's own ``traceparent`` travels with it (header and CloudEvent attribute).
 """
 
 import asyncio
