@@ -1,6 +1,6 @@
 """One worked story, as the HTTP API answers it, for the examples in ``/openapi.json``.
 
-Issue 8 asks for every answer "with examples". Each example here is an answer the service
+Every answer in the document comes with examples. Each example here is an answer the service
 gave (recorded from a run of it, then spread over a morning): ids are the UUIDs it made,
 times RFC 3339 as the read models write them, positions opaque tokens sealed for the tenant
 (``services/edge/positions.py``: 36 bytes, base64url). They tell one story, so ids line up across

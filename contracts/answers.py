@@ -1,5 +1,5 @@
 """What the HTTP API answers: one model per response body, so ``/openapi.json`` declares every
-answer (issue 8 item 5) and a route that drifts from its model fails instead of publishing an
+answer and a route that drifts from its model fails instead of publishing an
 undeclared shape. Answers are read by other people's code: every field is declared, none is
 added on the way out (``extra="forbid"``). Each model a route answers carries its examples
 (``contracts/answer_examples.py``), so the document shows a real answer for every success and

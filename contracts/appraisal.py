@@ -1,4 +1,4 @@
-"""Appraisal's command: a person writes the tenant's charter (issue 11, SPEC M07–M16).
+"""Appraisal's command: a person writes the tenant's charter (SPEC M07–M16).
 
 The document is TOML, sent as the body of ``PUT /factory/appraisal/charter``; it is parsed
 once, at the door, and the parse result is what is stored.

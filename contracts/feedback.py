@@ -100,7 +100,7 @@ def artifact_refs(command: RecordFeedback) -> dict[str, str | None]:
 STAMPED_FIELDS = frozenset({"tenantId", "givenBy", "givenAt", "feedbackId"})
 
 
-# ``POST /factory/feedback:batch`` (issue 12): at most this many items in one request, decided
+# ``POST /factory/feedback:batch``: at most this many items in one request, decided
 # together and appended in one transaction.
 MAX_BATCH_ITEMS = 1000
 

@@ -16,8 +16,7 @@ a dead-letter reason on Kafka), never found later by a read model that parks on 
 
 What was accepted before a check was added is never refused by it: an event in the store is
 read back (``services.store.event_store.ContractAsJSON``) in the ``STORED`` context, where the
-checks made
-at the door (``at_the_door``) let it through as it was accepted.
+checks made at the door (``at_the_door``) let it through as it was accepted.
 """
 
 import re
@@ -75,7 +74,7 @@ NoNul = AfterValidator(no_nul)  # never stored: PostgreSQL refused it, so nothin
 NotBlank = at_the_door(not_blank)
 
 # Lengths count what was sent, as the published schema says (``strip_whitespace`` would count
-# after stripping: 513 characters with a leading space were accepted against maxLength 512).
+# after stripping, and accept 513 characters with a leading space against maxLength 512).
 Ref = Annotated[
     str, StringConstraints(min_length=1, max_length=512), NoNul, AfterValidator(stripped), NotBlank
 ]

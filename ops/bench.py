@@ -1,36 +1,35 @@
 #!/usr/bin/env python3
-"""Benchmarks of Feedback Loop (issue 12), each figure next to a baseline measured in the same
+"""Benchmarks of Feedback Loop, each figure next to a baseline measured in the same
 run on the same PostgreSQL server, so that the ratio, more than the machine, is what a reader
 compares. Every figure is a row ``{name, value, unit, baseline, baseline_value, ratio, target,
 met}`` (``met`` computed from the target), written to ``<out>/results.json`` with the machine's
 core count and the git commit, and printed as a table.
 
-1. HTTP ingest: ``feedbackloop api`` as it runs by default (uvloop, httptools, a worker per
-   core) in a subprocess, driven by ``wrk`` (compiled, so the client is not the bottleneck)
-   with ``ops/wrk_record_feedback.lua``: 64 connections POST /factory/feedback, each request a
-   new body and Idempotency-Key, for 60 s. Commands/s, p99, errors, the events appended in
-   each second (the slowest beside the median: a stall shows), the server's CPU time per
-   command (the API process and its workers, from /proc), and a command batch's mean time in
-   each stage of the bus (the workers' metrics). Then POST /factory/feedback:batch
-   with 100 items a request: items/s. Baseline of both: the same events saved straight through
-   the eventsourcing library in batches of 100, one transaction each, 100,000 events: half
-   before the HTTP runs and half after (``bracketing``). Also the command bus
-   driven in-process (what HTTP adds on top of the bus), without a target.
-2. Command → read model visible (part ``visible``): an open loop of RecordFeedback at
-   ``--rate``, and how long until a read with ``minPosition`` answers.
-3. Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a topic of
-   ``--partitions`` (the service's default), applied exactly once by the real inbound
-   consumer; baseline a plain aiokafka consumer reading the same topic. 5. The relay (part
-   ``relay``) against a plain aiokafka producer (``ops/bench_kafka.py``). Kafka is started
-   here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
-6. Rebuild (part ``log``): ``feedbackloop rebuild`` of every read model from 1,000,000 events,
-   run as a subprocess (with its default worker processes, one per core). Baseline: reading
-   the notification log in pages of 5,000 and decoding every event, the part of any rebuild
-   that no read model can avoid, once before the rebuild and once after (``bracketing``).
-7. Memory (part ``memory``, and the API's processes in part ``http``): the peak RSS of the
-   rebuild, of its largest worker process and of ``feedbackloop relay`` with 1,000,000 and
-   then 2,000,000 events stored
-   (``ops/bench_processes.py``); flat means at most 10 % more.
+- HTTP ingest (part ``http``): ``feedbackloop api`` as it runs by default (uvloop, httptools, a
+  worker per core) in a subprocess, driven by ``wrk`` (compiled, so the client is not the
+  bottleneck) with ``ops/wrk_record_feedback.lua``: 64 connections POST /factory/feedback, each
+  request a new body and Idempotency-Key, for 60 s. Commands/s, p99, errors, the events appended in
+  each second (the slowest beside the median: a stall shows), the server's CPU time per command
+  (the API process and its workers, from /proc), and a command batch's mean time in each stage of
+  the bus (the workers' metrics). Then POST /factory/feedback:batch with 100 items a request:
+  items/s. Baseline of both: the same events saved straight through the eventsourcing library in
+  batches of 100, one transaction each, 100,000 events: half before the HTTP runs and half after
+  (``bracketing``). Also the command bus driven in-process (what HTTP adds on top of the bus),
+  without a target.
+- Command → read model visible (part ``visible``): an open loop of RecordFeedback at ``--rate``,
+  and how long until a read with ``minPosition`` answers.
+- Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a topic of ``--partitions``
+  (the service's default), applied exactly once by the real inbound consumer; baseline a plain
+  aiokafka consumer reading the same topic.
+- The relay (part ``relay``) against a plain aiokafka producer (``ops/bench_kafka.py``). Kafka is
+  started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
+- Rebuild (part ``log``): ``feedbackloop rebuild`` of every read model from 1,000,000 events, run
+  as a subprocess (with its default worker processes, one per core). Baseline: reading the
+  notification log in pages of 5,000 and decoding every event, the part of any rebuild that no read
+  model can avoid, once before the rebuild and once after (``bracketing``).
+- Memory (part ``memory``, and the API's processes in part ``http``): the peak RSS of the rebuild,
+  of its largest worker process and of ``feedbackloop relay`` with 1,000,000 and then 2,000,000
+  events stored (``ops/bench_processes.py``); flat means at most 10 % more.
 
 Parts are functions ``(Bench) -> list[Row]`` in ``PARTS``; another module adds its own with
 ``PARTS[name] = part``. PostgreSQL runs durably (fsync and synchronous_commit on): started here
@@ -89,13 +88,17 @@ from bench_processes import (  # noqa: E402
 )
 
 from contracts.feedback import RecordFeedback  # noqa: E402
-from services.bus.command_bus import CommandBus, Issued  # noqa: E402
+from services.bus.command_bus import CommandBus  # noqa: E402
+from services.bus.issued import Issued  # noqa: E402
 from services.edge.auth import new_key  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
 from services.processes.bootstrap import settle_collector  # noqa: E402
 from services.processes.settings import Settings  # noqa: E402
-from services.store.event_store import EVENTS_TABLE, EventStore, LoopStore, open_store, read_log  # noqa: E402
+from services.store.event_store import EVENTS_TABLE, EventStore  # noqa: E402
+from services.store.fast_loop_store import LoopStore  # noqa: E402
+from services.store.log_reading import read_log  # noqa: E402
+from services.store.opening import open_store  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 120)
 
@@ -156,7 +159,7 @@ def append_transactions(url: str) -> int:
     return int(sql(url, TRANSACTIONS))
 
 
-# ---------------------------------------------------------------- 1. HTTP vs library
+# ------------------------------------------------------------------- HTTP vs library
 
 WRK_SCRIPT = ROOT / "ops" / "wrk_record_feedback.lua"
 
@@ -342,7 +345,7 @@ def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     try:
         single = load(url, api, key, args.seconds, args.connections)
         batch = load(url, api, key, args.batch_seconds, args.batch_connections, args.batch)
-        peaks = process_tree_rss(api.process.pid)  # under figure 1 and the batch run
+        peaks = process_tree_rss(api.process.pid)  # under the HTTP figure and the batch run
     finally:
         stop_process(api.process)
     for run, per_request in ((single, 1), (batch, args.batch)):
@@ -422,11 +425,9 @@ def save_timed(store: EventStore, url: str, count: int, size: int) -> dict[str, 
 
 def bracketing(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """A baseline measured before its figure and again after it: events/s over both, so that
-    it sees the machine as the figure did (each as measured is kept). Measured once, it moved
-    with the machine's state in its own seconds more than the figure did with the code: the
-    HTTP figures' library baseline, 20,000 events saved in two seconds after them, gave 7,000
-    to 13,300 events/s in nine runs; the rebuild's read of the log 60,600 and 76,600 in two
-    runs minutes apart, while the same rebuild took 23.7 CPU-s in one and 27.9 in the other."""
+    it sees the machine as the figure did (each half is kept). Measured once, in its own few
+    seconds, it moves with the machine's state more than the figure does with the code
+    (docs/benchmarks.md has the runs that showed it)."""
     events, seconds = before["events"] + after["events"], before["seconds"] + after["seconds"]
     return {
         "events": events,
@@ -437,7 +438,7 @@ def bracketing(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------------ 2. rebuild vs read-and-decode
+# --------------------------------------------------------- rebuild vs read-and-decode
 
 
 def fill(store: EventStore, total: int, batch: int = 500) -> float:
@@ -510,7 +511,7 @@ def row(
     baseline_value: float | None = None,
     target: Target | None = None,
 ) -> dict[str, Any]:
-    """One figure of the results: the keys issue 12 names, ``met`` computed here."""
+    """One figure of the results: the keys of every row, ``met`` computed here."""
     ratio = round(value / baseline_value, 3) if baseline_value else None
     return {
         "name": name,
@@ -698,7 +699,7 @@ def part_memory(bench: Bench) -> list[dict[str, Any]]:
     return rows
 
 
-# ------------------------------------------------------- 4. command → read model visible
+# ---------------------------------------------------------- command → read model visible
 
 
 def visible_samples(base: str, key: str, rate: float, seconds: float) -> dict[str, Any]:
@@ -709,9 +710,8 @@ def visible_samples(base: str, key: str, rate: float, seconds: float) -> dict[st
     time.
 
     Each sample runs on a thread of its own with a blocking client: one asynchronous httpx
-    client carrying a few dozen samples at once measured its own queueing (reads of 500 ms
-    and more that a lone client saw answered in 10 ms from the same server under the same
-    load)."""
+    client carrying a few dozen samples at once times its own queueing, not the server's
+    answer."""
     waited: list[float] = []
     plain: list[float] = []
     headers = {"Authorization": f"Bearer {key}"}
@@ -751,11 +751,11 @@ def visible_samples(base: str, key: str, rate: float, seconds: float) -> dict[st
 
 
 async def visible(base: str, key: str, rate: float, seconds: int) -> dict[str, Any]:
-    """Figure 4: wrk holds the load near ``rate`` commands/s (256 connections, each pausing
+    """wrk holds the load near ``rate`` commands/s (256 connections, each pausing
     between requests; the pause calibrated by a short run first), while 25 commands a second of
     it are sampled for read-your-writes (``visible_samples``). Many connections with long
-    pauses: the rate then hangs on the pause more than on the latency under load (64 with
-    short pauses fell 20 % short of the rate once the load slowed the answers)."""
+    pauses: the rate then hangs on the pause more than on the latency under load (a few
+    connections with short pauses fall short of the rate once the load slows the answers)."""
     sampled, connections = 25.0, 256
     load_rate = rate - sampled
 

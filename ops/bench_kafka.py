@@ -1,26 +1,24 @@
-"""Kafka benchmarks of Feedback Loop (issue 12, items 3 and 5), each figure beside a baseline
+"""Kafka benchmarks of Feedback Loop, each figure beside a baseline
 measured in the same run on the same broker and PostgreSQL, so the ratio is what a reader
 compares.
 
-3. Ingest: RecordFeedback CloudEvents already on a topic of ``--partitions`` partitions (the
-   service's default), applied exactly once by the real inbound consumer
-   (``services.kafka.inbound.InboundConsumer``: parse, bounds, receipts, one transaction per
-   partition's poll), commands/s from its start to the last one settled;
-   checked afterwards: one feedback and one receipt per command. And as production runs it
-   (README: Beyond one machine): N ``feedbackloop inbound`` processes of one group (N = the
-   cores by default), settled in the group before the clock starts, timed from the first
-   command sent to the last one's feedback and receipt in the store. Both with their CPU per
-   command. Baseline: one plain aiokafka consumer of a fresh group reading the same topic and
-   decoding each JSON value, nothing stored (one process, not N: the ratio of the N-process
-   figure compares N processes with one).
-5. Relay: FeedbackRecorded events already in the store (not timed), published by the real
-   relay on the real follower (read the log, decode, map to CloudEvents, idempotent producer
-   with ``acks=all``, position moved after every acknowledgement), events/s from its start
-   until its position reaches the head, and this process's CPU per event over that time (the
-   relay runs in it, its follower reading the log in a thread); checked afterwards: the topic
-   holds one message per event. Baseline: a plain aiokafka producer (idempotent,
-   ``acks=all``) sending the very same messages, built beforehand, and waiting for every
-   acknowledgement.
+- Ingest (part ``kafka``): RecordFeedback CloudEvents already on a topic of ``--partitions``
+  partitions (the service's default), applied exactly once by the real inbound consumer
+  (``services.kafka.inbound.InboundConsumer``: parse, bounds, receipts, one transaction per
+  partition's poll), commands/s from its start to the last one settled; checked afterwards: one
+  feedback and one receipt per command. And as production runs it (docs/operations.md: Beyond one
+  machine): N ``feedbackloop inbound`` processes of one group (N = the cores by default), settled
+  in the group before the clock starts, timed from the first command sent to the last one's
+  feedback and receipt in the store. Both with their CPU per command. Baseline: one plain aiokafka
+  consumer of a fresh group reading the same topic and decoding each JSON value, nothing stored
+  (one process, not N: the ratio of the N-process figure compares N processes with one).
+- Relay (part ``relay``): FeedbackRecorded events already in the store (not timed), published by
+  the real relay on the real follower (read the log, decode, map to CloudEvents, idempotent
+  producer with ``acks=all``, position moved after every acknowledgement), events/s from its start
+  until its position reaches the head, and this process's CPU per event over that time (the relay
+  runs in it, its follower reading the log in a thread); checked afterwards: the topic holds one
+  message per event. Baseline: a plain aiokafka producer (idempotent, ``acks=all``) sending the
+  very same messages, built beforehand, and waiting for every acknowledgement.
 
 ``ops/bench.py`` runs them as its parts ``kafka`` and ``relay`` (each in a fresh database) and
 turns what they measured into its rows. Timings are recorded, never asserted.
@@ -64,7 +62,8 @@ from services.kafka.admin import ensure_topics  # noqa: E402
 from services.kafka.inbound import InboundConsumer, ensure_inbound_tables  # noqa: E402
 from services.kafka.publication import to_message  # noqa: E402
 from services.kafka.relay import LINGER_MS, MAX_BATCH_BYTES, Relay  # noqa: E402
-from services.store.event_store import EVENTS_TABLE, EventStore, LoopStore  # noqa: E402
+from services.store.event_store import EVENTS_TABLE, EventStore  # noqa: E402
+from services.store.fast_loop_store import LoopStore  # noqa: E402
 
 TENANT = "bench"
 SOURCE = "urn:feedbackloop:bench"
@@ -78,7 +77,7 @@ def body(n: int) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------- 3. Kafka ingest vs a plain aiokafka consumer
+# ---------------------------------------------------- Kafka ingest vs a plain aiokafka consumer
 
 
 def command_event(n: int, run: str) -> bytes:
@@ -104,8 +103,8 @@ def commands(total: int, run: str, partitions: int) -> Messages:
     sending: it must not wait on building them), each keyed by its subject as a sender keeps
     one subject's feedback in order, and placed on the partition Kafka's default partitioner
     gives its key (murmur2, in Python: placed beforehand, not while the clock runs).
-    Thousands of keys spread evenly over the partitions (64 keys put 39 of 64 on one
-    process's two of four)."""
+    Thousands of keys spread evenly over the partitions (a few dozen can crowd onto some of
+    them)."""
     placed: Messages = {partition: [] for partition in range(partitions)}
     every, partition_of = list(range(partitions)), DefaultPartitioner()
     for n in range(total):
@@ -116,10 +115,9 @@ def commands(total: int, run: str, partitions: int) -> Messages:
 
 async def send(producer: AIOKafkaProducer, topic: str, placed: Messages) -> None:
     """The messages sent in record batches, the partitions taking turns (as a stream of
-    commands fills them together), and every batch acknowledged. Issue 12: sent one by one
-    (and built meanwhile), the bench's producer took about 40 µs of CPU a message, on the two
-    cores the timed processes share; sent so, about 4: a record batch is filled by aiokafka's
-    compiled builder."""
+    commands fills them together), and every batch acknowledged. A record batch is filled by
+    aiokafka's compiled builder, so the bench's producer spends little of the CPU the timed
+    processes share (sending one by one would not)."""
     queues = {p: iter(messages) for p, messages in placed.items() if messages}
     acknowledged = []
     while queues:
@@ -281,9 +279,9 @@ async def inbound_processes(
     url: str, bootstrap: str, total: int, processes: int, partitions: int, logs: Path
 ) -> dict[str, Any]:
     """The figure as production runs it: ``processes`` ``feedbackloop inbound`` processes of
-    one consumer group (README: Beyond one machine), started and settled in the group first;
-    timed from the first command sent to the last one applied (its feedback and receipt in
-    the store). Their CPU is read from /proc over the same span."""
+    one consumer group (docs/operations.md: Beyond one machine), started and settled in the
+    group first; timed from the first command sent to the last one applied (its feedback and
+    receipt in the store). Their CPU is read from /proc over the same span."""
     run = uuid.uuid4().hex[:8]
     prefix = f"benchp{run}."
     topic = prefix + topics.RECORD_FEEDBACK
@@ -371,7 +369,7 @@ async def bench_kafka(
     }
 
 
-# ---------------------------------------------------- 5. relay vs a plain aiokafka producer
+# ------------------------------------------------------- relay vs a plain aiokafka producer
 
 
 def fill_store(store: EventStore, total: int, batch: int = 500) -> None:

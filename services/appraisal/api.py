@@ -1,4 +1,4 @@
-"""HTTP routes of appraisal (issue 11).
+"""HTTP routes of appraisal.
 
 - ``PUT /factory/appraisal/charter``: the tenant's charter as a TOML body, by a person's key
   with ``factory.assets.write`` (a service's or an agent's key is refused, 403); a document
@@ -46,17 +46,11 @@ from services.appraisal.health import health
 from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
 from services.appraisal.readings import Sample, reading
 from services.appraisal.setpoints import SensorKind
-from services.edge.app import (
-    Http,
-    IdempotencyKey,
-    Instant,
-    MinPosition,
-    PathRef,
-    command_id,
-    media_type,
-)
 from services.edge.auth import Principal
+from services.edge.bodies import media_type
+from services.edge.http import Http
 from services.edge.openapi import raw_body
+from services.edge.parameters import IdempotencyKey, Instant, MinPosition, PathRef, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
 
 READ_MODEL = "appraisal"
@@ -135,7 +129,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     async def appraisal_of(
         principal: Principal, scope: Scope, goal: GoalRef | None = None
     ) -> tuple[dict[str, Any], Facts]:
-        """Read the facts, derive now: nothing derived is ever stored (issue 11)."""
+        """Read the facts, derive now: nothing derived is ever stored."""
         charter, readable = await charter_or_unreadable(principal.tenant_id)
         facts = await read_facts(http.pool, principal.tenant_id, scope)
         derived = appraise(

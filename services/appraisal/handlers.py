@@ -7,7 +7,8 @@ from eventsourcing.application import AggregateNotFoundError
 from contracts.appraisal import WriteCharter
 from services.appraisal.charter import parse_charter
 from services.appraisal.domain import TenantCharter, charter_id_for, refuse_service
-from services.bus.command_bus import Decision, Handler, Issued, Replay
+from services.bus.decisions import Decision, Handler, Replay
+from services.bus.issued import Issued
 from services.store.event_store import EventStore
 
 

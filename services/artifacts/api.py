@@ -6,9 +6,11 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from contracts.answers import ArtifactStored
 from contracts.errors import Refused
-from services.edge.app import Http, PathRef, media_type
 from services.edge.auth import Principal
+from services.edge.bodies import media_type
+from services.edge.http import Http
 from services.edge.openapi import BYTES, TEXT, raw_answer, raw_body
+from services.edge.parameters import PathRef
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
 from services.store.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
 

@@ -8,7 +8,6 @@ import asyncio
 from typing import Annotated, Any
 
 import asyncpg
-import orjson
 from eventsourcing.application import AggregateNotFoundError
 from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import BeforeValidator
@@ -30,7 +29,7 @@ from contracts.datasets import (
 from contracts.errors import NotFound, NotPermitted
 from contracts.scalars import DatasetVersion, canonical_number
 from projections.datasets import dataset_tasks, list_datasets
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,
@@ -47,19 +46,12 @@ from services.datasets.domain import (
 )
 from services.datasets.handlers import Published, publishes
 from services.datasets.tasks import anonymised, artifact_refs_of, snapshot_document
-from services.edge.app import (
-    PAGE,
-    Before,
-    Http,
-    IdempotencyKey,
-    Limit,
-    MinPosition,
-    command_id,
-    no_body,
-    read_command,
-)
 from services.edge.auth import Principal
+from services.edge.bodies import no_body, read_command
+from services.edge.http import Http
+from services.edge.json_answers import answer_json
 from services.edge.openapi import body
+from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, error
 from services.store.artifacts import (
     artifact_exists,
@@ -199,7 +191,7 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
             "position": http.position(outcome, principal),
         }
         status = 201 if published.created else 200
-        return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
+        return Response(answer_json(answer), status_code=status, media_type="application/json")
 
     @router.get("/{datasetId:path}/versions/{version}",
                 responses={200: SNAPSHOT_ANSWER, **READ_ERRORS})  # fmt: skip
@@ -307,13 +299,13 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
             "classification": published.version.classification,
         }
         status = 201 if published.created else 200
-        return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
+        return Response(answer_json(answer), status_code=status, media_type="application/json")
 
     return router
 
 
 def person(principal: Principal) -> None:
-    """Curation and consent are a person's decisions (issue 10), never a service key's."""
+    """Curation and consent are a person's decisions, never a service key's."""
     if principal.service:
         raise NotPermitted("a service key cannot curate or share datasets", field="Authorization")
 

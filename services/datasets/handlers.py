@@ -13,7 +13,8 @@ from eventsourcing.application import AggregateNotFoundError
 from contracts.datasets import ANONYMISED, CONFIDENTIAL, DEFAULT_SCORING_RULE
 from contracts.errors import NotFound
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.decisions import Creates, Decision, Handler
+from services.bus.issued import Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,

@@ -9,8 +9,9 @@ from contracts.digests import DigestList, DigestView
 from contracts.errors import NotFound
 from contracts.scalars import WEEK_PATTERN, calendar_week
 from projections.digests import get_digest, list_digests
-from services.edge.app import PAGE, Before, Http, Limit, MinPosition
 from services.edge.auth import Principal
+from services.edge.http import Http
+from services.edge.parameters import PAGE, Before, Limit, MinPosition
 from services.edge.problems import READ_ERRORS
 
 READ = "factory.feedback.read"

@@ -21,7 +21,9 @@ import asyncpg
 from pydantic import BaseModel
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest
-from services.bus.command_bus import CommandBus, Issued, Outcome
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Outcome
+from services.bus.issued import Issued
 from services.digests import sources
 from services.digests.build import build
 from services.digests.domain import digest_id_for
@@ -30,7 +32,8 @@ from services.digests.weeks import due_at, end_of, previous, start_of
 from services.followers.follower import wait_for_position
 from services.scheduling.failures import DIGEST, Failure, Unit, isolated, settle
 from services.scheduling.orders import BuildDigest
-from services.store.event_store import EventStore, existing
+from services.store.event_store import EventStore
+from services.store.existing import existing
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,11 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.decisions import Creates, Decision, Handler
+from services.bus.issued import Issued
 from services.digests.domain import Digest, digest_id_for
-from services.store.event_store import EventStore, load_owned
+from services.store.event_store import EventStore
+from services.store.owners import load_owned
 
 
 @dataclass(frozen=True)

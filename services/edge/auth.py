@@ -6,8 +6,8 @@ the file named by ``FEEDBACKLOOP_API_KEYS_FILE``; only the key's hash is kept. `
 keys new`` makes one. Entries are ``ApiKeyEntry`` models, validated when the settings are read:
 a bad entry stops the process at start, naming the setting and the field. ``service`` marks a
 service's key, not a person's: an eval round never runs as a service (SPEC W57). An agent's
-key is configured as a service's too (``service: true``): no agent writes the charter (issue
-11). ``revoked`` keeps an entry on record but takes its rights away: it no longer
+key is configured as a service's too (``service: true``): no agent writes the charter.
+``revoked`` keeps an entry on record but takes its rights away: it no longer
 authenticates, and a confirmer who holds only revoked keys no longer has a night run their
 cases (SPEC W99).
 """
@@ -102,12 +102,12 @@ class KeyRing:
         """The principal of a live key, or None.
 
         A key is looked up by its SHA-256: comparing hashes leaks nothing about the key.
-        A key found once is remembered by this ring (issue 12: the hash was a few µs of
-        every request), under Python's hash of it, which is keyed afresh in each process,
+        A key found once is remembered by this ring, so every request of a known key does
+        not hash it again: under Python's hash of it, which is keyed afresh in each process,
         and its text is compared in constant time before it is trusted. Only keys that
         matched an entry are remembered, so there are never more than the ring's live
         entries; the ring's keys are fixed for its life, so a key revoked in the settings
-        stops working when the ring is loaded again, as before."""
+        stops working when the ring is loaded again."""
         seen = self._verified.get(hash(key))
         if seen is not None and hmac.compare_digest(seen[0], key.encode()):
             return seen[1]

@@ -1,4 +1,4 @@
-"""The OpenAPI document (``/openapi.json``) as complete as the routes are (issue 8 item 5):
+"""The OpenAPI document (``/openapi.json``) as complete as the routes are:
 routes read their bodies themselves (``services.edge.app.read_command``: bounded depth, no
 duplicate keys, strict types), so FastAPI does not see them; each declares its body here, and
 the document gets the schemas of those bodies beside FastAPI's own. Every success shows an
@@ -114,7 +114,7 @@ def answer_models() -> dict[str, type[Answer]]:
 
 
 def with_answer_examples(document: dict[str, Any]) -> None:
-    """Each 2xx JSON answer shows its model's first example as its ``example`` (issue 8):
+    """Each 2xx JSON answer shows its model's first example as its ``example``:
     Swagger UI renders a response's example, and a client reading the raw document finds it
     where OpenAPI puts it. FastAPI copies a model's ``examples`` into its component schema but
     drops their nulls on the way (as it does for error examples), which leaves an example

@@ -3,7 +3,7 @@
 A write answers ``position``; a read takes it back as ``minPosition`` to see its own write. The
 global notification id would tell a tenant how much every other tenant wrote meanwhile, so it
 is sealed (AES-GCM) with the tenant as associated data: a token reveals nothing, and a token
-of another tenant or one tampered with fails to open (issue 8 item 3). The key is kept in the
+of another tenant or one tampered with fails to open. The key is kept in the
 database, made by whichever process starts first, so every replica opens every token.
 """
 
@@ -50,7 +50,7 @@ class PositionSeal:
         """The position in a token this tenant was given; anything else is refused.
 
         A sort key's cursor (``seal_text``) opens with the same key: its text is no position
-        (read as one, it was a number past 64 bits that failed the statement), so it is
+        (read as one, it would be a number past 64 bits that fails the statement), so it is
         refused as a cursor of another list is."""
         plain = self._open(token, tenant_id, field)
         position = int.from_bytes(plain, "big")
@@ -65,7 +65,7 @@ class PositionSeal:
 
     def open_text(self, token: str, tenant_id: str, field: str) -> str:
         """The text in a token this tenant was given; a position's token is 8 bytes that
-        need not be UTF-8 text (it failed to decode: a 500), refused as any other."""
+        need not be UTF-8 text (it would fail to decode: a 500), refused as any other."""
         try:
             return self._open(token, tenant_id, field).decode()
         except UnicodeDecodeError:

@@ -1,4 +1,4 @@
-"""Every error the HTTP API answers, in one shape (issue 8 item 4):
+"""Every error the HTTP API answers, in one shape:
 
     {"error": <code>, "message": <for a person>, "field": <what is wrong, or null>,
      "problems": [{"field": …, "message": …}, …]}
@@ -6,18 +6,15 @@
 with ``Content-Type: application/json`` — for a refused command, a domain error, an unknown
 route (404), a wrong method (405), a bad query, path or header parameter (422), and an
 unexpected failure (500) alike. Some errors add details (``scope``, ``from``/``to``, an id).
+The body is built here once (``problem``), answered by the handlers of
+``services.edge.error_handlers`` and, per refused item, in a batch's answer (``problem_of``).
 The same shapes are declared in the OpenAPI document, per status, with examples.
 """
 
-import logging
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect
 
 from contracts.errors import (
     Conflict,
@@ -28,8 +25,6 @@ from contracts.errors import (
     NotPermitted,
     Refused,
 )
-
-log = logging.getLogger(__name__)
 
 STATUS = {
     NotFound: 404,
@@ -85,6 +80,24 @@ class UnsupportedMediaType(Exception):
         self.given, self.accepted = given, accepted
 
 
+def problem(
+    code: str,
+    message: str,
+    *,
+    field: str | None = None,
+    problems: list[dict[str, str]] | None = None,
+    **details: Any,
+) -> dict[str, Any]:
+    """The error body: ``error``, ``message``, ``field``, ``problems``, then any details."""
+    return {
+        "error": code,
+        "message": message,
+        "field": field,
+        "problems": problems or [],
+        **details,
+    }
+
+
 def error(
     status: int,
     code: str,
@@ -94,76 +107,27 @@ def error(
     problems: list[dict[str, str]] | None = None,
     **details: Any,
 ) -> JSONResponse:
-    body = {"error": code, "message": message, "field": field, "problems": problems or []}
-    return JSONResponse({**body, **details}, status_code=status)
+    """The error body as an answer of ``status``."""
+    body = problem(code, message, field=field, problems=problems, **details)
+    return JSONResponse(body, status_code=status)
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(Unauthorized)
-    async def on_unauthorized(_: Request, __: Unauthorized) -> JSONResponse:
-        response = error(401, "unauthorized", "send a valid API key: Authorization: Bearer <key>")
-        response.headers["WWW-Authenticate"] = "Bearer"
-        return response
+def status_of(error: DomainError) -> int:
+    return STATUS.get(type(error), 400)
 
-    @app.exception_handler(Forbidden)
-    async def on_forbidden(_: Request, exc: Forbidden) -> JSONResponse:
-        return error(403, "forbidden", f"this key lacks the scope {exc.scope}", scope=exc.scope)
 
-    @app.exception_handler(NotYetVisible)
-    async def on_not_yet_visible(_: Request, exc: NotYetVisible) -> JSONResponse:
-        # Says nothing of where the log is: that would tell of other tenants' writes.
-        response = error(
-            503,
-            "not-yet-visible",
-            f"the {exc.read_model} read model has not applied that write yet; try again",
-        )
-        response.headers["Retry-After"] = "1"
-        return response
-
-    @app.exception_handler(ClientDisconnect)
-    async def on_gone(request: Request, _: ClientDisconnect) -> Response:
-        """The client went away before its body arrived: nobody is there to answer, and it is
-        not the server's failure (it was logged as one, with a traceback)."""
-        log.info("%s %s: the client went away mid-request", request.method, request.url.path)
-        return Response(status_code=400)  # the server drops it: the connection is gone
-
-    @app.exception_handler(TooLarge)
-    async def on_too_large(_: Request, exc: TooLarge) -> JSONResponse:
-        return error(413, "too-large", f"the body is over {exc.limit} bytes", field="body")
-
-    @app.exception_handler(UnsupportedMediaType)
-    async def on_unsupported(_: Request, exc: UnsupportedMediaType) -> JSONResponse:
-        given = exc.given[:100] or "no Content-Type"
-        message = f"this route takes {', '.join(exc.accepted)}, not {given}"
-        return error(415, "unsupported-media-type", message, field="Content-Type",
-                     accepted=list(exc.accepted))  # fmt: skip
-
-    @app.exception_handler(DomainError)
-    async def on_domain_error(_: Request, exc: DomainError) -> JSONResponse:
-        return error(STATUS.get(type(exc), 400), exc.code, exc.message, **exc.details)
-
-    @app.exception_handler(RequestValidationError)
-    async def on_invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        # loc is (where, name, …): "query", "path" or "header", then the parameter.
-        problems = [
-            {"field": ".".join(str(p) for p in e["loc"][1:]), "message": e["msg"]}
-            for e in exc.errors()
-        ]
-        first = problems[0]["field"] if problems else None
-        return error(422, "invalid", "the request is not valid", field=first, problems=problems)
-
-    @app.exception_handler(HTTPException)
-    async def on_http(_: Request, exc: HTTPException) -> JSONResponse:
-        """Starlette's own answers: an unknown route (404), a wrong method (405)."""
-        code = CODES.get(exc.status_code, "http-error")
-        response = error(exc.status_code, code, str(exc.detail))
-        response.headers.update(exc.headers or {})
-        return response
-
-    @app.exception_handler(Exception)
-    async def on_failure(request: Request, exc: Exception) -> JSONResponse:
-        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-        return error(500, "internal", "the service failed on this request; it is logged")
+def problem_of(error: DomainError) -> dict[str, Any]:
+    """A refused item of a batch: its status, then the error body with the field, problems
+    and (for a conflict) the feedback its key was used for."""
+    details = error.details
+    body = problem(
+        error.code,
+        error.message,
+        field=details.get("field"),
+        problems=details.get("problems"),
+        feedbackId=details.get("feedbackId"),
+    )
+    return {"status": status_of(error), **body}
 
 
 _EXAMPLES: dict[int, tuple[str, dict[str, Any]]] = {

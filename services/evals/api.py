@@ -18,20 +18,12 @@ from contracts.evals import (
 )
 from contracts.scalars import PathNumber
 from projections.eval_cases import get_case, get_thread, page_cases
-from services.bus.command_bus import Outcome
-from services.edge.app import (
-    PAGE,
-    Before,
-    Http,
-    IdempotencyKey,
-    Limit,
-    MinPosition,
-    command_id,
-    no_body,
-    read_command,
-)
+from services.bus.decisions import Outcome
 from services.edge.auth import Principal
+from services.edge.bodies import no_body, read_command
+from services.edge.http import Http
 from services.edge.openapi import body
+from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.evals.runs import CaseRunner
 

@@ -11,11 +11,13 @@ from contracts.evals import (
     PatchEvalCaseCommand,
     RecordEvalRun,
 )
-from services.bus.command_bus import Decision, Handler, Issued, Replay
+from services.bus.decisions import Decision, Handler, Replay
+from services.bus.issued import Issued
 from services.evals.domain import EvalCase, case_id_for
 from services.evals.lift import lift
 from services.reports.domain import Report
-from services.store.event_store import EventStore, load_owned
+from services.store.event_store import EventStore
+from services.store.owners import load_owned
 
 # PatchEvalCase's fields as the aggregate names them.
 PATCHABLE = {

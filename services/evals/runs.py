@@ -22,7 +22,9 @@ from uuid import UUID
 from contracts.agent import AgentReply, AgentRequest, Effort
 from contracts.errors import NotConfigured, Refused
 from contracts.evals import RecordEvalRun, RunEvalCase
-from services.bus.command_bus import CommandBus, Issued, Outcome
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Outcome
+from services.bus.issued import Issued
 from services.edge.auth import Principal
 from services.evals.agents import AgentClient, AgentUnavailable, ModelConfigurationError
 from services.evals.domain import EvalCase

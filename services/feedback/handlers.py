@@ -11,7 +11,8 @@ from eventsourcing.application import AggregateNotFoundError
 
 from contracts.artifact_refs import normal_refs
 from contracts.feedback import RecordFeedback, artifact_refs
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.decisions import Creates, Decision, Handler
+from services.bus.issued import Issued
 from services.feedback.domain import Feedback, feedback_id_for
 from services.observing.metrics import FEEDBACK_RECORDED, tenant_label
 from services.store.event_store import EventStore

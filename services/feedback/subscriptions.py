@@ -5,7 +5,7 @@ import asyncpg
 from contracts import topics
 from contracts.envelope import RecordFeedbackMessage
 from contracts.feedback import STAMPED_FIELDS, RecordFeedback, artifact_refs
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.kafka.inbound.subscription import Subscription
 from services.store.artifacts import check_references
 

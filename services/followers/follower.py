@@ -37,7 +37,8 @@ from eventsourcing.persistence import Notification
 from eventsourcing.persistence import PersistenceError as StoreUnavailable
 
 from services.observing import metrics
-from services.store.event_store import EVENTS_TABLE, EventStore, read_log
+from services.store.event_store import EVENTS_TABLE, EventStore
+from services.store.log_reading import read_log
 
 log = logging.getLogger(__name__)
 

@@ -30,10 +30,12 @@ from contracts.learning import (
 )
 from projections.appraisal_reads import read_charter
 from projections.learning_proposals import ProposalKey, get_proposal, list_proposals
-from services.bus.command_bus import Outcome
-from services.edge.app import PAGE, Before, Http, Limit, MinPosition, no_body, read_command
+from services.bus.decisions import Outcome
 from services.edge.auth import Principal
+from services.edge.bodies import no_body, read_command
+from services.edge.http import Http
 from services.edge.openapi import body
+from services.edge.parameters import PAGE, Before, Limit, MinPosition
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 
 log = logging.getLogger(__name__)

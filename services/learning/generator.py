@@ -36,7 +36,8 @@ from uuid import UUID
 import asyncpg
 
 from contracts.learning import RaiseProposal
-from services.bus.command_bus import CommandBus, Issued
+from services.bus.command_bus import CommandBus
+from services.bus.issued import Issued
 from services.followers.follower import wait_for_position
 from services.learning import sources
 from services.learning.clusters import Cluster, Fact, Known, clusters, ready, superseded_by_new
@@ -46,7 +47,8 @@ from services.learning.settings import LearningSettings
 from services.scheduling.failures import PROPOSALS, Failure, Unit, failed, isolated, settle
 from services.scheduling.orders import RaiseProposals
 from services.store.artifacts import put_artifact
-from services.store.event_store import EventStore, existing
+from services.store.event_store import EventStore
+from services.store.existing import existing
 
 log = logging.getLogger(__name__)
 

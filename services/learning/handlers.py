@@ -22,7 +22,8 @@ from contracts.learning import (
     RecordReleaseCommand,
 )
 from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.decisions import Creates, Decision, Handler
+from services.bus.issued import Issued
 from services.learning.domain import LearningProposal, proposal_id_for
 from services.learning.evidence import (
     Evidence,
@@ -32,7 +33,8 @@ from services.learning.evidence import (
     evidence_id_for,
     skill_item,
 )
-from services.store.event_store import EventStore, load_owned
+from services.store.event_store import EventStore
+from services.store.owners import load_owned
 
 
 @dataclass(frozen=True)

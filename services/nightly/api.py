@@ -8,8 +8,9 @@ from contracts.errors import NotFound
 from contracts.nights import NightList, NightView
 from contracts.scalars import Day
 from projections.nights import get_night, list_nights
-from services.edge.app import PAGE, Before, Http, Limit, MinPosition
 from services.edge.auth import Principal
+from services.edge.http import Http
+from services.edge.parameters import PAGE, Before, Limit, MinPosition
 from services.edge.problems import READ_ERRORS
 
 READ = "factory.evaluation.read"

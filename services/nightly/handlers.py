@@ -10,9 +10,11 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
-from services.bus.command_bus import Creates, Decision, Handler, Issued
+from services.bus.decisions import Creates, Decision, Handler
+from services.bus.issued import Issued
 from services.nightly.domain import Night, night_id
-from services.store.event_store import EventStore, load_owned
+from services.store.event_store import EventStore
+from services.store.owners import load_owned
 
 
 def load_night(store: EventStore, tenant_id: str, night: UUID) -> Night:

@@ -35,7 +35,8 @@ from contracts.agent import Effort
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
 from projections.eval_cases import list_cases, tenants_with_confirmed_cases
 from projections.nights import running_nights
-from services.bus.command_bus import CommandBus, Issued
+from services.bus.command_bus import CommandBus
+from services.bus.issued import Issued
 from services.evals.runs import CaseRunner
 from services.followers.follower import wait_for_position
 from services.nightly.catalogue import Catalogue, read_catalogue
@@ -46,7 +47,9 @@ from services.nightly.settings import NightlySettings
 from services.observing.metrics import SCHEDULED_FAILURES
 from services.scheduling.failures import NIGHT, NIGHT_CASE, Failure, Unit, isolated, record, settle
 from services.scheduling.orders import PlanNight
-from services.store.event_store import EventStore, existing, load_owned
+from services.store.event_store import EventStore
+from services.store.existing import existing
+from services.store.owners import load_owned
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,9 @@ can scrape would learn every tenant's name, its agents and how busy it is.
 
 A count of things that stand (proposals by state, datasets) is a ``ReadModelGauge``: read
 from its read model (``services.processes.read_model_gauges``), never moved up and down by the
-process
-that made a change — a one-shot process that raised proposals and another that decided them
-would each hold half of the moves, and one of them a negative count. Every process shows the
-same whole count: aggregate them with ``max``, not ``sum``.
+process that made a change — a one-shot process that raised proposals and another that
+decided them would each hold half of the moves, and one of them a negative count. Every
+process shows the same whole count: aggregate them with ``max``, not ``sum``.
 """
 
 from collections.abc import Iterator, Mapping, Sequence
@@ -84,9 +83,9 @@ READER_PARKED = Gauge(
 # 1 while some reader of the instance has parked events or a scheduled unit fails
 # (services/processes/health.py: incidents_of); the parked events per reader beside it (the
 # inbound consumers' as "inbound"). Read from the database by
-# ``services.processes.read_model_gauges``
-# wherever metrics are served, whichever process runs the reader; READER_PARKED, apart from
-# them, is what the process leading a log reader parked itself.
+# ``services.processes.read_model_gauges`` wherever metrics are served, whichever process
+# runs the reader; READER_PARKED, apart from them, is what the process leading a log reader
+# parked itself.
 DEGRADED = ReadModelGauge(
     "feedbackloop_degraded",
     "1 while the instance has parked events or failing scheduled units (ready, but an "
@@ -146,8 +145,8 @@ SCHEDULED_FAILING = ReadModelGauge(
 
 # The command bus's way, in the process that runs it (an API worker, an inbound consumer):
 # how long a batch waited to be taken, was decided and was appended, and how many commands
-# each append carried (group commit). Issue 12: on two busy cores a batch's own work is a
-# fraction of its way; the rest is waiting for a thread, the interpreter and PostgreSQL.
+# each append carried (group commit). A batch's own work may be a small part of its way; the
+# stages show how much of the rest is waiting for a thread, the interpreter and PostgreSQL.
 BUS_SECONDS = Histogram(
     "feedbackloop_bus_seconds",
     "A command batch's time in each stage of the command bus: queued (its first command's "

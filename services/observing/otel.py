@@ -1,4 +1,4 @@
-"""OpenTelemetry traces, only when asked for (issue 7, item 4).
+"""OpenTelemetry traces, only when asked for.
 
 With ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, ``configure(app)`` sets up a tracer provider that
 exports over OTLP/HTTP (the exporter reads the standard ``OTEL_*`` variables itself: endpoint,

@@ -44,9 +44,10 @@ from services.digests.api import digest_routes
 from services.digests.builder import DigestBuilder
 from services.digests.handlers import CREATES as DIGEST_CREATES
 from services.digests.handlers import HANDLERS as DIGEST_HANDLERS
-from services.digests.webhook import DigestWebhook
-from services.edge.app import Http, create_app
+from services.digests.webhook import DIGEST_WEBHOOK
+from services.edge.app import create_app
 from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
+from services.edge.http import Http
 from services.edge.positions import PositionSeal, ensure_position_key
 from services.evals.agents import agent_client_from_settings
 from services.evals.api import eval_routes
@@ -96,12 +97,16 @@ from services.projecting.runner import ProjectionReader, ensure_schema
 from services.reports.api import report_routes
 from services.reports.handlers import HANDLERS as REPORT_HANDLERS
 from services.reports.handlers import REPLAYS as REPORT_REPLAYS
-from services.reports.webhook import HandOverWebhook, SignedWebhook
+from services.reports.webhook import HAND_OVER_WEBHOOK
 from services.scheduling.scheduler import NAME as SCHEDULER
 from services.scheduling.scheduler import Scheduler, scheduler_health
 from services.scheduling.scheduler import ensure_tables as ensure_scheduler_tables
 from services.store.artifacts import ensure_table as ensure_artifacts_table
-from services.store.event_store import EventStore, LoopStore, open_store
+from services.store.event_store import EventStore
+from services.store.fast_loop_store import LoopStore
+from services.store.opening import open_store
+from services.webhooks.reader import WebhookReader
+from services.webhooks.signed import SignedWebhook
 
 log = logging.getLogger("feedbackloop")
 GAUGES = "metrics-gauges"  # the supervised task that refreshes the read-model gauges
@@ -334,28 +339,28 @@ class Runtime:
             self.settings.topic_replication_factor,
         )
 
-    def start_handover_webhook(self) -> HandOverWebhook | None:
+    def start_handover_webhook(self) -> WebhookReader | None:
         settings = self.settings
         if not settings.handover_webhook_url:
             log.info("hand-over webhook: none configured (hand-overs go to Kafka only)")
             return None
         if not settings.handover_webhook_secret:
             raise ValueError("FEEDBACKLOOP_HANDOVER_WEBHOOK_SECRET is needed to sign hand-overs")
-        webhook = HandOverWebhook(
-            self.store,
-            self.bus,
+        signed = SignedWebhook(
             url=settings.handover_webhook_url,
             secret=settings.handover_webhook_secret,
-            source=settings.cloudevents_source,
             max_attempts=settings.handover_webhook_max_attempts,
             backoff_seconds=settings.handover_webhook_backoff_seconds,
+        )
+        webhook = WebhookReader(
+            self.store, self.bus, HAND_OVER_WEBHOOK, signed, source=settings.cloudevents_source
         )
         self.follow(webhook)
         log.info("hand-over webhook: delivering to %s", settings.handover_webhook_url)
         self.start_digest_webhook()  # the weekly digest's posts take the same route (W123)
         return webhook
 
-    def start_digest_webhook(self) -> DigestWebhook | None:
+    def start_digest_webhook(self) -> WebhookReader | None:
         """The weekly digest's posts go to the hand-over webhook too, signed the same way
         (SPEC W123), when one is configured."""
         settings = self.settings
@@ -367,7 +372,9 @@ class Runtime:
             max_attempts=settings.handover_webhook_max_attempts,
             backoff_seconds=settings.handover_webhook_backoff_seconds,
         )
-        webhook = DigestWebhook(self.store, self.bus, signed, source=settings.cloudevents_source)
+        webhook = WebhookReader(
+            self.store, self.bus, DIGEST_WEBHOOK, signed, source=settings.cloudevents_source
+        )
         self.follow(webhook)
         return webhook
 

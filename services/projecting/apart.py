@@ -33,7 +33,8 @@ from projections.read_model import UNKEYED, Projection
 from projections.timestamps import quick_timestamps
 from services.followers.follower import is_transient
 from services.projecting.runner import REBUILD_PAGE, Shared
-from services.store.event_store import EventStore, open_store
+from services.store.event_store import EventStore
+from services.store.opening import open_store
 
 log = logging.getLogger(__name__)
 

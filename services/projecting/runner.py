@@ -36,7 +36,8 @@ from services.followers.follower import (
     is_transient,
     read_position,
 )
-from services.store.event_store import EventStore, read_log
+from services.store.event_store import EventStore
+from services.store.log_reading import read_log
 
 log = logging.getLogger(__name__)
 

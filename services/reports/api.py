@@ -26,21 +26,20 @@ from contracts.reports import (
 )
 from contracts.scalars import is_blank
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.bus.command_bus import Outcome
-from services.edge.app import (
+from services.bus.decisions import Outcome
+from services.edge.auth import Principal
+from services.edge.bodies import no_body, read_command
+from services.edge.http import Http
+from services.edge.openapi import body
+from services.edge.parameters import (
     PAGE,
     Before,
-    Http,
     IdempotencyKey,
     Instant,
     Limit,
     MinPosition,
     command_id,
-    no_body,
-    read_command,
 )
-from services.edge.auth import Principal
-from services.edge.openapi import body
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
@@ -73,7 +72,7 @@ def replayed(outcome: Outcome, response: Response) -> None:
 
 
 def says_what_changed(review: ReviewReport) -> None:
-    """A Resolved report tells the reporter what changed (README): a change or a link."""
+    """A Resolved report tells the reporter what changed (docs/reports.md): a change or a link."""
     if review.status == "Resolved" and is_blank(review.change or "") and review.link is None:
         raise Refused("a Resolved report says what changed: send change or link", field="change")
 

@@ -55,13 +55,13 @@ class Report(Aggregate):
         prompt: str | None
         context: list[str]
         facts: ReportFacts | None  # None: the report has no labelled block (W38)
-        serves: list[str] | None = None  # goal refs (issue 11); events before it have none
+        serves: list[str] | None = None  # goal refs; events older than goals have none
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
-            """A v1 event kept only the text: parse it once, as the command handler now does
-            at the door, so every reader of an old report sees facts like a new one's. The one
-            place left that parses: a parser change can reach only events written before v2."""
+            """A v1 event kept only the text: parse it once, as the command handler does at
+            the door, so every reader of an old report sees facts like a new one's. The only
+            place here that parses: a parser change can reach only events written before v2."""
             state["facts"] = facts_of(parse(state.get("extra_context")))
 
     # The events, declared so that readers (the Inbox, the relay) can name them.
@@ -86,7 +86,7 @@ class Report(Aggregate):
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
-            """Issue 7: v1 copied the kind as typed (``Fabricated``), which the published
+            """v1 copied the kind as typed (``Fabricated``), which the published
             contract's closed set refuses; such a notice is only ever of a known kind, so its
             canonical spelling is what it meant."""
             state["kind"] = canonical_kind(state["kind"])
@@ -179,7 +179,7 @@ class Report(Aggregate):
         )
 
     def check_visible_to(self, actor: str) -> None:
-        """A draft is its author's until submitted (issue 8; W27: a draft is not a report
+        """A draft is its author's until submitted (W27: a draft is not a report
         yet): to anyone else it is as absent as a report that does not exist."""
         if self.status == "Draft" and self.reporter != actor:
             raise NotFound(f"no report {self.id}", id=str(self.id))

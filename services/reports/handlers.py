@@ -15,11 +15,13 @@ from contracts.reports import (
     ReviewReportCommand,
     SubmitReport,
 )
-from services.bus.command_bus import Decision, Handler, Issued, Replay
+from services.bus.decisions import Decision, Handler, Replay
+from services.bus.issued import Issued
 from services.reports.domain import Report, report_id_for
 from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.wrong_answer import compose_report
-from services.store.event_store import EventStore, load_owned
+from services.store.event_store import EventStore
+from services.store.owners import load_owned
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def evidence_line(facts: ComposeWrongAnswer) -> str | None:
 
 
 def compose_report(facts: ComposeWrongAnswer) -> tuple[LabelledBlock, DraftReport]:
-    """The block, built from the structured record (the facts the report stores, issue 7), and
+    """The block, built from the structured record (the facts the report stores), and
     the draft: message verbatim, thread and message in the side panel, the block's text in
     extraContext; retrieval is a bug, every other kind an answer."""
     kind = classify(facts)

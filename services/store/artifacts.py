@@ -66,7 +66,7 @@ async def artifact_exists(pool: asyncpg.Pool, tenant_id: str, ref: str) -> bool:
 
 async def check_references(pool: asyncpg.Pool, tenant_id: str, refs: dict[str, str | None]) -> None:
     """A reference in our own scheme, in any spelling of it, must name an artifact of the
-    caller's tenant (issue 8); other schemes are references to other systems, taken as they
+    caller's tenant; other schemes are references to other systems, taken as they
     are (C08)."""
     for field, ref in normal_refs(refs).items():
         if ref and ref.startswith(SCHEME) and not await artifact_exists(pool, tenant_id, ref):

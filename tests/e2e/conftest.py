@@ -74,7 +74,7 @@ class Service:
     url: str
     prefix: str
     log: Path
-    metrics_url: str  # the metrics port's /metrics, apart from the API (issue 8)
+    metrics_url: str  # the metrics port's /metrics, apart from the API
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Datasets end to end (issue 10): a neighbour on plain aiokafka sends RunCompleted
+"""Datasets end to end: a neighbour on plain aiokafka sends RunCompleted
 CloudEvents to the real broker; the running service harvests them (SPEC C24), publishes a
 snapshot read back byte for byte (C15, C18), DatasetPublished reaches its topic (C23), gRPC
 resolves the version (C22) and the datasets gauge counts it (C50). A malformed RunCompleted

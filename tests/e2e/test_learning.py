@@ -1,5 +1,5 @@
-"""Issue 10, "what it must show", for learning proposals: the service as its own process on a
-real PostgreSQL and Kafka, neighbours on plain aiokafka (SPEC C32, C37–C45).
+"""Learning proposals end to end: the service as its own process on a real PostgreSQL and
+Kafka, neighbours on plain aiokafka (SPEC C32, C37–C45).
 
 Three failed EvaluationCompleted events for one agent arrive on the broker; the inbound
 consumer records them as evidence; the scheduler's ``proposals/<date>`` order raises exactly

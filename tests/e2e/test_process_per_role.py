@@ -1,11 +1,12 @@
-"""The README's production wiring, one process per role, run as written: ``feedbackloop api``,
-``projector``, ``relay``, ``inbound`` and ``scheduler``, each its own OS process with metrics
-on — twice side by side (two stacks of one instance) on one PostgreSQL with its default
-``max_connections`` (100). Every process comes up and is ready, and the connections they
-hold stay within the budget of docs/operations.md (services/processes/roles.py).
+"""The production wiring of docs/operations.md, one process per role, run as written:
+``feedbackloop api``, ``projector``, ``relay``, ``inbound`` and ``scheduler``, each its own OS
+process with metrics on — twice side by side (two stacks of one instance) on one PostgreSQL
+with its default ``max_connections`` (100). Every process comes up and is ready, and the
+connections they hold stay within the budget of docs/operations.md
+(services/processes/roles.py).
 
-The first stack takes every default, as the README's recipe does (API on 8000, each role's
-own metrics port); the second, on the same host, is given ports of its own.
+The first stack takes every default, as the recipe there does (API on 8000, each role's own
+metrics port); the second, on the same host, is given ports of its own.
 """
 
 import asyncio
@@ -31,7 +32,7 @@ ROLES = ("api", "projector", "relay", "inbound", "scheduler")
 # `feedbackloop api` runs one worker per core, at most two by default
 API_WORKERS = min(os.cpu_count() or 1, roles.API_DEFAULT_WORKERS)
 DEFAULT_API_PORT = 8000
-# Inherited settings the README's recipe does not set (a developer's shell, the tests' own).
+# Inherited settings the recipe does not set (a developer's shell, the tests' own).
 UNSET = ("FEEDBACKLOOP_PORT", "FEEDBACKLOOP_METRICS_PORT", "FEEDBACKLOOP_HOST")
 # 1 on a metrics port until the process has connected (services/processes/waiting.py)
 CONNECTED = 'feedbackloop_start_waiting{dependency="postgresql"} 0.0'
@@ -165,7 +166,7 @@ async def test_the_readme_recipe_twice_side_by_side_on_a_default_postgresql(
     prefix = f"stacks{uuid.uuid4().hex[:6]}."
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
     env |= {
-        "DATABASE_URL": default_postgres,  # what the README's `eval "$(… env)"` sets
+        "DATABASE_URL": default_postgres,  # what `eval "$(ops/localservers.py … env)"` sets
         "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
         # On a shared broker: topics and a consumer group of this test's own.
         "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
@@ -181,7 +182,7 @@ async def test_the_readme_recipe_twice_side_by_side_on_a_default_postgresql(
     budget = 2 * roles.stack_connections(API_WORKERS)
     try:
         async with peak_connections(default_postgres) as peak:
-            for role in ROLES:  # as the README says: one per terminal, as written
+            for role in ROLES:  # as docs/operations.md says: one per terminal
                 first.start(role)
             for role in ROLES:  # the same on the same host, on ports of its own
                 metrics = free_ports(API_WORKERS if role == "api" else 1)

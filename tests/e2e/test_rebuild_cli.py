@@ -1,4 +1,4 @@
-"""``feedbackloop rebuild`` as an operator runs it (issue 12 item 6): every read model at once,
+"""``feedbackloop rebuild`` as an operator runs it: every read model at once,
 beside the live service, then swapped in; the service answers the same before and after, and
 feedback recorded while the rebuild runs is not lost."""
 

@@ -92,8 +92,9 @@ async def test_a_wrong_answer_report_is_composed_submitted_and_triaged_in_the_in
 async def test_a_kind_fabricated_report_notifies_the_owner_on_kafka_and_events_keep_flowing(
     http: httpx.AsyncClient, keys: Keys, service: Service, kafka_bootstrap: str
 ) -> None:
-    """Issue 7: ``Kind: Fabricated`` (capital F) once stopped every tenant's publication; it is
-    stored as ``fabricated``, its notice reaches Kafka, and a later event still does."""
+    """``Kind: Fabricated`` (capital F) is stored as ``fabricated``, its notice reaches Kafka,
+    and a later event still does: one report's spelling never stops every tenant's
+    publication."""
     block = SEED_BLOCK.replace("Kind: not-found", "Kind: Fabricated")
     drafted = await http.post(
         "/factory/reports",
@@ -243,7 +244,7 @@ async def test_a_forged_reviewer_is_refused(http: httpx.AsyncClient, keys: Keys)
 async def test_recorded_feedback_is_counted_by_kind_on_the_metrics_port(
     http: httpx.AsyncClient, service: Service, keys: Keys
 ) -> None:
-    """SPEC C48: connectsoft.factory.learning.feedback, by kind; issue 8 item 2: served on the
+    """SPEC C48: connectsoft.factory.learning.feedback, by kind, served on the
     metrics port, not the API's, and without tenant ids unless configured."""
     body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation"}
     for _ in range(2):

@@ -1,4 +1,4 @@
-"""The scheduler as processes of its own (issue 9): ``kill -9`` mid-night and a restart that
+"""The scheduler as processes of its own: ``kill -9`` mid-night and a restart that
 finishes only the missing cases and conversations, a second pass that runs nothing, and two
 schedulers started at once that make one night and one digest.
 
@@ -172,7 +172,7 @@ async def test_two_schedulers_started_at_once_make_one_night_and_one_digest(
     scheduler_env: dict[str, str],
     tmp_path: Path,
 ) -> None:
-    """Issue 9: deterministic ids and one driver per night: two schedulers, two replicas or
+    """Deterministic ids and one driver per night: two schedulers, two replicas or
     a restart never run a thing twice."""
     await confirmed_cases(http, keys.a, 2)
     logs = [tmp_path / "scheduler-1.log", tmp_path / "scheduler-2.log"]

@@ -120,7 +120,7 @@ async def test_bad_bodies_get_a_4xx_naming_the_problem(http: httpx.AsyncClient, 
         (json.dumps({**BODY, "subjectKind": "planet"}).encode(), "subjectKind", 422),
         (json.dumps({**BODY, "rating": None}).encode(), "rating", 422),
         (json.dumps({**BODY, "subjectRef": "x" * 600}).encode(), "subjectRef", 422),
-        (b'{"projectId": "' + b"x" * 70_000 + b'"}', "body", 413),  # issue 8: too large
+        (b'{"projectId": "' + b"x" * 70_000 + b'"}', "body", 413),  # too large
     ]
     for raw, field, status in cases:
         response = await http.post(

@@ -1,4 +1,4 @@
-"""Issue 7: readers killed with SIGKILL while commands arrive over HTTP and Kafka lose nothing
+"""Readers killed with SIGKILL while commands arrive over HTTP and Kafka lose nothing
 and double nothing. Every process is started at once on an empty database, as an operator's
 compose file would (the start-up DDL must not race)."""
 

@@ -1,4 +1,4 @@
-"""Issue 7: PostgreSQL restarted with ``pg_ctl restart -m immediate``, and the Kafka broker
+"""PostgreSQL restarted with ``pg_ctl restart -m immediate``, and the Kafka broker
 stopped and started, while commands arrive: every reader recovers by itself, without a
 process restart, and nothing is lost or doubled.
 

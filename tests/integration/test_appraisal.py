@@ -1,4 +1,4 @@
-"""Appraisal on a real PostgreSQL (issue 11): the charter API, and a run's appraisal derived on
+"""Appraisal on a real PostgreSQL: the charter API, and a run's appraisal derived on
 read from recorded feedback, reports and RunCompleted — replayed under a changed table."""
 
 import json
@@ -18,8 +18,9 @@ from projections.appraisal import AppraisalFacts
 from projections.inbox import Inbox
 from services.appraisal.api import appraisal_routes
 from services.appraisal.outcomes import CONTRIBUTIONS, Agency, Channel, Contribution
-from services.bus.command_bus import Issued
-from services.edge.app import Http, create_app
+from services.bus.issued import Issued
+from services.edge.app import create_app
+from services.edge.http import Http
 from services.evals.domain import EvalCase
 from services.evals.lift import Definition
 from services.processes.bootstrap import Runtime
@@ -136,7 +137,7 @@ async def test_a_refused_charter_names_the_line_and_stores_nothing(
 async def test_a_charter_over_its_bound_is_413_too_large_and_stores_nothing(
     runtime: Runtime, client: httpx.AsyncClient
 ) -> None:
-    """As any body over its bound (services/edge/app.py, ``bounded_body``): 413, not a refusal."""
+    """As any body over its bound (services/edge/bodies.py ``bounded_body``): 413, not refused."""
     before = await event_count(runtime)
     padded = CHARTER + "#" * (MAX_CHARTER_DOCUMENT - len(CHARTER.encode()) + 1)
     answer = await put(client, padded)

@@ -1,4 +1,4 @@
-"""The command bus decides a batch while the one before it is appended (issue 12): appends
+"""The command bus decides a batch while the one before it is appended: appends
 stay in the order the batches were taken, and a batch after one that failed whole is not
 tried, so an inbound partition's later poll never commits past a failed one."""
 
@@ -9,7 +9,9 @@ from itertools import pairwise
 from eventsourcing.persistence import Tracking
 
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Issued, NotTried, Outcome
+from services.bus.decisions import Outcome
+from services.bus.issued import Issued
+from services.bus.units import NotTried
 from services.processes.bootstrap import Runtime
 
 

@@ -13,7 +13,8 @@ from prometheus_client import REGISTRY
 
 from contracts.neighbours import ArtifactValidated, RunCompleted
 from projections.datasets import Datasets, dataset_tasks
-from services.bus.command_bus import Issued, Outcome
+from services.bus.decisions import Outcome
+from services.bus.issued import Issued
 from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
 from services.followers.follower import wait_for_position
 from services.processes.bootstrap import Runtime, read_models
@@ -114,7 +115,7 @@ async def test_a_run_harvested_twice_is_one_task_candidate_carrying_the_whole_ru
 async def test_a_correction_before_or_after_its_run_gives_the_same_task(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 10: the correction supplies the expected outcome, whatever the order."""
+    """The correction supplies the expected outcome, whatever the order."""
     runtime.start_projections(["datasets"])
     question, fixed = await artifact(client, "question"), await artifact(client, "fixed")
     # Run r-a: the correction arrives first; run r-b: the run does.
@@ -419,7 +420,7 @@ async def test_the_datasets_gauge_counts_a_dataset_once_it_is_published(
 
 async def test_appraisal_reads_the_run_a_harvest_recorded(runtime: Runtime) -> None:
     """The appraisal read model, as the composition root wires it, follows HarvestedRun's
-    typed ``run`` (issue 11 reads counters and serves from it)."""
+    typed ``run`` (it reads counters and serves from it)."""
     data = run_event("r-7", "urn:in", serves=["goal:g1"], counters={"stepNulls": 1})
     await harvest(runtime, "t1", data, "k7")
     [appraisal] = [p for p in read_models() if p.name == "appraisal"]

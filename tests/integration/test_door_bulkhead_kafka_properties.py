@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contracts import topics
-from services.bus.command_bus import receipt_id
+from services.bus.receipts import receipt_id
 from services.kafka.inbound import InboundConsumer
 from services.kafka.inbound.parsing import identity
 from services.processes.bootstrap import Runtime

@@ -1,4 +1,4 @@
-"""Neighbour events over HTTP in the embedded mode (issue 10): ``POST /factory/events`` reads
+"""Neighbour events over HTTP in the embedded mode: ``POST /factory/events`` reads
 a structured CloudEvent as the Kafka consumer does and applies it once by its identity."""
 
 import json

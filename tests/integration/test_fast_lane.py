@@ -1,4 +1,4 @@
-"""The fast lane of ``POST /factory/feedback`` (issue 12, services/edge/app.py ``FastLane`` and
+"""The fast lane of ``POST /factory/feedback`` (services/edge/fast_lane.py ``FastLane`` and
 ``Api``) answers exactly what the FastAPI route answers, for every request it takes, through
 either of its doors: served in front of the middleware (the app as it runs), and as the
 router's first route (the same app with one more middleware, as with OpenTelemetry). Each
@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 from starlette.types import Message, Receive, Scope, Send
 
-from services.edge.app import FastLane
+from services.edge.fast_lane import FastLane
 from services.observing.tracing import current_traceparent
 from services.processes.bootstrap import Runtime
 from tests.conftest import Keys
@@ -176,8 +176,8 @@ async def test_a_client_gone_mid_body_is_answered_as_the_route_answers_it(
     doors: Doors, keys: Keys
 ) -> None:
     """A disconnect while the body is read: answered 400 (sent into the void by a real
-    server), nothing raised. It raised to the server, which logged it as an error of the
-    app with a traceback (found by attacking the API): the client's going is no failure."""
+    server), nothing raised: raised to the server, it would be logged as an error of the app
+    with a traceback, and the client's going is no failure."""
     headers = [(b"authorization", f"Bearer {keys.a}".encode())]
     messages: list[Message] = [
         {"type": "http.request", "body": b'{"projectId":', "more_body": True},

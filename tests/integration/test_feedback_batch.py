@@ -1,4 +1,4 @@
-"""``POST /factory/feedback:batch`` (issue 12 item 2) on a real PostgreSQL: each item's own
+"""``POST /factory/feedback:batch`` on a real PostgreSQL: each item's own
 result (201, 200 on a repeat, 409, 422) in the error shape, per-item idempotency (SPEC C11),
 one transaction for the batch's appends, as strict as the single route, tenants apart."""
 

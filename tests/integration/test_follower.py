@@ -1,4 +1,4 @@
-"""The one follower of the log (issue 7, items 2–3): positions, leadership, and poison events
+"""The one follower of the log: positions, leadership, and poison events
 parked with per-aggregate order kept, on a real PostgreSQL."""
 
 import asyncio
@@ -82,7 +82,7 @@ def follower(runtime: Runtime, reader: Recorder) -> Follower:
 async def test_a_poison_event_is_parked_and_the_reader_goes_on(
     runtime: Runtime, transactional: bool
 ) -> None:
-    """Issue 7 item 3: parked after a few attempts, others flow, the same aggregate waits."""
+    """Parked after a few attempts, others flow, the same aggregate waits."""
     reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional)
     bad, *good = tallies(runtime, 4, ticks=2)
     reader.broken = {bad.id}
@@ -201,7 +201,7 @@ async def test_only_one_follower_of_a_reader_leads_and_a_standby_takes_over(
 
 
 async def test_a_reader_crash_is_restarted_by_the_supervisor(runtime: Runtime) -> None:
-    """Issue 7 item 4: a crash is logged and the task restarts; nothing dies quietly."""
+    """A crash is logged and the task restarts; nothing dies quietly."""
     runs = 0
 
     async def flaky() -> None:
@@ -245,7 +245,7 @@ async def test_status_reports_each_reader_and_shows_parked_events_as_incidents(
 async def test_pages_read_ahead_apply_every_event_once_and_park_one_that_cannot_be_decoded(
     runtime: Runtime,
 ) -> None:
-    """A page behind is read and decoded while the one before it is applied (issue 12 item 6):
+    """A page behind is read and decoded while the one before it is applied:
     every event still arrives once and in order, and an event whose stored state cannot be
     decoded is parked (with its aggregate's later events behind it) when its turn comes."""
     reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)

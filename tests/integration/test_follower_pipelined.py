@@ -1,4 +1,4 @@
-"""The follower with a pipelined reader (the relay's way, issue 12 figure 5): the next page is
+"""The follower with a pipelined reader (the relay's way): the next page is
 handed over while the one before awaits its acknowledgement, on a real PostgreSQL. What must
 hold whatever the timing: the position moves past a page only once it was acknowledged, an
 aggregate is never handed over while its events in the page before are unacknowledged, and a
@@ -146,7 +146,7 @@ async def test_a_page_that_fails_on_its_way_is_applied_one_by_one_and_never_over
 async def test_a_reader_may_ask_for_its_page_size_and_the_caller_overrides_it(
     runtime: Runtime,
 ) -> None:
-    """The relay reads pages of ``Relay.page_size`` (issue 12); a reader that asks nothing
+    """The relay reads pages of ``Relay.page_size``; a reader that asks nothing
     gets ``PAGE_SIZE``; a caller's ``batch_size`` wins over both."""
     relay = Relay("127.0.0.1:1", PUBLICATIONS, source="urn:test")
     assert Follower(runtime.store, runtime.pool, relay).batch_size == Relay.page_size != PAGE_SIZE

@@ -1,7 +1,7 @@
 """A non-transactional reader's position moved in one statement
-(``services.followers.follower.MOVE``,
-issue 12 figure 5), on a real PostgreSQL: forward only, told on the reader's channel, and
-left where it is when someone got further first (a swap, a former leader's last write)."""
+(``services.followers.follower.MOVE``), on a real PostgreSQL: forward only, told on the
+reader's channel, and left where it is when someone got further first (a swap, a former
+leader's last write)."""
 
 import asyncio
 

@@ -1,4 +1,4 @@
-"""The HTTP door (issue 8): what a client can send that the service must refuse with a 4xx and
+"""The HTTP door: what a client can send that the service must refuse with a 4xx and
 the one error shape, never a 5xx, and never storing anything. In-process (the ASGI app) on a
 real PostgreSQL."""
 
@@ -47,7 +47,7 @@ WRITE_ROUTES = [
 async def test_json_nested_a_thousand_deep_is_refused_on_every_json_route(
     client: httpx.AsyncClient, runtime: Runtime, route: str
 ) -> None:
-    """Issue 8 item 1: a RecursionError was a 500; the depth is bounded before parsing."""
+    """The depth is bounded before parsing, so deep nesting is a 422, never a RecursionError."""
     for body in (nested(1000), b"[" * 1000 + b"]" * 1000):
         answer = await client.post(route, content=body)
         refused(answer, 422, "body")
@@ -57,7 +57,7 @@ async def test_json_nested_a_thousand_deep_is_refused_on_every_json_route(
 
 
 async def test_brackets_inside_strings_do_not_count_as_nesting(client: httpx.AsyncClient) -> None:
-    """Issue 8 item 1: only structure counts towards the depth bound."""
+    """Only structure counts towards the depth bound."""
     body = {**FEEDBACK, "rating": 4, "subjectRef": "{[" * 200 + '\\"'}
     answer = await client.post("/factory/feedback", json=body)
     assert answer.status_code == 201, answer.text
@@ -76,7 +76,7 @@ async def test_brackets_inside_strings_do_not_count_as_nesting(client: httpx.Asy
 async def test_a_nul_in_a_query_parameter_or_path_segment_is_refused_naming_it(
     client: httpx.AsyncClient, route: str, parameter: str
 ) -> None:
-    """Issue 8 item 1: PostgreSQL text cannot hold NUL; it was a 500 from the query."""
+    """PostgreSQL text cannot hold NUL: it is refused at the door, not by the query."""
     refused(await client.get(route), 422, parameter)
 
 
@@ -84,8 +84,8 @@ async def test_a_nul_in_a_query_parameter_or_path_segment_is_refused_naming_it(
 async def test_a_cursor_beyond_64_bits_is_refused(
     client: httpx.AsyncClient, runtime: Runtime, keys: Keys, route: str
 ) -> None:
-    """Issue 8 items 1, 3: ``before`` past a bigint was an OverflowError (500); a cursor is
-    now a token of the tenant like a position, so a number of any size is refused."""
+    """A cursor is a token of the tenant like a position, so ``before`` as a number of any
+    size (past a bigint included) is refused."""
     refused(await client.get(route, params={"before": 2**64}), 422, "before")
     refused(await client.get(route, params={"before": 2**63 - 1}), 422, "before")
     cursor = runtime.positions.seal(2**63 - 1, tenant_of(runtime, keys.a))
@@ -111,7 +111,7 @@ async def test_a_cursor_beyond_64_bits_is_refused(
 async def test_a_duplicate_key_in_a_json_object_is_refused_naming_it(
     client: httpx.AsyncClient, runtime: Runtime, route: str, body: bytes, key: str
 ) -> None:
-    """Issue 8 item 2: which duplicate wins was the parser's accident; now neither does."""
+    """Which duplicate would win is the parser's accident, so neither does."""
     refused(await client.post(route, content=body), 422, key)
     assert await event_count(runtime) == 0
 
@@ -123,7 +123,7 @@ async def test_a_duplicate_key_in_a_json_object_is_refused_naming_it(
 async def test_feedback_types_are_not_coerced(
     client: httpx.AsyncClient, runtime: Runtime, field: str, value: object
 ) -> None:
-    """Issue 8 item 2, STYLE 12: JSON types as published; ``true`` was stored as rating 1."""
+    """STYLE 12: JSON types as published; ``true`` is not rating 1."""
     answer = await client.post("/factory/feedback", json={**FEEDBACK, "rating": 4, field: value})
     refused(answer, 422, field)
     assert await event_count(runtime) == 0
@@ -132,7 +132,7 @@ async def test_feedback_types_are_not_coerced(
 async def test_a_boolean_is_not_read_from_a_number(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
-    """Issue 8 item 2: ``evidence.readable: 0`` became false; ``confirmed: 1`` true."""
+    """``evidence.readable: 0`` is not false, nor ``confirmed: 1`` true."""
     body = {**WRONG_ANSWER, "evidence": {"node": "n", "readable": 0}}
     refused(await client.post("/factory/reports/wrong-answer", json=body), 422, "evidence.readable")
     answer = await client.post(
@@ -164,8 +164,8 @@ async def test_a_report_idempotency_key_replays_with_200_and_conflicts_with_anot
     body: dict[str, Any],
     other: dict[str, Any],
 ) -> None:
-    """Issue 8 item 2, SPEC C11: every write route behaves as feedback does; another body
-    under a used key was answered 201 with the first report and its content dropped."""
+    """SPEC C11: every write route behaves as feedback does; another body under a used key
+    is a conflict, never an answer with the first report and the new content dropped."""
     key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
     first = await client.post(route, json=body, headers=key)
     assert first.status_code == 201, first.text
@@ -181,7 +181,7 @@ async def test_a_report_idempotency_key_replays_with_200_and_conflicts_with_anot
 async def test_an_empty_idempotency_key_is_refused(
     client: httpx.AsyncClient, runtime: Runtime, route: str
 ) -> None:
-    """Issue 8 item 2: an empty key was read as no key (a new command each retry)."""
+    """An empty key is not read as no key (which would make a new command of each retry)."""
     body = {**FEEDBACK, "rating": 4} if route == "/factory/feedback" else {"category": "idea"}
     answer = await client.post(route, json=body, headers={"Idempotency-Key": ""})
     refused(answer, 422, "Idempotency-Key")
@@ -198,8 +198,8 @@ async def draft_and_submit(client: httpx.AsyncClient, category: str = "answer") 
 
 
 async def test_submit_and_lift_refuse_a_body(client: httpx.AsyncClient, runtime: Runtime) -> None:
-    """Issue 8 item 2, SPEC W73: a route without a body refused to read one but accepted it;
-    ``/lift`` with ``{"confirmedBy": "mallory"}`` must not be accepted."""
+    """SPEC W73: a route without a body refuses one rather than ignore it; ``/lift`` with
+    ``{"confirmedBy": "mallory"}`` must not be accepted."""
     drafted = await client.post("/factory/reports", json={"category": "answer", "message": "m"})
     report_id = drafted.json()["reportId"]
     count = await event_count(runtime)
@@ -212,7 +212,7 @@ async def test_submit_and_lift_refuse_a_body(client: httpx.AsyncClient, runtime:
 async def test_resolved_needs_a_change_or_a_link(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
-    """Issue 8 item 2: the README promises a Resolved report says what changed."""
+    """A Resolved report says what changed (docs/reports.md)."""
     report_id = await draft_and_submit(client)
     review = f"/factory/reports/{report_id}/review"
     assert (await client.post(review, json={"status": "Triaged"})).status_code == 200
@@ -233,7 +233,7 @@ def tenant_of(runtime: Runtime, key: str) -> str:
 async def test_a_min_position_past_the_head_is_refused_at_once(
     client: httpx.AsyncClient, runtime: Runtime, keys: Keys
 ) -> None:
-    """Issue 8 item 3: a position that cannot exist yet held the request for the whole wait."""
+    """A position that cannot exist yet is refused at once, not held for the whole wait."""
     token = runtime.positions.seal(10**12, tenant_of(runtime, keys.a))
     started = time.monotonic()
     answer = await client.get("/factory/feedback", params={"minPosition": token})
@@ -244,8 +244,8 @@ async def test_a_min_position_past_the_head_is_refused_at_once(
 async def test_positions_are_opaque_tokens_of_one_tenant(
     client: httpx.AsyncClient, runtime: Runtime, keys: Keys
 ) -> None:
-    """Issue 8 item 3: a global position told a tenant how much the others wrote; a token
-    reveals nothing, and one of another tenant or tampered with is refused."""
+    """A global position would tell a tenant how much the others wrote; a token reveals
+    nothing, and one of another tenant or tampered with is refused."""
     runtime.start_projections()
     written = await client.post("/factory/feedback", json={**FEEDBACK, "rating": 4})
     token = written.json()["position"]
@@ -269,7 +269,7 @@ async def test_positions_are_opaque_tokens_of_one_tenant(
 
 
 async def test_not_yet_visible_says_nothing_of_the_log(runtime: Runtime, keys: Keys) -> None:
-    """Issue 8 item 3: the 503 named the read model's global position."""
+    """The 503 names no global position of the read model."""
     runtime.settings = runtime.settings.model_copy(update={"read_wait_seconds": 0.3})
     transport = httpx.ASGITransport(app=runtime.app())
     headers = {"Authorization": f"Bearer {keys.a}"}
@@ -287,7 +287,7 @@ async def test_not_yet_visible_says_nothing_of_the_log(runtime: Runtime, keys: K
 
 
 async def test_an_unknown_route_answers_the_error_shape(client: httpx.AsyncClient) -> None:
-    """Issue 8 item 4: one error shape everywhere, Starlette's 404 included."""
+    """One error shape everywhere, Starlette's 404 included."""
     body = refused(await client.get("/factory/nothing-here"), 404)
     assert body["error"] == "not-found"
 
@@ -304,7 +304,7 @@ async def test_an_unknown_route_answers_the_error_shape(client: httpx.AsyncClien
 async def test_a_wrong_method_is_405_not_422(
     client: httpx.AsyncClient, method: str, route: str
 ) -> None:
-    """Issue 8 item 4: ``GET /factory/reports/wrong-answer`` was read as a report id (422)."""
+    """``GET /factory/reports/wrong-answer`` is a wrong method, not a report id (422)."""
     answer = await client.request(method, route)
     body = refused(answer, 405)
     assert body["error"] == "method-not-allowed"
@@ -330,7 +330,7 @@ async def test_a_wrong_method_is_405_not_422(
 async def test_invalid_query_and_path_parameters_answer_the_error_shape(
     client: httpx.AsyncClient, route: str, field: str
 ) -> None:
-    """Issue 8 item 4: parameters are named in ``field`` and listed in ``problems``."""
+    """Parameters are named in ``field`` and listed in ``problems``."""
     body = refused(await client.get(route), 422, field)
     assert body["problems"][0]["field"] == field
 
@@ -338,7 +338,7 @@ async def test_invalid_query_and_path_parameters_answer_the_error_shape(
 async def test_keys_and_scopes_answer_the_error_shape(
     client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 4: 401 and 403 carry the same fields as every other error."""
+    """401 and 403 carry the same fields as every other error."""
     refused(await client.get("/factory/feedback", headers={"Authorization": "Bearer nope"}), 401)
     no_scope = {"Authorization": f"Bearer {keys.a_no_scope}"}
     body = refused(await client.get("/factory/feedback", headers=no_scope), 403)
@@ -346,7 +346,7 @@ async def test_keys_and_scopes_answer_the_error_shape(
 
 
 async def test_a_body_over_the_limit_is_413(client: httpx.AsyncClient, runtime: Runtime) -> None:
-    """Issue 8 items 4, 5: too large is its own status, in the error shape."""
+    """Too large is its own status, in the error shape."""
     body = {**FEEDBACK, "rating": 4, "subjectRef": "x" * 70_000}
     refused(await client.post("/factory/feedback", json=body), 413, "body")
     assert await event_count(runtime) == 0
@@ -355,7 +355,7 @@ async def test_a_body_over_the_limit_is_413(client: httpx.AsyncClient, runtime: 
 async def test_an_unexpected_failure_answers_500_in_the_error_shape(
     runtime: Runtime, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 8 item 4: a failure nobody foresaw still answers JSON, not text."""
+    """A failure nobody foresaw still answers JSON, not text."""
     app = runtime.app()
 
     async def broken() -> None:
@@ -396,7 +396,7 @@ STORED = ("/factory/artifacts/", "/factory/evaluation/datasets/{datasetId}/versi
 async def test_the_openapi_document_declares_bodies_answers_and_errors(
     client: httpx.AsyncClient,
 ) -> None:
-    """Issue 8 item 5: every request body, every response model (no untyped object) and
+    """Every request body, every response model (no untyped object) and
     every error status a route can answer, with examples."""
     document = (await client.get("/openapi.json")).json()
     schemas = document["components"]["schemas"]
@@ -441,15 +441,15 @@ async def test_the_openapi_document_declares_bodies_answers_and_errors(
 async def test_an_unknown_query_parameter_is_refused_naming_it(
     client: httpx.AsyncClient, route: str
 ) -> None:
-    """Issue 8 items 2, 6 (STYLE 12): a misspelt filter was ignored, answering everything; of
-    a parameter given twice, one was silently dropped."""
+    """STYLE 12: a misspelt filter is refused, not ignored (which would answer everything),
+    and so is a parameter given twice, rather than one of them dropped silently."""
     refused(await client.get(route), 422, route.split("?")[1].split("=")[0])
 
 
 async def test_list_positions_and_cursors_are_tokens_of_the_tenant(
     client: httpx.AsyncClient, runtime: Runtime, keys: Keys
 ) -> None:
-    """Issue 8 item 3: each item's position and the ``next`` cursor were global positions."""
+    """Each item's position and the ``next`` cursor are tokens of the tenant, not global."""
     runtime.start_projections()
     for rating in (1, 2, 3):
         written = await client.post("/factory/feedback", json={**FEEDBACK, "rating": rating})
@@ -469,8 +469,8 @@ async def test_list_positions_and_cursors_are_tokens_of_the_tenant(
 async def test_submit_review_patch_and_confirm_repeat_by_idempotency_key_as_feedback_does(
     client: httpx.AsyncClient, runtime: Runtime
 ) -> None:
-    """Issue 8 item 2, SPEC C11: every write route behaves as feedback does. A review, submit,
-    patch or confirm retried after a lost answer was decided again (a second review: 409
+    """SPEC C11: every write route behaves as feedback does. A review, submit, patch or
+    confirm retried after a lost answer is not decided again (a second review would be a 409
     invalid-transition). With an Idempotency-Key, the same request answers what the report or
     case shows now and appends nothing; another request under the key is a 409."""
     facts = {**SEED_FACTS, "prompt": "Welchen Stundenansatz verrechne ich?"}

@@ -1,4 +1,4 @@
-"""Property tests of the HTTP door (issue 8 item 6): random JSON — deep, wide, with duplicate
+"""Property tests of the HTTP door: random JSON — deep, wide, with duplicate
 keys, every JSON type in every field — sent to each write route answers a 4xx in the one
 error shape and stores nothing (the rows of the event table are counted before and after)."""
 
@@ -104,7 +104,7 @@ PROPERTY = settings(
 async def test_any_json_in_the_fields_of_a_write_is_refused_or_stores_nothing(
     client: httpx.AsyncClient, runtime: Runtime, route: str, data: st.DataObject
 ) -> None:
-    """Issue 8 items 1, 2, 6: every JSON type in every field of every write route. The
+    """Every JSON type in every field of every write route. The
     report and case ids do not exist, so no such body can be accepted."""
     body = data.draw(typed_bodies(WRITES[route]))
     if route in ("/factory/feedback", "/factory/reports", "/factory/reports/wrong-answer"):
@@ -126,5 +126,5 @@ async def test_any_json_in_the_fields_of_a_write_is_refused_or_stores_nothing(
 async def test_deep_wide_duplicated_or_broken_json_is_refused_and_stores_nothing(
     client: httpx.AsyncClient, runtime: Runtime, route: str, body: bytes
 ) -> None:
-    """Issue 8 items 1, 2, 6: nesting, width, duplicate keys, not JSON at all."""
+    """Nesting, width, duplicate keys, not JSON at all."""
     await refused_and_nothing_stored(client, runtime, route, body)

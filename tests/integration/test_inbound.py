@@ -1,4 +1,4 @@
-"""Commands from other services on a real Kafka broker (issue 7, item 5): applied exactly once
+"""Commands from other services on a real Kafka broker: applied exactly once
 in effect, decided by their identity (the tenant's source + id), never by offsets; poison to
 the DLT."""
 
@@ -199,8 +199,8 @@ async def recreate(bootstrap: str, runtime: Runtime, name: str) -> None:
 async def test_after_the_topic_is_recreated_new_commands_apply_and_old_ones_replayed_do_not(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
-    """Issue 7: 12 of 30 new commands were skipped silently after a Kafka reset, because
-    applied-ness was decided by (topic:partition, offset)."""
+    """A command is applied or not by its identity, never by (topic:partition, offset), which
+    after a Kafka reset would skip new commands silently."""
     await kafka_runtime.ensure_topics()
     command_topic = topic(kafka_runtime, topics.RECORD_FEEDBACK)
 
@@ -227,8 +227,8 @@ async def test_after_the_topic_is_recreated_new_commands_apply_and_old_ones_repl
 async def test_a_message_that_keeps_failing_is_parked_and_the_partition_moves_on(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
-    """Issue 7: a handler that always failed was retried forever and the reader never moved
-    on. Here one message's reference check fails for a reason of its own (its table is away)
+    """A handler that always fails is not retried forever: the reader moves on. Here
+    one message's reference check fails for a reason of its own (its table is away)
     while its neighbours, before and after it in the partition, need no such check."""
     await kafka_runtime.ensure_topics()
     command_topic = topic(kafka_runtime, topics.RECORD_FEEDBACK)
@@ -258,7 +258,7 @@ async def test_a_message_that_keeps_failing_is_parked_and_the_partition_moves_on
 async def test_an_inbound_consumer_started_while_kafka_is_away_says_so_and_then_consumes(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
-    """Issue 7 item 4: the inbound consumer heartbeats like the log's readers, so status and
+    """The inbound consumer heartbeats like the log's readers, so status and
     /readyz tell "waiting for Kafka" from "consuming" from "not running"."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

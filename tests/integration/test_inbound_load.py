@@ -1,4 +1,4 @@
-"""Issue 7, item 5, as it must show: 1,000 valid commands interleaved with 1,000 malformed
+"""1,000 valid commands interleaved with 1,000 malformed
 messages on a real broker; every valid one applied once, every malformed one dead-lettered or
 parked with a reason, no partition stalled."""
 

@@ -13,7 +13,7 @@ from contracts.reports import (
     SubmitReport,
 )
 from projections.inbox import Inbox, InboxFilter, get_report, list_inbox
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.processes.bootstrap import Runtime
 from services.projecting.runner import ProjectionRunner, rebuild
 from services.reports.domain import Report
@@ -120,7 +120,7 @@ async def test_a_failed_hand_over_is_shown_and_a_rebuild_equals_the_live_inbox(
 async def test_a_kind_fabricated_free_text_report_is_listed_as_fabricated(
     runtime: Runtime,
 ) -> None:
-    """Issue 7 / SPEC §3.4: the Inbox shows the canonical kind the handler stored."""
+    """SPEC §3.4: the Inbox shows the canonical kind the handler stored."""
     body = {"category": "answer", "message": "made up", "extraContext": FABRICATED_BLOCK}
     state = await send(runtime, DraftReport.model_validate(body), "d1")
     await send(runtime, SubmitReport(report_id=state.report_id), "s1")
@@ -134,7 +134,7 @@ async def test_a_kind_fabricated_free_text_report_is_listed_as_fabricated(
 async def test_the_inbox_shows_the_stored_facts_never_the_text_parsed_again(
     runtime: Runtime,
 ) -> None:
-    """Issue 7: what a rebuild produces depends on the stored facts only, so a parser change
+    """What a rebuild produces depends on the stored facts only, so a parser change
     cannot change it. Here the facts and the text disagree on purpose: the facts win."""
     report = Report.draft(
         DraftReport(category="answer", message="wrong", extra_context="Kind: other\nAgent: X"),
@@ -152,7 +152,7 @@ async def test_the_inbox_shows_the_stored_facts_never_the_text_parsed_again(
 async def test_an_old_report_holding_only_its_text_is_projected_with_its_facts(
     runtime: Runtime,
 ) -> None:
-    """Issue 7: a v1 ``Drafted`` (no facts) in PostgreSQL is upcast when the projection reads it."""
+    """A v1 ``Drafted`` (no facts) in PostgreSQL is upcast when the projection reads it."""
     report = Report.draft(
         DraftReport(category="answer", message="wrong", extra_context=FABRICATED_BLOCK),
         report_id=uuid4(), tenant_id="t1", reporter="rita", at=T0, command_id="c", facts=None,

@@ -1,4 +1,4 @@
-"""Issue 8, "Leaks across tenants and people": each leak closed, over HTTP on a real PostgreSQL.
+"""No leaks across tenants and people, each shown over HTTP on a real PostgreSQL.
 
 Tenant A's people are alice (``keys.a``) and anna (``keys.a_other``); bob (``keys.b``) is of
 tenant B; ``keys.a_service`` is a service of tenant A.
@@ -16,11 +16,12 @@ from prometheus_client import generate_latest
 
 from contracts.errors import Refused
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.feedback.subscriptions import referenced_artifacts_exist
 from services.processes.bootstrap import Runtime
 from services.processes.metrics_port import serve_metrics
-from services.store.event_store import EVENTS_TABLE, TENANTS_TABLE, ensure_tenants_table, owned
+from services.store.event_store import EVENTS_TABLE
+from services.store.owners import TENANTS_TABLE, ensure_tenants_table, owned
 from tests.conftest import Keys, settings_for
 from tests.unit.test_wrong_answer import SEED_FACTS
 
@@ -53,13 +54,13 @@ def spellings(ref: str) -> list[str]:
     return [f"ARTIFACT:sha256:{digest}", f"artifact:SHA256:{digest}", f"Artifact:Sha256:{digest}"]
 
 
-# --- item 1: another tenant's artifact under another spelling of the scheme ------------------
+# --- Another tenant's artifact under another spelling of the scheme --------------------------
 
 
 async def test_another_tenants_artifact_is_refused_in_any_spelling_of_the_scheme(
     client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 1 (SPEC C06, C08): scheme and algorithm are case-insensitive (RFC 3986),
+    """SPEC C06, C08: scheme and algorithm are case-insensitive (RFC 3986),
     so ``ARTIFACT:sha256:`` and ``artifact:SHA256:`` are checked like ``artifact:sha256:``."""
     theirs = await store_artifact(client, keys.b, b"tenant B's private note")
     for field in ("commentRef", "correctedArtifactRef"):
@@ -75,7 +76,7 @@ async def test_another_tenants_artifact_is_refused_in_any_spelling_of_the_scheme
 async def test_an_own_artifact_in_another_spelling_is_stored_in_the_normal_one(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 1: the reference is stored normalised, whatever spelling was sent."""
+    """The reference is stored normalised, whatever spelling was sent."""
     ours = await store_artifact(client, keys.a, b"a note of our own")
     upper = "ARTIFACT:SHA256:" + ours.removeprefix("artifact:sha256:").upper()
     recorded = await client.post("/factory/feedback", json=comment(upper), headers=auth(keys.a))
@@ -90,7 +91,7 @@ async def test_an_own_artifact_in_another_spelling_is_stored_in_the_normal_one(
 async def test_a_malformed_reference_in_our_scheme_is_refused_naming_the_field(
     client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 1: ``artifact:`` is ours; anything but sha256 and 64 hex digits is refused."""
+    """``artifact:`` is ours; anything but sha256 and 64 hex digits is refused."""
     for ref in ("artifact:md5:abc", "ARTIFACT:sha256:xyz", "artifact:sha256:" + "a" * 63):
         refused = await client.post("/factory/feedback", json=comment(ref), headers=auth(keys.a))
         assert refused.status_code == 422, ref
@@ -104,7 +105,7 @@ async def test_a_malformed_reference_in_our_scheme_is_refused_naming_the_field(
 async def test_the_kafka_path_checks_every_spelling_of_the_scheme_too(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 1: the inbound RecordFeedback's reference check (SPEC C06, C08)."""
+    """The inbound RecordFeedback's reference check (SPEC C06, C08)."""
     theirs = await store_artifact(client, keys.b, b"tenant B's private note")
     tenant_a = runtime.keys.identify(keys.a)
     assert tenant_a is not None
@@ -116,7 +117,7 @@ async def test_the_kafka_path_checks_every_spelling_of_the_scheme_too(
         assert refused.value.field == "commentRef"
 
 
-# --- item 2: /metrics apart from the API, without tenant ids unless configured ----------------
+# --- /metrics apart from the API, without tenant ids unless configured ------------------------
 
 
 def free_port() -> int:
@@ -138,7 +139,7 @@ async def record_rating(client: httpx.AsyncClient, key: str) -> None:
 
 
 async def test_metrics_are_not_served_by_the_api(client: httpx.AsyncClient, keys: Keys) -> None:
-    """Issue 8 item 2: whoever reaches the API is not therefore an operator."""
+    """Whoever reaches the API is not therefore an operator."""
     assert (await client.get("/metrics")).status_code == 404
     assert (await client.get("/metrics", headers=auth(keys.a))).status_code == 404
 
@@ -146,7 +147,7 @@ async def test_metrics_are_not_served_by_the_api(client: httpx.AsyncClient, keys
 async def test_metrics_are_served_on_their_own_port_without_tenant_ids(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 2 (SPEC C48): the feedback counter by kind; the tenant label stays empty
+    """SPEC C48: the feedback counter by kind; the tenant label stays empty
     unless FEEDBACKLOOP_METRICS_TENANT_LABELS is set."""
     runtime.settings.metrics_port = free_port()
     port = runtime.metrics_served(serve_metrics(runtime.settings, runtime.role))
@@ -161,7 +162,7 @@ async def test_metrics_are_served_on_their_own_port_without_tenant_ids(
 
 
 async def test_tenant_ids_are_labels_only_when_configured(database_url: str, keys: Keys) -> None:
-    """Issue 8 item 2: an operator who wants per-tenant counts (C48's tenant dimension) asks."""
+    """An operator who wants per-tenant counts (C48's tenant dimension) asks."""
     settings = settings_for(database_url, keys).model_copy(update={"metrics_tenant_labels": True})
     runtime = await Runtime.open(settings)
     try:
@@ -178,7 +179,7 @@ async def test_tenant_ids_are_labels_only_when_configured(database_url: str, key
 async def test_a_metrics_port_that_is_taken_stops_the_process_naming_the_setting(
     runtime: Runtime,
 ) -> None:
-    """Issue 8 item 2: metrics an operator counts on must not go missing quietly; 0 is off."""
+    """Metrics an operator counts on must not go missing quietly; 0 is off."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -189,7 +190,7 @@ async def test_a_metrics_port_that_is_taken_stops_the_process_naming_the_setting
     assert serve_metrics(runtime.settings, runtime.role) is None
 
 
-# --- item 3: a draft is its author's until submitted ------------------------------------------
+# --- A draft is its author's until submitted --------------------------------------------------
 
 
 async def draft(client: httpx.AsyncClient, key: str, message: str = "it said CHF 200") -> str:
@@ -203,7 +204,7 @@ async def draft(client: httpx.AsyncClient, key: str, message: str = "it said CHF
 async def test_another_persons_draft_is_absent_on_read_submit_review_and_lift(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 3 (SPEC W27: a draft is not a report until Submit): alice's draft is
+    """SPEC W27 (a draft is not a report until Submit): alice's draft is
     hers; to anna, of the same tenant, it answers 404 exactly as a report that is not there."""
     runtime.start_projections()
     report_id = await draft(client, keys.a)
@@ -246,7 +247,7 @@ async def test_another_persons_draft_is_absent_on_read_submit_review_and_lift(
 async def test_the_inbox_lists_submitted_reports_only_not_even_the_authors_drafts(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 3 (SPEC W27, W30): drafts are in nobody's Inbox."""
+    """SPEC W27, W30: drafts are in nobody's Inbox."""
     runtime.start_projections()
     await draft(client, keys.a, "still a draft")
     submitted_id = await draft(client, keys.a, "submitted")
@@ -259,13 +260,13 @@ async def test_the_inbox_lists_submitted_reports_only_not_even_the_authors_draft
         assert [i["reportId"] for i in inbox.json()["items"]] == [submitted_id]
 
 
-# --- item 4: only people confirm an eval case -------------------------------------------------
+# --- Only people confirm an eval case ---------------------------------------------------------
 
 
 async def test_a_service_key_cannot_confirm_an_eval_case(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 4 (SPEC W74–W76): confirmedBy is a person, the one the nightly runs act
+    """SPEC W74–W76: confirmedBy is a person, the one the nightly runs act
     as; a service's key is refused with 403, naming why, and nothing is confirmed."""
     facts = {**SEED_FACTS, "prompt": "Welchen Stundenansatz verrechne ich?"}
     drafted = await client.post("/factory/reports/wrong-answer", json=facts, headers=auth(keys.a))
@@ -294,13 +295,13 @@ async def test_a_service_key_cannot_confirm_an_eval_case(
     assert by_person.json()["confirmedBy"] == "alice"
 
 
-# --- item 5: artifacts are downloads, never in the uploader's Content-Type ---------------------
+# --- Artifacts are downloads, never in the uploader's Content-Type -----------------------------
 
 
 async def test_an_artifact_is_served_as_a_plain_text_download_never_as_uploaded(
     client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 5 (SPEC C06: artifacts hold people's text): an uploaded ``text/html``
+    """SPEC C06 (artifacts hold people's text): an uploaded ``text/html``
     must not render (and run) in a reader's browser; the bytes come back unchanged."""
     page = b"<html><script>fetch('/factory/reports/inbox')</script></html>"
     stored = await client.post(
@@ -328,17 +329,16 @@ async def test_an_artifact_is_served_as_a_plain_text_download_never_as_uploaded(
     assert read.headers["content-disposition"] == "attachment"
 
 
-# --- item 6: another tenant's id takes the same path as an id that does not exist ---------------
+# --- Another tenant's id takes the same path as an id that does not exist -----------------------
 
 
 async def test_another_tenants_id_is_refused_by_the_same_path_as_a_random_one(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 8 item 6 (SPEC C51: every write is scoped by tenant, and says nothing of
-    another tenant's data): a write route refused another tenant's existing id measurably later
-    than a random id (the aggregate was loaded, then its tenant compared). Now both are one
-    probe of the owners' table by (id, tenant) that finds nothing, and neither reads a single
-    event of the aggregate."""
+    """SPEC C51 (every write is scoped by tenant, and says nothing of another tenant's data):
+    another tenant's existing id and a random id are refused alike, by one probe of the
+    owners' table by (id, tenant) that finds nothing; neither reads a single event of the
+    aggregate, so neither takes longer to refuse."""
     theirs = await draft(client, keys.b)
     await client.post(f"/factory/reports/{theirs}/submit", headers=auth(keys.b))
     reads: list[object] = []
@@ -373,13 +373,13 @@ async def test_another_tenants_id_is_refused_by_the_same_path_as_a_random_one(
 async def test_the_owners_table_is_filled_with_every_append_and_for_aggregates_stored_before(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 8 item 6: the owners' table is written by the database in the transaction that
+    """The owners' table is written by the database in the transaction that
     appends an aggregate's first event, and on first start for a store that predates it."""
     report_id = UUID(await draft(client, keys.a))
     tenant = runtime.keys.identify(keys.a)
     assert tenant is not None
     assert owned(runtime.store, tenant.tenant_id, report_id)
-    async with runtime.pool.acquire() as conn:  # as a store before issue 8 was
+    async with runtime.pool.acquire() as conn:  # as a store made before the owners' table
         await conn.execute(f"DROP TRIGGER feedbackloop_record_tenant ON {EVENTS_TABLE}")
         await conn.execute(f"DROP TABLE {TENANTS_TABLE}")
     ensure_tenants_table(runtime.store)

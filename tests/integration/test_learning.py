@@ -21,7 +21,7 @@ from prometheus_client import REGISTRY
 from contracts.feedback import RecordFeedback
 from contracts.neighbours import EvaluationCompleted
 from projections.learning_proposals import get_proposal
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.followers.follower import wait_for_position
 from services.kafka.inbound.parsing import identity
 from services.learning.domain import LearningProposal
@@ -447,7 +447,7 @@ text = "Replies come while the asker still waits."
 async def test_proposals_tied_on_evidence_are_ranked_by_the_charter_line_they_serve(
     live: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """Issue 10 and SPEC M21: most evidence first; among ties, the proposal whose evidence
+    """SPEC M21: most evidence first; among ties, the proposal whose evidence
     serves the higher line of the tenant's charter; by raisedAt while there is no charter.
     A ``charter:`` reference to a line the charter lacks counts for none (M19)."""
     tenant = tenant_of(keys)

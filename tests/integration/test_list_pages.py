@@ -209,7 +209,7 @@ async def test_a_cursor_of_another_list_or_tenant_is_refused_naming_before(
         headers={"Authorization": f"Bearer {keys.b}"},
     )
     assert (other_tenant.status_code, other_tenant.json()["field"]) == (422, "before")
-    for route in LISTS:  # one bound on every list (services.edge.app.Limit)
+    for route in LISTS:  # one bound on every list (services.edge.parameters.Limit)
         for limit in ("0", "201"):
             refused = await client.get(route, params={"limit": limit})
             assert (refused.status_code, refused.json()["field"]) == (422, "limit")

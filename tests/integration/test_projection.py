@@ -8,7 +8,7 @@ from contracts.feedback import RecordFeedback
 from projections.feedback_list import SELECTED, FeedbackList, list_feedback
 from projections.inbox import Inbox
 from projections.read_model import BULK_ROWS, insert_rows
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.followers.follower import Connection, Positioned, read_position, wait_for_position
 from services.followers.parked import list_parked
 from services.processes.bootstrap import Runtime
@@ -148,7 +148,7 @@ class Refusing(FeedbackList):
 async def test_read_models_rebuilt_together_equal_each_rebuilt_alone_and_one_failing_goes_alone(
     runtime: Runtime,
 ) -> None:
-    """Issue 12 item 6: one read of the log for every read model being rebuilt. A read model
+    """One read of the log for every read model being rebuilt. A read model
     whose page fails in that shared pass goes on alone on its own follower (which parks the
     event it keeps failing on); the others are not held back."""
     await record(runtime, "t1", 60)

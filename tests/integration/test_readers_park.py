@@ -1,4 +1,4 @@
-"""Issue 7 item 3, reader by reader: a real read model (the Inbox) and the hand-over webhook
+"""Reader by reader, a real read model (the Inbox) and the hand-over webhook
 park the event they keep failing on, apply everything else, hold the same aggregate's later
 events behind it, and after a fix ``parked retry`` applies them in order. (The relay's and the
 inbound consumer's own tests are in test_relay.py and test_inbound.py.)"""
@@ -20,7 +20,9 @@ from services.followers.follower import Connection, Follower, Positioned
 from services.followers.parked import list_parked, release
 from services.processes.bootstrap import Runtime
 from services.projecting.runner import ProjectionReader, ensure_schema, rebuild
-from services.reports.webhook import HandOverWebhook
+from services.reports.webhook import HAND_OVER_WEBHOOK
+from services.webhooks.reader import WebhookReader
+from services.webhooks.signed import SignedWebhook
 from tests.e2e.conftest import WEBHOOK_SECRET, Receiver, receiver  # noqa: F401 (a fixture)
 from tests.integration.test_inbox import send
 from tests.unit.test_wrong_answer import SEED_FACTS
@@ -118,8 +120,9 @@ async def test_the_hand_over_webhook_parks_what_it_cannot_send_and_delivers_the_
     receiver: Receiver,  # noqa: F811 (the fixture imported above)
 ) -> None:
     bad, *good = await reports(runtime, 3, "bug")
-    webhook = HandOverWebhook(
-        runtime.store, runtime.bus, url=receiver.url, secret=WEBHOOK_SECRET, source="urn:test"
+    signed = SignedWebhook(url=receiver.url, secret=WEBHOOK_SECRET)
+    webhook = WebhookReader(
+        runtime.store, runtime.bus, HAND_OVER_WEBHOOK, signed, source="urn:test"
     )
     broken = {bad}
     deliver = webhook.deliver

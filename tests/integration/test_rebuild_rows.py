@@ -1,4 +1,4 @@
-"""A rebuild's bulk catch-up writes the rows live following writes (issue 12 item 6), on a
+"""A rebuild's bulk catch-up writes the rows live following writes, on a
 real PostgreSQL: the three read models every FeedbackRecorded reaches (the feedback list, the
 appraisal facts, the datasets' corrections), compared column by column, with the same keys and
 indexes (the insert-only tables are loaded without their key, added after); and an event that
@@ -262,7 +262,7 @@ async def test_a_worker_process_killed_mid_rebuild_fails_it_and_the_next_rebuild
     assert sorted(row[0] for row in listed) == sorted(f.id for f in made)
 
 
-# The feedback tables as made before their keys led with what they are read by (issue 12).
+# The feedback tables as made before their keys led with what they are read by.
 EARLIER_FEEDBACK_TABLES = (
     """
 CREATE TABLE {schema}.feedback (

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from contracts import topics
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.followers.follower import Follower, read_position
 from services.followers.parked import list_parked, release
 from services.kafka.relay import Relay
@@ -187,7 +187,7 @@ async def forward(port: int, to: str) -> asyncio.Server:
 async def test_a_relay_started_while_kafka_is_away_waits_and_then_publishes_everything(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
-    """Issue 7 item 4: no silent death; the state says what it waits for."""
+    """No silent death; the state says what it waits for."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -217,7 +217,7 @@ async def test_a_relay_started_while_kafka_is_away_waits_and_then_publishes_ever
 async def test_an_event_the_relay_cannot_publish_is_parked_and_the_rest_flows(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
-    """Issue 7 item 3: one bad event never stops every tenant's publication; after a fix,
+    """One bad event never stops every tenant's publication; after a fix,
     `parked retry` publishes it."""
     poison = (await record(kafka_runtime, 1))[0]
     broken = {poison}
@@ -256,7 +256,7 @@ async def test_an_event_the_relay_cannot_publish_is_parked_and_the_rest_flows(
 async def test_the_trace_of_a_request_travels_to_the_message_the_relay_publishes(
     kafka_runtime: Runtime, kafka_bootstrap: str, keys: Keys
 ) -> None:
-    """Issue 7 item 4: W3C traceparent, HTTP → the event's metadata → Kafka header and the
+    """W3C traceparent, HTTP → the event's metadata → Kafka header and the
     CloudEvent's extension attribute."""
     traceparent = f"00-{uuid.uuid4().hex}-{uuid.uuid4().hex[:16]}-01"
     transport = httpx.ASGITransport(app=kafka_runtime.app())
@@ -301,7 +301,7 @@ async def test_the_trace_of_a_request_travels_to_the_message_the_relay_publishes
 async def test_each_message_lands_in_the_partition_a_plain_send_would_pick(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
-    """Issue 12: the relay fills a record batch per partition itself; an aggregate's events
+    """The relay fills a record batch per partition itself; an aggregate's events
     must still go where aiokafka's ``send()`` (its DefaultPartitioner) sends them, in log
     order."""
     await kafka_runtime.ensure_topics()
@@ -333,7 +333,7 @@ class Padded(BaseModel):
 async def test_a_message_over_the_size_limit_is_parked_and_the_rest_flows(
     kafka_runtime: Runtime, kafka_bootstrap: str
 ) -> None:
-    """Issue 7 item 3, kept in issue 12: a message Kafka would refuse is the event's own
+    """A message Kafka would refuse is the event's own
     problem, parked; the events around it, in the same batch, are published."""
     await kafka_runtime.ensure_topics()
     first = await record(kafka_runtime, 2)

@@ -34,7 +34,7 @@ from services.scheduling.failures import (
 from services.scheduling.failures import NIGHT as NIGHT_JOB
 from services.scheduling.orders import BuildDigest, PlanNight
 from services.scheduling.scheduler import Scheduler
-from services.store.event_store import existing
+from services.store.existing import existing
 from tests.conftest import Keys
 from tests.integration.test_datasets import tenant_of
 from tests.integration.test_digest import MONDAY, ORDER, submit

@@ -1,4 +1,4 @@
-"""The scheduler on a real PostgreSQL (issue 9): ticks remembered across restarts, missed due
+"""The scheduler on a real PostgreSQL: ticks remembered across restarts, missed due
 times caught up in order and once, a failing order tried again and then given up and shown by
 status, and its heartbeat read as a reader's."""
 

@@ -13,16 +13,15 @@ from prometheus_client import REGISTRY
 
 from contracts.errors import Conflict
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import CommandBus, Decision, Handler, Issued, as_new
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Decision, Handler
+from services.bus.fast_marking import as_new
+from services.bus.issued import Issued
 from services.feedback.handlers import ALONE, CREATES, HANDLERS, record_feedback
 from services.processes.bootstrap import Runtime
-from services.store.event_store import (
-    EVENTS_TABLE,
-    EventStore,
-    LoopStore,
-    StoreMisconfigured,
-    open_store,
-)
+from services.store.event_store import EVENTS_TABLE, EventStore
+from services.store.fast_loop_store import LoopStore
+from services.store.opening import StoreMisconfigured, open_store
 
 
 def issued(tenant: str, command_id: str, rating: int = 3) -> Issued:
@@ -59,7 +58,7 @@ def bus_sample(name: str, stage: str | None = None) -> float:
 
 
 async def test_the_bus_counts_its_batches_and_times_each_stage(runtime: Runtime) -> None:
-    """Issue 12: an operator reads where a command's time goes (waiting to be taken,
+    """An operator reads where a command's time goes (waiting to be taken,
     deciding, appending) and how many commands each append carried."""
     stages = ("queued", "decide", "append")
     counts = {stage: bus_sample("seconds_count", stage) for stage in stages}
@@ -190,10 +189,10 @@ def recording_threads(threads: list[int]) -> dict[type, Handler]:
 async def test_new_feedback_is_decided_and_appended_on_the_event_loop(
     runtime: Runtime, database_url: str
 ) -> None:
-    """Issue 12: a batch of new feedback asks PostgreSQL through asyncpg and decides on the
-    event loop, with no hand-over to a thread; feedback that exists already, or a command
-    under an Idempotency-Key (its receipt is looked up by the library), is decided in a
-    thread as before. Both are stored alike."""
+    """A batch of new feedback asks PostgreSQL through asyncpg and decides on the event loop,
+    with no hand-over to a thread; feedback that exists already, or a command under an
+    Idempotency-Key (its receipt is looked up by the library), is decided in a thread. Both
+    are stored alike."""
     threads: list[int] = []
     loop_store = await LoopStore.open(database_url, runtime.store)
     bus = CommandBus(

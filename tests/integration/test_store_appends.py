@@ -1,4 +1,4 @@
-"""How the store appends (issue 12): events as column arrays, owners by a statement trigger."""
+"""How the store appends: events as column arrays, owners by a statement trigger."""
 
 import time
 import uuid
@@ -9,14 +9,10 @@ import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
 from psycopg.pq import TransactionStatus
 
-from services.store.event_store import (
-    EVENTS_TABLE,
-    TENANTS_TABLE,
-    ColumnsRecorder,
-    ensure_tenants_table,
-    open_store,
-    owned,
-)
+from services.store.columns_recorder import ColumnsRecorder
+from services.store.event_store import EVENTS_TABLE
+from services.store.opening import open_store
+from services.store.owners import TENANTS_TABLE, ensure_tenants_table, owned
 
 
 def stored(originator_id: uuid.UUID, version: int, tenant: str | None) -> StoredEvent:
@@ -81,7 +77,7 @@ def test_a_row_trigger_of_an_older_store_is_replaced_and_its_owners_kept(databas
     datastore = store.recorder.datastore  # type: ignore[attr-defined]
     try:
         before = uuid.uuid4()
-        with datastore.transaction(commit=True) as curs:  # as a store before issue 12 was
+        with datastore.transaction(commit=True) as curs:  # as a store made before the column arrays
             curs.execute(f"DROP TRIGGER feedbackloop_record_tenant ON {EVENTS_TABLE}")
             curs.execute(
                 "CREATE OR REPLACE FUNCTION feedbackloop_record_tenant() RETURNS trigger "
@@ -198,9 +194,9 @@ def test_the_append_function_is_written_once_not_again_by_every_process_that_ope
 @pytest.mark.parametrize("tracked", [False, True], ids=["one statement", "with tracking"])
 def test_an_append_never_waits_for_vacuum(database_url: str, tracked: bool) -> None:
     """VACUUM and ANALYZE (autovacuum's too) hold SHARE UPDATE EXCLUSIVE on the table they
-    work on. The library's table lock conflicts with it: every append waited for them, and
-    autovacuum was cancelled after a second of appends waiting (issue 12's one-second
-    stalls). The append lock (``APPEND_LOCK``) does not."""
+    work on. The library's table lock conflicts with it: every append would wait for them,
+    and autovacuum is cancelled after a second of appends waiting. The append lock
+    (``APPEND_LOCK``) does not conflict with it."""
     store = open_store(database_url)
     tracking = {"tracking": Tracking("up", 1)} if tracked else {}
     try:

@@ -1,6 +1,6 @@
 """The rebuild's ``timestamptz`` codec against asyncpg's own, on a real PostgreSQL: every
 value lands as the same timestamp, reads back as the same ``datetime``, and a value asyncpg
-refuses is refused alike (issue 12 item 6)."""
+refuses is refused alike."""
 
 from datetime import UTC, date, datetime, timedelta, timezone
 

@@ -96,7 +96,7 @@ async def test_a_snapshot_refused_with_409_stores_no_artifact(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
     """C15: version 1 published, then tasks change and version 1 is asked for again: the
-    refusal (409 version-immutable) used to keep the new document as an artifact."""
+    refusal (409 version-immutable) keeps nothing of the new document, not even an artifact."""
     runtime.start_projections(["datasets"])
     tenant = tenant_of(keys, 0)
     question, answer = await artifact(client, "q"), await artifact(client, "a")

@@ -1,4 +1,4 @@
-"""``feedbackloop api``: the server settings it hands uvicorn (issue 12). uvicorn itself is
+"""``feedbackloop api``: the server settings it hands uvicorn. uvicorn itself is
 replaced by a recorder of its arguments: starting it is the integration tests' work."""
 
 import os
@@ -41,7 +41,8 @@ def test_a_worker_per_core_up_to_two_by_default_with_the_production_settings(
 def test_a_busy_worker_is_given_half_a_minute_to_answer_the_supervisor_before_it_is_killed(
     started: list[dict[str, Any]],
 ) -> None:
-    """uvicorn's 5 s killed every worker of a loaded two-core machine while it started."""
+    """uvicorn's default 5 s would kill every worker of a loaded two-core machine while it
+    starts."""
     result = CliRunner().invoke(cli.app, ["api", "--workers", "2"])
     assert result.exit_code == 0, result.output
     [settings] = started

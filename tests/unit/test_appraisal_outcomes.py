@@ -159,9 +159,9 @@ def test_the_table_can_be_swapped_without_touching_the_facts() -> None:
     assert [e.sign for e in goal_errors(facts, Charter(), NOW, table)] == [-2.0]
 
 
-def test_the_readme_shows_the_table_as_the_code_has_it() -> None:
-    readme = Path("README.md").read_text(encoding="utf-8")
-    assert contribution_rows() in readme
+def test_the_appraisal_page_shows_the_table_as_the_code_has_it() -> None:
+    page = Path("docs/appraisal.md").read_text(encoding="utf-8")
+    assert contribution_rows() in page
 
 
 def run(**counters: object) -> RunFact:

@@ -1,9 +1,10 @@
-"""``services.edge.app.read_body`` (issue 12) reads a body as the rules say, whichever parser ends
-up reading it: nesting at most ``MAX_DEPTH`` levels, no key twice in one object, no NaN or
-Infinity, anything else not JSON refused naming why. The reference below is those rules
-written plainly (the text's nesting counted first, then the standard parser with hooks), and
-``read_body`` must answer what it answers, value or refusal, for any text, including texts
-full of colons and brackets inside strings and keys spelt twice at any depth."""
+"""``services.edge.json_bodies.read_body`` (orjson first) reads a body as the rules say,
+whichever parser ends up reading it: nesting at most ``MAX_DEPTH`` levels, no key twice in one
+object, no NaN or Infinity, anything else not JSON refused naming why. The reference is the
+plain path beside it, ``read_strictly`` (the text's nesting counted first, then the standard
+parser with hooks), and ``read_body`` must answer what it answers, value or refusal, for any
+text, including texts full of colons and brackets inside strings and keys spelt twice at any
+depth."""
 
 import json
 from typing import Any
@@ -14,30 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contracts.errors import Refused
-from services.edge.app import MAX_DEPTH, nesting_depth, read_body
+from services.edge.json_bodies import MAX_DEPTH, read_body, read_strictly
 
 pytestmark = pytest.mark.unit
-
-
-def by_the_rules(raw: bytes) -> Any:
-    if nesting_depth(raw) > MAX_DEPTH:
-        raise Refused(f"the body nests deeper than {MAX_DEPTH} levels", field="body")
-
-    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in found:
-                raise Refused(f"the key {key!r} appears more than once", field=key)
-            found[key] = value
-        return found
-
-    def not_json(constant: str) -> Any:
-        raise ValueError(f"{constant} is not a JSON number")
-
-    try:
-        return json.loads(raw or b"null", object_pairs_hook=unique, parse_constant=not_json)
-    except ValueError as exc:
-        raise Refused(f"the body is not JSON: {exc}", field="body") from None
 
 
 def outcome(read: Any, raw: bytes) -> tuple[str, Any]:
@@ -86,7 +66,7 @@ def bodies(draw: st.DrawFn) -> bytes:
 
 @given(bodies())
 def test_a_body_is_read_or_refused_as_the_rules_say(raw: bytes) -> None:
-    expected = outcome(by_the_rules, raw)
+    expected = outcome(read_strictly, raw)
     read = outcome(lambda r: read_body(r)[0], raw)
     assert read == expected
 
@@ -118,4 +98,4 @@ def test_what_orjson_read_it_writes_back_as_the_standard_writer_means(raw: bytes
     ],
 )
 def test_the_hard_cases(raw: bytes) -> None:
-    assert outcome(lambda r: read_body(r)[0], raw) == outcome(by_the_rules, raw)
+    assert outcome(lambda r: read_body(r)[0], raw) == outcome(read_strictly, raw)

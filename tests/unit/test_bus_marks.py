@@ -11,14 +11,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import (
-    RECEIPT_NAMESPACE,
-    RECEIPT_TOPIC,
-    Issued,
-    Receipt,
-    as_new,
-    receipt_id,
-)
+from services.bus.command_bus import RECEIPT_TOPIC, Receipt
+from services.bus.fast_marking import as_new
+from services.bus.issued import Issued
+from services.bus.receipts import RECEIPT_NAMESPACE, receipt_id
 from services.feedback.domain import (
     FEEDBACK_NAMESPACE,
     FEEDBACK_TOPIC,
@@ -52,7 +48,7 @@ AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     ],
 )
 def test_a_command_marked_new_is_what_replace_makes(issued: Issued) -> None:
-    """Issue 12: ``as_new`` stands for ``replace(issued, new=True)``; field for field the same,
+    """``as_new`` stands for ``replace(issued, new=True)``; field for field the same,
     a new object, and the original left unmarked (the redo path decides it again unmarked)."""
     marked = as_new(issued)
     assert marked == replace(issued, new=True)
@@ -70,7 +66,7 @@ def test_a_command_marked_new_is_what_replace_makes(issued: Issued) -> None:
 @example("")
 @example('["urn:x", "ünï ☃ \U0001f600"]')
 def test_a_receipt_id_is_the_uuid5_of_its_identity(identity: str) -> None:
-    """Issue 12: ``receipt_id`` spells ``uuid5`` with the namespace's bytes read once; for
+    """``receipt_id`` spells ``uuid5`` with the namespace's bytes read once; for
     any identity it is the very id ``uuid5`` derives (receipts stored before find theirs)."""
     try:
         expected = uuid5(RECEIPT_NAMESPACE, identity)
@@ -105,7 +101,7 @@ def same_event(built: Any, made: Any) -> None:
 
 @pytest.mark.parametrize("digest", [None, "d" * 64])
 def test_a_receipt_event_is_what_its_dataclass_init_makes(digest: str | None) -> None:
-    """Issue 12: ``Receipt.recorded`` fills the event without its frozen dataclass
+    """``Receipt.recorded`` fills the event without its frozen dataclass
     ``__init__``; field for field, in order, it is the event that ``__init__`` makes."""
     identity = '["urn:x", "1"]'
     made = Receipt.Recorded(  # type: ignore[call-arg]
@@ -129,7 +125,7 @@ def test_a_receipt_event_is_what_its_dataclass_init_makes(digest: str | None) ->
     ],
 )
 def test_a_feedback_event_is_what_its_dataclass_init_makes(body: dict[str, Any]) -> None:
-    """Issue 12 (SPEC C01): ``Feedback.recorded`` likewise, for each kind of feedback."""
+    """SPEC C01: ``Feedback.recorded`` likewise, for each kind of feedback."""
     command = RecordFeedback.model_validate(
         {"projectId": "p1", "subjectKind": "run", "subjectRef": "run-1"} | body
     )

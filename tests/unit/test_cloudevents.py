@@ -80,8 +80,8 @@ def test_the_cloudevent_id_is_the_same_each_time_the_event_is_published() -> Non
 
 
 def test_the_cloudevent_id_is_the_uuid5_of_the_event_s_place_in_its_aggregate() -> None:
-    """Issue 12: written out with hashlib for speed, it must stay the very id it always was
-    (consumers de-duplicate on it across the change)."""
+    """Written out with hashlib for speed, it must be the very id ``uuid5`` derives
+    (consumers de-duplicate on it)."""
     for version in (1, 2, 9, 10, 12345, 2**40):
         aggregate = uuid.uuid4()
         expected = str(uuid.uuid5(EVENT_ID_NAMESPACE, f"{aggregate}/{version}"))
@@ -105,8 +105,8 @@ def test_any_cloudevent_id_is_the_uuid5_of_its_name(
 
 
 def sdk_message(publication: Any, event: Any, source: str) -> KafkaMessage:
-    """What the CloudEvents SDK writes for the event's attributes and payload (how the relay
-    built its messages before issue 12): the reference the relay's own writing is held to."""
+    """What the CloudEvents SDK writes for the event's attributes and payload (the plain way
+    of building a message): the reference the relay's own writing is held to."""
     attributes = cloudevent_attributes(publication, event, source, str(event.originator_id))
     data = publication.to_contract(event).model_dump(mode="json", by_alias=True)
     return to_structured_event(CloudEvent(attributes, data))
@@ -123,7 +123,7 @@ def assert_same_as_the_sdk_writes(event: Any, source: str = "urn:test") -> None:
 
 
 def test_the_relay_writes_the_cloudevent_the_sdk_writes() -> None:
-    """Issue 12: the relay writes the JSON itself (orjson), the same attributes and values."""
+    """The relay writes the JSON itself (orjson), the same attributes and values."""
     assert_same_as_the_sdk_writes(recorded_event())
 
 

@@ -1,7 +1,7 @@
 """Golden files: the checked-in schemas and AsyncAPI document are what the code generates.
 
 A failure here means a published contract changed, or a checked-in document drifted from
-the declarations (issue 7, item 6). If the change is additive and intended, run
+the declarations. If the change is additive and intended, run
 ``feedbackloop contracts`` and commit; a breaking change is a new v2 topic instead.
 """
 
@@ -11,7 +11,7 @@ import pytest
 
 from services.processes.documents import (
     CONTRACTS_DIR,
-    README,
+    TOPICS_PAGE,
     asyncapi_document,
     json_schemas,
     render,
@@ -43,12 +43,12 @@ def test_no_checked_in_schema_is_left_that_nothing_declares() -> None:
     assert pinned == set(json_schemas())
 
 
-def test_the_readme_topic_table_is_what_the_declarations_produce() -> None:
-    readme = README.read_text()
-    assert with_topic_table(readme, topic_table(asyncapi_document())) == readme
+def test_the_kafka_page_topic_table_is_what_the_declarations_produce() -> None:
+    page = TOPICS_PAGE.read_text()
+    assert with_topic_table(page, topic_table(asyncapi_document())) == page
 
 
-def test_the_readme_topic_table_lists_every_published_topic_with_its_type() -> None:
+def test_the_topic_table_lists_every_published_topic_with_its_type() -> None:
     table = topic_table(asyncapi_document())
     assert (
         "| `evaluation.evals.v1.run-completed` | out | `evaluation.evals.v1.EvalRunCompleted`"

@@ -1,5 +1,5 @@
 """The ``feedbackloop`` script's entry point imports nothing until it runs: a rebuild's worker
-processes import the script that started their parent (issue 12, ``services.processes.entry``)."""
+processes import the script that started their parent (``services.processes.entry``)."""
 
 import subprocess
 import sys

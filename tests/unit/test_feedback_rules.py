@@ -7,7 +7,7 @@ import pytest
 
 from contracts.errors import Conflict, Refused
 from contracts.feedback import STAMPED_FIELDS, RecordFeedback
-from services.bus.command_bus import command_from
+from services.bus.command_bodies import command_from
 from services.feedback.domain import Feedback, feedback_id_for
 from services.feedback.handlers import request_digest
 

@@ -119,7 +119,7 @@ def test_a_message_that_cannot_be_applied_is_refused_naming_why(value: bytes, fi
 
 
 def test_a_600_kb_tenant_is_refused_before_the_value_is_even_parsed() -> None:
-    """A tenantid that large would stall the relay, were it accepted."""
+    """A 600 KB tenantid is refused at the door: accepted, it would stall the relay later."""
     value = envelope(tenantid="t" * 600_000)
     assert len(value) > MAX_MESSAGE_BYTES
     with pytest.raises(Refused) as refused:
@@ -301,8 +301,8 @@ def test_a_key_longer_than_an_attribute_is_refused_as_the_partition_key() -> Non
 def test_a_rating_json_cannot_hold_or_an_int_cannot_take_is_refused_naming_it(
     number: bytes,
 ) -> None:
-    """The fast reading leaves NaN and infinities to the SDK and hands big ints to
-    json; either way the rating is refused by name, as before."""
+    """The fast reading leaves NaN and infinities to the SDK and hands big ints to json;
+    either way the rating is refused by name, as the SDK's reading refuses it."""
     value = envelope(data={**DATA, "kind": "rating", "rating": 3}).replace(b"3}", number + b"}")
     assert number in value
     with pytest.raises(Refused) as refused:

@@ -1,4 +1,4 @@
-"""``KeyRing.identify`` remembers the keys it has verified (issue 12) without trusting anything
+"""``KeyRing.identify`` remembers the keys it has verified without trusting anything
 but the key itself: the same answers as hashing every time, for live, unknown, revoked and
 look-alike keys."""
 

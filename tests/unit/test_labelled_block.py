@@ -390,7 +390,7 @@ def test_the_first_of_duplicate_labels_wins(label: str, first: str, second: str)
 def test_a_known_kind_in_any_case_is_stored_in_its_canonical_spelling(
     drawn: tuple[str, list[bool], str],
 ) -> None:
-    """SPEC §3.4 as amended (issue 7): ``Kind: Fabricated`` is ``fabricated``."""
+    """SPEC §3.4 as amended: ``Kind: Fabricated`` is ``fabricated``."""
     known, flips, pad = drawn
     spelled = "".join(c.upper() if up else c for c, up in zip(known, flips, strict=True))
     block = parse(f"Kind: {pad}{spelled}{pad}\nAgent: A/B")

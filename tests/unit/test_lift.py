@@ -139,7 +139,7 @@ def test_confirming_stamps_the_caller_and_unconfirming_clears_it() -> None:
 
 
 def test_a_service_cannot_confirm_a_case_but_may_unconfirm_it() -> None:
-    """Issue 8 item 4 (SPEC W74, W76): only a person confirms; the night runs as them."""
+    """SPEC W74, W76: only a person confirms; the night runs as them."""
     case = EvalCase.create(case_id=uuid4(), tenant_id="t", source=uuid4(), agent_path="A", at=AT)
     with pytest.raises(NotPermitted) as refused:
         case.confirm(True, by="svc-nightly", by_service=True, at=AT)

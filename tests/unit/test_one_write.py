@@ -1,6 +1,5 @@
 """``services.processes.cli.OneWrite``: what uvicorn writes within one turn of the loop leaves in
-one
-``send()`` (issue 12), in order, and nothing is lost or sent after the connection closes. The
+one ``send()``, in order, and nothing is lost or sent after the connection closes. The
 transport below is our own recording stand-in for the socket's."""
 
 import asyncio

@@ -1,5 +1,5 @@
-"""Every success in ``/openapi.json`` shows a real answer (issue 8: every response model "with
-examples"), and every example is one the service could answer: valid for its model, valid for
+"""Every success in ``/openapi.json`` shows a real answer (every response model comes
+with examples), and every example is one the service could answer: valid for its model, valid for
 the schema the document publishes, with ids, times and positions as the API writes them.
 
 The document is the one the service serves (``Runtime.app()``), built without servers:
@@ -27,15 +27,15 @@ from contracts import answers, digests, nights, topics
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
 from projections.nights import summary_json
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.digests.build import CaseFact, ReportFact, build
 from services.digests.builder import PAGE_BOUND, digest_url
 from services.digests.domain import Digest, digest_id_for
 from services.digests.published import digest_posted
 from services.digests.weeks import due_at, week_of
 from services.edge import openapi
-from services.edge.app import rfc3339
 from services.edge.auth import ApiKeyEntry, KeyRing
+from services.edge.parameters import rfc3339
 from services.edge.positions import PositionSeal
 from services.evals.domain import case_ref
 from services.evals.scoring import ThreadScore, summarize

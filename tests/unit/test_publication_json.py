@@ -1,5 +1,5 @@
 """A publication's own payload writer (``Publication.payload_writer``) gives the bytes the contract
-built and dumped by pydantic gives, or leaves the event to it (issue 12, figure 5): the same
+built and dumped by pydantic gives, or leaves the event to it: the same
 CloudEvent, or the same refusal (which parks the event), on any values an event may hold,
 hostile ones included."""
 

@@ -1,4 +1,4 @@
-"""Publications are declared once (issue 7, item 6; STYLE 11): what the relay sends, the
+"""Publications are declared once (STYLE 11): what the relay sends, the
 topics created at start, the AsyncAPI publishers and the schemas all come from the contexts'
 declarations, and agree with each other."""
 

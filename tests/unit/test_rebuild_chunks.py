@@ -1,7 +1,6 @@
 """The chunks a rebuild's worker processes take (``services.projecting.apart.spans``): every
-position
-once, in order, none larger than ``CHUNK``, smaller towards the end so the workers finish
-together (issue 12)."""
+position once, in order, none larger than ``CHUNK``, smaller towards the end so the workers
+finish together."""
 
 from hypothesis import given
 from hypothesis import strategies as st

@@ -1,5 +1,5 @@
-"""The relay picks each message's partition itself (it sends record batches per partition):
-it must pick the one aiokafka's own ``send()`` would, so one aggregate's events
+"""The relay picks each message's partition itself (it sends record batches per
+partition): it must pick the one aiokafka's own ``send()`` would, so one aggregate's events
 keep landing in one partition, where they always did. It hashes a page's keys at once with
 its own murmur2 (``services.kafka.murmur2``), held here to aiokafka's on arbitrary bytes."""
 

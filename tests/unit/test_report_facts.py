@@ -1,5 +1,5 @@
-"""A report's facts are decided once, at the door, and stored on ``Report.Drafted`` (issue 7,
-item 1; SPEC §3.4 as amended). The store is the eventsourcing library's own in-memory
+"""A report's facts are decided once, at the door, and stored on ``Report.Drafted`` (SPEC
+§3.4 as amended). The store is the eventsourcing library's own in-memory
 persistence, so every event here really goes through the library's mapper and back."""
 
 from datetime import UTC, datetime
@@ -9,7 +9,7 @@ from uuid import UUID, uuid4
 from eventsourcing.persistence import StoredEvent
 
 from contracts.reports import ComposeWrongAnswer, DraftReport, SubmitReport
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.evals.lift import lift
 from services.kafka.publication import to_message
 from services.processes.published import by_event
@@ -49,7 +49,7 @@ def free_text_report(store: EventStore, extra: str, category: str = "answer") ->
 
 
 def test_a_free_text_kind_fabricated_is_stored_as_fabricated() -> None:
-    """Issue 7 / SPEC §3.4: ``Kind:`` is matched case-insensitively, stored canonical."""
+    """SPEC §3.4: ``Kind:`` is matched case-insensitively, stored canonical."""
     store = memory_store()
     free_text_report(store, FABRICATED_BLOCK)
     (drafted,) = stored_events(store)
@@ -61,7 +61,7 @@ def test_a_free_text_kind_fabricated_is_stored_as_fabricated() -> None:
 
 
 def test_a_fabricated_report_notifies_the_agent_owner_and_the_notice_maps_to_kafka() -> None:
-    """Issue 7: the owner notice says ``fabricated`` and the relay's mapping accepts it."""
+    """The owner notice says ``fabricated`` and the relay's mapping accepts it."""
     store = memory_store()
     report_id = free_text_report(store, FABRICATED_BLOCK)
     handle(store, SubmitReport(report_id=report_id), "s1")
@@ -82,7 +82,7 @@ def test_an_unknown_kind_is_kept_as_text_and_notifies_nobody() -> None:
 
 
 def test_submit_reads_the_stored_facts_never_the_text() -> None:
-    """Issue 7: nothing downstream parses the text again; the facts decided at the door rule."""
+    """Nothing downstream parses the text again; the facts decided at the door rule."""
     says_other = DraftReport(category="answer", message="wrong", extra_context="Kind: other")
     decided = LabelledBlock(kind="fabricated", agent="A/B", addressee="agent owner (A/B)")
     report = Report.draft(
@@ -97,7 +97,7 @@ def test_submit_reads_the_stored_facts_never_the_text() -> None:
 
 
 def test_a_composed_report_stores_the_structured_record_not_the_text_read_back() -> None:
-    """Issue 7: a tool result that reads like a second call in the text stays one call."""
+    """A tool result that reads like a second call in the text stays one call."""
     reply = {**SEED_FACTS["reply"], "toolCalls": [
         {"name": "Get", "arguments": "AgenticOffice/01-Willkommen", "result": "ok, Get(x) too"}
     ]}  # fmt: skip
@@ -129,7 +129,7 @@ def as_version_1(stored: StoredEvent, store: EventStore, drop: str | None) -> St
 
 
 def test_an_old_drafted_event_holding_only_the_text_loads_with_typed_facts() -> None:
-    """Issue 7: the upcaster parses v1's text once when the old event is loaded."""
+    """The upcaster parses v1's text once when the old event is loaded."""
     report = Report.draft(
         DraftReport(category="answer", message="wrong", extra_context=FABRICATED_BLOCK),
         report_id=uuid4(), tenant_id="t", reporter="rita", at=AT, command_id="c", facts=None,
@@ -174,7 +174,7 @@ def test_an_old_drafted_event_with_guillemets_around_expected_loads_them_strippe
 
 
 def test_an_old_notice_with_a_capitalised_kind_loads_canonical_and_maps() -> None:
-    """Issue 7: a v1 notice stored as ``Fabricated`` no longer stops the relay's mapping."""
+    """A v1 notice stored as ``Fabricated`` goes through the relay's mapping."""
     report = Report.draft(
         DraftReport(category="answer", message="wrong"), report_id=uuid4(), tenant_id="t",
         reporter="rita", at=AT, command_id="c", facts=None,
@@ -196,7 +196,7 @@ def test_an_old_notice_with_a_capitalised_kind_loads_canonical_and_maps() -> Non
 
 
 def test_the_lift_of_a_kind_fabricated_report_reads_its_stored_facts() -> None:
-    """Issue 7 / SPEC §3.5: ``Kind: Fabricated`` lifts as fabricated (mustNotAssert filled)."""
+    """SPEC §3.5: ``Kind: Fabricated`` lifts as fabricated (mustNotAssert filled)."""
     text = FABRICATED_BLOCK.replace(
         '"Ich weiss leider nicht, welchen Stundenansatz du verrechnest…"', "„CHF 180 pro Stunde“"
     )

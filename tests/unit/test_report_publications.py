@@ -1,5 +1,5 @@
-"""Every event the Report aggregate can emit maps to its integration event (issue 7, items 1
-and 3): random drafts and composed wrong-answer reports (with any spelling of ``Kind:``), then
+"""Every event the Report aggregate can emit maps to its integration event:
+random drafts and composed wrong-answer reports (with any spelling of ``Kind:``), then
 submit, review moves and hand-over delivery records, decided by the real handlers and stored in
 the eventsourcing library's in-memory persistence; whatever was stored and has a publication
 goes through the relay's mapping (``services.kafka.publication.to_message``) without raising."""

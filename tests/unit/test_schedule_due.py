@@ -1,4 +1,4 @@
-"""When orders fall due, with given times (issue 9; SPEC §3.8, §3.9, W79, W105, W106, W114).
+"""When orders fall due, with given times (SPEC §3.8, §3.9, W79, W105, W106, W114).
 
 The scheduler only turns time into orders; these pin which orders a tick hands over.
 """

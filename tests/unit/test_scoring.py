@@ -300,10 +300,9 @@ def test_any_number_written_with_any_separators_is_found_in_any_other_spelling(
 # ---- Linear matching (§3.6, amended) ---------------------------------------------------------
 #
 # Each budget is a multiple of a trivial baseline timed in the same test on the same input: one
-# Python-level look at every character. Measured ratios on a 10,000-character input are about
-# 1-3 for is_number and up to about 60-90 for the span scan (5,000 spans, on a busy machine); a
-# quadratic matcher is thousands of times the baseline, and the old back-tracking is_number ran
-# for hours at this size (1.1 s at 361 characters, 22 s at 1,000).
+# Python-level look at every character. A linear matcher stays well within the budget; a
+# quadratic one is thousands of times the baseline, and a back-tracking one far more
+# (docs/benchmarks.md keeps the ratios).
 LINEAR_BUDGET = 300
 LONG = 10_000
 

@@ -1,5 +1,5 @@
-"""Structured settings parsed by pydantic-settings (issue 7, item 7): the same variables and
-JSON formats as before; a bad value stops the process at start, naming the setting."""
+"""Structured settings parsed by pydantic-settings: the variables and JSON formats of
+docs/settings.md; a bad value stops the process at start, naming the setting."""
 
 import json
 from pathlib import Path

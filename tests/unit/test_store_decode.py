@@ -1,5 +1,5 @@
 """The store reads an event's JSON with orjson and gets what the library's ``json`` decoder
-and its object hook get (issue 12, figure 5): the same values, of the same types, in the
+and its object hook get: the same values, of the same types, in the
 same order, or the same error.
 
 Two sides: every event class of the code base, built with values hypothesis makes from its
@@ -28,7 +28,8 @@ from pydantic import BaseModel
 
 import services
 from contracts.neighbours import RunCompleted
-from services.store.event_store import EventStore, FastJSONTranscoder
+from services.store.event_store import EventStore
+from services.store.fast_event_json import FastJSONTranscoder
 
 AT = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
 RUN = RunCompleted.model_validate(

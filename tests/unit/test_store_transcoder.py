@@ -1,4 +1,4 @@
-"""The store writes an event's JSON byte for byte as the library's transcoder would (issue 12):
+"""The store writes an event's JSON byte for byte as the library's transcoder would:
 orjson for plain values, the library's encoder for anything else."""
 
 import uuid
@@ -11,11 +11,13 @@ from eventsourcing.persistence import JSONTranscoder, TranscodingNotRegisteredEr
 
 from contracts.errors import Refused
 from contracts.feedback import RecordFeedback
-from services.bus.command_bus import Receipt, receipt_id
+from services.bus.command_bus import Receipt
+from services.bus.receipts import receipt_id
 from services.feedback.domain import Feedback
 from services.feedback.handlers import request_digest
 from services.observing.tracing import stamp
-from services.store.event_store import EventStore, FastJSONTranscoder, plain_json
+from services.store.event_store import EventStore
+from services.store.fast_event_json import FastJSONTranscoder, plain_json
 
 
 def transcoders() -> tuple[JSONTranscoder, JSONTranscoder]:
@@ -74,7 +76,7 @@ def test_what_the_library_cannot_write_is_refused_as_it_refuses_it() -> None:
 
 @pytest.mark.parametrize("digest", [None, "d" * 64])
 def test_a_receipt_event_built_alone_is_stored_as_the_aggregates_own(digest: str | None) -> None:
-    """Issue 12: the bus appends ``Receipt.recorded`` without building the aggregate; stored,
+    """The bus appends ``Receipt.recorded`` without building the aggregate; stored,
     it is the very event ``Receipt.record`` creates, and it loads as that receipt."""
     store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
     identity = '["urn:neighbour", "m-1"]'
@@ -107,7 +109,7 @@ FEEDBACK_BODIES: list[dict[str, Any]] = [
 def test_a_feedback_event_built_alone_is_stored_as_the_aggregates_own(
     body: dict[str, Any], trace: str | None
 ) -> None:
-    """Issue 12 (SPEC C01, C05): the bus appends ``Feedback.recorded`` for a new feedback
+    """SPEC C01, C05: the bus appends ``Feedback.recorded`` for a new feedback
     instead of building the aggregate through the library's ``_create``; stored, with or
     without a trace, it is byte for byte the event ``Feedback.record`` creates, and it loads
     as that feedback."""

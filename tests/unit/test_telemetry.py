@@ -1,4 +1,4 @@
-"""OpenTelemetry only when an OTLP endpoint is set (issue 7, item 4): nothing is imported or
+"""OpenTelemetry only when an OTLP endpoint is set: nothing is imported or
 configured otherwise; with one, FastAPI, asyncpg and aiokafka are instrumented."""
 
 import subprocess

@@ -1,4 +1,4 @@
-"""W3C trace context (issue 7 item 4): only a well-formed traceparent travels with the work."""
+"""W3C trace context: only a well-formed traceparent travels with the work."""
 
 import pytest
 

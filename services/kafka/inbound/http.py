@@ -21,21 +21,24 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
 from contracts.datasets import EventApplied
 from contracts.envelope import MAX_MESSAGE_BYTES
 from contracts.errors import NotPermitted, Refused
-from services.edge.app import BEARER, Http, media_type, parse_json
 from services.edge.auth import Principal
+from services.edge.bodies import media_type
+from services.edge.http import Http
+from services.edge.json_answers import answer_json
+from services.edge.json_bodies import parse_json
 from services.edge.problems import (
     WRITE_ERRORS,
     Forbidden,
     TooLarge,
     error_responses,
 )
+from services.edge.scopes import BEARER
 from services.kafka.inbound.parsing import parse_event
 from services.kafka.inbound.subscription import Subscription
 
@@ -111,7 +114,7 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
             "position": http.position(outcome, principal),
         }
         status = 200 if outcome.already_applied else 201
-        return Response(orjson.dumps(answer), status_code=status, media_type="application/json")
+        return Response(answer_json(answer), status_code=status, media_type="application/json")
 
     return router
 

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 
 from contracts.envelope import MAX_MESSAGE_BYTES, InboundEnvelope
 from contracts.errors import Refused
-from services.bus.command_bus import Issued, command_from
+from services.bus.command_bodies import command_from
+from services.bus.issued import Issued
 from services.kafka.inbound.fast_cloudevent_reading import read_cloudevent
 from services.kafka.inbound.subscription import Subscription
 from services.observing.tracing import valid_traceparent

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from contracts.errors import DomainError, Refused
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.kafka.inbound.parsing import parse
 from services.kafka.inbound.subscription import Subscription
 

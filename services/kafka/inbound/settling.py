@@ -22,12 +22,16 @@ from eventsourcing.persistence import Tracking
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from contracts.errors import DomainError
-from services.bus.command_bus import CommandBus, Issued, Outcome, Result, receipt_id
+from services.bus.command_bus import CommandBus
+from services.bus.decisions import Outcome, Result
+from services.bus.issued import Issued
+from services.bus.receipts import receipt_id
 from services.kafka.inbound.dead_letters import DeadLetters
 from services.kafka.inbound.parking import park
 from services.kafka.inbound.polls import Poll, Slice
 from services.kafka.inbound.reading import Command, Refusal
-from services.store.event_store import EXISTING_ON_LOOP, EventStore
+from services.store.event_store import EventStore
+from services.store.existing import EXISTING_ON_LOOP
 
 log = logging.getLogger(__name__)
 

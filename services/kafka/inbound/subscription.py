@@ -10,7 +10,7 @@ import asyncpg
 from pydantic import BaseModel
 
 from contracts.envelope import InboundEnvelope
-from services.bus.command_bus import Issued
+from services.bus.issued import Issued
 from services.edge.auth import Scope
 
 # A check that needs the database before the decision (an artifact must exist); it raises a

@@ -1,0 +1,31 @@
+"""A command as it reaches the bus: the command itself and what the entry point stamped on it."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from eventsourcing.persistence import Tracking
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class Issued:
+    """A command as it reaches the bus: whose, when, under which command id."""
+
+    command: BaseModel
+    tenant_id: str
+    actor: str
+    command_id: str
+    at: datetime
+    tracking: Tracking | None = None
+    # Applied at most once under it (a CloudEvent's ``source`` + ``id``, or an Idempotency-Key):
+    # see ``services.bus.receipts``.
+    identity: str | None = None
+    # W3C traceparent; by default the caller's (services/observing/tracing.py).
+    trace: str | None = None
+    # The bus found no aggregate under the id this command creates (``Creates``): the handler
+    # need not look it up. A lookup per command would be a round trip per command.
+    new: bool = False
+    service: bool = False  # the actor is a service, not a person (a service's API key)
+    # What the command says (a hash), kept in its receipt: the same identity with another
+    # digest is another request under a reused Idempotency-Key, refused (SPEC C11).
+    digest: str | None = None
