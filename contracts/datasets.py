@@ -49,6 +49,11 @@ def harvested_dataset(agent_id: str) -> str:
     return f"{HARVESTED_PREFIX}{agent_id}"
 
 
+def dataset_target(dataset_id: str) -> str:
+    """The agent a harvested dataset targets; a named dataset targets what its id says."""
+    return dataset_id.removeprefix(HARVESTED_PREFIX)
+
+
 class CurateTask(Contract):
     """Add a task to a dataset by hand (C14's curated additions)."""
 

@@ -90,10 +90,12 @@ from bench_processes import (  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.bus.command_bus import CommandBus  # noqa: E402
 from services.bus.issued import Issued  # noqa: E402
+from services.declaration import registry  # noqa: E402
 from services.edge.auth import new_key  # noqa: E402
+from services.feedback.context import FEEDBACK  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
-from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
-from services.processes.bootstrap import settle_collector  # noqa: E402
+from services.feedback.handlers import request_digest  # noqa: E402
+from services.processes.collector import settle_collector  # noqa: E402
 from services.processes.settings import Settings  # noqa: E402
 from services.store.event_store import EVENTS_TABLE, EventStore  # noqa: E402
 from services.store.fast_loop_store import LoopStore  # noqa: E402
@@ -377,7 +379,14 @@ async def drive_bus(
 ) -> dict[str, Any]:
     """The bus as a process of the service builds it (``Runtime.open``)."""
     loop_store = await LoopStore.open(url, store)
-    bus = CommandBus(store, HANDLERS, creates=CREATES, loop_store=loop_store, alone=ALONE)
+    commands = registry((FEEDBACK,))
+    bus = CommandBus(
+        store,
+        commands.handlers,
+        creates=commands.creates,
+        loop_store=loop_store,
+        alone=commands.alone,
+    )
     numbers, latencies = itertools.count(first), []
 
     async def worker() -> None:

@@ -53,8 +53,10 @@ from bench_processes import cpu_seconds, feedbackloop, service_env  # noqa: E402
 from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.bus.command_bus import CommandBus, Receipt  # noqa: E402
+from services.declaration import registry  # noqa: E402
+from services.feedback.context import FEEDBACK  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
-from services.feedback.handlers import ALONE, CREATES, HANDLERS, request_digest  # noqa: E402
+from services.feedback.handlers import request_digest  # noqa: E402
 from services.feedback.published import PUBLICATIONS  # noqa: E402
 from services.feedback.subscriptions import SUBSCRIPTIONS  # noqa: E402
 from services.followers.follower import Follower, ensure_tables, read_position  # noqa: E402
@@ -183,7 +185,14 @@ async def inbound_consumer(
     """The figure: the real consumer, from its start to the last command settled."""
     pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
     loop_store = await LoopStore.open(url, store)
-    bus = CommandBus(store, HANDLERS, creates=CREATES, loop_store=loop_store, alone=ALONE)
+    commands = registry((FEEDBACK,))
+    bus = CommandBus(
+        store,
+        commands.handlers,
+        creates=commands.creates,
+        loop_store=loop_store,
+        alone=commands.alone,
+    )
     try:
         async with pool.acquire() as conn:
             await ensure_inbound_tables(conn)

@@ -1,30 +1,31 @@
-"""The appraisal read model: the facts appraisals are derived from, never a verdict (issue 11).
+"""The appraisal read model: the facts appraisals are derived from, never a verdict.
 
 Rows hold what was recorded — feedback on a run, a report's kind, reach and review, an eval
 run's verdict, a neighbour's RunCompleted with its counters, the tenant's charter as parsed at
 the door — and nothing derived: no sign, no label. The derivation runs when a reader asks
-(``projections/appraisal_reads.py`` → ``services/appraisal/appraise.py``), so a change to the
+(``services/appraisal/reads.py`` → ``services/appraisal/appraise.py``), so a change to the
 contribution table reads over all past runs without a migration or a rebuild.
 
 RunCompleted reaches the store through the datasets context's handler, whose event carries the
-received model in its ``run`` field; ``run_of`` reads it from any such event, and the classes
-to follow are given at construction (``run_events``) so this module names none of them.
+received model in its ``run`` field; ``run_of`` reads it from any such event. The harvest is
+followed by default; a test may name other events that carry a run (``run_events``).
 """
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from contracts.neighbours import RunCompleted
-from projections.read_model import insert_rows
-from services.appraisal.domain import TenantCharter
-from services.evals.domain import EvalCase
-from services.feedback.domain import Feedback
-from services.followers.follower import Connection, Positioned
-from services.reports.domain import Report
-from services.reports.facts import block_of
+import asyncpg
 
-REVIEW_STATES = {Report.Triaged: "Triaged", Report.WontFix: "WontFix"}
+from contracts.neighbours import RunCompleted
+from contracts.report_facts import block_of
+from projections import events as ev
+from projections.read_model import insert_rows
+from services.followers.follower import Connection, Positioned
+
+SCHEMA = "rm_appraisal"
+REVIEW_STATES = {ev.REPORT_TRIAGED: "Triaged", ev.REPORT_WONT_FIX: "WontFix"}
 
 
 def run_of(event: object) -> RunCompleted | None:
@@ -52,38 +53,32 @@ def serves_of(event: object) -> str:
 class AppraisalFacts:
     name = "appraisal"
     insert_only = ("feedback",)  # a rebuild adds its key after loading (services.projecting.runner)
-    order_free = (
-        Feedback.Recorded,
-    )  # a feedback row or none: loaded apart (services.projecting.apart)
+    order_free = (ev.FEEDBACK_RECORDED,)  # a feedback row or none: loaded apart
 
-    def __init__(self, run_events: Sequence[type] = ()) -> None:
-        self.run_events = tuple(run_events)
+    def __init__(self, run_events: Sequence[str | type] = (ev.RUN_HARVESTED,)) -> None:
+        self.run_events = ev.topics(tuple(run_events))
 
     @property
-    def handles(self) -> tuple[type, ...]:
+    def handles(self) -> tuple[str, ...]:
         return (
-            Feedback.Recorded,
-            Report.Drafted,
-            Report.Submitted,
-            Report.HandedOver,
-            Report.Triaged,
-            Report.Resolved,
-            Report.WontFix,
-            Report.HandOverDeliveryFailed,
-            EvalCase.RunRecorded,
-            TenantCharter.Adopted,
-            TenantCharter.Amended,
+            ev.FEEDBACK_RECORDED,
+            ev.REPORT_DRAFTED,
+            ev.REPORT_SUBMITTED,
+            ev.REPORT_HANDED_OVER,
+            ev.REPORT_TRIAGED,
+            ev.REPORT_RESOLVED,
+            ev.REPORT_WONT_FIX,
+            ev.REPORT_DELIVERY_FAILED,
+            ev.CASE_RUN_RECORDED,
+            ev.CHARTER_ADOPTED,
+            ev.CHARTER_AMENDED,
             *self.run_events,
         )
 
     def ddl(self, schema: str) -> str:
         # Feedback is read by run, and its key leads with the run: one index to build and keep
-        # up, not two (issue 12). Schemas made before it (keyed on feedback_id alone) keep their
-        # index by run until a rebuild replaces them; the inserts name no conflict target.
-        # Their feedback_id was text (turning each uuid into it was about 5 % of a rebuild
-        # worker's CPU): it becomes a uuid once, in place (a rewrite, the table locked while
-        # it runs; the text is each uuid's own). asyncpg writes a uuid from its text too, so a
-        # process of the version before goes on writing to it.
+        # up, not two. Its feedback_id is a uuid, as the event holds it: no text to make of
+        # every feedback a rebuild writes.
         return f"""
         CREATE TABLE IF NOT EXISTS {schema}.charters (
             tenant_id text PRIMARY KEY, document text NOT NULL, lines jsonb NOT NULL,
@@ -94,13 +89,6 @@ class AppraisalFacts:
             kind text NOT NULL, rating integer, serves jsonb NOT NULL, at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, run_id, feedback_id)
         );
-        DO $$ BEGIN
-            IF (SELECT atttypid FROM pg_attribute WHERE attname = 'feedback_id'
-                AND attrelid = '{schema}.feedback'::regclass) = 'text'::regtype THEN
-                ALTER TABLE {schema}.feedback
-                    ALTER COLUMN feedback_id TYPE uuid USING feedback_id::uuid;
-            END IF;
-        END $$;
         CREATE TABLE IF NOT EXISTS {schema}.reports (
             report_id text PRIMARY KEY, tenant_id text NOT NULL, run_id text, agent text,
             category text NOT NULL, kind text, reached boolean NOT NULL, serves jsonb NOT NULL,
@@ -134,8 +122,9 @@ class AppraisalFacts:
         feedback: list[tuple[Any, ...]] = []
         for p in batch:
             e = p.event
-            match e:
-                case TenantCharter.Adopted() | TenantCharter.Amended():
+            topic = ev.topic_of(e)
+            match topic:
+                case ev.CHARTER_ADOPTED | ev.CHARTER_AMENDED:
                     await conn.execute(
                         f"INSERT INTO {schema}.charters VALUES ($1, $2, $3, $4, $5, $6) "
                         "ON CONFLICT (tenant_id) DO UPDATE SET document = $2, lines = $3, "
@@ -143,28 +132,28 @@ class AppraisalFacts:
                         e.tenant_id, e.document, json.dumps(e.lines), json.dumps(e.findings),
                         e.written_by, e.timestamp,
                     )  # fmt: skip
-                case Feedback.Recorded():
+                case ev.FEEDBACK_RECORDED:
                     if e.subject_kind != "run":
                         continue  # appraisal reads feedback on runs only
                     feedback.append((
                         e.originator_id, e.tenant_id, e.subject_ref, e.kind, e.rating,
                         serves_of(e), e.timestamp,
                     ))  # fmt: skip
-                case Report.Drafted():
+                case ev.REPORT_DRAFTED:
                     await self.drafted(conn, schema, e)
-                case Report.Submitted() | Report.HandedOver():
-                    status = "New" if isinstance(e, Report.Submitted) else "HandedOver"
+                case ev.REPORT_SUBMITTED | ev.REPORT_HANDED_OVER:
+                    status = "New" if topic == ev.REPORT_SUBMITTED else "HandedOver"
                     await self.report(conn, schema, e, status=status, submitted_at=e.timestamp)
-                case Report.HandOverDeliveryFailed():
+                case ev.REPORT_DELIVERY_FAILED:
                     await self.report(conn, schema, e, status="New")
-                case Report.Triaged() | Report.WontFix():
-                    await self.report(conn, schema, e, status=REVIEW_STATES[type(e)])
-                case Report.Resolved():
+                case ev.REPORT_TRIAGED | ev.REPORT_WONT_FIX:
+                    await self.report(conn, schema, e, status=REVIEW_STATES[topic])
+                case ev.REPORT_RESOLVED:
                     change = bool(e.change or e.link)  # the reporter was told what changed
                     await self.report(
                         conn, schema, e, status="Resolved", resolved_with_change=change
                     )
-                case EvalCase.RunRecorded():
+                case ev.CASE_RUN_RECORDED:
                     summary = e.summary
                     invented = summary.get("not_invented", 0) < summary.get("scored", 0)
                     await conn.execute(
@@ -211,3 +200,101 @@ class AppraisalFacts:
             getattr(e, "tenant_id", ""), run.run_id, run.agent_id, run.development, counters,
             json.dumps(list(run.serves)), run.completed_at,
         )  # fmt: skip
+
+
+# Queries: the rows as recorded (what they mean is the appraisal context's). The sources of
+# facts, each read on its own: one may be unreadable while the others are not.
+FACT_SOURCES = ("feedback", "reports", "evals", "runs")
+
+
+async def charter_row(
+    pool: asyncpg.Pool, tenant_id: str, schema: str = SCHEMA
+) -> asyncpg.Record | None:
+    """The tenant's charter as parsed at the door (``document, lines, findings, written_by,
+    written_at``; lines and findings as JSON text), or None when none was written."""
+    return await pool.fetchrow(
+        f"SELECT document, lines, findings, written_by, written_at FROM {schema}.charters "
+        "WHERE tenant_id = $1",
+        tenant_id,
+    )
+
+
+async def charter_line_ids(
+    pool: asyncpg.Pool, tenant_id: str, schema: str = SCHEMA
+) -> tuple[str, ...]:
+    """The ids of the tenant's charter lines, in rank order; none without a charter."""
+    row = await charter_row(pool, tenant_id, schema)
+    return () if row is None else tuple(str(line["id"]) for line in json.loads(row["lines"]))
+
+
+def window(column: str, first: int) -> str:
+    return (
+        f" AND (${first}::timestamptz IS NULL OR {column} >= ${first})"
+        f" AND (${first + 1}::timestamptz IS NULL OR {column} < ${first + 1})"
+    )
+
+
+def fact_query(source: str, schema: str) -> str:
+    """One source's rows of a tenant ($1), a run ($2) or an agent ($3), in a window ($4, $5)."""
+    runs_of_agent = f"(SELECT run_id FROM {schema}.runs WHERE tenant_id = $1 AND agent = $3)"
+    match source:
+        case "feedback":
+            return (
+                f"SELECT * FROM {schema}.feedback WHERE tenant_id = $1 "
+                "AND ($2::text IS NULL OR run_id = $2) "
+                f"AND ($3::text IS NULL OR run_id IN {runs_of_agent})" + window("at", 4)
+            )
+        case "reports":  # submitted answer reports with a kind: the ones that sign an outcome
+            return (
+                f"SELECT * FROM {schema}.reports WHERE tenant_id = $1 "
+                "AND submitted_at IS NOT NULL AND (kind IS NOT NULL OR category = 'answer') "
+                "AND ($2::text IS NULL OR run_id = $2) AND ($3::text IS NULL OR agent = $3)"
+                + window("submitted_at", 4)
+            )
+        case "evals":
+            return (
+                f"SELECT * FROM {schema}.eval_runs WHERE tenant_id = $1 "
+                "AND ($2::text IS NULL OR run_id = $2) AND ($3::text IS NULL OR agent = $3)"
+                + window("at", 4)
+            )
+        case "runs":
+            return (
+                f"SELECT * FROM {schema}.runs WHERE tenant_id = $1 "
+                "AND ($2::text IS NULL OR run_id = $2) AND ($3::text IS NULL OR agent = $3)"
+                + window("completed_at", 4)
+            )
+    raise ValueError(f"no source of facts named {source!r}")
+
+
+async def fact_rows(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    source: str,
+    *,
+    run_id: str | None,
+    agent: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    limit: int,
+    schema: str = SCHEMA,
+) -> list[asyncpg.Record]:
+    """At most ``limit`` rows of one of ``FACT_SOURCES``, of the tenant's run ``run_id``, agent
+    ``agent`` or of all of its runs, recorded in ``[since, until)``. Raises if unreadable."""
+    return await pool.fetch(
+        f"{fact_query(source, schema)} LIMIT {int(limit)}",
+        tenant_id, run_id, agent, since, until,
+    )  # fmt: skip
+
+
+async def eval_runs_since(
+    pool: asyncpg.Pool, tenant_id: str, since: datetime | None, schema: str = SCHEMA
+) -> tuple[int, int]:
+    """The tenant's eval runs since ``since``, and how many of them failed."""
+    row = await pool.fetchrow(
+        f"SELECT count(*) AS runs, count(*) FILTER (WHERE NOT passed) AS failed "
+        f"FROM {schema}.eval_runs WHERE tenant_id = $1 "
+        "AND ($2::timestamptz IS NULL OR at >= $2)",
+        tenant_id,
+        since,
+    )
+    return (0, 0) if row is None else (row["runs"], row["failed"])

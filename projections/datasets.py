@@ -12,100 +12,67 @@ from typing import Any
 
 import asyncpg
 
+from contracts.datasets import dataset_target
+from projections import events as ev
+from projections.dataset_tasks import compose_rows
 from projections.read_model import insert_rows
-from services.datasets.domain import Dataset, HarvestedRun, Validation, dataset_target
-from services.datasets.tasks import Check, Correction, Curated, Run, compose
-from services.feedback.domain import Feedback
 from services.followers.follower import Connection, Positioned
+
+SCHEMA = "rm_datasets"
 
 CORRECTIONS = ("tenant_id", "feedback_id", "run_id", "corrected_ref", "given_at")
 
 
 class Datasets:
     name = "datasets"
-    insert_only = (
-        "corrections",
-    )  # a rebuild adds its key after loading (services.projecting.runner)
-    order_free = (
-        Feedback.Recorded,
-    )  # a correction or nothing: loaded apart (services.projecting.apart)
+    insert_only = ("corrections",)  # a rebuild adds its key after loading
+    order_free = (ev.FEEDBACK_RECORDED,)  # a correction or nothing: loaded apart
     handles = (
-        HarvestedRun.Harvested,
-        Validation.Recorded,
-        Feedback.Recorded,
-        Dataset.Opened,
-        Dataset.TaskCurated,
-        Dataset.TaskRemoved,
-        Dataset.VersionPublished,
+        ev.RUN_HARVESTED,
+        ev.VALIDATION_RECORDED,
+        ev.FEEDBACK_RECORDED,
+        ev.DATASET_OPENED,
+        ev.DATASET_TASK_CURATED,
+        ev.DATASET_TASK_REMOVED,
+        ev.DATASET_VERSION_PUBLISHED,
     )
 
     def ddl(self, schema: str) -> str:
         return f"""
         CREATE TABLE IF NOT EXISTS {schema}.runs (
-            tenant_id text NOT NULL,
-            run_id text NOT NULL,
-            dataset_id text NOT NULL,
-            task_id text NOT NULL,
-            agent_id text NOT NULL,
-            agent_version text,
-            input_ref text NOT NULL,
-            output_ref text,
-            scoring_rule text NOT NULL,
-            completed_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant_id, run_id)
+            tenant_id text NOT NULL, run_id text NOT NULL, dataset_id text NOT NULL,
+            task_id text NOT NULL, agent_id text NOT NULL, agent_version text,
+            input_ref text NOT NULL, output_ref text, scoring_rule text NOT NULL,
+            completed_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, run_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.corrections (
-            tenant_id text NOT NULL,
-            feedback_id uuid NOT NULL,
-            run_id text NOT NULL,
-            corrected_ref text NOT NULL,
-            given_at timestamptz NOT NULL,
+            tenant_id text NOT NULL, feedback_id uuid NOT NULL, run_id text NOT NULL,
+            corrected_ref text NOT NULL, given_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, feedback_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.validations (
-            tenant_id text NOT NULL,
-            validation_id uuid NOT NULL,
-            artifact_ref text NOT NULL,
-            run_id text,
-            validator text NOT NULL,
-            outcome text NOT NULL,
-            findings int NOT NULL,
-            validated_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant_id, validation_id)
+            tenant_id text NOT NULL, validation_id uuid NOT NULL, artifact_ref text NOT NULL,
+            run_id text, validator text NOT NULL, outcome text NOT NULL, findings int NOT NULL,
+            validated_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, validation_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.curated (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            task_id text NOT NULL,
-            input_ref text NOT NULL,
-            expected_ref text NOT NULL,
-            scoring_rule text NOT NULL,
-            curated_by text NOT NULL,
-            PRIMARY KEY (tenant_id, dataset_id, task_id)
+            tenant_id text NOT NULL, dataset_id text NOT NULL, task_id text NOT NULL,
+            input_ref text NOT NULL, expected_ref text NOT NULL, scoring_rule text NOT NULL,
+            curated_by text NOT NULL, PRIMARY KEY (tenant_id, dataset_id, task_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.removed (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            task_id text NOT NULL,
+            tenant_id text NOT NULL, dataset_id text NOT NULL, task_id text NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id, task_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.datasets (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            name text NOT NULL,
-            target text NOT NULL,
-            classification text NOT NULL,
+            tenant_id text NOT NULL, dataset_id text NOT NULL, name text NOT NULL,
+            target text NOT NULL, classification text NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id)
         );
         CREATE TABLE IF NOT EXISTS {schema}.versions (
-            tenant_id text NOT NULL,
-            dataset_id text NOT NULL,
-            version int NOT NULL,
-            snapshot_ref text NOT NULL,
-            task_count int NOT NULL,
-            classification text NOT NULL,
-            published_at timestamptz NOT NULL,
-            position bigint NOT NULL,
+            tenant_id text NOT NULL, dataset_id text NOT NULL, version int NOT NULL,
+            snapshot_ref text NOT NULL, task_count int NOT NULL, classification text NOT NULL,
+            published_at timestamptz NOT NULL, position bigint NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id, version)
         );
         """
@@ -124,8 +91,8 @@ class Datasets:
         corrections: list[tuple[Any, ...]] = []
         for p in batch:
             e = p.event
-            match e:
-                case Feedback.Recorded():
+            match ev.topic_of(e):
+                case ev.FEEDBACK_RECORDED:
                     if e.kind != "correction" or e.subject_kind != "run":
                         continue
                     if e.corrected_artifact_ref is None:
@@ -134,7 +101,7 @@ class Datasets:
                         e.tenant_id, e.originator_id, e.subject_ref, e.corrected_artifact_ref,
                         e.timestamp,
                     ))  # fmt: skip
-                case HarvestedRun.Harvested():
+                case ev.RUN_HARVESTED:
                     run = e.run
                     await conn.execute(
                         f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
@@ -143,20 +110,20 @@ class Datasets:
                         run.agent_version, e.input_ref, e.expected_ref, e.scoring_rule,
                         run.completed_at,
                     )  # fmt: skip
-                case Validation.Recorded():
+                case ev.VALIDATION_RECORDED:
                     await conn.execute(
                         f"INSERT INTO {schema}.validations VALUES ($1, $2, $3, $4, $5, $6, $7, "
                         "$8) ON CONFLICT DO NOTHING",
                         e.tenant_id, e.originator_id, e.artifact_ref, e.run_id, e.validator,
                         e.outcome, e.findings, e.validated_at,
                     )  # fmt: skip
-                case Dataset.Opened():
+                case ev.DATASET_OPENED:
                     await conn.execute(
                         f"INSERT INTO {schema}.datasets VALUES ($1, $2, $3, $4, $5) "
                         "ON CONFLICT DO NOTHING",
                         e.tenant_id, e.dataset_id, e.name, e.target, e.classification,
                     )  # fmt: skip
-                case Dataset.TaskCurated():
+                case ev.DATASET_TASK_CURATED:
                     dataset_id = e.dataset_id
                     await conn.execute(
                         f"INSERT INTO {schema}.curated VALUES ($1, $2, $3, $4, $5, $6, $7) "
@@ -170,7 +137,7 @@ class Datasets:
                         "AND task_id = $3",
                         e.tenant_id, dataset_id, e.task_id,
                     )  # fmt: skip
-                case Dataset.TaskRemoved():
+                case ev.DATASET_TASK_REMOVED:
                     dataset_id = e.dataset_id
                     await conn.execute(
                         f"DELETE FROM {schema}.curated WHERE tenant_id = $1 AND dataset_id = $2 "
@@ -181,7 +148,7 @@ class Datasets:
                         f"INSERT INTO {schema}.removed VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
                         e.tenant_id, dataset_id, e.task_id,
                     )  # fmt: skip
-                case Dataset.VersionPublished():
+                case ev.DATASET_VERSION_PUBLISHED:
                     await conn.execute(
                         f"INSERT INTO {schema}.versions VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
                         "ON CONFLICT DO NOTHING",
@@ -194,7 +161,7 @@ class Datasets:
 
 
 async def dataset_tasks(
-    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, schema: str = "rm_datasets"
+    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, schema: str = SCHEMA
 ) -> list[dict[str, Any]]:
     """The tasks a snapshot of the dataset taken now holds, sorted by ``taskId``."""
     async with pool.acquire() as conn:
@@ -229,47 +196,11 @@ async def dataset_tasks(
             tenant_id,
             dataset_id,
         )
-    return compose(
-        [
-            Run(
-                r["task_id"],
-                r["run_id"],
-                r["agent_id"],
-                r["agent_version"],
-                r["input_ref"],
-                r["output_ref"],
-                r["scoring_rule"],
-                r["completed_at"],
-            )
-            for r in runs
-        ],
-        [
-            Correction(r["run_id"], str(r["feedback_id"]), r["corrected_ref"], r["given_at"])
-            for r in corrections
-        ],
-        [
-            Check(
-                r["artifact_ref"],
-                r["run_id"],
-                r["validator"],
-                r["outcome"],
-                r["findings"],
-                r["validated_at"],
-            )
-            for r in checks
-        ],
-        [
-            Curated(
-                r["task_id"], r["input_ref"], r["expected_ref"], r["scoring_rule"], r["curated_by"]
-            )
-            for r in curated
-        ],
-        [r["task_id"] for r in removed],
-    )
+    return compose_rows(runs, corrections, checks, curated, [r["task_id"] for r in removed])
 
 
 async def get_version(
-    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, version: int, schema: str = "rm_datasets"
+    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, version: int, schema: str = SCHEMA
 ) -> dict[str, Any] | None:
     row = await pool.fetchrow(
         f"SELECT * FROM {schema}.versions WHERE tenant_id = $1 AND dataset_id = $2 "
@@ -297,7 +228,7 @@ async def list_datasets(
     *,
     after: str | None = None,
     limit: int = 50,
-    schema: str = "rm_datasets",
+    schema: str = SCHEMA,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The tenant's datasets (harvested, curated or published), with versions, task counts
     and classification (C21), by id, a page at a time: those after the id ``after``, at most
@@ -345,7 +276,7 @@ async def list_datasets(
 
 
 async def count_published_datasets(
-    pool: asyncpg.Pool, schema: str = "rm_datasets"
+    pool: asyncpg.Pool, schema: str = SCHEMA
 ) -> list[tuple[str, str, int]]:
     """SPEC C50: how many datasets with a published version each tenant has, by target."""
     rows = await pool.fetch(

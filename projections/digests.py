@@ -11,13 +11,15 @@ from typing import Any
 
 import asyncpg
 
-from services.digests.domain import Digest
+from projections import events as ev
 from services.followers.follower import Connection, Positioned
+
+SCHEMA = "rm_digests"
 
 
 class Digests:
     name = "digests"
-    handles = (Digest.Built, Digest.Posted, Digest.DeliveryAttempted)
+    handles = (ev.DIGEST_BUILT, ev.DIGEST_POSTED, ev.DIGEST_DELIVERY_ATTEMPTED)
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -41,22 +43,22 @@ class Digests:
         table = f"{schema}.digests"
         for p in batch:
             e = p.event
-            match e:
-                case Digest.Built():
+            match ev.topic_of(e):
+                case ev.DIGEST_BUILT:
                     await conn.execute(
                         f"INSERT INTO {table} (digest_id, tenant_id, week, tables, built_at, "
                         "position) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                         e.originator_id, e.tenant_id, e.week, json.dumps(e.tables),
                         e.timestamp, p.position,
                     )  # fmt: skip
-                case Digest.Posted():
+                case ev.DIGEST_POSTED:
                     await conn.execute(
                         f"UPDATE {table} SET posted_at = $2, routes = $3, identities = $4, "
                         "note = $5, position = $6 WHERE digest_id = $1",
                         e.originator_id, e.timestamp, json.dumps(e.routes),
                         json.dumps(e.identities), e.note, p.position,
                     )  # fmt: skip
-                case Digest.DeliveryAttempted():
+                case ev.DIGEST_DELIVERY_ATTEMPTED:
                     outcome = (
                         "delivered"
                         if e.error is None
@@ -78,7 +80,7 @@ async def list_digests(
     *,
     before: str | None = None,
     limit: int = 50,
-    schema: str = "rm_digests",
+    schema: str = SCHEMA,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The tenant's weeks, newest first (ISO week names sort as time does), a page at a time:
     those before the week ``before``, at most ``limit``; and the week to pass as ``before``
@@ -108,7 +110,7 @@ async def list_digests(
 
 
 async def get_digest(
-    pool: asyncpg.Pool, tenant_id: str, week: str, *, schema: str = "rm_digests"
+    pool: asyncpg.Pool, tenant_id: str, week: str, *, schema: str = SCHEMA
 ) -> dict[str, Any] | None:
     """One week of the tenant: its tables and what was posted."""
     row = await pool.fetchrow(

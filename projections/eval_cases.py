@@ -10,18 +10,20 @@ from uuid import UUID
 
 import asyncpg
 
-from services.evals.domain import EvalCase
+from projections import events as ev
 from services.followers.follower import Connection, Positioned
+
+SCHEMA = "rm_eval_cases"
 
 
 class EvalCases:
     name = "eval_cases"
     handles = (
-        EvalCase.Lifted,
-        EvalCase.Patched,
-        EvalCase.Confirmed,
-        EvalCase.Unconfirmed,
-        EvalCase.RunRecorded,
+        ev.CASE_LIFTED,
+        ev.CASE_PATCHED,
+        ev.CASE_CONFIRMED,
+        ev.CASE_UNCONFIRMED,
+        ev.CASE_RUN_RECORDED,
     )
 
     def ddl(self, schema: str) -> str:
@@ -62,8 +64,8 @@ class EvalCases:
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         for p in batch:
             e = p.event
-            match e:
-                case EvalCase.Lifted():
+            match ev.topic_of(e):
+                case ev.CASE_LIFTED:
                     definition = {
                         "prompt": e.prompt,
                         "context": e.context,
@@ -79,20 +81,20 @@ class EvalCases:
                         e.originator_id, e.tenant_id, e.ref, UUID(e.source), e.agent,
                         json.dumps(definition), e.timestamp, p.position,
                     )  # fmt: skip
-                case EvalCase.Patched():
+                case ev.CASE_PATCHED:
                     changes = {CAMEL[name]: value for name, value in e.changes.items()}
                     await conn.execute(
                         f"UPDATE {schema}.cases SET definition = definition || $2::jsonb, "
                         "position = $3 WHERE case_id = $1",
                         e.originator_id, json.dumps(changes), p.position,
                     )  # fmt: skip
-                case EvalCase.Confirmed() | EvalCase.Unconfirmed():
+                case ev.CASE_CONFIRMED | ev.CASE_UNCONFIRMED:
                     await conn.execute(
                         f"UPDATE {schema}.cases SET confirmed_by = $2, position = $3 "
                         "WHERE case_id = $1",
                         e.originator_id, getattr(e, "confirmed_by", None), p.position,
                     )  # fmt: skip
-                case EvalCase.RunRecorded():
+                case ev.CASE_RUN_RECORDED:
                     run = {
                         "runId": e.run_id, "ranBy": e.ran_by, "model": e.model,
                         "effort": e.effort, "summary": e.summary, "threads": e.threads,
@@ -146,7 +148,7 @@ async def list_cases(
     *,
     agent: str | None = None,
     confirmed: bool | None = None,
-    schema: str = "rm_eval_cases",
+    schema: str = SCHEMA,
 ) -> list[dict[str, Any]]:
     """Every case (ordered by agent, then ref): what a night is planned from."""
     rows = await pool.fetch(
@@ -167,7 +169,7 @@ async def page_cases(
     confirmed: bool | None = None,
     after: UUID | None = None,
     limit: int = 50,
-    schema: str = "rm_eval_cases",
+    schema: str = SCHEMA,
 ) -> tuple[list[dict[str, Any]], UUID | None]:
     """Cases grouped by agent (ordered by agent, then ref), a page at a time: those after the
     case ``after``, at most ``limit``; and the case to pass as ``after`` for the next page
@@ -196,7 +198,7 @@ async def get_thread(
     case_id: UUID,
     run_id: UUID,
     index: int,
-    schema: str = "rm_eval_cases",
+    schema: str = SCHEMA,
 ) -> dict[str, Any] | None:
     """One conversation of a run: what was asked, what the agent answered, how it scored."""
     row = await pool.fetchrow(
@@ -215,7 +217,7 @@ async def get_thread(
 
 
 async def get_case(
-    pool: asyncpg.Pool, tenant_id: str, case_id: UUID, schema: str = "rm_eval_cases"
+    pool: asyncpg.Pool, tenant_id: str, case_id: UUID, schema: str = SCHEMA
 ) -> dict[str, Any] | None:
     """One case with every run, newest first (earlier runs stay in the history)."""
     row = await pool.fetchrow(
@@ -243,12 +245,32 @@ async def get_case(
     }
 
 
-async def tenants_with_confirmed_cases(
-    pool: asyncpg.Pool, schema: str = "rm_eval_cases"
-) -> list[str]:
+async def tenants_with_confirmed_cases(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[str]:
     """The tenants a night is planned for (SPEC W78: confirmed cases only)."""
     rows = await pool.fetch(
         f"SELECT DISTINCT tenant_id FROM {schema}.cases WHERE confirmed_by IS NOT NULL "
         "ORDER BY tenant_id"
     )
     return [row["tenant_id"] for row in rows]
+
+
+async def case_verdicts(
+    pool: asyncpg.Pool, tenant_id: str, schema: str = SCHEMA
+) -> list[asyncpg.Record]:
+    """Every case of the tenant by ref: ``ref, agent, source`` and ``passed``, its last run's
+    verdict (None when it never ran)."""
+    return await pool.fetch(
+        f"SELECT ref, agent, source, CASE WHEN last_run IS NULL THEN NULL ELSE passed END "
+        f"AS passed FROM {schema}.cases WHERE tenant_id = $1 ORDER BY ref",
+        tenant_id,
+    )
+
+
+async def failed_runs(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[asyncpg.Record]:
+    """Every run that failed, of every tenant: ``run_id, tenant_id, agent, ref`` (its case's),
+    ``summary`` (JSON text) and ``recorded_at``."""
+    return await pool.fetch(
+        "SELECT r.run_id, r.tenant_id, c.agent, c.ref, r.summary, r.recorded_at "
+        f"FROM {schema}.runs r JOIN {schema}.cases c USING (case_id) "
+        "WHERE (r.summary ->> 'passed')::boolean IS FALSE"
+    )

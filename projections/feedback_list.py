@@ -10,9 +10,11 @@ from typing import Any
 
 import asyncpg
 
+from projections.events import FEEDBACK_RECORDED
 from projections.read_model import insert_rows
-from services.feedback.domain import Feedback
 from services.followers.follower import Connection, Positioned
+
+SCHEMA = "rm_feedback_list"
 
 COLUMNS = (
     "feedback_id",
@@ -29,19 +31,17 @@ COLUMNS = (
     "position",
 )
 SELECTED = ", ".join(COLUMNS)
-# The event's fields of a row's columns, all but the position, in their order. One C call per
-# row instead of twelve attribute lookups: issue 12, a rebuild builds a row per feedback.
+# The event's fields of a row's columns, all but the position, in their order: one C call a
+# row instead of eleven attribute lookups, for a rebuild builds a row of every feedback.
 EVENT_FIELD = {"feedback_id": "originator_id", "given_at": "timestamp"}  # else the same name
 FIELDS = attrgetter(*(EVENT_FIELD.get(column, column) for column in COLUMNS[:-1]))
 
 
 class FeedbackList:
     name = "feedback_list"
-    handles = (Feedback.Recorded,)
+    handles = (FEEDBACK_RECORDED,)
     insert_only = ("feedback",)  # a rebuild adds its key after loading (services.projecting.runner)
-    order_free = (
-        Feedback.Recorded,
-    )  # a row each: a rebuild loads them apart (services.projecting.apart)
+    order_free = (FEEDBACK_RECORDED,)  # a row each: a rebuild loads them apart
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -64,24 +64,18 @@ class FeedbackList:
 
     def indexes(self, schema: str) -> str:
         # A subject's feedback is found by its ref, its kind filtered on the way (a ref names
-        # one kind of subject but by rare chance). Issue 12: an index on kind and ref as well
-        # was a sixth of a rebuild's index building and cost every write, for no read.
-        # A tenant's list, newest first, is its key read backwards. Schemas made before that
-        # key (on feedback_id) keep their index by tenant until a rebuild replaces them.
-        # The ref leads, the tenant second: a read names both, and a sort that starts with the
-        # tenant compares the few tenants' names again and again before it reaches the ref
-        # (issue 12: building it over a million rows, 1.5 s with the tenant first, 0.9 s so).
+        # one kind of subject but by rare chance): no index on the kind, which every write and
+        # every rebuild would pay for and no read needs. A tenant's list, newest first, is its
+        # key read backwards. The ref leads, the tenant second: a read names both, and an index
+        # sorted by the few tenants' names first compares them again and again before the ref.
         return f"""
-        DROP INDEX IF EXISTS {schema}.feedback_by_subject;
-        DROP INDEX IF EXISTS {schema}.feedback_by_subject_ref;
         CREATE INDEX IF NOT EXISTS feedback_by_ref
             ON {schema}.feedback (subject_ref, tenant_id, position DESC);
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         rows = [(*FIELDS(p.event), p.position) for p in batch]
-        # No conflict target: the key is (tenant_id, position) here, feedback_id in schemas made
-        # before; a feedback is one event, at one position, either way.
+        # No conflict target: a feedback is one event, at one position, made once.
         await insert_rows(conn, f"{schema}.feedback", COLUMNS, rows, conflict="")
 
 
@@ -100,13 +94,13 @@ async def list_feedback(
     kind: str | None = None,
     before: int | None = None,
     limit: int = 50,
-    schema: str = "rm_feedback_list",
+    schema: str = SCHEMA,
 ) -> FeedbackPage:
     """Newest first, keyset-paginated on position, always within one tenant.
 
     Only the filters given are in the statement: one that says ``$2 IS NULL OR …`` for every
     filter gets a generic plan once prepared, which walks the tenant's whole list by position
-    to find one subject (issue 12 item 4 measured reads of a subject slowing with history)."""
+    to find one subject, slower the longer the history."""
     given = {"subject_kind": subject_kind, "subject_ref": subject_ref, "kind": kind}
     where, args = ["tenant_id = $1"], list[object]([tenant_id])
     for column, value in given.items():
@@ -143,3 +137,16 @@ def feedback_json(row: asyncpg.Record) -> dict[str, Any]:
         "givenAt": row["given_at"].isoformat(),
         "position": row["position"],
     }
+
+
+async def low_on_evaluations(
+    pool: asyncpg.Pool, low_rating: int, schema: str = SCHEMA
+) -> list[asyncpg.Record]:
+    """Corrections, escalations and ratings of at most ``low_rating`` given on evaluations, of
+    every tenant: ``feedback_id, tenant_id, subject_ref, kind, rating, given_at``."""
+    return await pool.fetch(
+        "SELECT feedback_id, tenant_id, subject_ref, kind, rating, given_at "
+        f"FROM {schema}.feedback WHERE subject_kind = 'evaluation' "
+        "AND (kind IN ('correction', 'escalation') OR (kind = 'rating' AND rating <= $1))",
+        low_rating,
+    )

@@ -3,8 +3,8 @@ hand-overs whose webhook failed for good, so nobody's report is dropped.
 
 Rows keep the labelled block's facts (kind, agent, model, addressee: W36, W37) next to the
 report's own words; a report without a block is listed under the unknown agent (W38). The facts
-are the ones stored on ``Report.Drafted``, never the text parsed again (issue 7), so a parser
-change never changes what a rebuild produces.
+are the ones stored on ``Report.Drafted``, never the text parsed again, so a parser change
+never changes what a rebuild produces.
 """
 
 from collections.abc import Sequence
@@ -15,9 +15,11 @@ from uuid import UUID
 
 import asyncpg
 
+from contracts.report_facts import block_of
+from projections import events as ev
 from services.followers.follower import Connection, Positioned
-from services.reports.domain import Report
-from services.reports.facts import block_of
+
+SCHEMA = "rm_inbox"
 
 UNKNOWN_AGENT = "(unknown agent)"
 
@@ -32,14 +34,14 @@ COLUMNS = (
 class Inbox:
     name = "inbox"
     handles = (
-        Report.Drafted,
-        Report.Submitted,
-        Report.HandedOver,
-        Report.Triaged,
-        Report.Resolved,
-        Report.WontFix,
-        Report.HandOverDeliveryAttempted,
-        Report.HandOverDeliveryFailed,
+        ev.REPORT_DRAFTED,
+        ev.REPORT_SUBMITTED,
+        ev.REPORT_HANDED_OVER,
+        ev.REPORT_TRIAGED,
+        ev.REPORT_RESOLVED,
+        ev.REPORT_WONT_FIX,
+        ev.REPORT_DELIVERY_ATTEMPTED,
+        ev.REPORT_DELIVERY_FAILED,
     )
 
     def ddl(self, schema: str) -> str:
@@ -84,8 +86,8 @@ class Inbox:
         table = f"{schema}.reports"
         for p in batch:
             e, at = p.event, p.event.timestamp
-            match e:
-                case Report.Drafted():
+            match ev.topic_of(e):
+                case ev.REPORT_DRAFTED:
                     block = block_of(e.facts)
                     model = block.model.actual if block and block.model else None
                     await conn.execute(
@@ -102,31 +104,31 @@ class Inbox:
                         block.addressee if block else None,
                         at, p.position,
                     )  # fmt: skip
-                case Report.Submitted():
+                case ev.REPORT_SUBMITTED:
                     await self.set(conn, table, p, status="New", in_inbox=True, submitted_at=at)
-                case Report.HandedOver():
+                case ev.REPORT_HANDED_OVER:
                     await self.set(
                         conn, table, p, status="HandedOver", handed_over=True, submitted_at=at
                     )
-                case Report.Triaged():
+                case ev.REPORT_TRIAGED:
                     await self.set(
                         conn, table, p, status="Triaged", reviewed_by=e.reviewed_by, reviewed_at=at
                     )
-                case Report.Resolved():
+                case ev.REPORT_RESOLVED:
                     await self.set(
                         conn, table, p, status="Resolved", reviewed_by=e.reviewed_by,
                         reviewed_at=at, change=e.change, link=e.link,
                     )  # fmt: skip
-                case Report.WontFix():
+                case ev.REPORT_WONT_FIX:
                     await self.set(
                         conn, table, p, status="WontFix", reviewed_by=e.reviewed_by,
                         reviewed_at=at, reason=e.reason,
                     )  # fmt: skip
-                case Report.HandOverDeliveryAttempted():
+                case ev.REPORT_DELIVERY_ATTEMPTED:
                     await self.set(
                         conn, table, p, delivery_attempts=e.attempt, delivery_error=e.error
                     )
-                case Report.HandOverDeliveryFailed():
+                case ev.REPORT_DELIVERY_FAILED:
                     await self.set(
                         conn, table, p, status="New", in_inbox=True, delivery_failed=True
                     )
@@ -162,7 +164,7 @@ async def list_inbox(
     *,
     before: int | None = None,
     limit: int = 50,
-    schema: str = "rm_inbox",
+    schema: str = SCHEMA,
 ) -> tuple[list[dict[str, Any]], int | None]:
     """The tenant's Inbox, newest change first, keyset-paginated on position."""
     rows = await pool.fetch(
@@ -181,10 +183,10 @@ async def list_inbox(
 
 
 async def get_report(
-    pool: asyncpg.Pool, tenant_id: str, report_id: UUID, *, reader: str, schema: str = "rm_inbox"
+    pool: asyncpg.Pool, tenant_id: str, report_id: UUID, *, reader: str, schema: str = SCHEMA
 ) -> dict[str, Any] | None:
     """One report of the tenant as ``reader`` may see it: a draft only by its author, until
-    it is submitted (issue 8); anyone else's draft is as absent as a missing report."""
+    it is submitted; anyone else's draft is as absent as a missing report."""
     row = await pool.fetchrow(
         f"SELECT {COLUMNS} FROM {schema}.reports WHERE tenant_id = $1 AND report_id = $2 "
         "AND (status <> 'Draft' OR reporter = $3)",
@@ -231,3 +233,60 @@ def report_json(row: asyncpg.Record) -> dict[str, Any]:
         },
         "position": row["position"],
     }
+
+
+async def tenants_with_reports(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[str]:
+    """Every tenant that has ever submitted a report."""
+    rows = await pool.fetch(
+        f"SELECT DISTINCT tenant_id FROM {schema}.reports WHERE submitted_at IS NOT NULL "
+        "ORDER BY tenant_id"
+    )
+    return [row["tenant_id"] for row in rows]
+
+
+async def submitted_between(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    start: datetime,
+    end: datetime,
+    *,
+    bound: int,
+    schema: str = SCHEMA,
+) -> list[asyncpg.Record]:
+    """The tenant's reports submitted in ``[start, end)``, newest first, at most ``bound``:
+    ``report_id, submitted_at, kind, agent, model``. A draft has no ``submitted_at`` and is
+    never among them (W116)."""
+    return await pool.fetch(
+        f"SELECT report_id, submitted_at, kind, agent, model FROM {schema}.reports "
+        "WHERE tenant_id = $1 AND submitted_at >= $2 AND submitted_at < $3 "
+        "ORDER BY submitted_at DESC, report_id LIMIT $4",
+        tenant_id,
+        start,
+        end,
+        bound,
+    )
+
+
+async def submitted_on_known_agents(
+    pool: asyncpg.Pool, schema: str = SCHEMA
+) -> list[asyncpg.Record]:
+    """Every submitted report, of every tenant, that names its agent and was not closed as
+    WontFix: ``report_id, tenant_id, agent, kind, status, submitted_at``."""
+    return await pool.fetch(
+        f"SELECT report_id, tenant_id, agent, kind, status, submitted_at FROM {schema}.reports "
+        "WHERE submitted_at IS NOT NULL AND status <> 'WontFix' AND agent <> $1",
+        UNKNOWN_AGENT,
+    )
+
+
+async def waiting_new(
+    pool: asyncpg.Pool, tenant_id: str, schema: str = SCHEMA
+) -> tuple[int, datetime | None]:
+    """How many of the tenant's reports wait New in the Inbox, and the oldest one's
+    ``submitted_at``."""
+    row = await pool.fetchrow(
+        f"SELECT count(*) AS waiting, min(submitted_at) AS oldest FROM {schema}.reports "
+        "WHERE tenant_id = $1 AND in_inbox AND status = 'New'",
+        tenant_id,
+    )
+    return (0, None) if row is None else (row["waiting"], row["oldest"])

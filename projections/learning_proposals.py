@@ -1,9 +1,8 @@
 """Learning proposals by state, kind and target, with evidence and expected effect (C36).
 
 Answers ``GET /factory/learning/proposals`` and ``GET /factory/learning/proposals/{id}``;
-tenant-scoped (C51). The table is ``rm_learning_proposals.learning_proposals``; the appraisal
-context's ``proposal_wait`` sensor reads its ``tenant_id, state, raised_at``. Only event data
-is used, so a rebuild reproduces the view.
+tenant-scoped (C51); the appraisal context's ``proposal_wait`` sensor asks ``undecided``. Only
+event data is used, so a rebuild reproduces the view.
 """
 
 import json
@@ -15,8 +14,8 @@ from uuid import UUID
 import asyncpg
 
 from contracts.goals import GoalKind, read_goal_refs
+from projections import events as ev
 from services.followers.follower import Connection, Positioned
-from services.learning.domain import LearningProposal
 
 SCHEMA = "rm_learning_proposals"
 
@@ -24,12 +23,12 @@ SCHEMA = "rm_learning_proposals"
 class LearningProposals:
     name = "learning_proposals"
     handles = (
-        LearningProposal.Raised,
-        LearningProposal.PickedUp,
-        LearningProposal.Accepted,
-        LearningProposal.Rejected,
-        LearningProposal.Superseded,
-        LearningProposal.ReleaseRecorded,
+        ev.PROPOSAL_RAISED,
+        ev.PROPOSAL_PICKED_UP,
+        ev.PROPOSAL_ACCEPTED,
+        ev.PROPOSAL_REJECTED,
+        ev.PROPOSAL_SUPERSEDED,
+        ev.PROPOSAL_RELEASE_RECORDED,
     )
 
     def ddl(self, schema: str) -> str:
@@ -71,8 +70,9 @@ class LearningProposals:
         table = f"{schema}.learning_proposals"
         for p in batch:
             e = p.event
-            match e:
-                case LearningProposal.Raised():
+            topic = ev.topic_of(e)
+            match topic:
+                case ev.PROPOSAL_RAISED:
                     await conn.execute(
                         f"INSERT INTO {table} (proposal_id, tenant_id, kind, target_asset_id, "
                         "target_version, state, raised_at, summary_ref, evidence_hash, "
@@ -85,27 +85,27 @@ class LearningProposals:
                         None if e.expected_effect is None else json.dumps(e.expected_effect),
                         e.profile, p.position,
                     )  # fmt: skip
-                case LearningProposal.PickedUp():
+                case ev.PROPOSAL_PICKED_UP:
                     await conn.execute(
                         f"UPDATE {table} SET state = 'InReview', reviewed_by = $2, position = $3 "
                         "WHERE proposal_id = $1",
                         e.originator_id, e.reviewed_by, p.position,
                     )  # fmt: skip
-                case LearningProposal.Accepted() | LearningProposal.Rejected():
-                    state = "Accepted" if isinstance(e, LearningProposal.Accepted) else "Rejected"
+                case ev.PROPOSAL_ACCEPTED | ev.PROPOSAL_REJECTED:
+                    state = "Accepted" if topic == ev.PROPOSAL_ACCEPTED else "Rejected"
                     await conn.execute(
                         f"UPDATE {table} SET state = $2, reviewed_by = $3, decided_at = $4, "
                         "reason = $5, position = $6 WHERE proposal_id = $1",
                         e.originator_id, state, e.reviewed_by, e.timestamp,
                         getattr(e, "reason", None), p.position,
                     )  # fmt: skip
-                case LearningProposal.Superseded():
+                case ev.PROPOSAL_SUPERSEDED:
                     await conn.execute(
                         f"UPDATE {table} SET state = 'Superseded', decided_at = $2, "
                         "superseded_by = $3, position = $4 WHERE proposal_id = $1",
                         e.originator_id, e.timestamp, UUID(e.superseded_by), p.position,
                     )  # fmt: skip
-                case LearningProposal.ReleaseRecorded():
+                case ev.PROPOSAL_RELEASE_RECORDED:
                     await conn.execute(
                         f"UPDATE {table} SET resulting_release_id = $2, position = $3 "
                         "WHERE proposal_id = $1",
@@ -275,3 +275,21 @@ async def count_proposals(
         "GROUP BY tenant_id, kind, state"
     )
     return [(row["tenant_id"], row["kind"], row["state"], row["n"]) for row in rows]
+
+
+# Proposal states that are decided: anything else still waits for a maintainer.
+DECIDED = ("accepted", "rejected", "withdrawn", "superseded")
+
+
+async def undecided(
+    pool: asyncpg.Pool, tenant_id: str, *, schema: str = SCHEMA
+) -> tuple[int, datetime | None]:
+    """How many of the tenant's proposals wait for a decision, and the oldest one's
+    ``raised_at``. Raises if the table cannot be read (no read model yet)."""
+    row = await pool.fetchrow(
+        f"SELECT count(*) AS waiting, min(raised_at) AS oldest FROM {schema}.learning_proposals "
+        "WHERE tenant_id = $1 AND NOT (lower(state) = ANY($2::text[]))",
+        tenant_id,
+        list(DECIDED),
+    )
+    return (0, None) if row is None else (row["waiting"], row["oldest"])

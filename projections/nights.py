@@ -10,13 +10,20 @@ from typing import Any
 
 import asyncpg
 
+from projections import events as ev
 from services.followers.follower import Connection, Positioned
-from services.nightly.domain import Night
+
+SCHEMA = "rm_nights"
 
 
 class Nights:
     name = "nights"
-    handles = (Night.Planned, Night.ConversationRecorded, Night.CaseFinished, Night.Finished)
+    handles = (
+        ev.NIGHT_PLANNED,
+        ev.NIGHT_CONVERSATION_RECORDED,
+        ev.NIGHT_CASE_FINISHED,
+        ev.NIGHT_FINISHED,
+    )
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -47,8 +54,8 @@ class Nights:
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         for p in batch:
             e = p.event
-            match e:
-                case Night.Planned():
+            match ev.topic_of(e):
+                case ev.NIGHT_PLANNED:
                     await conn.execute(
                         f"INSERT INTO {schema}.nights (night_id, tenant_id, date, ref, status, "
                         "inputs, selected, note, lines, planned_at, position) VALUES ($1, $2, "
@@ -58,19 +65,19 @@ class Nights:
                         json.dumps(e.selected), e.note, json.dumps(e.lines), e.timestamp,
                         p.position,
                     )  # fmt: skip
-                case Night.ConversationRecorded():
+                case ev.NIGHT_CONVERSATION_RECORDED:
                     await conn.execute(
                         f"UPDATE {schema}.nights SET conversations = conversations + 1, "
                         "position = $2 WHERE night_id = $1",
                         e.originator_id, p.position,
                     )  # fmt: skip
-                case Night.CaseFinished():
+                case ev.NIGHT_CASE_FINISHED:
                     await conn.execute(
                         f"UPDATE {schema}.nights SET lines = lines || $2::jsonb, position = $3 "
                         "WHERE night_id = $1",
                         e.originator_id, json.dumps([e.line]), p.position,
                     )  # fmt: skip
-                case Night.Finished():
+                case ev.NIGHT_FINISHED:
                     await conn.execute(
                         f"UPDATE {schema}.nights SET status = $2, finished_at = $3::text::"
                         "timestamptz, note = $4, position = $5 WHERE night_id = $1",
@@ -109,7 +116,7 @@ async def list_nights(
     *,
     before: str | None = None,
     limit: int = 50,
-    schema: str = "rm_nights",
+    schema: str = SCHEMA,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The tenant's nights, newest first, a page at a time: those before the night ``before``
     (a date, ``yyyy-MM-dd``), at most ``limit``; and the date to pass as ``before`` for the
@@ -126,7 +133,7 @@ async def list_nights(
 
 
 async def get_night(
-    pool: asyncpg.Pool, tenant_id: str, date: str, schema: str = "rm_nights"
+    pool: asyncpg.Pool, tenant_id: str, date: str, schema: str = SCHEMA
 ) -> dict[str, Any] | None:
     """One night with its inputs, selected, note and lines."""
     row = await pool.fetchrow(
@@ -147,7 +154,7 @@ async def get_night(
     }
 
 
-async def running_nights(pool: asyncpg.Pool, schema: str = "rm_nights") -> list[tuple[str, str]]:
+async def running_nights(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[tuple[str, str]]:
     """(tenant, date) of every night still Running: what a restart resumes (W91)."""
     rows = await pool.fetch(
         f"SELECT tenant_id, date FROM {schema}.nights WHERE status = 'Running' "

@@ -18,8 +18,8 @@ class Projection(Protocol):
     name: str
 
     @property
-    def handles(self) -> tuple[type, ...]:
-        """The event classes it reads; nothing else is fetched."""
+    def handles(self) -> tuple[str | type, ...]:
+        """The topics (or classes) of the events it reads; nothing else is fetched."""
 
     def ddl(self, schema: str) -> str: ...
 

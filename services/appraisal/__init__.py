@@ -1,1 +1,1 @@
-"""Appraisal: how work went, derived on read from recorded events (issue 11, SPEC M01–M54)."""
+"""Appraisal: how work went, derived on read from recorded events (SPEC M01–M54)."""

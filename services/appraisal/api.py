@@ -29,7 +29,13 @@ from contracts.appraisal import (
 )
 from contracts.errors import NotFound, Refused, echoed
 from contracts.goals import GoalKind, GoalRef
-from projections.appraisal_reads import (
+from services.appraisal.appraise import appraise
+from services.appraisal.charter import EMPTY, Charter
+from services.appraisal.facts import Facts
+from services.appraisal.health import health
+from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
+from services.appraisal.readings import Sample, reading
+from services.appraisal.reads import (
     UNREADABLE,
     Scope,
     StoredCharter,
@@ -39,12 +45,6 @@ from projections.appraisal_reads import (
     sample_inbox,
     sample_proposals,
 )
-from services.appraisal.appraise import appraise
-from services.appraisal.charter import EMPTY, Charter
-from services.appraisal.facts import Facts
-from services.appraisal.health import health
-from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
-from services.appraisal.readings import Sample, reading
 from services.appraisal.setpoints import SensorKind
 from services.edge.auth import Principal
 from services.edge.bodies import media_type

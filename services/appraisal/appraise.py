@@ -1,6 +1,6 @@
 """One appraisal as the API shows it: facts in, label, valence and outcomes out — pure.
 
-Called on every read (issue 11: derived on read), with the contribution table as a
+Called on every read (derived on read), with the contribution table as a
 parameter, so the same facts under another table read differently with no migration.
 """
 

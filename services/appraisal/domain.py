@@ -1,4 +1,4 @@
-"""The Charter aggregate: one per tenant, written only by a person (issue 11, SPEC M07–M17).
+"""The Charter aggregate: one per tenant, written only by a person (SPEC M07–M17).
 
 Its events carry the parse result (lines, findings) beside the document, so readers never
 parse the TOML again and a parser change never changes what a rebuild shows. A key marked
@@ -78,7 +78,7 @@ def charter_of(lines: list[Any], findings: list[Any]) -> Charter:
 def refuse_service(by_service: bool) -> None:
     if by_service:
         raise NotPermitted(
-            "only a person writes the charter (issue 11): this key is a service's or an agent's",
+            "only a person writes the charter: this key is a service's or an agent's",
             field="writtenBy",
         )
 

@@ -7,7 +7,7 @@ from eventsourcing.application import AggregateNotFoundError
 from contracts.appraisal import WriteCharter
 from services.appraisal.charter import parse_charter
 from services.appraisal.domain import TenantCharter, charter_id_for, refuse_service
-from services.bus.decisions import Decision, Handler, Replay
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.store.event_store import EventStore
 
@@ -51,7 +51,3 @@ def written_again(_store: EventStore, issued: Issued) -> CharterWritten:
     assert isinstance(command, WriteCharter)
     charter = parse_charter(command.document)
     return CharterWritten(len(charter.lines), charter.findings)
-
-
-HANDLERS: dict[type, Handler] = {WriteCharter: write_charter}
-REPLAYS: dict[type, Replay] = {WriteCharter: written_again}

@@ -7,7 +7,7 @@ stays unset, M26), and ``cite`` — always an id or a counter name, never prose 
 
 ``CONTRIBUTIONS`` is the one place that says what each recorded outcome is worth; it is
 rendered into the README (``contribution_rows``). The derivation takes the table as a
-parameter, so a changed table reads over the whole history at once (issue 11).
+parameter, so a changed table reads over the whole history at once.
 """
 
 from collections.abc import Iterator, Mapping

@@ -7,7 +7,7 @@
     observed             a value, its setpoint and whether it is within
 
 Missing or sparse evidence is never "within setpoint" (M20). The samples come from the
-stores (``projections/appraisal_reads.py``); the judgement is here, pure.
+stores (``services/appraisal/reads.py``); the judgement is here, pure.
 """
 
 from dataclasses import dataclass

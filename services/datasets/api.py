@@ -25,6 +25,7 @@ from contracts.datasets import (
     TaskWritten,
     VersionPublished,
     VersionShared,
+    dataset_target,
 )
 from contracts.errors import NotFound, NotPermitted
 from contracts.scalars import DatasetVersion, canonical_number
@@ -40,7 +41,6 @@ from services.datasets.commands import (
 from services.datasets.domain import (
     Dataset,
     dataset_key,
-    dataset_target,
     immutable,
     shared_dataset_id,
 )

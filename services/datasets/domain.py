@@ -17,7 +17,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from contracts.datasets import DEFAULT_SCORING_RULE, harvested_dataset
+from contracts.datasets import DEFAULT_SCORING_RULE, dataset_target, harvested_dataset
 from contracts.errors import Conflict, NotFound, NotPermitted
 from contracts.neighbours import ArtifactValidated, RunCompleted
 
@@ -48,11 +48,6 @@ def shared_dataset_id(source_tenant: str, dataset_id: str) -> str:
     """The copy's id in the receiving tenant: opaque, so it names neither the source tenant
     nor its dataset (anonymisation, C17)."""
     return "shared:" + uuid5(DATASETS_NAMESPACE, f"{source_tenant}/{dataset_id}").hex[:16]
-
-
-def dataset_target(dataset_id: str) -> str:
-    """The agent a harvested dataset targets; a named dataset targets what its id says."""
-    return dataset_id.split(":", 1)[1] if dataset_id.startswith("agent:") else dataset_id
 
 
 class HarvestedRun(Aggregate):

@@ -13,7 +13,7 @@ from eventsourcing.application import AggregateNotFoundError
 from contracts.datasets import ANONYMISED, CONFIDENTIAL, DEFAULT_SCORING_RULE
 from contracts.errors import NotFound
 from contracts.neighbours import ArtifactValidated, RunCompleted
-from services.bus.decisions import Creates, Decision, Handler
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.datasets.commands import (
     AddTask,
@@ -207,18 +207,3 @@ def created_run(issued: Issued) -> UUID:
 def created_validation(issued: Issued) -> UUID:
     assert isinstance(issued.command, ArtifactValidated)
     return validation_id(issued.tenant_id, issued.command)
-
-
-HANDLERS: dict[type, Handler] = {
-    RunCompleted: harvest_task,
-    ArtifactValidated: harvest_validation,
-    AddTask: add_task,
-    RemoveTask: remove_task,
-    PublishVersion: publish_version,
-    GrantShareConsent: grant_share_consent,
-    ShareCopy: share_copy,
-}
-CREATES: dict[type, Creates] = {
-    RunCompleted: created_run,
-    ArtifactValidated: created_validation,
-}

@@ -6,23 +6,28 @@ comes out, so the same facts always give the same digest and every edge is a uni
 """
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 from uuid import UUID
 
 from contracts.digests import AgentTable, DigestTables, Health, ModelTable, Trend
-from services.appraisal import facts as appraisal
-from services.appraisal.charter import EMPTY
-from services.appraisal.labels import label, valence
-from services.appraisal.outcomes import CONTRIBUTIONS, of_report
-from services.digests.weeks import end_of, previous, start_of
+from contracts.weeks import end_of, previous, start_of
+from projections.inbox import UNKNOWN_AGENT  # a report without a block (W38, W122)
 
-UNKNOWN_AGENT = "(unknown agent)"  # the Inbox's name for a report without a block (W38, W122)
 UNKNOWN_AGENT_ID = "unknown-agent"
 UNKNOWN_MODEL = "(unknown model)"
 NO_KIND = "(no kind)"
 INFORMATIONAL_KINDS = ("retrieval",)  # W135: filed as bugs already; counted, marked apart
+
+
+class AppraisesReports(Protocol):
+    """How one agent's reports of the week read as an appraisal, from their kinds alone (the
+    line that closes its post): the appraisal context's reading, handed in by the composition
+    root (``services.appraisal.weekly.reports_only_line``)."""
+
+    def __call__(self, counts: Mapping[str, int], agent: str, at: datetime) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def kind_counts(reports: Iterable[ReportFact]) -> dict[str, int]:
     return dict(sorted(Counter(r.kind or NO_KIND for r in reports).items()))
 
 
-def as_text(table: AgentTable, week: str, *, truncated: bool) -> str:
+def as_text(table: AgentTable, week: str, *, truncated: bool, appraise: AppraisesReports) -> str:
     """The agent's digest as a person reads it: the message of the post (W125)."""
     lines = [f"Wrong answers — {table.agent}, week {week}: {table.total} report(s)"]
     if truncated:
@@ -135,19 +140,5 @@ def as_text(table: AgentTable, week: str, *, truncated: bool) -> str:
     lines.append(f"Eval cases lifted this week: {lifted}")
     health = table.health
     lines.append(f"Health: {health.passed} of {health.with_run} cases with a last run passed")
-    lines.append(appraisal_line(table, start_of(week)))
+    lines.append(appraise(table.counts, table.agent, start_of(week)))
     return "\n".join(lines)
-
-
-def appraisal_line(table: AgentTable, at: datetime) -> str:
-    """Issue 11: the week's reports read as signed outcomes by the contribution table and
-    labelled by the appraisal's own pure function. It sees only what the digest holds (the
-    reports by kind: no feedback, runs or reach), and says so."""
-    reports = [
-        appraisal.ReportFact(kind, None, table.agent, kind, False, at, "New")
-        for kind, count in table.counts.items()
-        for _ in range(count)
-    ]
-    errors = [error for fact in reports for error in of_report(fact, EMPTY, CONTRIBUTIONS, at)]
-    shown = str(valence(errors)) or "nothing signed"
-    return f"Appraisal (from reports only): {label(errors, EMPTY).value}, {shown}"

@@ -21,6 +21,7 @@ import asyncpg
 from pydantic import BaseModel
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest
+from contracts.weeks import due_at, end_of, previous, start_of
 from services.bus.command_bus import CommandBus
 from services.bus.decisions import Outcome
 from services.bus.issued import Issued
@@ -28,7 +29,6 @@ from services.digests import sources
 from services.digests.build import build
 from services.digests.domain import digest_id_for
 from services.digests.handlers import DigestState
-from services.digests.weeks import due_at, end_of, previous, start_of
 from services.followers.follower import wait_for_position
 from services.scheduling.failures import DIGEST, Failure, Unit, isolated, settle
 from services.scheduling.orders import BuildDigest

@@ -15,8 +15,8 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from contracts.digests import DigestTables
-from services.digests.build import as_text
-from services.digests.weeks import previous
+from contracts.weeks import previous
+from services.digests.build import AppraisesReports, as_text
 
 DIGEST_NAMESPACE = UUID("0d5c2b7e-6a1f-5c43-9e8d-71b2f4a6c3d9")
 PREVIOUS_ITEMS = 12  # W130
@@ -99,9 +99,18 @@ class Digest(Aggregate):
             tables=tables.model_dump(mode="json", by_alias=True),
         )
 
-    def post(self, *, instance: str, url: str, routes: list[str], at: datetime) -> None:
+    def post(
+        self,
+        *,
+        instance: str,
+        url: str,
+        routes: list[str],
+        at: datetime,
+        appraise: AppraisesReports,
+    ) -> None:
         """Post once (W123, W124): one event per agent, then the stamp. A quiet week (W127)
-        and a service with no route (W128) are stamped too, saying why nothing went out."""
+        and a service with no route (W128) are stamped too, saying why nothing went out.
+        ``appraise`` words the appraisal line of each agent's post."""
         if self.posted:
             return
         tables = DigestTables.model_validate(self.tables)
@@ -123,7 +132,7 @@ class Digest(Aggregate):
                 agent_id=table.agent_id,
                 feedback_path=path,
                 item_id=item_id(instance, path),
-                message=as_text(table, self.week, truncated=tables.truncated),
+                message=as_text(table, self.week, truncated=tables.truncated, appraise=appraise),
                 extra_context=table.model_dump_json(by_alias=True),
                 url=url,
                 previous_items=previous_items(instance, self.week, table.agent_id),

@@ -11,8 +11,9 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
-from services.bus.decisions import Creates, Decision, Handler
+from services.bus.decisions import Decision, Handler
 from services.bus.issued import Issued
+from services.digests.build import AppraisesReports
 from services.digests.domain import Digest, digest_id_for
 from services.store.event_store import EventStore
 from services.store.owners import load_owned
@@ -51,14 +52,25 @@ def build_weekly_digest(store: EventStore, issued: Issued) -> Decision:
     return Decision([digest], state(digest, created=True))
 
 
-def post_weekly_digest(store: EventStore, issued: Issued) -> Decision:
-    """Post once (W124): a digest already stamped decides nothing."""
-    command = issued.command
-    assert isinstance(command, PostWeeklyDigest)
-    digest_id = digest_id_for(issued.tenant_id, command.week)
-    digest: Digest = load_owned(store, issued.tenant_id, digest_id, "digest")
-    digest.post(instance=command.instance, url=command.url, routes=command.routes, at=issued.at)
-    return Decision([digest], state(digest, created=False))
+def post_weekly_digest(appraise: AppraisesReports) -> Handler:
+    """Post once (W124): a digest already stamped decides nothing. Each agent's post closes
+    with ``appraise``'s line."""
+
+    def post(store: EventStore, issued: Issued) -> Decision:
+        command = issued.command
+        assert isinstance(command, PostWeeklyDigest)
+        digest_id = digest_id_for(issued.tenant_id, command.week)
+        digest: Digest = load_owned(store, issued.tenant_id, digest_id, "digest")
+        digest.post(
+            instance=command.instance,
+            url=command.url,
+            routes=command.routes,
+            at=issued.at,
+            appraise=appraise,
+        )
+        return Decision([digest], state(digest, created=False))
+
+    return post
 
 
 def record_digest_delivery(store: EventStore, issued: Issued) -> Decision:
@@ -74,11 +86,3 @@ def record_digest_delivery(store: EventStore, issued: Issued) -> Decision:
         at=issued.at,
     )
     return Decision([digest], state(digest, created=False))
-
-
-HANDLERS: dict[type, Handler] = {
-    BuildWeeklyDigest: build_weekly_digest,
-    PostWeeklyDigest: post_weekly_digest,
-    RecordDigestDelivery: record_digest_delivery,
-}
-CREATES: dict[type, Creates] = {BuildWeeklyDigest: created_by}

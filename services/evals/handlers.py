@@ -11,11 +11,10 @@ from contracts.evals import (
     PatchEvalCaseCommand,
     RecordEvalRun,
 )
-from services.bus.decisions import Decision, Handler, Replay
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.evals.domain import EvalCase, case_id_for
-from services.evals.lift import lift
-from services.reports.domain import Report
+from services.evals.lift import SourceReport, lift
 from services.store.event_store import EventStore
 from services.store.owners import load_owned
 
@@ -54,8 +53,8 @@ def lift_eval_case(store: EventStore, issued: Issued) -> Decision:
     """Create the case with its source, and lift the rest from the report (W44–W50)."""
     command = issued.command
     assert isinstance(command, LiftEvalCase)
-    report: Report = load_owned(store, issued.tenant_id, command.source, "report")
-    report.check_visible_to(issued.actor)  # another person's draft is absent (issue 8)
+    report: SourceReport = load_owned(store, issued.tenant_id, command.source, "report")
+    report.check_visible_to(issued.actor)  # another person's draft is absent
     definition = lift(report)
     case_id = case_id_for(issued.tenant_id, command.source)
     try:
@@ -114,12 +113,3 @@ def shown(store: EventStore, issued: Issued) -> CaseState:
     """What a case shows now: the answer to a repeated patch or confirm (the same
     Idempotency-Key and request), which must not be decided again."""
     return state(load_case(store, issued.tenant_id, issued.command.case_id))  # type: ignore[attr-defined]
-
-
-HANDLERS: dict[type, Handler] = {
-    LiftEvalCase: lift_eval_case,
-    PatchEvalCaseCommand: patch_eval_case,
-    ConfirmEvalCaseCommand: confirm_eval_case,
-    RecordEvalRun: record_eval_run,
-}
-REPLAYS: dict[type, Replay] = {PatchEvalCaseCommand: shown, ConfirmEvalCaseCommand: shown}

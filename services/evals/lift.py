@@ -11,14 +11,27 @@ dropped.
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 from contracts.errors import Refused
+from contracts.labelled_block import LabelledBlock
+from contracts.report_kinds import Kind
 from services.evals.normalisation import contains_value, number_spans
-from services.reports.domain import Report
-from services.reports.labelled_block import LabelledBlock
-from services.reports.routing import Kind
 
 READABLE_NODE = re.compile(r"get\s+(\S+)\s+→\s+readable", re.IGNORECASE)
+
+
+class SourceReport(Protocol):
+    """What a lift reads of the report a case is lifted from: the reports context's aggregate,
+    as the store loads it by id, seen through the fields the lift needs."""
+
+    status: str
+    category: str
+    prompt: str | None
+    context: list[str]
+    facts: LabelledBlock | None  # as stored when the report was drafted
+
+    def check_visible_to(self, actor: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -32,7 +45,7 @@ class Definition:
     model: str | None = None
 
 
-def liftable(report: Report) -> LabelledBlock:
+def liftable(report: SourceReport) -> LabelledBlock:
     """A submitted answer report with a labelled block; anything else is refused (W49)."""
     if report.status == "Draft":
         raise Refused("a draft is not a report until it is submitted", field="source")
@@ -51,16 +64,16 @@ def liftable(report: Report) -> LabelledBlock:
     return block
 
 
-def lift(report: Report) -> Definition:
+def lift(report: SourceReport) -> Definition:
     block = liftable(report)
     assert block.agent is not None
     assert report.prompt is not None
     must_not_assert = invented_values(block) if block.kind == Kind.fabricated else []
     # SPEC §3.4 (amended): the stored Expected is bare already. Quotes go at the door (the
     # parser; compose_report for a structured record) and in the Drafted v1 upcaster's parse.
-    # No upcaster for v2: a quoted fact there came from a record composed before compose_report
-    # stripped, and on load it cannot be told from a free-text value whose inner pair is its own
-    # ('"«x»"' reads «x»); facts decided at the door stay decided. Patch such a case's mustAssert.
+    # A v2 fact that still holds quotes cannot be told on load from a free-text value whose
+    # inner pair is its own ('"«x»"' reads «x»): facts decided at the door stay decided, and
+    # such a case's mustAssert is patched.
     must_assert = block.expected
     if must_assert and any(contains_value(must_assert, v) for v in must_not_assert):
         must_assert = None  # W50: an invented value is never the expected one

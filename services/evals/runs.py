@@ -1,6 +1,6 @@
 """Running a case: N real conversations with the agent, one after the other, each scored.
 
-SPEC W52–W71. Who asks is apart from how it runs (issue 9): ``run`` is the HTTP route's, where
+SPEC W52–W71. Who asks is apart from how it runs: ``run`` is the HTTP route's, where
 every round runs as the person who pressed Run (``ranBy``) and a service identity is refused
 (W57); the nightly runner uses the same parts (``load``, ``agent_for``, ``request``,
 ``converse``, ``recorded``) with the case's confirmer as the one it runs as (W101). Without a
@@ -83,7 +83,7 @@ class CaseRunner:
         return record, outcome
 
     # How a run runs, whoever asked: the HTTP route on behalf of the person who pressed Run,
-    # the nightly runner on behalf of the case's confirmer (issue 9, SPEC W101).
+    # the nightly runner on behalf of the case's confirmer (SPEC W101).
 
     async def load(self, tenant_id: str, case_id: UUID) -> EvalCase:
         case = await asyncio.to_thread(load_case, self.store, tenant_id, case_id)

@@ -11,7 +11,7 @@ from eventsourcing.application import AggregateNotFoundError
 
 from contracts.artifact_refs import normal_refs
 from contracts.feedback import RecordFeedback, artifact_refs
-from services.bus.decisions import Creates, Decision, Handler
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.feedback.domain import Feedback, feedback_id_for
 from services.observing.metrics import FEEDBACK_RECORDED, tenant_label
@@ -25,7 +25,7 @@ def request_digest(command: RecordFeedback) -> str:
 
 
 def with_normal_refs(command: RecordFeedback) -> RecordFeedback:
-    """The command with its artifact references in their one spelling (issue 8): that is
+    """The command with its artifact references in their one spelling: that is
     what is stored, and what makes a repeated request the same one."""
     if command.comment_ref is None and command.corrected_artifact_ref is None:
         return command  # nothing to spell: most feedback (a rating) references nothing
@@ -76,7 +76,7 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
 @cache
 def recorded_counter(tenant: str, kind: str) -> Callable[[], None]:
     """The counter of one tenant label and kind (SPEC C48), looked up once: ``labels()``
-    cost a tenth of deciding a RecordFeedback (issue 12). As many as the label's values."""
+    is a lookup under a lock, paid per command otherwise. As many as the label's values."""
     return FEEDBACK_RECORDED.labels(tenant, kind).inc
 
 
@@ -84,10 +84,3 @@ def recorded_counter(tenant: str, kind: str) -> Callable[[], None]:
 class Recorded:
     feedback_id: UUID
     created: bool  # False when the command repeated one already accepted
-
-
-HANDLERS: dict[type, Handler] = {RecordFeedback: record_feedback}
-CREATES: dict[type, Creates] = {RecordFeedback: created_by}
-# Decided from the command alone when new (the bus may do it on its event loop): nothing above
-# reads the store for a feedback that does not exist yet.
-ALONE: frozenset[type] = frozenset({RecordFeedback})

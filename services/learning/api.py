@@ -28,7 +28,7 @@ from contracts.learning import (
     RecordRelease,
     RecordReleaseCommand,
 )
-from projections.appraisal_reads import read_charter
+from projections.appraisal import charter_line_ids
 from projections.learning_proposals import ProposalKey, get_proposal, list_proposals
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal
@@ -59,13 +59,12 @@ async def charter_lines(pool: asyncpg.Pool, tenant_id: str) -> tuple[str, ...]:
     """The tenant's charter line ids in rank order, to order proposals tied on evidence
     (M21). A charter that cannot be read ranks nothing: ties go by raisedAt, as without one."""
     try:
-        stored = await read_charter(pool, tenant_id)
+        return await charter_line_ids(pool, tenant_id)
     except (asyncpg.PostgresError, OSError) as error:
         log.warning(
             "the charter of %s could not be read (%s); proposals not ranked", tenant_id, error
         )
         return ()
-    return tuple(line.id for line in stored.charter.lines)
 
 
 def proposal_cursor(key: ProposalKey) -> str:

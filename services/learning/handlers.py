@@ -1,6 +1,6 @@
 """Command handlers of the learning context: load, decide, hand back for the bus to append.
 
-The three neighbour events are commands here, as the domain names them (issue 10):
+The three neighbour events are commands here, as the domain names them:
 EvaluationCompleted is RaiseFromEvaluation (C39), DriftDetected is RaiseFromDrift (C40),
 SkillCandidateProposed is RaiseSkillProposal (C41). Each records its evidence once; the
 proposal itself is raised by the generator, once a cluster holds enough evidence (C29, C42).
@@ -22,7 +22,7 @@ from contracts.learning import (
     RecordReleaseCommand,
 )
 from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
-from services.bus.decisions import Creates, Decision, Handler
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.learning.domain import LearningProposal, proposal_id_for
 from services.learning.evidence import (
@@ -164,21 +164,3 @@ def record_release(store: EventStore, issued: Issued) -> Decision:
     proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
     proposal.record_release(release_id=command.release_id, at=issued.at)
     return Decision([proposal], shown(proposal))
-
-
-HANDLERS: dict[type, Handler] = {
-    EvaluationCompleted: record_evidence,  # RaiseFromEvaluation
-    DriftDetected: record_evidence,  # RaiseFromDrift
-    SkillCandidateProposed: record_evidence,  # RaiseSkillProposal
-    RaiseProposal: raise_proposal,
-    PickUpProposal: pick_up,
-    DecideProposalCommand: decide,
-    RecordReleaseCommand: record_release,
-    DraftReleaseOpened: record_release,
-}
-CREATES: dict[type, Creates] = {
-    EvaluationCompleted: evidence_created,
-    DriftDetected: evidence_created,
-    SkillCandidateProposed: evidence_created,
-    RaiseProposal: proposal_created,
-}

@@ -1,10 +1,10 @@
 """Which learning events leave the service (SPEC C32, C37, C38).
 
-Decision (issue 10: a neighbour "sees each proposal's events once per change, in order per
-proposal"): every change of a proposal after it is raised publishes one LearningProposalDecided
-with the state it moved to: InReview (picked up), Accepted, Rejected, Superseded, and Accepted
-once more with ``resultingReleaseId`` when the registry's answer is recorded. All are keyed by
-the proposal id, so one partition holds a proposal's history in order. Accepting also publishes
+A neighbour sees each proposal's events once per change, in order per proposal: every change
+of a proposal after it is raised publishes one LearningProposalDecided with the state it moved
+to: InReview (picked up), Accepted, Rejected, Superseded, and Accepted once more with
+``resultingReleaseId`` when the registry's answer is recorded. All are keyed by the proposal
+id, so one partition holds a proposal's history in order. Accepting also publishes
 DraftReleaseRequested for the agent registry (C32), on a topic of its own.
 """
 

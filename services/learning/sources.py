@@ -24,15 +24,14 @@ import asyncpg
 from eventsourcing.utils import get_topic
 
 from contracts.learning import EvidenceItem, EvidenceOrigin
+from projections import eval_cases, feedback_list, inbox
 from services.learning.clusters import Fact, Known
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
 from services.store.event_store import EventStore
 
 PAGE = 1_000
-INBOX, EVAL_CASES, FEEDBACK = "rm_inbox", "rm_eval_cases", "rm_feedback_list"
-FEEDBACK_READ_MODELS = (INBOX, EVAL_CASES, FEEDBACK)
-UNKNOWN_AGENT = "(unknown agent)"  # the Inbox's name for a report without a block
+FEEDBACK_READ_MODELS = (inbox.SCHEMA, eval_cases.SCHEMA, feedback_list.SCHEMA)
 LOW_RATING = 2
 
 
@@ -134,27 +133,11 @@ async def feedback_evidence(
         except (ValueError, TypeError) as error:  # pydantic's ValidationError is a ValueError
             unreadable.append(Unreadable(tenant_id, target, error))
 
-    reports = await pool.fetch(
-        f"SELECT report_id, tenant_id, agent, kind, status, submitted_at FROM {INBOX}.reports "
-        "WHERE submitted_at IS NOT NULL AND status <> 'WontFix' AND agent <> $1",
-        UNKNOWN_AGENT,
-    )
-    for r in reports:
+    for r in await inbox.submitted_on_known_agents(pool):
         read(r["tenant_id"], agent_id_of(r["agent"]), partial(report_fact, r))
-    runs = await pool.fetch(
-        f"SELECT r.run_id, r.tenant_id, c.agent, c.ref, r.summary, r.recorded_at "
-        f"FROM {EVAL_CASES}.runs r JOIN {EVAL_CASES}.cases c USING (case_id) "
-        "WHERE (r.summary ->> 'passed')::boolean IS FALSE"
-    )
-    for r in runs:
+    for r in await eval_cases.failed_runs(pool):
         read(r["tenant_id"], agent_id_of(r["agent"]), partial(eval_run_fact, r))
-    given = await pool.fetch(
-        "SELECT feedback_id, tenant_id, subject_ref, kind, rating, given_at "
-        f"FROM {FEEDBACK}.feedback WHERE subject_kind = 'evaluation' "
-        "AND (kind IN ('correction', 'escalation') OR (kind = 'rating' AND rating <= $1))",
-        LOW_RATING,
-    )
-    for f in given:
+    for f in await feedback_list.low_on_evaluations(pool, LOW_RATING):
         evaluation = evaluations.get((f["tenant_id"], f"evaluation:{f['subject_ref']}"))
         if evaluation is None:
             continue  # an evaluation we never saw: no asset to cluster it on

@@ -1,12 +1,47 @@
-"""What the learning context consumes from Kafka: its three neighbours' evidence (C39–C41,
-declared in ``services.kafka.inbound.neighbours``) and the agent registry's answer to a Draft
-release (C32)."""
+"""What the learning context consumes from Kafka: its neighbours' evidence (SPEC C39–C41)
+and the agent registry's answer to a Draft release (C32). Read tolerantly: a field we do not
+know is ignored, never a dead letter.
+
+Each names the scope of the HTTP route that writes the same fact (SPEC C52), which a key must
+hold to post it to ``POST /factory/events``: an evaluation's result, a drift or a skill
+candidate is evaluation evidence, which only an evaluation run records over HTTP
+(``POST /factory/evals/cases/{id}/runs``: ``factory.evaluation.run``).
+"""
 
 from contracts import topics
+from contracts.envelope import (
+    DriftDetectedMessage,
+    EvaluationCompletedMessage,
+    SkillCandidateProposedMessage,
+)
 from contracts.learning import DraftReleaseOpenedMessage
-from services.kafka.inbound.neighbours import LEARNING_SUBSCRIPTIONS
 from services.kafka.inbound.subscription import Subscription
 
+EVALUATION_COMPLETED = Subscription(
+    topic=topics.EVALUATION_COMPLETED,
+    envelope=EvaluationCompletedMessage,
+    title="EvaluationCompleted",
+    description="A suite scored an asset; failed gates and regressions are proposal "
+    "evidence (RaiseFromEvaluation).",
+    strict=False,
+    scope="factory.evaluation.run",
+)
+DRIFT_DETECTED = Subscription(
+    topic=topics.DRIFT_DETECTED,
+    envelope=DriftDetectedMessage,
+    title="DriftDetected",
+    description="An asset's metric drifted; proposal evidence (RaiseFromDrift).",
+    strict=False,
+    scope="factory.evaluation.run",
+)
+SKILL_CANDIDATE_PROPOSED = Subscription(
+    topic=topics.SKILL_CANDIDATE_PROPOSED,
+    envelope=SkillCandidateProposedMessage,
+    title="SkillCandidateProposed",
+    description="Reinforced procedural memory; a skill proposal's evidence (RaiseSkillProposal).",
+    strict=False,
+    scope="factory.evaluation.run",
+)
 DRAFT_RELEASE_OPENED = Subscription(
     topic=topics.DRAFT_RELEASE_OPENED,
     envelope=DraftReleaseOpenedMessage,
@@ -19,4 +54,9 @@ DRAFT_RELEASE_OPENED = Subscription(
     scope="factory.assets.write",
 )
 
-SUBSCRIPTIONS = (*LEARNING_SUBSCRIPTIONS, DRAFT_RELEASE_OPENED)
+SUBSCRIPTIONS = (
+    EVALUATION_COMPLETED,
+    DRIFT_DETECTED,
+    SKILL_CANDIDATE_PROPOSED,
+    DRAFT_RELEASE_OPENED,
+)

@@ -10,7 +10,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
-from services.bus.decisions import Creates, Decision, Handler
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.nightly.domain import Night, night_id
 from services.store.event_store import EventStore
@@ -72,12 +72,3 @@ def finish_night(store: EventStore, issued: Issued) -> Decision:
     night = load_night(store, issued.tenant_id, command.night_id)
     night.finish(at=issued.at)
     return Decision([night], night)
-
-
-HANDLERS: dict[type, Handler] = {
-    PlanTenantNight: plan_tenant_night,
-    RecordNightConversation: record_night_conversation,
-    FinishNightCase: finish_night_case,
-    FinishNight: finish_night,
-}
-CREATES: dict[type, Creates] = {PlanTenantNight: planned_id}

@@ -33,12 +33,13 @@ from pydantic import BaseModel
 
 from contracts.agent import Effort
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
+from projections import eval_cases, nights
 from projections.eval_cases import list_cases, tenants_with_confirmed_cases
 from projections.nights import running_nights
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
-from services.evals.runs import CaseRunner
 from services.followers.follower import wait_for_position
+from services.nightly.cases import RunsCases
 from services.nightly.catalogue import Catalogue, read_catalogue
 from services.nightly.confirmer import KeyStore, confirmers_now, why_confirmer_cannot
 from services.nightly.domain import Night, night_id, night_run_id
@@ -72,7 +73,7 @@ class NightlyRunner:
         store: EventStore,
         bus: CommandBus,
         pool: asyncpg.Pool,
-        cases: CaseRunner,
+        cases: RunsCases,
         settings: NightlySettings,
         keys: KeyStore,
         *,
@@ -91,7 +92,7 @@ class NightlyRunner:
         if not self.settings.enabled:
             log.info("%s: nightly runs are off (FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED)", order.name)
             return
-        await self._caught_up("rm_eval_cases")
+        await self._caught_up(eval_cases.SCHEMA)
         failures: list[Failure] = []
         for tenant in await tenants_with_confirmed_cases(self.pool):
             # One tenant's night in a bulkhead of its own: its failure is recorded and every
@@ -111,7 +112,7 @@ class NightlyRunner:
         fails is recorded (the next tick gives its order again) and the others go on."""
         if not self.settings.enabled:
             return
-        await self._caught_up("rm_nights")
+        await self._caught_up(nights.SCHEMA)
         failures: list[Failure] = []
         for tenant, date in await running_nights(self.pool):
             unit = Unit(NIGHT, tenant, date, f"night/{date}")

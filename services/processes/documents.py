@@ -1,8 +1,8 @@
 """The checked-in documents of the public language, generated from the code that speaks it:
 one JSON Schema per command, event and envelope, the AsyncAPI document of the FastStream
-app, and the topic table of docs/kafka.md. What is published comes from the contexts' declarations
-(``services.processes.published``), never from a second list. Golden tests compare these files with
-what the code generates now.
+app, and the topic table of docs/kafka.md. What is published and consumed comes from the contexts'
+declarations (``services.processes.contexts``), never from a second list. Golden tests compare
+these files with what the code generates now.
 """
 
 import json
@@ -28,8 +28,8 @@ from contracts.envelope import (
 from contracts.evals import ConfirmEvalCase, LiftEvalCase, PatchEvalCase, RunEvalCase
 from contracts.feedback import RecordFeedback
 from contracts.reports import ComposeWrongAnswer, DraftReport, ReviewReport
-from services.kafka.inbound import declare_subscribers
-from services.kafka.inbound.declared import SUBSCRIPTIONS as INBOUND_SUBSCRIPTIONS
+from services.kafka.inbound.asyncapi import declare_subscribers
+from services.processes.contexts import SUBSCRIPTIONS, consumed_topics
 from services.processes.published import (
     PUBLICATIONS,
     by_topic,
@@ -85,7 +85,7 @@ def json_schemas() -> dict[str, dict[str, Any]]:
 def asyncapi_broker() -> KafkaBroker:
     broker = KafkaBroker("kafka:9092", client_id="feedbackloop")
     declare_publishers(broker)
-    declare_subscribers(broker, INBOUND_SUBSCRIPTIONS, group_id="feedbackloop-inbound")
+    declare_subscribers(broker, SUBSCRIPTIONS, group_id="feedbackloop-inbound")
     return broker
 
 
@@ -114,7 +114,7 @@ def topic_table(document: dict[str, Any]) -> str:
             f"| {publication.key} | {publication.description} |"
         )
     channels = {channel["address"]: channel for channel in document["channels"].values()}
-    for consumed in topics.CONSUMED:
+    for consumed in consumed_topics():
         rows.append(
             f"| `{consumed}` | in | see `contracts/asyncapi.json` | | "
             f"| {channels[consumed].get('description', '')} |"

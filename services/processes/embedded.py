@@ -1,7 +1,7 @@
 """The embedded default: a real PostgreSQL started from a pip wheel under the data directory.
 
-No server to install: the first start initialises the cluster (about a second), later starts
-find the data again. The server stops when the process exits.
+No server to install: the first start initialises the cluster, later starts find the data
+again. The server stops when the process exits.
 """
 
 import logging

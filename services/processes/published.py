@@ -1,31 +1,14 @@
-"""Every context's publications, gathered: what the relay publishes and the documents show.
-
-Each context declares its public events in its own ``published.py``; this module only
-collects them, so the relay and ``services.processes.documents`` read one tuple without going
-through the
-composition root. It also says which topics exist: every published topic, every topic we
-consume, and the dead-letter topic of each consumed one, all created at start-up.
-"""
+"""What the contexts publish and consume, derived from their declarations (``CONTEXTS``): the
+relay's publications by topic and by event class, the topics created at start-up, and the
+FastStream publishers the AsyncAPI document shows."""
 
 from faststream.kafka import KafkaBroker
 
 from contracts import topics
-from services.datasets.published import PUBLICATIONS as DATASET_PUBLICATIONS
-from services.digests.published import PUBLICATIONS as DIGEST_PUBLICATIONS
-from services.evals.published import PUBLICATIONS as EVAL_PUBLICATIONS
-from services.feedback.published import PUBLICATIONS as FEEDBACK_PUBLICATIONS
 from services.kafka.publication import Publication
-from services.learning.published import PUBLICATIONS as LEARNING_PUBLICATIONS
-from services.reports.published import PUBLICATIONS as REPORT_PUBLICATIONS
+from services.processes.contexts import PUBLICATIONS, consumed_topics
 
-PUBLICATIONS: tuple[Publication, ...] = (
-    *FEEDBACK_PUBLICATIONS,
-    *REPORT_PUBLICATIONS,
-    *EVAL_PUBLICATIONS,
-    *DIGEST_PUBLICATIONS,
-    *DATASET_PUBLICATIONS,
-    *LEARNING_PUBLICATIONS,
-)
+__all__ = ["PUBLICATIONS", "TOPICS", "by_event", "by_topic", "declare_publishers"]
 
 
 def by_topic(publications: tuple[Publication, ...] = PUBLICATIONS) -> dict[str, Publication]:
@@ -47,8 +30,8 @@ def by_event(publications: tuple[Publication, ...] = PUBLICATIONS) -> dict[type,
 # Every topic this service produces or consumes, created at start-up (never auto-created).
 TOPICS: tuple[str, ...] = (
     *by_topic(),
-    *topics.CONSUMED,
-    *(topics.dead_letter(topic) for topic in topics.CONSUMED),
+    *consumed_topics(),
+    *(topics.dead_letter(topic) for topic in consumed_topics()),
 )
 
 
@@ -69,7 +52,7 @@ def declare_publishers(broker: KafkaBroker) -> None:
             f"key = {publication.key}.",
             schema=publication.envelope(),
         )
-    for consumed in topics.CONSUMED:
+    for consumed in consumed_topics():
         broker.publisher(
             topics.dead_letter(consumed),
             title=dead_letter_title(consumed),

@@ -10,25 +10,17 @@ process at start with a validation error that names the setting and the field.
 """
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
-from services.evals.scoring import Thresholds
 
-
-class ThresholdSetting(BaseModel):
-    """One agent's pass rates (SPEC W66); an unknown name is refused, not ignored."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    looked: float = Field(default=Thresholds.looked, ge=0.0, le=1.0)
-    correct: float = Field(default=Thresholds.correct, ge=0.0, le=1.0)
-
-    def thresholds(self) -> Thresholds:
-        return Thresholds(looked=self.looked, correct=self.correct)
+Rate = Annotated[float, Field(ge=0.0, le=1.0)]
+# One agent's pass rates by the check they bound (SPEC W66); a name that is not one is refused,
+# not ignored. The rates left out keep the evals context's defaults.
+AgentRates = dict[Literal["looked", "correct"], Rate]
 
 
 class AgentSettings(BaseModel):
@@ -61,9 +53,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path("var")
     host: str = "127.0.0.1"
     port: int = 8000
-    # Prometheus metrics on a port of their own, apart from the API (issue 8); 0 turns them
-    # off. Unset, each process role takes a port of its own (services/processes/roles.py: serve
-    # 9464,
+    # Prometheus metrics on a port of their own, apart from the API; 0 turns them off. Unset,
+    # each process role takes a port of its own (services/processes/roles.py: serve 9464,
     # projector 9465, relay 9466, inbound 9467, scheduler 9468, handover 9469, api 9470 and
     # up, a port per worker), so one stack's processes share a host. Tenant ids appear as
     # label values only if asked for.
@@ -87,8 +78,8 @@ class Settings(BaseSettings):
     # Put before every topic name, e.g. "staging." (tests use a fresh one each). Empty by
     # default, so the names are exactly the published ones.
     topic_prefix: str = ""
-    # Six: one, two, three or six inbound consumers each take an equal share (issue 12: with
-    # three over two consumers, one carried twice the other's work and set the pace).
+    # Six: one, two, three or six inbound consumers each take an equal share; with a count
+    # that does not divide the partitions, one consumer carries more and sets the pace.
     topic_partitions: int = 6
     topic_replication_factor: int = 1
     inbound_group_id: str = "feedbackloop-inbound"
@@ -107,13 +98,13 @@ class Settings(BaseSettings):
     agent_model: str | None = None
     agent_timeout_seconds: float = Field(default=120.0, gt=0)
     # Per-agent pass thresholds, JSON: {"<agent path>": {"looked": 0.8, "correct": 0.6}}
-    evals_thresholds: dict[str, ThresholdSetting] = Field(default_factory=dict)
+    evals_thresholds: dict[str, AgentRates] = Field(default_factory=dict)
 
     # How often the scheduler looks at the clock (SPEC W79, W105: hourly); ticks fall on
     # multiples of it, and a downtime's missed due times are caught up at the next one.
     scheduler_tick_seconds: float = Field(default=3600.0, gt=0)
 
-    # The weekly digest (issue 9): its read of reports is bounded, newest first (SPEC W112),
+    # The weekly digest: its read of reports is bounded, newest first (SPEC W112),
     # and it waits this long for the read models it reads to reach the store's head.
     digest_page_bound: int = Field(default=200, ge=1)
     digest_wait_seconds: float = Field(default=60.0, gt=0)
@@ -150,6 +141,3 @@ class Settings(BaseSettings):
             model=self.agent_model,
             timeout_seconds=self.agent_timeout_seconds,
         )
-
-    def thresholds(self) -> dict[str, Thresholds]:
-        return {agent: values.thresholds() for agent, values in self.evals_thresholds.items()}

@@ -51,8 +51,8 @@ class Apart:
 
     @staticmethod
     def topics_of(projection: Projection) -> list[str]:
-        events: tuple[type, ...] = getattr(projection, "order_free", ())
-        return [get_topic(cls) for cls in events]
+        events: tuple[str | type, ...] = getattr(projection, "order_free", ())
+        return [c if isinstance(c, str) else get_topic(c) for c in events]
 
 
 async def load_apart(

@@ -106,7 +106,7 @@ class ProjectionReader:
     def __init__(self, projection: Projection, schema: str | None = None) -> None:
         self.projection = projection
         self.name = schema or schema_of(projection)
-        self.topics = [get_topic(cls) for cls in projection.handles]
+        self.topics = [c if isinstance(c, str) else get_topic(c) for c in projection.handles]
 
     async def open(self, say: Callable[[str], None]) -> None:
         pass

@@ -7,7 +7,7 @@ A draft is a preview: it is nowhere counted or handed over (W27). Every review s
 own event with ``reviewed_by`` stamped from the caller. A hand-over's webhook deliveries are
 recorded attempt by attempt; one that fails for good puts the report in the Inbox.
 
-The labelled block's facts are decided before the report is drafted (``services.reports.facts``)
+The labelled block's facts are decided before the report is drafted (``contracts.report_facts``)
 and travel on ``Drafted``; nothing here parses text, except the upcaster of events written
 before the facts were stored.
 """
@@ -19,16 +19,11 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from contracts.errors import InvalidTransition, NotFound
+from contracts.labelled_block import LabelledBlock, parse
+from contracts.report_facts import ReportFacts, block_of, facts_of
+from contracts.report_kinds import canonical_kind, parse_kind
 from contracts.reports import DraftReport
-from services.reports.facts import ReportFacts, block_of, facts_of
-from services.reports.labelled_block import LabelledBlock, parse
-from services.reports.routing import (
-    addressee_text,
-    canonical_kind,
-    is_agent_owner_kind,
-    parse_kind,
-    should_hand_over,
-)
+from services.reports.routing import addressee_text, is_agent_owner_kind, should_hand_over
 
 REPORT_NAMESPACE = UUID("0c9e6f2a-6d41-5c7b-a1d3-9b8e7f605a42")
 

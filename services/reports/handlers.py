@@ -1,6 +1,6 @@
 """Command handlers of reports: load, decide, hand back for the bus to append.
 
-The door of a report's facts (issue 7): a composed report brings its labelled block from the
+The door of a report's facts: a composed report brings its labelled block from the
 structured record; free text is parsed here, once, and the facts are stored on ``Drafted``.
 """
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from uuid import UUID
 
 from contracts.errors import Conflict, NotFound
+from contracts.labelled_block import LabelledBlock, parse
 from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
@@ -15,10 +16,9 @@ from contracts.reports import (
     ReviewReportCommand,
     SubmitReport,
 )
-from services.bus.decisions import Decision, Handler, Replay
+from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.reports.domain import Report, report_id_for
-from services.reports.labelled_block import LabelledBlock, parse
 from services.reports.wrong_answer import compose_report
 from services.store.event_store import EventStore
 from services.store.owners import load_owned
@@ -40,7 +40,7 @@ def load(store: EventStore, tenant_id: str, report_id: UUID) -> Report:
 
 
 def load_for(store: EventStore, issued: Issued, report_id: UUID) -> Report:
-    """The report as the caller may see it: another person's draft is absent (issue 8)."""
+    """The report as the caller may see it: another person's draft is absent."""
     report = load(store, issued.tenant_id, report_id)
     report.check_visible_to(issued.actor)
     return report
@@ -138,13 +138,3 @@ def shown(store: EventStore, issued: Issued) -> ReportState:
     """What a report shows now: the answer to a repeated submit or review (the same
     Idempotency-Key and request), which must not be decided again."""
     return state(load(store, issued.tenant_id, issued.command.report_id))  # type: ignore[attr-defined]
-
-
-HANDLERS: dict[type, Handler] = {
-    DraftReport: draft_report,
-    ComposeWrongAnswer: compose_wrong_answer,
-    SubmitReport: submit_report,
-    ReviewReportCommand: review_report,
-    RecordHandOverDelivery: record_hand_over_delivery,
-}
-REPLAYS: dict[type, Replay] = {SubmitReport: shown, ReviewReportCommand: shown}

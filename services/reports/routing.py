@@ -1,13 +1,15 @@
-"""Where a report goes: the technical classifier, the hand-over table and the kinds.
+"""Where a report goes: the technical classifier, the hand-over table and the addressee.
 
-SPEC §3.1 (LooksTechnical), §3.2 (ShouldHandOver), §3.3 (kinds and their addressees), W19–W35.
+SPEC §3.1 (LooksTechnical), §3.2 (ShouldHandOver), §3.3 (addressees), W19–W35. The kinds and
+categories themselves are public language (``contracts.report_kinds``).
 Pure: no I/O, no clock. The word list, the handling of unknown categories and the kind table
 are SPEC's *proposed* decisions, marked as such below and pinned in tests/unit/test_routing.py.
 """
 
 import re
 from collections.abc import Sequence
-from enum import StrEnum
+
+from contracts.report_kinds import Addressee, Category, Kind, parse_category, parse_kind
 
 # SPEC §3.1, proposed. Bump the version whenever the list changes: what counted as technical
 # yesterday must stay explainable.
@@ -55,24 +57,6 @@ def looks_technical(text: str | None) -> bool:
     return text is not None and _TECHNICAL.search(text) is not None
 
 
-class Category(StrEnum):
-    """The categories a Feedback report is filed under."""
-
-    bug = "bug"
-    idea = "idea"
-    praise = "praise"
-    question = "question"
-    answer = "answer"
-
-
-def parse_category(text: str | None) -> Category | None:
-    """The category named by ``text`` (trimmed, any case), or None when it names none."""
-    try:
-        return Category((text or "").strip().casefold())
-    except ValueError:
-        return None
-
-
 def should_hand_over(category: str | None, message: str | None) -> bool:
     """Is a submitted report handed over to engineering triage (SPEC §3.2, W21–W26)?
 
@@ -87,61 +71,6 @@ def should_hand_over(category: str | None, message: str | None) -> bool:
             return False
         case _:
             return looks_technical(message)
-
-
-class Addressee(StrEnum):
-    """Who a wrong-answer report belongs to (SPEC §3.3, proposed)."""
-
-    agent_owner = "agent owner"
-    engineering_triage = "engineering triage"
-    node_owner = "node owner"  # of the space holding the node: the one who can grant access
-    content_owner = "content owner"
-    inbox_reviewer = "Inbox reviewer"
-
-
-class Kind(StrEnum):
-    """Why an answer was wrong (SPEC §3.3: a proposed closed set, confirmed by no seed)."""
-
-    not_found = "not-found"  # the node was readable; the agent did not look
-    retrieval = "retrieval"  # the agent looked; the platform returned nothing readable
-    no_access = "no-access"  # the user (hence the agent) cannot read the node
-    fabricated = "fabricated"  # a value absent from, or contrary to, the evidence
-    outdated = "outdated"  # grounded in a stale node
-    other = "other"
-
-    @property
-    def category(self) -> Category:
-        """W19, W20: retrieval is filed as a bug (so handed over, W26), the rest as answers."""
-        return Category.bug if self is Kind.retrieval else Category.answer
-
-    @property
-    def addressee(self) -> Addressee:
-        return _ADDRESSEES[self]
-
-
-_ADDRESSEES: dict[Kind, Addressee] = {
-    Kind.not_found: Addressee.agent_owner,  # W34
-    Kind.retrieval: Addressee.engineering_triage,  # routes itself (W31)
-    Kind.no_access: Addressee.node_owner,
-    Kind.fabricated: Addressee.agent_owner,  # and counted per model
-    Kind.outdated: Addressee.content_owner,
-    Kind.other: Addressee.inbox_reviewer,
-}
-
-
-def parse_kind(text: str | None) -> Kind | None:
-    """The kind named by ``text`` (trimmed, any case), or None when it names none."""
-    try:
-        return Kind((text or "").strip().casefold())
-    except ValueError:
-        return None
-
-
-def canonical_kind(text: str) -> str:
-    """SPEC §3.4: a known kind in its canonical spelling (``Fabricated`` → ``fabricated``); an
-    unknown one is kept as written, so it is shown to people but never taken for a kind."""
-    known = parse_kind(text)
-    return text if known is None else known.value
 
 
 def is_agent_owner_kind(kind: str | None) -> bool:

@@ -5,6 +5,14 @@ reviewer decides (W18). Nothing here edits the node, grants access or answers ag
 """
 
 from contracts.errors import Refused
+from contracts.labelled_block import (
+    LabelledBlock,
+    ModelLine,
+    ToolCall,
+    compose,
+    unquoted,
+)
+from contracts.report_kinds import Kind
 from contracts.reports import (
     MAX_EXTRA_CONTEXT,
     ComposeWrongAnswer,
@@ -12,14 +20,7 @@ from contracts.reports import (
     SidePanel,
     ToolCallRecord,
 )
-from services.reports.labelled_block import (
-    LabelledBlock,
-    ModelLine,
-    ToolCall,
-    compose,
-    unquoted,
-)
-from services.reports.routing import Kind, addressee_text
+from services.reports.routing import addressee_text
 
 LOOKUP_TOOLS = frozenset({"Get", "Search"})
 FAILURE_WORDS = ("error", "fail", "not found", "404", "500", "timeout", "denied", "unavailable")

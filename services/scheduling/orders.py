@@ -1,4 +1,4 @@
-"""What the scheduler orders: plain commands with time as an argument (issue 9).
+"""What the scheduler orders: plain commands with time as an argument.
 
 The scheduler only turns wall-clock time into these; the nightly runner and the weekly digest
 decide with the ``now`` they are given, so every edge is tested with a given time. Each order
@@ -45,3 +45,6 @@ class RaiseProposals:
     @property
     def name(self) -> str:
         return f"proposals/{self.date.isoformat()}"
+
+
+Order = PlanNight | BuildDigest | RaiseProposals

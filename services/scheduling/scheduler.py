@@ -1,9 +1,10 @@
-"""The scheduler: turns wall-clock time into orders, and does nothing else (issue 9).
+"""The scheduler: turns wall-clock time into orders, and does nothing else.
 
 Each tick (hourly, SPEC W79, W105) it reads the previous tick from PostgreSQL, works out which
-orders fell due in between (``due``: pure, tested with given times) and hands them over in the
-order they fell due: ``PlanNight`` to the nightly runner, ``BuildDigest`` to the digest builder,
-``RaiseProposals`` to the proposal generator (SPEC C42: daily at 06:00 UTC).
+orders fell due in between (``services.scheduling.due``: pure, tested with given times) and
+hands them over in the order they fell due: ``PlanNight`` to the nightly runner,
+``BuildDigest`` to the digest builder, ``RaiseProposals`` to the proposal generator (SPEC C42:
+daily at 06:00 UTC).
 A downtime spanning several due times catches every one of them up, in order, once. Orders
 name things with deterministic ids, so a second scheduler, a replica or a restart that hands
 over the same order again creates nothing.
@@ -19,26 +20,26 @@ a unit that fails is recorded, and the order still goes through for the others. 
 the scheduler gives again every order that has a failing unit, so it is tried at the next run.
 
 The scheduler heartbeats in ``scheduler_ticks`` like every reader, so ``feedbackloop status``
-and ``/readyz`` show it: its state, the orders pending (its lag) and those given up. The units
-failing are shown in its state, per job (how many, and the latest kind of error — never a
-tenant's id, since ``/readyz`` asks for no key); they are no problem of the instance's: one
-tenant's failing digest must not take the service out of the load balancer.
+and ``/readyz`` show it (``scheduler_health`` answers a ``SchedulerStanding``, which the
+composition root puts among the readers): its state, the orders pending (its lag) and those
+given up. The units failing are shown in its state, per job (how many, and the latest kind of
+error — never a tenant's id, since ``/readyz`` asks for no key); they are no problem of the
+instance's: one tenant's failing digest must not take the service out of the load balancer.
 """
 
 import asyncio
 import contextlib
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable
-from datetime import UTC, date, datetime, time, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import asyncpg
 
-from services.digests.weeks import due_at, last_completed, previous
 from services.followers.follower import Connection, ReaderStatus, is_transient
-from services.processes.health import ReaderHealth
+from services.scheduling.due import PROPOSAL_HOUR, due, due_time, parse_order, too_old
 from services.scheduling.failures import (
     SCHEDULER,
     failing_by_job,
@@ -47,19 +48,12 @@ from services.scheduling.failures import (
     forget_order,
 )
 from services.scheduling.failures import ensure_table as ensure_failures_table
-from services.scheduling.orders import BuildDigest, PlanNight, RaiseProposals
+from services.scheduling.orders import BuildDigest, Order, PlanNight, RaiseProposals
 
 log = logging.getLogger(__name__)
 
 NAME = SCHEDULER
 MAX_ATTEMPTS = 3  # ticks an order is tried at before it is given up
-NIGHTS_KEPT = 7  # after a longer downtime, only the last week's nights are caught up
-WEEKS_KEPT = 52
-PROPOSAL_HOUR = 6  # SPEC C42: the ProposalGenerator's cron is 0 6 * * *
-ORDER = re.compile(
-    r"^(night/(?P<date>\d{4}-\d{2}-\d{2})|digest/(?P<week>\d{4}-W\d{2})"
-    r"|proposals/(?P<day>\d{4}-\d{2}-\d{2}))$"
-)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS scheduler_ticks (
@@ -73,8 +67,6 @@ CREATE TABLE IF NOT EXISTS scheduler_ticks (
 );
 """
 
-Order = PlanNight | BuildDigest | RaiseProposals
-
 
 class Nights(Protocol):
     async def __call__(self, order: PlanNight) -> None: ...
@@ -85,81 +77,6 @@ class Nights(Protocol):
 
 Digests = Callable[[BuildDigest], Awaitable[None]]
 Proposals = Callable[[RaiseProposals], Awaitable[None]]
-
-
-def night_at(day: date, night_hour: int) -> datetime:
-    return datetime.combine(day, time(night_hour), UTC)
-
-
-def due_time(order: Order, night_hour: int) -> datetime:
-    if isinstance(order, PlanNight):
-        return night_at(order.date, night_hour)
-    if isinstance(order, RaiseProposals):
-        return night_at(order.date, PROPOSAL_HOUR)
-    return due_at(order.week)
-
-
-def daily(since: datetime, now: datetime, hour: int) -> list[date]:
-    """The days whose ``hour`` UTC fell after ``since`` and at or before ``now`` — the last
-    ``NIGHTS_KEPT`` of them — and today's again once it is due."""
-    first, last = since.date(), now.date()
-    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
-    fallen = [day for day in days if night_at(day, hour) <= now][-NIGHTS_KEPT:]
-    return [day for day in fallen if night_at(day, hour) > since or day == last]
-
-
-def due(
-    previous_tick: datetime | None,
-    now: datetime,
-    *,
-    night_hour: int | None,
-    proposal_hour: int | None = None,
-) -> list[Order]:
-    """The orders a tick hands over, in the order they fell due: the nights (``night_hour``
-    UTC of each date, SPEC §3.8) and the weeks' digests (the Monday 06:00 UTC after the week,
-    §3.9) that fell due after ``previous_tick`` and at or before ``now`` — a downtime's, caught
-    up — and, at every tick, the latest of each kind again. Due means due *and not yet
-    recorded* (§3.8, W106): a night switched on today still runs today and nothing missed is
-    lost, while the runner and the builder find a recorded one done and do nothing.
-    ``night_hour`` None: nights are off (W80). The proposals of each day (``proposal_hour``
-    UTC, C42) fall due the same way as nights; None: no generator here."""
-    now = now.astimezone(UTC)
-    since = (previous_tick or now).astimezone(UTC)
-    orders: list[Order] = []
-    if night_hour is not None:
-        orders += [PlanNight(day, now) for day in daily(since, now, night_hour)]
-    if proposal_hour is not None:
-        orders += [RaiseProposals(day, now) for day in daily(since, now, proposal_hour)]
-    latest = last_completed(now)
-    if due_at(latest) > now:  # a Monday before 06:00: the week just ended is not due yet
-        latest = previous(latest)[0]
-    weeks = [*reversed(previous(latest, WEEKS_KEPT - 1)), latest]
-    orders += [BuildDigest(w, now) for w in weeks if due_at(w) > since or w == latest]
-    return sorted(orders, key=lambda order: due_time(order, night_hour or 0))
-
-
-def parse_order(text: str, now: datetime) -> Order:
-    """``night/2026-11-29``, ``digest/2026-W48`` or ``proposals/2026-11-30``, as ``--order``
-    takes them."""
-    found = ORDER.match(text)
-    if found is None:
-        raise ValueError(
-            f"{text!r} is neither night/YYYY-MM-DD, digest/YYYY-Www nor proposals/YYYY-MM-DD"
-        )
-    if found["date"]:
-        return PlanNight(date.fromisoformat(found["date"]), now)
-    if found["day"]:
-        return RaiseProposals(date.fromisoformat(found["day"]), now)
-    due_at(found["week"])  # refuses a week the year does not have
-    return BuildDigest(found["week"], now)
-
-
-def too_old(order: Order, now: datetime) -> bool:
-    """Past what a downtime is caught up for (a week of nights and days, a year of weeks):
-    a unit failing that long is no longer retried."""
-    if isinstance(order, BuildDigest):
-        return due_at(order.week) < now - timedelta(weeks=WEEKS_KEPT)
-    return order.date < now.date() - timedelta(days=NIGHTS_KEPT)
 
 
 async def ensure_tables(conn: Connection) -> None:
@@ -332,7 +249,19 @@ class Scheduler:
                 await asyncio.wait_for(self.status.changed.wait(), timeout=self.heartbeat)
 
 
-async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderHealth | None:
+@dataclass(frozen=True)
+class SchedulerStanding:
+    """How the scheduler stands: what ``feedbackloop status`` and ``/readyz`` show of it beside
+    the readers of the log (the composition root puts it among them)."""
+
+    state: str
+    pending: int  # orders due and not yet carried out: the scheduler's lag
+    seen_seconds_ago: float | None  # None: never seen
+    problems: list[str]  # it cannot do its job: not ready
+    incidents: list[str]  # units failing: for an operator, the instance stays ready
+
+
+async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> SchedulerStanding | None:
     """How the scheduler stands, or None where none has ever run."""
     row = await pool.fetchrow(
         "SELECT state, pending, given_up, "
@@ -349,4 +278,4 @@ async def scheduler_health(pool: asyncpg.Pool, *, max_silence: float) -> ReaderH
     for order, reason in json.loads(row["given_up"]).items():
         problems.append(f"gave up on {order}: {reason} (feedbackloop scheduler --order {order})")
     incidents = failing_incidents(await failing_by_job(pool))
-    return ReaderHealth(NAME, 0, row["pending"], 0, row["state"], silence, problems, incidents)
+    return SchedulerStanding(row["state"], row["pending"], silence, problems, incidents)

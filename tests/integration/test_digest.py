@@ -17,11 +17,11 @@ from eventsourcing.utils import get_topic
 from contracts import topics
 from contracts.evals import LiftEvalCase
 from contracts.reports import ComposeWrongAnswer, DraftReport, SubmitReport
+from contracts.weeks import due_at
 from projections.digests import get_digest
 from services.bus.issued import Issued
 from services.digests.builder import DigestBuilder, NotCaughtUp
 from services.digests.domain import NO_ROUTE, QUIET_WEEK, Digest, digest_id_for
-from services.digests.weeks import due_at
 from services.followers.follower import wait_for_position
 from services.processes.bootstrap import Runtime
 from services.scheduling.orders import BuildDigest

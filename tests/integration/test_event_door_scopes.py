@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from services.edge.auth import SCOPES, new_key
-from services.kafka.inbound.declared import SUBSCRIPTIONS
 from services.processes.bootstrap import Runtime
+from services.processes.contexts import SUBSCRIPTIONS
 from tests.conftest import Keys, event_count
 from tests.integration.test_event_door import post
 from tests.integration.test_learning import raise_on, tenant_of

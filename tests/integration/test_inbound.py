@@ -16,8 +16,8 @@ from eventsourcing.utils import get_topic
 from contracts import topics
 from services.feedback.domain import Feedback
 from services.kafka.inbound import InboundConsumer
-from services.kafka.inbound.declared import SUBSCRIPTIONS
 from services.processes.bootstrap import Runtime
+from services.processes.contexts import SUBSCRIPTIONS
 from services.store.event_store import EVENTS_TABLE
 from tests.integration.test_relay import forward
 from tests.kafka_peer import consume, produce, record_feedback_event

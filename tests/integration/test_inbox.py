@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import uuid4
 
+from contracts.labelled_block import LabelledBlock, ModelLine
 from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
@@ -17,7 +18,6 @@ from services.bus.issued import Issued
 from services.processes.bootstrap import Runtime
 from services.projecting.runner import ProjectionRunner, rebuild
 from services.reports.domain import Report
-from services.reports.labelled_block import LabelledBlock, ModelLine
 from tests.unit.test_report_facts import FABRICATED_BLOCK, as_version_1
 from tests.unit.test_wrong_answer import SEED_FACTS
 

@@ -11,7 +11,7 @@ import httpx
 
 from contracts.evals import LiftEvalCase
 from contracts.nights import PlanTenantNight
-from services.digests.weeks import due_at
+from contracts.weeks import due_at
 from services.followers.follower import wait_for_position
 from services.processes.bootstrap import Runtime
 from services.scheduling.orders import BuildDigest

@@ -6,8 +6,9 @@ import asyncio
 from datetime import UTC, datetime
 
 from services.processes.bootstrap import Runtime
+from services.scheduling.due import parse_order
 from services.scheduling.orders import BuildDigest, PlanNight
-from services.scheduling.scheduler import MAX_ATTEMPTS, Scheduler, parse_order
+from services.scheduling.scheduler import MAX_ATTEMPTS, Scheduler
 
 
 class Orders:

@@ -17,11 +17,16 @@ from services.bus.command_bus import CommandBus
 from services.bus.decisions import Decision, Handler
 from services.bus.fast_marking import as_new
 from services.bus.issued import Issued
-from services.feedback.handlers import ALONE, CREATES, HANDLERS, record_feedback
+from services.declaration import registry
+from services.feedback.context import FEEDBACK
+from services.feedback.handlers import record_feedback
 from services.processes.bootstrap import Runtime
 from services.store.event_store import EVENTS_TABLE, EventStore
 from services.store.fast_loop_store import LoopStore
 from services.store.opening import StoreMisconfigured, open_store
+
+COMMANDS = registry((FEEDBACK,))  # the feedback context's, as the runtime's bus has them
+HANDLERS, CREATES, ALONE = COMMANDS.handlers, COMMANDS.creates, COMMANDS.alone
 
 
 def issued(tenant: str, command_id: str, rating: int = 3) -> Issued:

@@ -9,6 +9,9 @@ import uvicorn
 from typer.testing import CliRunner
 
 from services.processes import cli
+from services.processes.api_worker import WORKERS_VARIABLE
+from services.processes.commands_http import WORKER_HEALTHCHECK_SECONDS
+from services.processes.http_answer_writes import OneWriteHttpTools
 
 pytestmark = pytest.mark.unit
 
@@ -22,7 +25,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     monkeypatch.setattr(uvicorn, "run", run)
     monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none")
-    for name in ("FEEDBACKLOOP_HOST", "FEEDBACKLOOP_PORT", cli.WORKERS_VARIABLE):
+    for name in ("FEEDBACKLOOP_HOST", "FEEDBACKLOOP_PORT", WORKERS_VARIABLE):
         monkeypatch.delenv(name, raising=False)  # the command sets them for its workers
     return calls
 
@@ -35,7 +38,7 @@ def test_a_worker_per_core_up_to_two_by_default_with_the_production_settings(
     [settings] = started
     assert settings["workers"] == min(os.cpu_count() or 1, 2)
     assert settings["loop"] == "uvloop"
-    assert settings["http"] is cli.OneWriteHttpTools
+    assert settings["http"] is OneWriteHttpTools
 
 
 def test_a_busy_worker_is_given_half_a_minute_to_answer_the_supervisor_before_it_is_killed(
@@ -47,4 +50,4 @@ def test_a_busy_worker_is_given_half_a_minute_to_answer_the_supervisor_before_it
     assert result.exit_code == 0, result.output
     [settings] = started
     assert settings["workers"] == 2
-    assert settings["timeout_worker_healthcheck"] == cli.WORKER_HEALTHCHECK_SECONDS == 30
+    assert settings["timeout_worker_healthcheck"] == WORKER_HEALTHCHECK_SECONDS == 30

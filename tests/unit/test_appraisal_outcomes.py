@@ -18,6 +18,7 @@ from services.appraisal.outcomes import (
     contribution_rows,
     goal_errors,
 )
+from services.appraisal.weekly import reports_only_line
 from services.digests.build import ReportFact as DigestReport
 from services.digests.build import as_text, build
 
@@ -204,6 +205,11 @@ def test_the_digest_reads_its_week_s_reports_with_the_appraisal_s_own_functions(
         DigestReport(uuid.uuid4(), monday, kind, "coach", None)
         for kind in ("not-found", "fabricated", "retrieval")
     ]
-    text = as_text(build(week, reports, [], bound=10).agents[0], week, truncated=False)
+    text = as_text(
+        build(week, reports, [], bound=10).agents[0],
+        week,
+        truncated=False,
+        appraise=reports_only_line,
+    )
     # retrieval is the world's doing: at an equal −1.0 it says more than distress (M36, M39)
     assert text.splitlines()[-1] == "Appraisal (from reports only): anger, \u22123.0"

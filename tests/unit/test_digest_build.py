@@ -12,9 +12,11 @@ import pytest
 
 import contracts.digests
 from contracts.digests import AgentTable, DigestPosted, DigestTables
+from contracts.weeks import due_at, end_of, last_completed, previous, start_of, week_of
+from projections.inbox import UNKNOWN_AGENT
+from services.appraisal.weekly import reports_only_line
 from services.digests.build import (
     NO_KIND,
-    UNKNOWN_AGENT,
     UNKNOWN_MODEL,
     CaseFact,
     ReportFact,
@@ -29,7 +31,6 @@ from services.digests.domain import (
     previous_items,
 )
 from services.digests.published import POSTED
-from services.digests.weeks import due_at, end_of, last_completed, previous, start_of, week_of
 from services.kafka.publication import to_message
 
 COACH = "AgenticOffice/Agent/OfficeCoach"
@@ -137,7 +138,12 @@ def test_a_full_page_marks_the_digest_truncated_a_lower_bound() -> None:
     reports = [report(MONDAY + timedelta(minutes=n)) for n in range(3)]
     assert build(WEEK, reports, [], bound=3).truncated
     assert not build(WEEK, reports, [], bound=4).truncated
-    text = as_text(build(WEEK, reports, [], bound=3).agents[0], WEEK, truncated=True)
+    text = as_text(
+        build(WEEK, reports, [], bound=3).agents[0],
+        WEEK,
+        truncated=True,
+        appraise=reports_only_line,
+    )
     assert "truncated" in text
     assert "lower bounds" in text
 
@@ -151,7 +157,9 @@ def test_the_build_is_pure_the_same_facts_give_the_same_tables() -> None:
 def test_retrieval_is_marked_informational_in_the_text() -> None:
     """W135."""
     table = build(WEEK, [report(MONDAY, kind="retrieval")], [], bound=200).agents[0]
-    assert "retrieval: 1 (informational" in as_text(table, WEEK, truncated=False)
+    assert "retrieval: 1 (informational" in as_text(
+        table, WEEK, truncated=False, appraise=reports_only_line
+    )
 
 
 # Posting once ------------------------------------------------------------------------------
@@ -169,7 +177,7 @@ def test_a_digest_posts_one_event_per_agent_then_never_again() -> None:
     """W123–W126: one event per agent with the identity, the text, the JSON and the url."""
     digest = built([report(MONDAY), report(MONDAY, agent=WRITER)])
     at = datetime(2026, 11, 23, 6, tzinfo=UTC)
-    digest.post(instance="urn:fl", url="/d", routes=["kafka:t"], at=at)
+    digest.post(instance="urn:fl", url="/d", routes=["kafka:t"], at=at, appraise=reports_only_line)
     events = digest.collect_events()
     posts = [e for e in events if isinstance(e, Digest.AgentPosted)]
     assert [p.feedback_path for p in posts] == [
@@ -182,14 +190,16 @@ def test_a_digest_posts_one_event_per_agent_then_never_again() -> None:
     assert AgentTable.model_validate_json(posts[0].extra_context).agent == COACH
     assert posts[0].message.startswith(f"Wrong answers — {COACH}, week {WEEK}: 1 report")
     assert posts[0].previous_items[0] == "urn:fl/_Digests/2026-W46/AgenticOffice_Agent_OfficeCoach"
-    digest.post(instance="urn:fl", url="/d", routes=["kafka:t"], at=at)
+    digest.post(instance="urn:fl", url="/d", routes=["kafka:t"], at=at, appraise=reports_only_line)
     assert digest.collect_events() == []  # W124: the stamp makes it once
 
 
 def test_a_quiet_week_posts_nothing_but_is_stamped_saying_so() -> None:
     """W127."""
     digest = built([])
-    digest.post(instance="urn:fl", url="/d", routes=["kafka:t"], at=MONDAY)
+    digest.post(
+        instance="urn:fl", url="/d", routes=["kafka:t"], at=MONDAY, appraise=reports_only_line
+    )
     [stamp] = digest.collect_events()
     assert isinstance(stamp, Digest.Posted)
     assert (stamp.identities, stamp.note) == ([], QUIET_WEEK)
@@ -198,7 +208,7 @@ def test_a_quiet_week_posts_nothing_but_is_stamped_saying_so() -> None:
 def test_with_no_route_the_digest_stands_and_says_so() -> None:
     """W128."""
     digest = built([report(MONDAY)])
-    digest.post(instance="urn:fl", url="/d", routes=[], at=MONDAY)
+    digest.post(instance="urn:fl", url="/d", routes=[], at=MONDAY, appraise=reports_only_line)
     [stamp] = digest.collect_events()
     assert isinstance(stamp, Digest.Posted)
     assert (stamp.routes, stamp.identities, stamp.note) == ([], [], NO_ROUTE)
@@ -208,7 +218,7 @@ def test_the_post_as_a_cloudevent_carries_the_consumers_rules() -> None:
     """W125, W129–W134: the published payload, and the rules in its description."""
     digest = built([report(MONDAY)])
     digest.post(instance="urn:fl", url="/factory/feedback/digests/2026-W47", routes=["k"],
-                at=MONDAY)  # fmt: skip
+                at=MONDAY, appraise=reports_only_line)  # fmt: skip
     post = digest.collect_events()[0]
     value = json.loads(to_message(POSTED, post, "urn:fl").value)
     payload = DigestPosted.model_validate(value["data"])

@@ -14,10 +14,10 @@ from contracts.envelope import MAX_ATTRIBUTE_LENGTH, MAX_MESSAGE_BYTES, CommandE
 from contracts.errors import Refused
 from contracts.feedback import Contract
 from services.kafka.inbound.dead_letters import dead_letter_headers
-from services.kafka.inbound.declared import SUBSCRIPTIONS
 from services.kafka.inbound.fast_cloudevent_reading import plain_event
 from services.kafka.inbound.parsing import parse
 from services.kafka.inbound.subscription import Subscription
+from services.processes.contexts import SUBSCRIPTIONS
 
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 RECORD_FEEDBACK = "evaluation.feedback.v1.RecordFeedback"

@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.evals.scoring import correct
-from services.reports.labelled_block import (
+from contracts.labelled_block import (
     LABELS,
     LabelledBlock,
     ModelLine,
@@ -16,7 +15,8 @@ from services.reports.labelled_block import (
     parse,
     unquoted,
 )
-from services.reports.routing import Kind, parse_kind
+from contracts.report_kinds import Kind, parse_kind
+from services.evals.scoring import correct
 
 # The example block of seed 000, verbatim (three spaces before the Model parenthesis included).
 SEED_BLOCK = """\

@@ -31,8 +31,8 @@ from services.learning.drafting import (
 from services.learning.evidence import evaluation_counts, evaluation_item
 from services.learning.handlers import item_of
 from services.learning.settings import LearningSettings
+from services.scheduling.due import due, parse_order
 from services.scheduling.orders import RaiseProposals
-from services.scheduling.scheduler import due, parse_order
 
 AT = datetime(2026, 11, 30, 6, tzinfo=UTC)
 

@@ -7,12 +7,12 @@ from uuid import uuid4
 import pytest
 
 from contracts.errors import NotPermitted, Refused
+from contracts.labelled_block import parse
 from contracts.reports import ComposeWrongAnswer, DraftReport
 from services.evals.domain import EvalCase, agent_id, case_ref
 from services.evals.lift import lift
 from services.evals.scoring import correct, invented
 from services.reports.domain import Report
-from services.reports.labelled_block import parse
 from services.reports.wrong_answer import compose_report
 from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 

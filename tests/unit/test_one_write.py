@@ -1,13 +1,13 @@
-"""``services.processes.cli.OneWrite``: what uvicorn writes within one turn of the loop leaves in
-one ``send()``, in order, and nothing is lost or sent after the connection closes. The
-transport below is our own recording stand-in for the socket's."""
+"""``services.processes.http_answer_writes.OneWrite``: what uvicorn writes within one turn of the
+loop leaves in one ``send()``, in order, and nothing is lost or sent after the connection
+closes. The transport below is our own recording stand-in for the socket's."""
 
 import asyncio
 from typing import Any
 
 import pytest
 
-from services.processes.cli import OneWrite
+from services.processes.http_answer_writes import OneWrite
 
 pytestmark = pytest.mark.unit
 

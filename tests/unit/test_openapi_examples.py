@@ -26,13 +26,14 @@ from contracts import answer_examples as story
 from contracts import answers, digests, nights, topics
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
+from contracts.weeks import due_at, week_of
 from projections.nights import summary_json
+from services.appraisal.weekly import reports_only_line
 from services.bus.issued import Issued
 from services.digests.build import CaseFact, ReportFact, build
 from services.digests.builder import PAGE_BOUND, digest_url
 from services.digests.domain import Digest, digest_id_for
 from services.digests.published import digest_posted
-from services.digests.weeks import due_at, week_of
 from services.edge import openapi
 from services.edge.auth import ApiKeyEntry, KeyRing
 from services.edge.parameters import rfc3339
@@ -420,6 +421,7 @@ def test_the_story_s_digest_is_the_one_the_builder_builds_and_posts() -> None:
         url=digest_url(story.WEEK),
         routes=posted["routes"],
         at=datetime.fromisoformat(story.DIGEST_POSTED_AT),
+        appraise=reports_only_line,
     )
     events = digest.collect_events()
     (agent_posted,) = [e for e in events if isinstance(e, Digest.AgentPosted)]

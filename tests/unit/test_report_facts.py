@@ -8,14 +8,15 @@ from uuid import UUID, uuid4
 
 from eventsourcing.persistence import StoredEvent
 
+from contracts.labelled_block import LabelledBlock, parse
 from contracts.reports import ComposeWrongAnswer, DraftReport, SubmitReport
 from services.bus.issued import Issued
+from services.declaration import registry
 from services.evals.lift import lift
 from services.kafka.publication import to_message
 from services.processes.published import by_event
+from services.reports.context import REPORTS
 from services.reports.domain import Report
-from services.reports.handlers import HANDLERS
-from services.reports.labelled_block import LabelledBlock, parse
 from services.store.event_store import EventStore
 from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
@@ -30,7 +31,9 @@ def memory_store() -> EventStore:
 
 def handle(store: EventStore, command: Any, command_id: str = "c1") -> Any:
     """Decide with the real handler and save what it decided, as the bus does."""
-    decision = HANDLERS[type(command)](store, Issued(command, "t", "rita", command_id, AT))
+    decision = registry((REPORTS,)).handlers[type(command)](
+        store, Issued(command, "t", "rita", command_id, AT)
+    )
     store.save(*decision.aggregates)
     return decision.result
 

@@ -7,9 +7,9 @@ from uuid import uuid4
 import pytest
 
 from contracts.errors import InvalidTransition
+from contracts.labelled_block import parse
 from contracts.reports import DraftReport
 from services.reports.domain import Report
-from services.reports.labelled_block import parse
 from tests.unit.test_wrong_answer import SEED_BLOCK
 
 AT = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)

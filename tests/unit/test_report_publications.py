@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contracts.errors import DomainError
+from contracts.report_kinds import Kind
 from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
@@ -22,7 +23,6 @@ from contracts.reports import (
 from contracts.scalars import is_blank
 from services.kafka.publication import to_message
 from services.processes.published import by_event
-from services.reports.routing import Kind
 from tests.unit.test_report_facts import handle, memory_store, stored_events
 
 PROPERTIES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,16 +4,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contracts.report_kinds import Addressee, Category, Kind, parse_kind
 from services.reports.routing import (
     TECHNICAL_WORDS,
     TECHNICAL_WORDS_VERSION,
-    Addressee,
-    Category,
-    Kind,
     addressee_text,
     is_agent_owner_kind,
     looks_technical,
-    parse_kind,
     should_hand_over,
 )
 

@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from services.scheduling.due import NIGHTS_KEPT, due, parse_order
 from services.scheduling.orders import BuildDigest, PlanNight
-from services.scheduling.scheduler import NIGHTS_KEPT, due, parse_order
 
 
 def at(text: str) -> datetime:

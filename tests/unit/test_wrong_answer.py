@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
+from contracts.labelled_block import parse
 from contracts.reports import ComposeWrongAnswer
-from services.reports.labelled_block import parse
 from services.reports.wrong_answer import classify, compose_report
 
 # The seed's example, as the facts a chat client holds.

@@ -15,7 +15,6 @@ Trust boundary: the tenant and the actor ride as CloudEvents extension attribute
 may write there is the broker's ACL's business.
 """
 
-from services.kafka.inbound.asyncapi import declare_subscribers
 from services.kafka.inbound.consumer import InboundConsumer
 from services.kafka.inbound.parking import ensure_inbound_tables
 from services.kafka.inbound.subscription import Subscription
@@ -23,6 +22,5 @@ from services.kafka.inbound.subscription import Subscription
 __all__ = [
     "InboundConsumer",
     "Subscription",
-    "declare_subscribers",
     "ensure_inbound_tables",
 ]

@@ -1,5 +1,6 @@
-"""The inbound subscribers as FastStream declares them, for the AsyncAPI document only: the
-messages are consumed by ``InboundConsumer`` (see there why not by FastStream)."""
+"""The inbound subscribers as FastStream declares them, for the AsyncAPI document only
+(``services.processes.documents`` declares the contexts' subscriptions with it): the messages
+are consumed by ``InboundConsumer`` (see there why not by FastStream)."""
 
 from collections.abc import Sequence
 from typing import Annotated, Any

@@ -1,10 +1,10 @@
 """The inbound door over HTTP (embedded mode): ``POST /factory/events``.
 
 Without Kafka, a neighbour service (or a person trying things) posts the same structured
-CloudEvent it would produce to a topic, of any type a context declares (the subscriptions the
-composition root passes to ``event_routes``). It is read by the very function the Kafka
-consumer uses (``parsing.parse_event``), admitted by the same checks, and applied through the
-bus under the same identity (``source`` + ``id``): a repeat, over either door, is applied once.
+CloudEvent it would produce to a topic, of any type a context declares (its
+``subscriptions``). It is read by the very function the Kafka consumer uses
+(``parsing.parse_event``), admitted by the same checks, and applied through the bus under the
+same identity (``source`` + ``id``): a repeat, over either door, is applied once.
 
 Who may post: a key with the scope its type's subscription declares (``Subscription.scope``),
 the scope of the HTTP route that writes the same fact (SPEC C52): a DraftReleaseOpened needs

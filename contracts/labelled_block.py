@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from services.reports.routing import canonical_kind
+from contracts.report_kinds import canonical_kind
 
 
 @dataclass(frozen=True)

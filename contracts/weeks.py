@@ -1,5 +1,7 @@
-"""ISO weeks as the digest names them (SPEC §3.9): ``YYYY-Www``, Monday 00:00 UTC to the next
-Monday 00:00 UTC, due at the following Monday 06:00 UTC.
+"""ISO weeks as the digests name them (SPEC §3.9): ``YYYY-Www``, Monday 00:00 UTC to the next
+Monday 00:00 UTC, due at the following Monday 06:00 UTC. Public language: the digests context
+builds a week's digest, the scheduler orders it when it falls due, and a ``Week`` path or field
+(``contracts.scalars.Week``) names one.
 
 Weeks are named, never searched: the previous twelve are spelled from the week itself (W130),
 across year ends and the years with a week 53.

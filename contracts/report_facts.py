@@ -1,4 +1,4 @@
-"""A report's facts as ``Report.Drafted`` stores them: decided once, at the door (issue 7, item 1).
+"""A report's facts as ``Report.Drafted`` stores them: decided once, at the door.
 
 A composed wrong-answer report takes them straight from the structured reply record; free text
 (``DraftReport.extraContext``) is parsed once, in the command handler. Everything downstream
@@ -12,7 +12,7 @@ them into a ``LabelledBlock`` with ``block_of``.
 
 from typing import TypedDict
 
-from services.reports.labelled_block import LabelledBlock, ModelLine, ToolCall
+from contracts.labelled_block import LabelledBlock, ModelLine, ToolCall
 
 
 class ToolCallFacts(TypedDict):

@@ -1,0 +1,43 @@
+"""The datasets context, declared once: what the runtime runs of it."""
+
+from contracts.neighbours import ArtifactValidated, RunCompleted
+from projections.datasets import Datasets
+from services.datasets.api import dataset_routes
+from services.datasets.commands import (
+    AddTask,
+    GrantShareConsent,
+    PublishVersion,
+    RemoveTask,
+    ShareCopy,
+)
+from services.datasets.handlers import (
+    add_task,
+    created_run,
+    created_validation,
+    grant_share_consent,
+    harvest_task,
+    harvest_validation,
+    publish_version,
+    remove_task,
+    share_copy,
+)
+from services.datasets.published import PUBLICATIONS
+from services.datasets.subscriptions import SUBSCRIPTIONS
+from services.declaration import Command, Context
+
+DATASETS = Context(
+    "datasets",
+    commands=(
+        Command(RunCompleted, harvest_task, creates=created_run),
+        Command(ArtifactValidated, harvest_validation, creates=created_validation),
+        Command(AddTask, add_task),
+        Command(RemoveTask, remove_task),
+        Command(PublishVersion, publish_version),
+        Command(GrantShareConsent, grant_share_consent),
+        Command(ShareCopy, share_copy),
+    ),
+    routes=lambda http, given: dataset_routes(http, given.store),
+    read_models=(Datasets(),),
+    publications=PUBLICATIONS,
+    subscriptions=SUBSCRIPTIONS,
+)

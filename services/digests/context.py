@@ -1,0 +1,53 @@
+"""The digests context, declared once: what the runtime runs of it.
+
+A post closes each agent's digest with an appraisal line, which is the appraisal context's
+reading: the composition root hands it in (``appraise``), so this context imports none of
+appraisal."""
+
+from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
+from projections.digests import Digests
+from services.declaration import Command, Context, Given, Order
+from services.digests.api import digest_routes
+from services.digests.build import AppraisesReports
+from services.digests.builder import DigestBuilder
+from services.digests.handlers import (
+    build_weekly_digest,
+    created_by,
+    post_weekly_digest,
+    record_digest_delivery,
+)
+from services.digests.published import PUBLICATIONS
+from services.digests.webhook import DIGEST_WEBHOOK
+from services.scheduling.orders import BuildDigest
+
+
+def digest_builder(given: Given) -> DigestBuilder:
+    """What the scheduler hands ``BuildDigest(week, now)``."""
+    settings = given.settings
+    return DigestBuilder(
+        given.store,
+        given.bus,
+        given.pool,
+        instance=settings.cloudevents_source,
+        routes=list(given.digest_routes),
+        public_url=settings.public_url,
+        page_bound=settings.digest_page_bound,
+        wait_seconds=given.scheduled_wait_seconds,
+    )
+
+
+def digests(appraise: AppraisesReports) -> Context:
+    """The context, its posts closing with ``appraise``'s line."""
+    return Context(
+        "digests",
+        commands=(
+            Command(BuildWeeklyDigest, build_weekly_digest, creates=created_by),
+            Command(PostWeeklyDigest, post_weekly_digest(appraise)),
+            Command(RecordDigestDelivery, record_digest_delivery),
+        ),
+        routes=lambda http, given: digest_routes(http),
+        read_models=(Digests(),),
+        publications=PUBLICATIONS,
+        orders=(Order(BuildDigest, digest_builder),),
+        webhooks=(DIGEST_WEBHOOK,),
+    )

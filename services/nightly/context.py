@@ -1,0 +1,51 @@
+"""The nightly context, declared once: what the runtime runs of it."""
+
+import logging
+
+from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
+from projections.nights import Nights
+from services.declaration import Command, Context, Given, Order
+from services.nightly.api import night_routes
+from services.nightly.handlers import (
+    finish_night,
+    finish_night_case,
+    plan_tenant_night,
+    planned_id,
+    record_night_conversation,
+)
+from services.nightly.runner import NightlyRunner
+from services.nightly.settings import NightlySettings
+from services.scheduling.orders import PlanNight
+
+log = logging.getLogger(__name__)
+
+
+def nightly_runner(given: Given) -> NightlyRunner:
+    """What the scheduler hands ``PlanNight``. Its settings are read tolerantly (SPEC W86),
+    the key store afresh for each confirmer check (W99)."""
+    nightly = NightlySettings.from_environ(given.environ)
+    if nightly.unparsed:
+        log.warning("nightly: default used for %s (did not parse)", ", ".join(nightly.unparsed))
+    return NightlyRunner(
+        given.store,
+        given.bus,
+        given.pool,
+        given.case_runner,
+        nightly,
+        given.key_store,
+        read_wait_seconds=given.scheduled_wait_seconds,
+    )
+
+
+NIGHTLY = Context(
+    "nightly",
+    commands=(
+        Command(PlanTenantNight, plan_tenant_night, creates=planned_id),
+        Command(RecordNightConversation, record_night_conversation),
+        Command(FinishNightCase, finish_night_case),
+        Command(FinishNight, finish_night),
+    ),
+    routes=lambda http, given: night_routes(http),
+    read_models=(Nights(),),
+    orders=(Order(PlanNight, nightly_runner),),
+)

@@ -1,0 +1,55 @@
+"""The processes of readers, each runnable apart: ``projector``, ``relay``, ``handover`` and
+``inbound``. Each starts its readers on the runtime of its role and runs until signalled
+(``services.processes.lifetime.run_readers``)."""
+
+from typing import Annotated
+
+import typer
+
+from services.processes import roles
+from services.processes.bootstrap import Runtime
+from services.processes.lifetime import Stop, nothing_more, process_settings, run_readers
+
+
+def projector(
+    only: Annotated[
+        list[str] | None, typer.Option(help="Run only these read models (repeatable)")
+    ] = None,
+) -> None:
+    """Keep the read models up to date from the event store (one runner per read model)."""
+
+    async def begin(runtime: Runtime) -> Stop:
+        runtime.start_projections(only)
+        return nothing_more
+
+    role = roles.projector_with(len(set(only))) if only else roles.PROJECTOR
+    run_readers(process_settings(), role, begin)
+
+
+def relay() -> None:
+    """Publish the store's public events to Kafka (one active relay; others stand by)."""
+
+    async def begin(runtime: Runtime) -> Stop | None:
+        return None if await runtime.start_relay() is None else nothing_more
+
+    run_readers(process_settings(), roles.RELAY, begin)
+
+
+def handover() -> None:
+    """Deliver hand-overs to the engineering webhook (FEEDBACKLOOP_HANDOVER_WEBHOOK_URL)."""
+
+    async def begin(runtime: Runtime) -> Stop | None:
+        return None if runtime.start_handover_webhook() is None else nothing_more
+
+    run_readers(process_settings(), roles.HANDOVER, begin)
+
+
+def inbound() -> None:
+    """Consume commands sent by other services on Kafka (scale out with partitions)."""
+
+    async def begin(runtime: Runtime) -> Stop | None:
+        consumer = await runtime.start_inbound()
+        # Stopped before the runtime closes: the poll in hand is settled first.
+        return None if consumer is None else consumer.stop
+
+    run_readers(process_settings(), roles.INBOUND, begin)

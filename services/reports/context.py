@@ -1,0 +1,37 @@
+"""The reports context, declared once: what the runtime runs of it."""
+
+from contracts.reports import (
+    ComposeWrongAnswer,
+    DraftReport,
+    RecordHandOverDelivery,
+    ReviewReportCommand,
+    SubmitReport,
+)
+from projections.inbox import Inbox
+from services.declaration import Command, Context
+from services.reports.api import report_routes
+from services.reports.handlers import (
+    compose_wrong_answer,
+    draft_report,
+    record_hand_over_delivery,
+    review_report,
+    shown,
+    submit_report,
+)
+from services.reports.published import PUBLICATIONS
+from services.reports.webhook import HAND_OVER_WEBHOOK
+
+REPORTS = Context(
+    "reports",
+    commands=(
+        Command(DraftReport, draft_report),
+        Command(ComposeWrongAnswer, compose_wrong_answer),
+        Command(SubmitReport, submit_report, replays=shown),
+        Command(ReviewReportCommand, review_report, replays=shown),
+        Command(RecordHandOverDelivery, record_hand_over_delivery),
+    ),
+    routes=lambda http, given: report_routes(http),
+    read_models=(Inbox(),),
+    publications=PUBLICATIONS,
+    webhooks=(HAND_OVER_WEBHOOK,),
+)
