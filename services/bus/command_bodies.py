@@ -25,7 +25,7 @@ def command_from(
     (JSON types only, no coercion, unknown fields refused); ``False`` reads another service's
     events tolerantly (unknown fields kept on the model and ignored). ``as_json`` writes the
     data for a strict reading: a caller that knows its data holds only finite numbers may pass
-    a faster writer (``services.kafka.inbound.parsing.data_as_json``)."""
+    a faster writer (``services.kafka.inbound.fast_cloudevent_reading.data_as_json``)."""
     if not isinstance(data, dict):
         raise Refused("the command must be a JSON object", field="body")
     for name in sorted(stamped & data.keys()):

@@ -8,7 +8,8 @@ import orjson
 from contracts import topics
 from contracts.feedback import FeedbackKind, FeedbackRecorded, SubjectKind
 from services.feedback.domain import Feedback
-from services.kafka.publication import PayloadWriter, Publication
+from services.kafka.fast_cloudevents import PayloadWriter
+from services.kafka.publication import Publication
 
 
 def feedback_recorded(event: Any) -> FeedbackRecorded:

@@ -8,14 +8,9 @@ created at start and the README's topic table are all derived from these declara
 (``services.processes.published`` gathers them, ``services.processes.documents`` writes
 the documents).
 
-The structured-mode JSON is written here, in one pass of orjson with the payload serialized by
-pydantic as a fragment of it: building a ``CloudEvent`` of the SDK and encoding it through
-``to_structured_event`` cost the relay ~60-90 µs an event (issue 12, figure 5). The SDK stays
-the reference: the tests read what we write back with it and compare it to what the SDK itself
-writes (the same attributes and the same JSON values; only the spacing differs, and non-ASCII
-characters travel as UTF-8 instead of ``\\u`` escapes). The CloudEvent ``id`` is derived from
-the event's place in its aggregate, so a re-published event carries the same ``id`` and
-consumers de-duplicate on it.
+The structured-mode JSON itself is written by ``services.kafka.fast_cloudevents``, held to
+the CloudEvents SDK's. The CloudEvent ``id`` is derived from the event's place in its
+aggregate, so a re-published event carries the same ``id`` and consumers de-duplicate on it.
 """
 
 import builtins
@@ -32,6 +27,7 @@ from cloudevents.core.bindings.kafka import KafkaMessage
 from pydantic import BaseModel, Field, create_model
 
 from contracts.envelope import CloudEventEnvelope
+from services.kafka.fast_cloudevents import PayloadWriter, cloudevent_json
 from services.observing.tracing import traceparent_of
 
 EVENT_ID_NAMESPACE = UUID("4e3f7c1a-9b2d-5d8e-8f60-2a7b1c9d0e55")
@@ -60,7 +56,7 @@ class Publication:
     title: str
     description: str
     # Optional: the payload's JSON written without building the contract (see PayloadWriter).
-    payload_writer: "PayloadWriter | None" = None
+    payload_writer: PayloadWriter | None = None
 
     @cached_property
     def type(self) -> str:
@@ -84,26 +80,13 @@ class Publication:
         return model
 
 
-@dataclass(frozen=True)
-class PayloadWriter:
-    """A payload's JSON written without building its contract: ``write`` gives byte for byte
-    what ``mapping(event).model_dump_json(by_alias=True)`` gives, or None where that is not
-    certain (then the contract is built and validated as ever, and a refusal parks the
-    event). It vouches for that mapping only: a publication with another ``to_contract``
-    builds its contract. Issue 12, figure 5: building and validating the contract was about
-    a sixth of the relay's CPU an event."""
-
-    mapping: Callable[[Any], BaseModel]
-    write: Callable[[Any], bytes | None]
-
-
 def cloudevent_id(originator_id: UUID | str, originator_version: int) -> str:
     """``str(uuid5(EVENT_ID_NAMESPACE, f"{originator_id}/{originator_version}"))``, written
-    out: the same SHA-1 name-based UUID (RFC 9562, version 5) without building a ``UUID``,
-    which cost the relay about 13 µs an event of the 87 it spent (issue 12, figure 5). The
-    namespace is hashed once (``NAMESPACED``, copied per id); the version and variant bits are
-    set in the text: the version digit is ``5``, the variant digit keeps its two low bits over
-    ``10`` (``VARIANT_DIGIT``). The tests hold it to ``uuid5``."""
+    out: the same SHA-1 name-based UUID (RFC 9562, version 5) without building a ``UUID``, as
+    the relay makes one for every event it publishes. The namespace is hashed once
+    (``NAMESPACED``, copied per id); the version and variant bits are set in the text: the
+    version digit is ``5``, the variant digit keeps its two low bits over ``10``
+    (``VARIANT_DIGIT``). A property test holds it to ``uuid5``."""
     hashed = NAMESPACED.copy()
     hashed.update(f"{originator_id}/{originator_version}".encode())
     h = hashed.hexdigest()
@@ -112,8 +95,8 @@ def cloudevent_id(originator_id: UUID | str, originator_version: int) -> str:
 
 def key_of(originator_id: UUID | str) -> bytes:
     """The Kafka key of an aggregate's events: its id as text, in UTF-8. orjson writes a
-    ``UUID`` in the text ``str`` gives (RFC 9562's hyphenated lower-case hex), in C: a
-    quarter of the cost of ``str(uuid).encode()`` (issue 12, figure 5)."""
+    ``UUID`` in the text ``str`` gives (RFC 9562's hyphenated lower-case hex), in C, for a
+    fraction of the cost of ``str(uuid).encode()``; a test holds the two together."""
     if type(originator_id) is UUID:
         return orjson.dumps(originator_id)[1:-1]
     return str(originator_id).encode()
@@ -130,26 +113,9 @@ def to_message(publication: Publication, event: Any, source: str) -> KafkaMessag
 
 
 def structured_cloudevent(publication: Publication, event: Any, source: str, subject: str) -> bytes:
-    """The CloudEvent in structured JSON mode: its attributes as the SDK wrote them, ``time``
-    in RFC 3339 (``Z`` for UTC, as the SDK writes it), then ``specversion`` and the payload as
-    ``data`` (its wire aliases, JSON values as ``model_dump(mode="json")``)."""
+    """The CloudEvent in structured JSON mode, the Kafka message's value."""
     attributes = cloudevent_attributes(publication, event, source, subject)
-    attributes["specversion"] = "1.0"
-    attributes["data"] = orjson.Fragment(payload_json(publication, event))
-    return orjson.dumps(attributes, option=orjson.OPT_UTC_Z)
-
-
-def payload_json(publication: Publication, event: Any) -> bytes | str:
-    """The payload's JSON: the publication's own writer where it vouches for the bytes, else
-    the contract built, validated (a refusal parks the event) and dumped by pydantic."""
-    writer = publication.payload_writer
-    if (
-        writer is not None
-        and writer.mapping is publication.to_contract
-        and (written := writer.write(event)) is not None
-    ):
-        return written
-    return publication.to_contract(event).model_dump_json(by_alias=True)
+    return cloudevent_json(attributes, publication.to_contract, publication.payload_writer, event)
 
 
 def cloudevent_attributes(

@@ -4,15 +4,15 @@ At-least-once: a batch is sent with an idempotent producer (``acks=all``) and th
 moves the position only after Kafka acknowledged every message. A crash in between
 re-publishes the same events with the same CloudEvent ``id``; consumers de-duplicate on it.
 
-The relay is a *pipelined* reader (``services.followers.follower.Pipelined``): ``send`` hands a
-page's
-messages to the producer and returns the acknowledgement still to come, so the follower builds
-and hands over the next page while Kafka acknowledges this one; the position still moves past a
-page only once it and every page before it were acknowledged. A page holding an aggregate
-whose events in the page before are unacknowledged waits for that page to settle: if that page
-fails (published again one by one, parked where it keeps failing), nothing of the aggregate
-has gone out behind it, so each aggregate's events reach its partition in order. Pages are of
-``page_size`` events, larger than the follower's default: see there.
+The relay is a *pipelined* reader (``services.followers.follower.Pipelined``): ``send`` hands
+a page's messages to the producer and returns the acknowledgement still to come, so the
+follower builds and hands over the next page while Kafka acknowledges this one; the position
+still moves past a page only once it and every page before it were acknowledged. A page
+holding an aggregate whose events in the page before are unacknowledged waits for that page to
+settle: if that page fails (published again one by one, parked where it keeps failing),
+nothing of the aggregate has gone out behind it, so each aggregate's events reach its
+partition in order. Pages are of ``page_size`` events, larger than the follower's default: see
+there.
 One relay is active at a time (the follower's leadership). An event that cannot be published
 (its message is over the broker's size limit, its payload does not map) is parked by the
 follower, not retried forever; a broker that is away is waited for.
@@ -20,13 +20,12 @@ follower, not retried forever; a broker that is away is waited for.
 A batch goes out as aiokafka record batches, one per topic partition (``send_batch``), not a
 ``send()`` per message: the relay picks each message's partition as aiokafka's own
 ``DefaultPartitioner`` does (murmur2 of the key, the Java client's hash; computed for the whole
-page at once by ``services.kafka.partitioner``), so one aggregate's events land in the partition
-they always did, in order. The producer's idempotence covers
-these batches as it covers its own: it stamps producer id, epoch and sequence numbers on every
-batch it drains (``MessageAccumulator._pop_batch``), whoever filled it. One thing ``send()``
-gave that batches do not: with tracing on, OpenTelemetry's aiokafka instrumentation (it wraps
-``send()``) no longer opens a producer span per message; the event's own ``traceparent`` still
-travels with it (header and CloudEvent attribute).
+page at once by ``services.kafka.murmur2``), so one aggregate's events land in the partition
+they always did, in order. The producer's idempotence covers these batches as it covers its
+own: it stamps producer id, epoch and sequence numbers on every batch it drains
+(``MessageAccumulator._pop_batch``), whoever filled it. With tracing on, OpenTelemetry's
+aiokafka instrumentation wraps ``send()`` only, so it opens no producer span per message; the
+event's own ``traceparent`` travels with it (header and CloudEvent attribute).
 """
 
 import asyncio
@@ -39,19 +38,21 @@ from aiokafka.errors import MessageSizeTooLargeError
 from aiokafka.producer.message_accumulator import BatchBuilder
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from eventsourcing.utils import get_topic
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential
 
 from services.followers.reader import Connection, Positioned
 from services.followers.transient import is_transient
-from services.kafka.partitioner import murmur2_each, partition_of
+from services.kafka.murmur2 import murmur2_each
+from services.kafka.partitioner import partition_of
 from services.kafka.publication import CONTENT_TYPE, Publication, key_of, structured_cloudevent
 from services.observing.tracing import traceparent_of
 
 log = logging.getLogger(__name__)
 
 NAME = "relay"
-# Larger record batches than aiokafka's 16 KB default: a plain producer sending our messages
-# went from ~7,000 to ~20,000 messages/s with them (ops/bench_kafka.py, whose baseline uses
-# the same settings). No linger: a lone event (the one-by-one retry of a failed page) is not
+# Larger record batches than aiokafka's 16 KB default: a plain producer sends our messages about
+# three times as fast with them (ops/bench_kafka.py, whose baseline uses the same settings).
+# No linger: a lone event (the one-by-one retry of a failed page) is not
 # held back, and under load the batches fill while the previous request is in flight anyway.
 LINGER_MS, MAX_BATCH_BYTES = 0, 512 * 1024
 # aiokafka's default, named so the relay refuses what ``send()`` refused: a message larger than
@@ -62,14 +63,20 @@ HEADER = ("content-type", CONTENT_TYPE.encode())
 # overhead (under 100 bytes), the varint lengths, two headers of ours (content-type and a
 # validated traceparent, under 150 bytes).
 HEADROOM = 1024
+MAX_CONNECT_PAUSE = 15.0  # seconds between two tries to reach Kafka, at most
+
+
+def transient(error: BaseException) -> bool:
+    """Kafka (or PostgreSQL, which ``prepare`` may need) away for now: wait and try again. A
+    cancellation is no failure to retry."""
+    return isinstance(error, Exception) and is_transient(error)
 
 
 class Relay:
     name = NAME
     transactional = False
     # Pages of 2,000 events rather than the follower's 500: a page's fixed costs (the position
-    # commit, the parked query, reading the log) came to about a tenth of the relay's CPU
-    # (103-121 vs 112-133 µs an event in four paired runs of 20,000 events, issue 12).
+    # commit, the parked query, reading the log) are then a small part of the relay's CPU.
     page_size = 2000
 
     def __init__(
@@ -94,32 +101,40 @@ class Relay:
         self.published = 0
 
     async def open(self, say: Callable[[str], None]) -> None:
-        """Connect to Kafka, waiting (with backoff) for as long as it is away."""
-        pause = self.connect_backoff
-        while True:
-            producer = AIOKafkaProducer(
-                bootstrap_servers=self.bootstrap,
-                enable_idempotence=True,
-                acks="all",
-                linger_ms=LINGER_MS,
-                max_batch_size=MAX_BATCH_BYTES,
-                max_request_size=MAX_REQUEST_BYTES,
-            )
-            try:
-                await producer.start()
-                if self.prepare is not None:
-                    await self.prepare()
-            except BaseException as error:
-                await producer.stop()
-                if not (isinstance(error, Exception) and is_transient(error)):
-                    raise
-                say(f"waiting for Kafka at {self.bootstrap}")
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 15.0)
-                continue
-            self._producer = producer
-            log.info("relay: publishing to %s", self.bootstrap)
-            return
+        """Connect to Kafka, waiting (with a backoff that doubles up to ``MAX_CONNECT_PAUSE``)
+        for as long as it is away; any other failure is raised."""
+
+        def waiting(state: RetryCallState) -> None:
+            say(f"waiting for Kafka at {self.bootstrap}")
+
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(transient),
+            wait=wait_exponential(multiplier=self.connect_backoff, max=MAX_CONNECT_PAUSE),
+            before_sleep=waiting,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                self._producer = await self._connect()
+        log.info("relay: publishing to %s", self.bootstrap)
+
+    async def _connect(self) -> AIOKafkaProducer:
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            enable_idempotence=True,
+            acks="all",
+            linger_ms=LINGER_MS,
+            max_batch_size=MAX_BATCH_BYTES,
+            max_request_size=MAX_REQUEST_BYTES,
+        )
+        try:
+            await producer.start()
+            if self.prepare is not None:
+                await self.prepare()
+        except BaseException:
+            await producer.stop()
+            raise
+        return producer
 
     async def close(self) -> None:
         if self._producer is not None:
@@ -163,7 +178,7 @@ class Relay:
         partitions: dict[str, list[int]] = {}
         batches: dict[tuple[str, int], list[BatchBuilder]] = {}
         keys = [key_of(item.event.originator_id) for item in batch]
-        # The page's keys hashed at once (services.kafka.partitioner); each value is built and
+        # The page's keys hashed at once (services.kafka.murmur2); each value is built and
         # appended in one go, never held for the page: a page of orjson's outputs kept alive
         # costs the allocator more than writing them did.
         for item, key, hashed in zip(batch, keys, murmur2_each(keys), strict=True):
@@ -194,7 +209,7 @@ def refuse_too_large(key: bytes, value: bytes, headers: list[Any]) -> None:
     """What ``send()`` checks before it accepts a message; an empty record batch would take
     it and the broker refuse the whole batch."""
     if len(headers) <= 2 and len(key) + len(value) + HEADROOM <= MAX_REQUEST_BYTES:
-        return  # far below the limit, whatever aiokafka's estimate adds (about 1 µs spared)
+        return  # far below the limit, whatever aiokafka's estimate adds: no estimate needed
     size = DefaultRecordBatchBuilder.estimate_size_in_bytes(key, value, headers)
     if size > MAX_REQUEST_BYTES:
         raise MessageSizeTooLargeError(

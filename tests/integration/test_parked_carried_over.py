@@ -39,7 +39,7 @@ async def test_rows_parked_before_are_carried_into_the_one_table(database_url: s
             aggregate,
         )
         await conn.execute(
-            "INSERT INTO inbound_parked (topic, partition, \"offset\", key, error, reason, "
+            'INSERT INTO inbound_parked (topic, partition, "offset", key, error, reason, '
             "field, payload_size, sha256, head, headers) VALUES ('t.cmd', 2, 41, NULL, "
             "'invalid', 'rating: not a number; no dead letter', 'rating', 3, 'ab', 'abc', '[]')"
         )

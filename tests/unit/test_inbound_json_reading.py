@@ -11,8 +11,12 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from services.kafka.inbound import parsing
-from services.kafka.inbound.parsing import plain_event, read_json, read_json_strictly
+from services.kafka.inbound import fast_cloudevent_reading as fast_reading
+from services.kafka.inbound.fast_cloudevent_reading import (
+    plain_event,
+    read_json,
+    read_json_strictly,
+)
 
 WIDE = st.integers(min_value=-(2**70), max_value=2**70) | st.sampled_from(
     [2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1]
@@ -115,11 +119,11 @@ def test_a_message_reads_as_the_strict_reading_reads_it(extra: dict[str, Any], r
     event = EVENT | extra | {"data": EVENT["data"] | {"rating": rating}}
     text = json.dumps(event).encode()
     fast = plain_event(text, b"k")
-    parsing.read_json = read_json_strictly  # the reading every message had before
+    fast_reading.read_json = read_json_strictly  # the reading every message had before
     try:
         before = plain_event(text, b"k")
     finally:
-        parsing.read_json = read_json
+        fast_reading.read_json = read_json
     assert same(fast, before)
 
 
@@ -137,4 +141,4 @@ def test_every_number_orjson_may_widen_is_walked(magnitude: float, negative: boo
     anywhere in a message, is such a text."""
     number = -magnitude if negative else magnitude
     for text in (json.dumps(number), json.dumps({"data": {"rating": number}}), f"[1, {number}]"):
-        assert parsing.MAYBE_WIDE.search(text.encode()), text
+        assert fast_reading.MAYBE_WIDE.search(text.encode()), text

@@ -14,7 +14,8 @@ from contracts.envelope import MAX_ATTRIBUTE_LENGTH, MAX_MESSAGE_BYTES, CommandE
 from contracts.errors import Refused
 from contracts.feedback import Contract
 from services.kafka.inbound.dead_letters import dead_letter_headers
-from services.kafka.inbound.parsing import parse, plain_event
+from services.kafka.inbound.fast_cloudevent_reading import plain_event
+from services.kafka.inbound.parsing import parse
 from services.kafka.inbound.subscription import Subscription
 from services.processes.contexts import SUBSCRIPTIONS
 

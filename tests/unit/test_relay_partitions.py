@@ -1,7 +1,7 @@
 """The relay picks each message's partition itself (it sends record batches per
 partition): it must pick the one aiokafka's own ``send()`` would, so one aggregate's events
 keep landing in one partition, where they always did. It hashes a page's keys at once with
-its own murmur2 (``services.kafka.partitioner``), held here to aiokafka's on arbitrary bytes."""
+its own murmur2 (``services.kafka.murmur2``), held here to aiokafka's on arbitrary bytes."""
 
 from uuid import UUID
 
@@ -9,12 +9,8 @@ from aiokafka.partitioner import DefaultPartitioner, murmur2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.kafka.partitioner import (
-    FEWEST_FOR_LANES,
-    murmur2_each,
-    murmur2_in_lanes,
-    partition_of,
-)
+from services.kafka.murmur2 import FEWEST_FOR_LANES, murmur2_each, murmur2_in_lanes
+from services.kafka.partitioner import partition_of
 from services.kafka.publication import key_of
 
 AIOKAFKA = DefaultPartitioner()

@@ -44,7 +44,7 @@ class Subscription:
     stamped: frozenset[str] = frozenset()
     admit: Admit | None = None
 
-    # Cached (issue 12): read for every message, and each reading walks the envelope's fields.
+    # Cached: read for every message, and each reading walks the envelope's fields.
     @cached_property
     def cloudevent_type(self) -> str:
         (literal,) = get_args(self.envelope.model_fields["type"].annotation)
