@@ -79,7 +79,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
-from bench_kafka import HEAD, TENANT, bench_kafka, bench_relay, body  # noqa: E402
+from bench_kafka import HEAD, TENANT, bench_kafka, bench_relay, body, feedback_bus  # noqa: E402
 from bench_processes import (  # noqa: E402
     cpu_seconds,
     process_tree_rss,
@@ -88,17 +88,13 @@ from bench_processes import (  # noqa: E402
 )
 
 from contracts.feedback import RecordFeedback  # noqa: E402
-from services.bus.command_bus import CommandBus  # noqa: E402
 from services.bus.issued import Issued  # noqa: E402
-from services.declaration import registry  # noqa: E402
 from services.edge.auth import new_key  # noqa: E402
-from services.feedback.context import FEEDBACK  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import request_digest  # noqa: E402
 from services.processes.collector import settle_collector  # noqa: E402
 from services.processes.settings import Settings  # noqa: E402
 from services.store.event_store import EVENTS_TABLE, EventStore  # noqa: E402
-from services.store.fast_loop_store import LoopStore  # noqa: E402
 from services.store.log_reading import read_log  # noqa: E402
 from services.store.opening import open_store  # noqa: E402
 
@@ -378,15 +374,7 @@ async def drive_bus(
     store: EventStore, url: str, first: int, total: int, clients: int
 ) -> dict[str, Any]:
     """The bus as a process of the service builds it (``Runtime.open``)."""
-    loop_store = await LoopStore.open(url, store)
-    commands = registry((FEEDBACK,))
-    bus = CommandBus(
-        store,
-        commands.handlers,
-        creates=commands.creates,
-        loop_store=loop_store,
-        alone=commands.alone,
-    )
+    bus, loop_store = await feedback_bus(store, url)
     numbers, latencies = itertools.count(first), []
 
     async def worker() -> None:

@@ -84,6 +84,21 @@ def body(n: int) -> dict[str, Any]:
 # ---------------------------------------------------- Kafka ingest vs a plain aiokafka consumer
 
 
+async def feedback_bus(store: EventStore, url: str) -> tuple[CommandBus, LoopStore]:
+    """The feedback context's bus as a process of the service builds it (``Runtime.open``),
+    and the loop store it writes with; the caller closes both."""
+    loop_store = await LoopStore.open(url, store)
+    commands = registry((FEEDBACK,))
+    bus = CommandBus(
+        store,
+        commands.handlers,
+        creates=commands.creates,
+        loop_store=loop_store,
+        alone=commands.alone,
+    )
+    return bus, loop_store
+
+
 def command_event(n: int, run: str) -> bytes:
     return json.dumps(
         {
@@ -186,15 +201,7 @@ async def inbound_consumer(
 ) -> dict[str, Any]:
     """The figure: the real consumer, from its start to the last command settled."""
     pool = await asyncpg.create_pool(url, min_size=1, max_size=10)
-    loop_store = await LoopStore.open(url, store)
-    commands = registry((FEEDBACK,))
-    bus = CommandBus(
-        store,
-        commands.handlers,
-        creates=commands.creates,
-        loop_store=loop_store,
-        alone=commands.alone,
-    )
+    bus, loop_store = await feedback_bus(store, url)
     try:
         async with pool.acquire() as conn:
             await ensure_inbound_tables(conn)

@@ -50,11 +50,13 @@ async def served(app: Any, **config: Any) -> AsyncIterator[int]:
 
 
 @contextlib.contextmanager
-def standin_agent(script: dict[str, Any], tmp_path: Path) -> Iterator[str]:
-    """The stand-in agent as its own process, answering as ``script`` says; yields its URL."""
+def standin_agent(script: dict[str, Any], tmp_path: Path, port: int | None = None) -> Iterator[str]:
+    """The stand-in agent as its own process, answering as ``script`` says, on ``port`` (a
+    free one if not given: a test that must know the URL before it is up passes its own);
+    yields its URL."""
     path = tmp_path / f"script-{uuid.uuid4().hex[:6]}.json"
     path.write_text(json.dumps(script))
-    port = free_port()
+    port = free_port() if port is None else port
     process = subprocess.Popen(
         [sys.executable, "-m", "services.evals.standin", "--script", str(path),
          "--port", str(port), "--log-level", "warning"],

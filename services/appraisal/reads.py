@@ -7,6 +7,7 @@ bounded (``LIMIT``); a read that fills it is named ``truncated`` so counts read 
 """
 
 import json
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -121,23 +122,21 @@ def run_fact(row: asyncpg.Record) -> RunFact:
 
 async def sample_inbox(pool: asyncpg.Pool, tenant_id: str, now: datetime) -> Sample:
     """Reports waiting New in the Inbox, and the oldest one's wait."""
-    try:
-        waiting, oldest = await inbox.waiting_new(pool, tenant_id)
-    except UNREADABLE:
-        return Sample(readable=False)
-    return queue_sample(waiting, oldest, now)
+    return await queue_sample(inbox.waiting_new(pool, tenant_id), now)
 
 
 async def sample_proposals(pool: asyncpg.Pool, tenant_id: str, now: datetime) -> Sample:
     """Undecided learning proposals; no read model of them yet is unreadable, never zero."""
+    return await queue_sample(learning_proposals.undecided(pool, tenant_id), now)
+
+
+async def queue_sample(queue: Awaitable[tuple[int, datetime | None]], now: datetime) -> Sample:
+    """A queue's length and its oldest item's wait, as ``queue`` reads them; unreadable if
+    its read model cannot be read."""
     try:
-        waiting, oldest = await learning_proposals.undecided(pool, tenant_id)
+        waiting, oldest = await queue
     except UNREADABLE:
         return Sample(readable=False)
-    return queue_sample(waiting, oldest, now)
-
-
-def queue_sample(waiting: int, oldest: datetime | None, now: datetime) -> Sample:
     wait = None if oldest is None else max((now - oldest).total_seconds(), 0.0)
     return Sample(waiting=waiting, oldest_wait=wait)
 

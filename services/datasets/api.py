@@ -96,13 +96,13 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         """The tenant's datasets with their versions, task counts and classification (C21),
         by id; a page at a time (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at(READ_MODEL, min_position, principal)
-        found, next_after = await list_datasets(
-            http.pool,
-            principal.tenant_id,
-            after=http.opened_key("datasets", before, principal),
-            limit=limit,
+        found, next_page = await http.keyed_page(
+            "datasets",
+            before,
+            principal,
+            lambda after: list_datasets(http.pool, principal.tenant_id, after=after, limit=limit),
         )
-        return {"items": found, "next": http.sealed_key("datasets", next_after, principal)}
+        return {"items": found, "next": next_page}
 
     @router.post("/{datasetId:path}/tasks", status_code=201, response_model=TaskWritten,
                  responses=WRITE_ERRORS,

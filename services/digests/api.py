@@ -30,13 +30,13 @@ def digest_routes(http: Http) -> APIRouter:
         """Every week's digest of your tenant, newest week first (W137); a page at a time
         (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at("digests", min_position, principal)
-        found, next_before = await list_digests(
-            http.pool,
-            principal.tenant_id,
-            before=http.opened_key("digests", before, principal),
-            limit=limit,
+        found, next_page = await http.keyed_page(
+            "digests",
+            before,
+            principal,
+            lambda after: list_digests(http.pool, principal.tenant_id, before=after, limit=limit),
         )
-        return {"items": found, "next": http.sealed_key("digests", next_before, principal)}
+        return {"items": found, "next": next_page}
 
     @router.get("/{week}", response_model=DigestView, responses=READ_ERRORS)
     async def digest(

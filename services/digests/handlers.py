@@ -52,6 +52,12 @@ def build_weekly_digest(store: EventStore, issued: Issued) -> Decision:
     return Decision([digest], state(digest, created=True))
 
 
+def load_week(store: EventStore, tenant_id: str, week: str) -> Digest:
+    """The tenant's digest of ``week``; another tenant's is as absent as a missing one."""
+    digest: Digest = load_owned(store, tenant_id, digest_id_for(tenant_id, week), "digest")
+    return digest
+
+
 def post_weekly_digest(appraise: AppraisesReports) -> Handler:
     """Post once (W124): a digest already stamped decides nothing. Each agent's post closes
     with ``appraise``'s line."""
@@ -59,8 +65,7 @@ def post_weekly_digest(appraise: AppraisesReports) -> Handler:
     def post(store: EventStore, issued: Issued) -> Decision:
         command = issued.command
         assert isinstance(command, PostWeeklyDigest)
-        digest_id = digest_id_for(issued.tenant_id, command.week)
-        digest: Digest = load_owned(store, issued.tenant_id, digest_id, "digest")
+        digest = load_week(store, issued.tenant_id, command.week)
         digest.post(
             instance=command.instance,
             url=command.url,
@@ -76,8 +81,7 @@ def post_weekly_digest(appraise: AppraisesReports) -> Handler:
 def record_digest_delivery(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, RecordDigestDelivery)
-    digest_id = digest_id_for(issued.tenant_id, command.week)
-    digest: Digest = load_owned(store, issued.tenant_id, digest_id, "digest")
+    digest = load_week(store, issued.tenant_id, command.week)
     digest.record_delivery(
         agent_id=command.agent_id,
         status_code=command.status_code,

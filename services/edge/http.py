@@ -117,6 +117,19 @@ class Http:
             raise Refused("before is not a cursor of this list", field="before")
         return key
 
+    async def keyed_page(
+        self,
+        listed: str,
+        before: str | None,
+        principal: Principal,
+        fetch: Callable[[str | None], Awaitable[tuple[list[dict[str, Any]], Any]]],
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of a list ordered by a key: ``fetch`` is given the key of ``?before=``
+        (``opened_key``) and answers the page and its last key (None on the last page),
+        which comes back sealed as the page's ``next`` (``sealed_key``)."""
+        found, last = await fetch(self.opened_key(listed, before, principal))
+        return found, self.sealed_key(listed, None if last is None else str(last), principal)
+
     def with_position(self, item: dict[str, Any], principal: Principal) -> dict[str, Any]:
         return {**item, "position": self.sealed(item["position"], principal)}
 

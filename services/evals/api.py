@@ -104,18 +104,20 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         """Cases by agent, with definition, last run and pass/fail, by agent then ref; a page
         at a time (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at("eval_cases", min_position, principal)
-        found, last = await page_cases(
-            http.pool,
-            principal.tenant_id,
-            agent=agent,
-            confirmed=confirmed,
-            after=case_cursor(http.opened_key("cases", before, principal)),
-            limit=limit,
+        found, next_page = await http.keyed_page(
+            "cases",
+            before,
+            principal,
+            lambda after: page_cases(
+                http.pool,
+                principal.tenant_id,
+                agent=agent,
+                confirmed=confirmed,
+                after=case_cursor(after),
+                limit=limit,
+            ),
         )
-        return {
-            "items": [sealed_case(http, case, principal) for case in found],
-            "next": http.sealed_key("cases", None if last is None else str(last), principal),
-        }
+        return {"items": [sealed_case(http, case, principal) for case in found], "next": next_page}
 
     @router.get(
         "/factory/evals/cases/{case_id:uuid}", response_model=CaseWithRuns, responses=READ_ERRORS

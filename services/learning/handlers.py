@@ -61,24 +61,15 @@ def shown(proposal: LearningProposal, created: bool = False) -> ProposalShown:
 
 def item_of(command: object) -> tuple[EvidenceItem, str, str, str | None, bool]:
     """The evidence a neighbour event is: item, target, target kind, version, counts."""
+    if isinstance(command, SkillCandidateProposed):
+        return skill_item(command), command.skill_id, "skill", command.target_version, True
     if isinstance(command, EvaluationCompleted):
-        return (
-            evaluation_item(command),
-            command.target_asset_id,
-            command.target_kind.value,
-            command.target_version,
-            evaluation_counts(command),
-        )
-    if isinstance(command, DriftDetected):
-        return (
-            drift_item(command),
-            command.target_asset_id,
-            command.target_kind.value,
-            command.target_version,
-            True,
-        )
-    assert isinstance(command, SkillCandidateProposed)
-    return skill_item(command), command.skill_id, "skill", command.target_version, True
+        item, counts = evaluation_item(command), evaluation_counts(command)
+    else:
+        assert isinstance(command, DriftDetected)
+        item, counts = drift_item(command), True
+    target = command.target_asset_id, command.target_kind.value, command.target_version
+    return item, *target, counts
 
 
 def evidence_created(issued: Issued) -> UUID:

@@ -29,15 +29,15 @@ def night_routes(http: Http) -> APIRouter:
         """Your tenant's nights, newest first: date, status, counts and finishedAt; a page
         at a time (`limit`, and `before`: the `next` of the previous page)."""
         await http.read_at("nights", min_position, principal)
-        found, next_before = await list_nights(
-            http.pool,
-            principal.tenant_id,
-            before=http.opened_key("nights", before, principal),
-            limit=limit,
+        found, next_page = await http.keyed_page(
+            "nights",
+            before,
+            principal,
+            lambda after: list_nights(http.pool, principal.tenant_id, before=after, limit=limit),
         )
         return {
             "items": [http.with_position(night, principal) for night in found],
-            "next": http.sealed_key("nights", next_before, principal),
+            "next": next_page,
         }
 
     @router.get("/factory/evals/nights/{date}", response_model=NightView, responses=READ_ERRORS)

@@ -1,18 +1,18 @@
 """The service as its own process (``feedbackloop serve``) on a real PostgreSQL and Kafka, and a
 webhook receiver standing in for engineering triage."""
 
+import asyncio
 import hashlib
 import hmac
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.standin import ROOT, free_port
+from tests.standin import ROOT, free_port, standin_agent
+from tests.webhook_endpoint import webhook_endpoint
 
 __all__ = ["ROOT", "free_port"]  # the e2e tests' helpers, found here
 
@@ -42,31 +43,20 @@ def receiver() -> Iterator[Receiver]:
     port = free_port()
     state = Receiver(f"http://127.0.0.1:{port}/hand-overs")
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            digest = hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
-            expected = f"sha256={digest}"
-            signature = self.headers.get("X-Feedbackloop-Signature", "")
-            state.received.append(
-                {
-                    "verified": hmac.compare_digest(signature, expected),
-                    "event": json.loads(body),
-                    "answered": state.status,
-                }
-            )
-            self.send_response(state.status)
-            self.end_headers()
+    def answer(body: bytes, headers: Message) -> int:
+        digest = hmac.new(WEBHOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+        signature = headers.get("X-Feedbackloop-Signature", "")
+        state.received.append(
+            {
+                "verified": hmac.compare_digest(signature, f"sha256={digest}"),
+                "event": json.loads(body),
+                "answered": state.status,
+            }
+        )
+        return state.status
 
-        def log_message(self, *_: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with webhook_endpoint(answer, port):
+        yield state
 
 
 @dataclass
@@ -79,8 +69,21 @@ class Service:
 
 @pytest.fixture
 def service_env() -> dict[str, str]:
-    """More environment for the service; a test module overrides it (e.g. the agent's URL)."""
+    """More environment for the service; a test module overrides it (e.g. with ``agent_env``)."""
     return {}
+
+
+@pytest.fixture
+def standin(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The stand-in agent as its own process, answering as the test module's ``SCRIPT`` says;
+    yields its URL."""
+    with standin_agent(request.module.SCRIPT, tmp_path) as url:
+        yield url
+
+
+def agent_env(url: str) -> dict[str, str]:
+    """The service's environment for an agent served over HTTP at ``url``."""
+    return {"FEEDBACKLOOP_AGENT_URL": url, "FEEDBACKLOOP_AGENT_KIND": "http"}
 
 
 @pytest.fixture
@@ -146,6 +149,21 @@ def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) ->
 async def http(service: Service) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=service.url, timeout=30) as client:
         yield client
+
+
+async def listed(
+    http: httpx.AsyncClient, route: str, key: str, count: int, **params: Any
+) -> list[Any]:
+    """GET the list at ``route`` until it shows ``count`` items: how a neighbour would wait
+    for a message."""
+    async with asyncio.timeout(60):
+        while True:
+            response = await http.get(route, params=params, headers=auth(key))
+            assert response.status_code == 200, response.text
+            items: list[Any] = response.json()["items"]
+            if len(items) >= count:
+                return items
+            await asyncio.sleep(0.2)
 
 
 def auth(key: str) -> dict[str, str]:

@@ -4,17 +4,14 @@ The agent under test is the stand-in agent, served over real HTTP by its own pro
 """
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import Service, auth
+from tests.e2e.conftest import Service, agent_env, auth
 from tests.kafka_peer import consume
-from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 NODE = "sglauser/AgenticOffice/Firmenprofil"
@@ -43,14 +40,8 @@ SCRIPT = {
 
 
 @pytest.fixture
-def standin(tmp_path: Path) -> Iterator[str]:
-    with standin_agent(SCRIPT, tmp_path) as url:
-        yield url
-
-
-@pytest.fixture
 def service_env(standin: str) -> dict[str, str]:
-    return {"FEEDBACKLOOP_AGENT_URL": standin, "FEEDBACKLOOP_AGENT_KIND": "http"}
+    return agent_env(standin)
 
 
 async def lifted_case(http: httpx.AsyncClient, key: str, prompt: str) -> dict[str, Any]:

@@ -9,20 +9,13 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import Receiver, Service, auth
+from tests.e2e.conftest import Receiver, Service, auth, listed
 from tests.kafka_peer import consume
 from tests.unit.test_wrong_answer import SEED_BLOCK, SEED_FACTS
 
 
 async def inbox(http: httpx.AsyncClient, key: str, count: int, **params: Any) -> list[Any]:
-    async with asyncio.timeout(60):
-        while True:
-            response = await http.get("/factory/reports/inbox", params=params, headers=auth(key))
-            assert response.status_code == 200, response.text
-            items: list[Any] = response.json()["items"]
-            if len(items) >= count:
-                return items
-            await asyncio.sleep(0.2)
+    return await listed(http, "/factory/reports/inbox", key, count, **params)
 
 
 async def until(predicate: Any, timeout: float = 60) -> None:

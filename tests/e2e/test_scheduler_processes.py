@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,9 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import Service, auth
+from tests.e2e.conftest import Service, agent_env, auth
 from tests.e2e.test_evals import LOOKED, lifted_case
-from tests.standin import ROOT, standin_agent
+from tests.standin import ROOT
 
 MODEL = "claude-sonnet-4-5"
 SCRIPT = {
@@ -37,14 +37,8 @@ CONVERSATIONS = 3
 
 
 @pytest.fixture
-def standin(tmp_path: Path) -> Iterator[str]:
-    with standin_agent(SCRIPT, tmp_path) as url:
-        yield url
-
-
-@pytest.fixture
 def service_env(standin: str) -> dict[str, str]:
-    return {"FEEDBACKLOOP_AGENT_URL": standin, "FEEDBACKLOOP_AGENT_KIND": "http"}
+    return agent_env(standin)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ The service runs as its own process (``feedbackloop serve``) on a real PostgreSQ
 Kafka broker; the neighbour is plain aiokafka, none of the project's code.
 """
 
-import asyncio
 import json
 from typing import Any
 
@@ -12,7 +11,7 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
-from tests.e2e.conftest import Service, auth
+from tests.e2e.conftest import Service, auth, listed
 from tests.kafka_peer import consume, produce, record_feedback_event
 
 BODY = {
@@ -24,16 +23,8 @@ BODY = {
 }
 
 
-async def listed(http: httpx.AsyncClient, key: str, count: int, **params: Any) -> list[Any]:
-    """GET the list until it shows ``count`` items: how a neighbour would wait for a message."""
-    async with asyncio.timeout(60):
-        while True:
-            response = await http.get("/factory/feedback", params=params, headers=auth(key))
-            assert response.status_code == 200, response.text
-            items: list[Any] = response.json()["items"]
-            if len(items) >= count:
-                return items
-            await asyncio.sleep(0.2)
+async def feedback(http: httpx.AsyncClient, key: str, count: int, **params: Any) -> list[Any]:
+    return await listed(http, "/factory/feedback", key, count, **params)
 
 
 async def test_http_and_kafka_commands_each_land_exactly_one_event(
@@ -59,7 +50,7 @@ async def test_http_and_kafka_commands_each_land_exactly_one_event(
     )
     command_topic = service.prefix + "evaluation.feedback.v1.record-feedback"
     await produce(kafka_bootstrap, command_topic, [command])
-    items = await listed(http, keys.a, 2, subjectRef="run-7")
+    items = await feedback(http, keys.a, 2, subjectRef="run-7")
     assert sorted(i["givenBy"] for i in items) == ["alice", "svc-neighbour"]
 
     # The neighbour reads both integration events with a consumer group of its own.
@@ -88,7 +79,7 @@ async def test_the_idempotency_key_answers_the_same_feedback_once(
     assert again.json()["feedbackId"] == first.json()["feedbackId"]
     assert changed.status_code == 409
     assert changed.json()["error"] == "conflict"
-    items = await listed(http, keys.a, 1)
+    items = await feedback(http, keys.a, 1)
     assert len(items) == 1
 
 

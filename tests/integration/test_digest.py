@@ -3,11 +3,10 @@ once, whatever runs it twice (SPEC W104–W138)."""
 
 import asyncio
 import json
-import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 from typing import Any
 
 import httpx
@@ -30,6 +29,7 @@ from services.webhooks.signed import signature
 from tests.conftest import Keys, settings_for
 from tests.kafka_peer import consume
 from tests.unit.test_wrong_answer import SEED_FACTS
+from tests.webhook_endpoint import webhook_endpoint
 
 WEEK = "2026-W47"  # Monday 2026-11-16 .. Monday 2026-11-23
 MONDAY = datetime(2026, 11, 16, tzinfo=UTC)
@@ -267,22 +267,14 @@ def triage() -> Iterator[tuple[str, list[tuple[bool, dict[str, Any]]]]]:
     whether its signature verified."""
     received: list[tuple[bool, dict[str, Any]]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            signed = self.headers.get("X-Feedbackloop-Signature") == signature(SECRET, body)
-            received.append((signed, json.loads(body)))
-            self.send_response(200)
-            self.end_headers()
+    def answer(body: bytes, headers: Message) -> int:
+        received.append(
+            (headers.get("X-Feedbackloop-Signature") == signature(SECRET, body), json.loads(body))
+        )
+        return 200
 
-        def log_message(self, *_: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/hand-overs", received
-    server.shutdown()
-    server.server_close()
+    with webhook_endpoint(answer) as url:
+        yield f"{url}/hand-overs", received
 
 
 async def test_posts_go_to_the_hand_over_webhook_too_signed_as_hand_overs_are(

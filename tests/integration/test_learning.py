@@ -3,10 +3,6 @@ its drafter, supersedes, and the API refuses what C33–C35 refuse (SPEC C26–C
 
 import asyncio
 import contextlib
-import json
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -35,7 +31,7 @@ from services.store.artifacts import get_artifact
 from services.store.event_store import EVENTS_TABLE
 from tests.conftest import Keys, event_count, settings_for
 from tests.integration.test_digest import submit, tenant_of
-from tests.standin import ROOT, free_port
+from tests.standin import free_port, standin_agent
 
 DAY = date(2026, 11, 30)
 NOW = datetime(2026, 11, 30, 6, tzinfo=UTC)
@@ -165,26 +161,10 @@ async def test_min_evidence_items_is_read_at_each_run(runtime: Runtime, keys: Ke
 @contextlib.contextmanager
 def model_endpoint(port: int, tmp_path: Path) -> Iterator[str]:
     """An OpenAI-compatible stand-in (``services.evals.standin``) on ``port``."""
-    script = tmp_path / f"script-{uuid.uuid4().hex[:6]}.json"
-    script.write_text(json.dumps({"default": {"text": "Grounding fails on agent-42."}}))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.evals.standin", "--script", str(script),
-         "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            if process.poll() is not None:
-                raise RuntimeError("the stand-in exited")
-            time.sleep(0.1)
+    with standin_agent(
+        {"default": {"text": "Grounding fails on agent-42."}}, tmp_path, port
+    ) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 async def test_while_the_model_drafter_is_down_evidence_waits_and_is_raised_once_it_is_up(

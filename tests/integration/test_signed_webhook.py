@@ -3,13 +3,13 @@ is recorded, 5xx (and 408, 429) are tried again after a growing pause, any other
 the delivery at once, the last attempt settles it whatever it met, and every POST is signed
 over its raw body and names its delivery."""
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.message import Message
 
 import pytest
 
 from services.webhooks.signed import Attempt, SignedWebhook, signature
+from tests.webhook_endpoint import webhook_endpoint
 
 SECRET = "signed-webhook-secret"
 
@@ -24,27 +24,13 @@ class Answering:
 def answering() -> Iterator[tuple[str, Answering]]:
     state = Answering([])
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            state.received.append(
-                (
-                    body,
-                    self.headers.get("X-Feedbackloop-Signature"),
-                    self.headers.get("X-Feedbackloop-Delivery"),
-                )
-            )
-            self.send_response(state.statuses.pop(0) if state.statuses else 200)
-            self.end_headers()
+    def answer(body: bytes, headers: Message) -> int:
+        delivery = headers.get("X-Feedbackloop-Delivery")
+        state.received.append((body, headers.get("X-Feedbackloop-Signature"), delivery))
+        return state.statuses.pop(0) if state.statuses else 200
 
-        def log_message(self, *_: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/hooks", state
-    server.shutdown()
-    server.server_close()
+    with webhook_endpoint(answer) as url:
+        yield f"{url}/hooks", state
 
 
 async def delivered(url: str, *, max_attempts: int = 5) -> tuple[str | None, list[Attempt]]:

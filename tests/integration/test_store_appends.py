@@ -3,6 +3,7 @@
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import psycopg
 import pytest
@@ -63,13 +64,17 @@ def test_the_owners_of_a_whole_append_are_listed_by_one_statement_trigger(
         with datastore.transaction(commit=False) as curs:
             curs.execute(f"SELECT count(*) AS n FROM {TENANTS_TABLE}")
             assert curs.fetchone()["n"] == 2  # nothing without a tenant is listed
-            curs.execute(
-                "SELECT tgtype & 1 AS per_row FROM pg_trigger "
-                "WHERE tgname = 'feedbackloop_record_tenant'"
-            )
-            assert [r["per_row"] for r in curs.fetchall()] == [0]
+            assert_one_statement_trigger(curs)
     finally:
         store.close()
+
+
+def assert_one_statement_trigger(curs: Any) -> None:
+    """The tenant trigger is there once, and fires per statement, not per row."""
+    curs.execute(
+        "SELECT tgtype & 1 AS per_row FROM pg_trigger WHERE tgname = 'feedbackloop_record_tenant'"
+    )
+    assert [r["per_row"] for r in curs.fetchall()] == [0]
 
 
 def test_a_row_trigger_of_an_older_store_is_replaced_and_its_owners_kept(database_url: str) -> None:
@@ -98,11 +103,7 @@ def test_a_row_trigger_of_an_older_store_is_replaced_and_its_owners_kept(databas
         assert owned(store, "old", before)
         assert owned(store, "new", after)
         with datastore.transaction(commit=False) as curs:
-            curs.execute(
-                "SELECT tgtype & 1 AS per_row FROM pg_trigger "
-                "WHERE tgname = 'feedbackloop_record_tenant'"
-            )
-            assert [r["per_row"] for r in curs.fetchall()] == [0]
+            assert_one_statement_trigger(curs)
     finally:
         store.close()
 

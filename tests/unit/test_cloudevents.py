@@ -2,7 +2,6 @@
 
 import json
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
 
@@ -17,8 +16,6 @@ from hypothesis import strategies as st
 
 from contracts.feedback import RecordFeedback
 from contracts.scalars import is_blank
-from services.feedback.domain import Feedback
-from services.feedback.handlers import request_digest
 from services.feedback.published import RECORDED
 from services.kafka.publication import (
     EVENT_ID_NAMESPACE,
@@ -27,24 +24,14 @@ from services.kafka.publication import (
     to_message,
 )
 from services.observing.tracing import stamp
-
-AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+from tests.unit.test_feedback_rules import record
 
 
 def recorded_event() -> Any:
     cmd = RecordFeedback.model_validate(
         {"projectId": "p", "subjectKind": "run", "subjectRef": "r1", "kind": "rating", "rating": 2}
     )
-    feedback = Feedback.record(
-        cmd,
-        feedback_id=uuid4(),
-        tenant_id="t1",
-        given_by="alice",
-        given_at=AT,
-        command_id="c",
-        request_digest=request_digest(cmd),
-    )
-    return feedback.collect_events()[0]
+    return record(cmd).collect_events()[0]
 
 
 def test_feedback_recorded_is_a_structured_cloudevent_keyed_by_the_feedback_id() -> None:
@@ -152,13 +139,5 @@ def test_any_text_travels_as_the_same_json_value(ref: str, source: str, rating: 
         {"projectId": "p", "subjectKind": "run", "subjectRef": ref, "kind": "rating"}
         | {"rating": rating}
     )
-    event = Feedback.record(
-        cmd,
-        feedback_id=uuid4(),
-        tenant_id=ref,
-        given_by="alice",
-        given_at=AT,
-        command_id="c",
-        request_digest=request_digest(cmd),
-    ).collect_events()[0]
+    event = record(cmd, tenant_id=ref).collect_events()[0]
     assert_same_as_the_sdk_writes(event, source)

@@ -26,11 +26,12 @@ def command(**overrides: object) -> RecordFeedback:
     return RecordFeedback.model_validate(body)
 
 
-def record(cmd: RecordFeedback) -> Feedback:
+def record(cmd: RecordFeedback, tenant_id: str = "t1") -> Feedback:
+    """``cmd`` recorded by alice of ``tenant_id`` at ``AT``."""
     return Feedback.record(
         cmd,
         feedback_id=uuid4(),
-        tenant_id="t1",
+        tenant_id=tenant_id,
         given_by="alice",
         given_at=AT,
         command_id="c1",
