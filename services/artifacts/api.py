@@ -67,7 +67,7 @@ def artifact_routes(http: Http) -> APIRouter:
 
 
 def download_headers(content: bytes) -> dict[str, str]:
-    """Issue 8 item 5: whoever uploads chooses the Content-Type, so serving it would let one
+    """Whoever uploads chooses the Content-Type, so serving it would let one
     person's ``text/html`` run as script in another's browser, on our origin. Text is served
     as plain text, anything else as bytes; never sniffed, never rendered inline."""
     try:

@@ -7,8 +7,8 @@ command identity (CloudEvent ``source`` + ``id``) and one tracking record, the p
 position. Identity, never the offset, decides whether a command was applied, so a recreated
 topic or a replayed partition neither drops nor doubles one. A message that is malformed or
 refused goes to ``<topic>.dlt`` with the reason, its original headers and coordinates; one that
-cannot be written there is parked in PostgreSQL (``inbound_parked``). Offsets are committed to
-Kafka only after all that, and the partition moves on.
+cannot be written there is parked in PostgreSQL (``parked``, reader ``inbound``). Offsets are
+committed to Kafka only after all that, and the partition moves on.
 
 Trust boundary: the tenant and the actor ride as CloudEvents extension attributes
 (``tenantid``, ``actor``). Whoever may write to a command topic may act for any tenant, so who
