@@ -123,8 +123,11 @@ def ready(projections: Sequence[Projection]) -> None:
     imports them once, and ``rebuild_many`` starts it before
     preparing the fresh schemas, so the imports overlap PostgreSQL's work. Returns once the
     server is launched (milliseconds); the first worker's start waits for its imports. A
-    server already running (an earlier rebuild in this process) is kept."""
-    modules = {__name__, *(type(projection).__module__ for projection in projections)}
+    server already running (an earlier rebuild in this process) is kept. The modules of the
+    events loaded apart are imported there too, rather than by each worker as it decodes its
+    first event."""
+    events = {topic.partition(":")[0] for p in projections for topic in Apart.topics_of(p)}
+    modules = {__name__, *(type(projection).__module__ for projection in projections), *events}
     multiprocessing.set_forkserver_preload(sorted(modules))
     forkserver.ensure_running()
 
@@ -140,26 +143,49 @@ class Worker:
     topics: list[str]
 
     async def load(self, after: int, upto: int) -> list[tuple[str, str]]:
-        """Positions after ``after`` up to ``upto``, page by page, each read model's events
-        of a page in one transaction; returns the schemas whose events failed, with why."""
+        """Positions after ``after`` up to ``upto``, page by page, every read model's events of
+        a page in one transaction; returns the schemas whose events failed, with why.
+
+        The next page is read and decoded in a thread while this one is applied: PostgreSQL
+        copies one page's rows while the next is decoded, instead of each waiting for the
+        other."""
         failed: dict[str, str] = {}
-        async with quick_timestamps(self.conn):
-            while after < upto:
-                page = Shared.read(self.store, after, self.topics, upto)
-                after = upto if page.upto <= after else page.upto
-                for part in self.parts:
-                    if part.schema in failed:
-                        continue
-                    try:
-                        if events := page.of(part.topics):
-                            async with self.conn.transaction():
-                                await part.projection.apply(self.conn, part.schema, events)
-                    except Exception as error:
-                        why = f"{type(error).__name__}: {error}"
-                        if is_transient(error):
-                            raise RuntimeError(why) from None  # picklable, whatever it was
-                        failed[part.schema] = why
+        loop = asyncio.get_running_loop()
+        reading = loop.run_in_executor(None, Shared.read, self.store, after, self.topics, upto)
+        try:
+            async with quick_timestamps(self.conn):
+                while after < upto:
+                    page = await reading
+                    after = upto if page.upto <= after else page.upto
+                    if after < upto:
+                        reading = loop.run_in_executor(
+                            None, Shared.read, self.store, after, self.topics, upto
+                        )
+                    await self.apply(page, failed)
+        finally:  # the store's one connection is free again before the next chunk reads
+            await asyncio.gather(reading, return_exceptions=True)
         return list(failed.items())
+
+    async def apply(self, page: Shared, failed: dict[str, str]) -> None:
+        """The page's events of every read model not ``failed`` yet, in one transaction: one
+        commit a page rather than one a read model. A read model whose events fail is added to
+        ``failed`` and the page applied again without it (what the others wrote of it went
+        with the transaction)."""
+        applying: Apart | None = None
+        try:
+            async with self.conn.transaction():
+                for part in self.parts:
+                    if part.schema not in failed:
+                        applying = part
+                        if events := page.of(part.topics):
+                            await part.projection.apply(self.conn, part.schema, events)
+                applying = None
+        except Exception as error:
+            why = f"{type(error).__name__}: {error}"
+            if applying is None or is_transient(error):
+                raise RuntimeError(why) from None  # picklable, whatever it was
+            failed[applying.schema] = why
+            await self.apply(page, failed)
 
     def close(self) -> None:
         self.loop.run_until_complete(self.conn.close())
