@@ -54,26 +54,37 @@ class Apart:
         return topics_of(getattr(projection, "order_free", ()))
 
 
+def started(database_url: str, parts: Sequence[Apart], processes: int) -> ProcessPoolExecutor:
+    """The worker processes that load ``parts``, started now: a worker takes a second or so to
+    start (imports, connections), which ``rebuild_many`` spends preparing the fresh schemas
+    instead of waiting for it once they are ready."""
+    ready([part.projection for part in parts])
+    workers = ProcessPoolExecutor(
+        processes,
+        mp_context=multiprocessing.get_context("forkserver"),  # see ``ready``
+        initializer=start,
+        initargs=(database_url, list(parts)),
+    )
+    for _ in range(processes):  # each call finding no idle worker starts one
+        workers.submit(int)
+    return workers
+
+
 async def load_apart(
-    database_url: str,
+    workers: ProcessPoolExecutor,
     parts: Sequence[Apart],
     unkeyed: frozenset[str],
     head: int,
     processes: int,
     covered: Callable[[int], None],
 ) -> dict[str, str]:
-    """Load ``parts`` over positions up to ``head`` in ``processes`` worker processes, a
-    chunk at a time; ``covered`` hears how many positions are done. Returns the schemas whose
-    events failed, with why. The ``unkeyed`` tables are copied into (``UNKEYED``)."""
+    """Load ``parts`` over positions up to ``head`` in the ``processes`` worker processes
+    ``started`` them, a chunk at a time; ``covered`` hears how many positions are done.
+    Returns the schemas whose events failed, with why. The ``unkeyed`` tables are copied into
+    (``UNKEYED``). The workers are shut down at the end."""
     names = ", ".join(part.projection.name for part in parts)
     log.info("%d worker processes load the events of %s apart, up to %d", processes, names, head)
     loop = asyncio.get_running_loop()
-    workers = ProcessPoolExecutor(
-        processes,
-        mp_context=multiprocessing.get_context("forkserver"),  # see ``ready``
-        initializer=start,
-        initargs=(database_url, list(parts), unkeyed),
-    )
     failed: dict[str, str] = {}
     loaded = 0
     chunks = spans(head, processes)
@@ -81,7 +92,7 @@ async def load_apart(
 
     def more() -> None:  # two chunks in hand for each worker: none waits for the next
         for span in itertools.islice(chunks, 2 * processes - len(running)):
-            running.add(loop.run_in_executor(workers, load_chunk, *span))
+            running.add(loop.run_in_executor(workers, load_chunk, *span, unkeyed))
 
     try:
         more()
@@ -196,10 +207,9 @@ class Worker:
 _worker: Worker | None = None  # this worker process's
 
 
-def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> None:
+def start(database_url: str, parts: list[Apart]) -> None:
     """A worker process's start: its store, connection and loop, kept for every chunk."""
     global _worker
-    UNKEYED.set(unkeyed)  # the loop's tasks start from this context
     loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
     conn = loop.run_until_complete(asyncpg.connect(database_url))
     topics = sorted({topic for part in parts for topic in part.topics})
@@ -213,8 +223,10 @@ def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> Non
     Finalize(_worker, _worker.close, exitpriority=10)  # run as the worker process exits
 
 
-def load_chunk(after: int, upto: int) -> tuple[int, list[tuple[str, str]]]:
-    """One chunk of positions, in a worker process: how many it covered, and what failed."""
+def load_chunk(after: int, upto: int, unkeyed: frozenset[str]) -> tuple[int, list[tuple[str, str]]]:
+    """One chunk of positions, in a worker process: how many it covered, and what failed.
+    The ``unkeyed`` tables are copied into (``UNKEYED``)."""
     assert _worker is not None, "start() runs first in every worker process"
+    UNKEYED.set(unkeyed)  # the loop's task for the chunk starts from this context
     with collector_paused():  # as in the shared pass: pages make no cycles
         return upto - after, _worker.loop.run_until_complete(_worker.load(after, upto))
