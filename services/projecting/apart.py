@@ -54,26 +54,37 @@ class Apart:
         return topics_of(getattr(projection, "order_free", ()))
 
 
+def started(database_url: str, parts: Sequence[Apart], processes: int) -> ProcessPoolExecutor:
+    """The worker processes that load ``parts``, started now: a worker takes a second or so to
+    start (imports, connections), which ``rebuild_many`` spends preparing the fresh schemas
+    instead of waiting for it once they are ready."""
+    ready([part.projection for part in parts])
+    workers = ProcessPoolExecutor(
+        processes,
+        mp_context=multiprocessing.get_context("forkserver"),  # see ``ready``
+        initializer=start,
+        initargs=(database_url, list(parts)),
+    )
+    for _ in range(processes):  # each call finding no idle worker starts one
+        workers.submit(int)
+    return workers
+
+
 async def load_apart(
-    database_url: str,
+    workers: ProcessPoolExecutor,
     parts: Sequence[Apart],
     unkeyed: frozenset[str],
     head: int,
     processes: int,
     covered: Callable[[int], None],
 ) -> dict[str, str]:
-    """Load ``parts`` over positions up to ``head`` in ``processes`` worker processes, a
-    chunk at a time; ``covered`` hears how many positions are done. Returns the schemas whose
-    events failed, with why. The ``unkeyed`` tables are copied into (``UNKEYED``)."""
+    """Load ``parts`` over positions up to ``head`` in the ``processes`` worker processes
+    ``started`` them, a chunk at a time; ``covered`` hears how many positions are done.
+    Returns the schemas whose events failed, with why. The ``unkeyed`` tables are copied into
+    (``UNKEYED``). The workers are shut down at the end."""
     names = ", ".join(part.projection.name for part in parts)
     log.info("%d worker processes load the events of %s apart, up to %d", processes, names, head)
     loop = asyncio.get_running_loop()
-    workers = ProcessPoolExecutor(
-        processes,
-        mp_context=multiprocessing.get_context("forkserver"),  # see ``ready``
-        initializer=start,
-        initargs=(database_url, list(parts), unkeyed),
-    )
     failed: dict[str, str] = {}
     loaded = 0
     chunks = spans(head, processes)
@@ -81,7 +92,7 @@ async def load_apart(
 
     def more() -> None:  # two chunks in hand for each worker: none waits for the next
         for span in itertools.islice(chunks, 2 * processes - len(running)):
-            running.add(loop.run_in_executor(workers, load_chunk, *span))
+            running.add(loop.run_in_executor(workers, load_chunk, *span, unkeyed))
 
     try:
         more()
@@ -123,8 +134,11 @@ def ready(projections: Sequence[Projection]) -> None:
     imports them once, and ``rebuild_many`` starts it before
     preparing the fresh schemas, so the imports overlap PostgreSQL's work. Returns once the
     server is launched (milliseconds); the first worker's start waits for its imports. A
-    server already running (an earlier rebuild in this process) is kept."""
-    modules = {__name__, *(type(projection).__module__ for projection in projections)}
+    server already running (an earlier rebuild in this process) is kept. The modules of the
+    events loaded apart are imported there too, rather than by each worker as it decodes its
+    first event."""
+    events = {topic.partition(":")[0] for p in projections for topic in Apart.topics_of(p)}
+    modules = {__name__, *(type(projection).__module__ for projection in projections), *events}
     multiprocessing.set_forkserver_preload(sorted(modules))
     forkserver.ensure_running()
 
@@ -140,26 +154,49 @@ class Worker:
     topics: list[str]
 
     async def load(self, after: int, upto: int) -> list[tuple[str, str]]:
-        """Positions after ``after`` up to ``upto``, page by page, each read model's events
-        of a page in one transaction; returns the schemas whose events failed, with why."""
+        """Positions after ``after`` up to ``upto``, page by page, every read model's events of
+        a page in one transaction; returns the schemas whose events failed, with why.
+
+        The next page is read and decoded in a thread while this one is applied: PostgreSQL
+        copies one page's rows while the next is decoded, instead of each waiting for the
+        other."""
         failed: dict[str, str] = {}
-        async with quick_timestamps(self.conn):
-            while after < upto:
-                page = Shared.read(self.store, after, self.topics, upto)
-                after = upto if page.upto <= after else page.upto
-                for part in self.parts:
-                    if part.schema in failed:
-                        continue
-                    try:
-                        if events := page.of(part.topics):
-                            async with self.conn.transaction():
-                                await part.projection.apply(self.conn, part.schema, events)
-                    except Exception as error:
-                        why = f"{type(error).__name__}: {error}"
-                        if is_transient(error):
-                            raise RuntimeError(why) from None  # picklable, whatever it was
-                        failed[part.schema] = why
+        loop = asyncio.get_running_loop()
+        reading = loop.run_in_executor(None, Shared.read, self.store, after, self.topics, upto)
+        try:
+            async with quick_timestamps(self.conn):
+                while after < upto:
+                    page = await reading
+                    after = upto if page.upto <= after else page.upto
+                    if after < upto:
+                        reading = loop.run_in_executor(
+                            None, Shared.read, self.store, after, self.topics, upto
+                        )
+                    await self.apply(page, failed)
+        finally:  # the store's one connection is free again before the next chunk reads
+            await asyncio.gather(reading, return_exceptions=True)
         return list(failed.items())
+
+    async def apply(self, page: Shared, failed: dict[str, str]) -> None:
+        """The page's events of every read model not ``failed`` yet, in one transaction: one
+        commit a page rather than one a read model. A read model whose events fail is added to
+        ``failed`` and the page applied again without it (what the others wrote of it went
+        with the transaction)."""
+        applying: Apart | None = None
+        try:
+            async with self.conn.transaction():
+                for part in self.parts:
+                    if part.schema not in failed:
+                        applying = part
+                        if events := page.of(part.topics):
+                            await part.projection.apply(self.conn, part.schema, events)
+                applying = None
+        except Exception as error:
+            why = f"{type(error).__name__}: {error}"
+            if applying is None or is_transient(error):
+                raise RuntimeError(why) from None  # picklable, whatever it was
+            failed[applying.schema] = why
+            await self.apply(page, failed)
 
     def close(self) -> None:
         self.loop.run_until_complete(self.conn.close())
@@ -170,10 +207,9 @@ class Worker:
 _worker: Worker | None = None  # this worker process's
 
 
-def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> None:
+def start(database_url: str, parts: list[Apart]) -> None:
     """A worker process's start: its store, connection and loop, kept for every chunk."""
     global _worker
-    UNKEYED.set(unkeyed)  # the loop's tasks start from this context
     loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
     conn = loop.run_until_complete(asyncpg.connect(database_url))
     topics = sorted({topic for part in parts for topic in part.topics})
@@ -187,8 +223,10 @@ def start(database_url: str, parts: list[Apart], unkeyed: frozenset[str]) -> Non
     Finalize(_worker, _worker.close, exitpriority=10)  # run as the worker process exits
 
 
-def load_chunk(after: int, upto: int) -> tuple[int, list[tuple[str, str]]]:
-    """One chunk of positions, in a worker process: how many it covered, and what failed."""
+def load_chunk(after: int, upto: int, unkeyed: frozenset[str]) -> tuple[int, list[tuple[str, str]]]:
+    """One chunk of positions, in a worker process: how many it covered, and what failed.
+    The ``unkeyed`` tables are copied into (``UNKEYED``)."""
     assert _worker is not None, "start() runs first in every worker process"
+    UNKEYED.set(unkeyed)  # the loop's task for the chunk starts from this context
     with collector_paused():  # as in the shared pass: pages make no cycles
         return upto - after, _worker.loop.run_until_complete(_worker.load(after, upto))

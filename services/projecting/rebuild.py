@@ -66,38 +66,44 @@ async def rebuild_many(
     """
     if processes > 1 and database_url is None:
         raise ValueError("worker processes need the database_url to connect to")
-    if processes > 1:  # its imports run while the fresh schemas are prepared
-        workers.ready([p for p in projections if workers.Apart.topics_of(p)])
     fresh = [f"{schema_of(p)}__rebuild" for p in projections]
-    for schema in fresh:
-        await cleared(pool, schema)
-    keys: dict[str, list[Key]] = {}
-    for projection, schema in zip(projections, fresh, strict=True):
-        await ensure_schema(pool, projection, schema, indexed=False)
-        async with pool.acquire() as conn:
-            keys[schema] = await Key.drop(conn, schema, insert_only_of(projection))
-    head = await asyncio.to_thread(store.recorder.max_notification_id) or 0
     apart = [
         workers.Apart(projection, schema, topics)
         for projection, schema in zip(projections, fresh, strict=True)
         if processes > 1 and (topics := workers.Apart.topics_of(projection))
     ]
-    reached = Reached(progress, {part.projection.name for part in apart})
-    topics_apart = {part.schema: part.topics for part in apart}
-    unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
-    started = time.perf_counter()
-    loading = None
-    async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops both
-        tasks.create_task(
-            load_together(
-                store, pool, projections, fresh, keys, head, topics_apart, reached.together
+    # Started now, the workers' imports and connections overlap preparing the fresh schemas.
+    pool_apart = None
+    if apart:
+        assert database_url is not None
+        pool_apart = workers.started(database_url, apart, processes)
+    try:
+        for schema in fresh:
+            await cleared(pool, schema)
+        keys: dict[str, list[Key]] = {}
+        for projection, schema in zip(projections, fresh, strict=True):
+            await ensure_schema(pool, projection, schema, indexed=False)
+            async with pool.acquire() as conn:
+                keys[schema] = await Key.drop(conn, schema, insert_only_of(projection))
+        head = await asyncio.to_thread(store.recorder.max_notification_id) or 0
+        reached = Reached(progress, {part.projection.name for part in apart})
+        topics_apart = {part.schema: part.topics for part in apart}
+        unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
+        started = time.perf_counter()
+        loading = None
+        async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops both
+            tasks.create_task(
+                load_together(
+                    store, pool, projections, fresh, keys, head, topics_apart, reached.together
+                )
             )
-        )
-        if apart:
-            assert database_url is not None
-            loading = tasks.create_task(
-                workers.load_apart(database_url, apart, unkeyed, head, processes, reached.apart)
-            )
+            if pool_apart is not None:
+                loading = tasks.create_task(
+                    workers.load_apart(pool_apart, apart, unkeyed, head, processes, reached.apart)
+                )
+    finally:
+        if pool_apart is not None:
+            pool_apart.shutdown(wait=False)
     failed = loading.result() if loading is not None else {}
     for part in apart:
         if why := failed.get(part.schema):
