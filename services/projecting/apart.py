@@ -211,7 +211,12 @@ def start(database_url: str, parts: list[Apart]) -> None:
     """A worker process's start: its store, connection and loop, kept for every chunk."""
     global _worker
     loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
-    conn = loop.run_until_complete(asyncpg.connect(database_url))
+    # A worker's commits need not wait for the disk: they fill fresh schemas that nothing
+    # reads until the swap, and the swap's own commit is synchronous, which flushes every
+    # earlier commit of the log with it. A crash before the swap loses the rebuild either way.
+    conn = loop.run_until_complete(
+        asyncpg.connect(database_url, server_settings={"synchronous_commit": "off"})
+    )
     topics = sorted({topic for part in parts for topic in part.topics})
     # The rebuild's process made the store's tables; two workers creating them again at once
     # would race on the catalogue ("tuple concurrently updated"). One connection: a worker
