@@ -73,7 +73,7 @@ async def heartbeated(database_url: str, reader: str) -> bool:
     try:
         return bool(
             await conn.fetchval(
-                "SELECT 1 FROM reader_positions WHERE reader = $1 AND heartbeat_at IS NOT NULL",
+                "SELECT 1 FROM heartbeats WHERE reader = $1",
                 reader,
             )
         )
