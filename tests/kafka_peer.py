@@ -3,9 +3,17 @@
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from eventsourcing.utils import get_topic
+
+from services.feedback.domain import Feedback
+from services.kafka.inbound import InboundConsumer
+from services.processes.bootstrap import Runtime
+from services.store.event_store import EVENTS_TABLE
 
 
 async def consume(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Any]:
@@ -68,3 +76,28 @@ async def produce(
             )
     finally:
         await producer.stop()
+
+
+async def feedback_recorded(runtime: Runtime) -> int:
+    """How many feedback the store holds (each command applied once makes exactly one)."""
+    return int(
+        await runtime.pool.fetchval(
+            f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1", get_topic(Feedback.Recorded)
+        )
+    )
+
+
+async def settled(consumer: InboundConsumer, count: int, timeout: float = 60) -> None:
+    async with asyncio.timeout(timeout):
+        while consumer.settled < count:
+            await asyncio.sleep(0.1)
+
+
+@asynccontextmanager
+async def inbound(runtime: Runtime) -> AsyncIterator[InboundConsumer]:
+    consumer = await runtime.start_inbound()
+    assert consumer is not None
+    try:
+        yield consumer
+    finally:
+        await consumer.stop()

@@ -24,6 +24,7 @@ from tests.conftest import Keys, client_for
 from tests.integration.door_checks import nothing_parked
 from tests.integration.extreme_values import TYPES, body, events, filled
 from tests.integration.test_digest import tenant_of
+from tests.kafka_peer import inbound
 
 GOOD_TYPES = [kind for kind in sorted(TYPES) if "DraftReleaseOpened" not in kind]
 
@@ -33,12 +34,8 @@ async def consumer(kafka_runtime: Runtime) -> AsyncIterator[InboundConsumer]:
     """One consumer (and the read models) for every example of the test."""
     await kafka_runtime.ensure_topics()
     kafka_runtime.start_projections()
-    started = await kafka_runtime.start_inbound()
-    assert started is not None
-    try:
+    async with inbound(kafka_runtime) as started:
         yield started
-    finally:
-        await started.stop()
 
 
 @pytest.fixture

@@ -5,53 +5,30 @@ the DLT."""
 import asyncio
 import socket
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient
-from eventsourcing.utils import get_topic
 
 from contracts import topics
-from services.feedback.domain import Feedback
 from services.kafka.inbound import InboundConsumer
 from services.processes.bootstrap import Runtime
 from services.processes.contexts import SUBSCRIPTIONS
-from services.store.event_store import EVENTS_TABLE
 from tests.integration.test_relay import forward
-from tests.kafka_peer import consume, produce, record_feedback_event
+from tests.kafka_peer import (
+    consume,
+    feedback_recorded,
+    inbound,
+    produce,
+    record_feedback_event,
+    settled,
+)
 
 DATA = {"projectId": "p", "subjectKind": "memory", "subjectRef": "m-1", "kind": "escalation"}
 
 
 def topic(runtime: Runtime, name: str) -> str:
     return runtime.settings.topic_prefix + name
-
-
-async def feedback_recorded(runtime: Runtime) -> int:
-    """How many feedback the store holds (each command applied once makes exactly one)."""
-    return int(
-        await runtime.pool.fetchval(
-            f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1", get_topic(Feedback.Recorded)
-        )
-    )
-
-
-async def settled(consumer: InboundConsumer, count: int, timeout: float = 60) -> None:
-    async with asyncio.timeout(timeout):
-        while consumer.settled < count:
-            await asyncio.sleep(0.1)
-
-
-@asynccontextmanager
-async def inbound(runtime: Runtime) -> AsyncIterator[InboundConsumer]:
-    consumer = await runtime.start_inbound()
-    assert consumer is not None
-    try:
-        yield consumer
-    finally:
-        await consumer.stop()
 
 
 async def test_a_command_message_is_applied_once_even_when_its_batch_is_redelivered(

@@ -9,13 +9,16 @@ import tracemalloc
 from collections.abc import Callable
 
 from aiokafka import AIOKafkaProducer
-from eventsourcing.utils import get_topic
 
 from contracts import topics
-from services.feedback.domain import Feedback
 from services.processes.bootstrap import Runtime
-from services.store.event_store import EVENTS_TABLE
-from tests.kafka_peer import consume, record_feedback_event
+from tests.kafka_peer import (
+    consume,
+    feedback_recorded,
+    inbound,
+    record_feedback_event,
+    settled,
+)
 
 DATA = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "escalation"}
 
@@ -80,14 +83,10 @@ async def test_a_thousand_valid_commands_among_a_thousand_malformed_are_each_app
     await produce_interleaved(kafka_bootstrap, command_topic, messages)
 
     tracemalloc.start()
-    consumer = await kafka_runtime.start_inbound()
-    assert consumer is not None
     try:
-        async with asyncio.timeout(90):
-            while consumer.settled < 2000:
-                await asyncio.sleep(0.2)
+        async with inbound(kafka_runtime) as consumer:
+            await settled(consumer, 2000, timeout=90)
     finally:
-        await consumer.stop()
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     # Bounded memory: what a poll may fetch is capped (1 MiB a partition, 8 MiB a request),
@@ -96,10 +95,7 @@ async def test_a_thousand_valid_commands_among_a_thousand_malformed_are_each_app
     print(f"peak Python memory while consuming: {peak / 2**20:.1f} MiB")
     assert peak < 48 * 2**20
 
-    recorded = await kafka_runtime.pool.fetchval(
-        f"SELECT count(*) FROM {EVENTS_TABLE} WHERE topic = $1", get_topic(Feedback.Recorded)
-    )
-    assert (consumer.applied, recorded) == (1000, 1000)
+    assert (consumer.applied, await feedback_recorded(kafka_runtime)) == (1000, 1000)
     assert (consumer.dead_lettered, consumer.parked) == (1000 - HUGE, HUGE)
     assert (
         await kafka_runtime.pool.fetchval("SELECT count(*) FROM parked WHERE reader = 'inbound'")
