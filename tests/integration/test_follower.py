@@ -62,6 +62,16 @@ def tallies(runtime: Runtime, n: int, ticks: int) -> list[Tally]:
     return made
 
 
+def broken_reader(
+    runtime: Runtime, n: int, ticks: int, transactional: bool = True
+) -> tuple[Recorder, list[Tally]]:
+    """A fresh reader that fails on every event of the first of ``n`` new tallies."""
+    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional)
+    made = tallies(runtime, n, ticks=ticks)
+    reader.broken = {made[0].id}
+    return reader, made
+
+
 async def follow_until(follower: Follower, done: Callable[[], bool], timeout: float = 30) -> None:
     stop = asyncio.Event()
     task = asyncio.create_task(follower.run(stop))
@@ -84,9 +94,7 @@ async def test_a_poison_event_is_parked_and_the_reader_goes_on(
     runtime: Runtime, transactional: bool
 ) -> None:
     """Parked after a few attempts, others flow, the same aggregate waits."""
-    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional)
-    bad, *good = tallies(runtime, 4, ticks=2)
-    reader.broken = {bad.id}
+    reader, (bad, *good) = broken_reader(runtime, 4, ticks=2, transactional=transactional)
     f = follower(runtime, reader)
     await follow_until(f, lambda: len(reader.applied) == 9)  # 3 aggregates x 3 events
     assert {a for a, _ in reader.applied} == {g.id for g in good}
@@ -114,9 +122,7 @@ async def test_a_poison_event_is_parked_and_the_reader_goes_on(
 async def test_events_after_a_parked_one_of_the_same_aggregate_are_parked_behind_it(
     runtime: Runtime,
 ) -> None:
-    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
-    (bad,) = tallies(runtime, 1, ticks=0)
-    reader.broken = {bad.id}
+    reader, (bad,) = broken_reader(runtime, 1, ticks=0)
     f = follower(runtime, reader)
     await follow_until(f, lambda: f.status.parked == 1)
     bad.tick(1)
@@ -130,9 +136,7 @@ async def test_events_after_a_parked_one_of_the_same_aggregate_are_parked_behind
 async def test_a_retry_that_fails_again_parks_it_again_and_keeps_the_order(
     runtime: Runtime,
 ) -> None:
-    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=False)
-    (bad,) = tallies(runtime, 1, ticks=1)
-    reader.broken = {bad.id}
+    reader, _ = broken_reader(runtime, 1, ticks=1, transactional=False)
     f = follower(runtime, reader)
     await follow_until(f, lambda: f.status.parked == 2)
     await release(runtime.pool, reader.name)
@@ -159,9 +163,7 @@ async def test_a_retry_that_fails_again_parks_it_again_and_keeps_the_order(
 async def test_a_skipped_event_is_never_applied_and_the_ones_behind_it_are(
     runtime: Runtime,
 ) -> None:
-    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
-    (bad,) = tallies(runtime, 1, ticks=1)
-    reader.broken = {bad.id}
+    reader, (bad,) = broken_reader(runtime, 1, ticks=1)
     f = follower(runtime, reader)
     await follow_until(f, lambda: f.status.parked == 2)
     first = (await list_parked(runtime.pool, reader.name))[0]
@@ -226,9 +228,7 @@ async def test_status_reports_each_reader_and_shows_parked_events_as_incidents(
 ) -> None:
     """A parked event degrades the reader (an operator's to-do) but does not make it
     unhealthy: the reader goes on with every other aggregate (services/processes/health.py)."""
-    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
-    (bad,) = tallies(runtime, 1, ticks=0)
-    reader.broken = {bad.id}
+    reader, _ = broken_reader(runtime, 1, ticks=0)
     runtime.follow(reader)
     async with asyncio.timeout(30):
         while True:

@@ -16,7 +16,7 @@ from services.processes.bootstrap import Runtime
 from services.processes.read_model_gauges import refresh
 from services.processes.settings import Settings
 from tests.conftest import Keys, settings_for
-from tests.integration.test_follower import Recorder, tallies
+from tests.integration.test_follower import Recorder, broken_reader
 from tests.servers import ROOT, localservers
 
 
@@ -36,9 +36,7 @@ async def parked(runtime: Runtime, reader: str) -> None:
 async def test_a_parked_event_leaves_readyz_200_with_the_instance_degraded(
     runtime: Runtime,
 ) -> None:
-    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
-    bad, good = tallies(runtime, 2, ticks=1)
-    reader.broken = {bad.id}
+    reader, (_, good) = broken_reader(runtime, 2, ticks=1)
     runtime.follow(reader)
     await parked(runtime, reader.name)
     async with asyncio.timeout(30):  # the other aggregate flows on
@@ -84,9 +82,7 @@ async def test_status_exits_0_and_says_degraded_when_a_reader_parked_an_event(
     runtime: Runtime,
 ) -> None:
     """``feedbackloop status`` answers as /readyz does (compose's health checks call it)."""
-    reader = Recorder(f"test-{uuid.uuid4().hex[:6]}", transactional=True)
-    (bad,) = tallies(runtime, 1, ticks=0)
-    reader.broken = {bad.id}
+    reader, _ = broken_reader(runtime, 1, ticks=0)
     runtime.follow(reader)
     await parked(runtime, reader.name)
     env = {**os.environ, "DATABASE_URL": runtime.database_url, "COLUMNS": "200"}
