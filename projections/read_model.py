@@ -34,7 +34,12 @@ class Projection(Protocol):
 
 
 def schema_of(projection: Projection) -> str:
-    return f"rm_{projection.name}"
+    return schema_named(projection.name)
+
+
+def schema_named(name: str) -> str:
+    """The schema of the read model called ``name``: ``rm_<name>``, its reader's name too."""
+    return f"rm_{name}"
 
 
 # From this many rows, a write goes through COPY: a catch-up's pages are thousands of rows,

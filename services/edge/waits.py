@@ -4,6 +4,7 @@ its read model has applied that write, or answers 503 (``NotYetVisible``) after 
 from typing import Any
 
 from contracts.errors import Refused
+from projections.read_model import schema_named
 from services.edge.positions import PositionSeal
 from services.edge.problems import NotYetVisible
 from services.followers.waiting import wait_for_position
@@ -25,6 +26,6 @@ async def wait_until_applied(
     head = await pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}")
     if wanted > (head or 0):
         raise Refused("minPosition is past every write so far", field="minPosition")
-    reached = await wait_for_position(pool, f"rm_{read_model}", wanted, seconds)
+    reached = await wait_for_position(pool, schema_named(read_model), wanted, seconds)
     if reached < wanted:
         raise NotYetVisible(read_model)
