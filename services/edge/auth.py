@@ -22,6 +22,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from contracts.roles import Role
+
 Scope = Literal[
     "factory.feedback.write",
     "factory.feedback.read",
@@ -41,6 +43,7 @@ class ApiKeyEntry(BaseModel):
     tenant: str = Field(min_length=1)
     subject: str = Field(min_length=1)
     scopes: tuple[Scope, ...] = ()
+    roles: tuple[Role, ...] = ()
     service: bool = False
     revoked: bool = False
 
@@ -54,6 +57,7 @@ class Principal:
     subject: str
     scopes: frozenset[str]
     service: bool = False
+    roles: frozenset[str] = frozenset()
 
 
 class KeyRing:
@@ -61,7 +65,11 @@ class KeyRing:
         self.entries = tuple(entries)
         self._by_hash: dict[str, Principal] = {
             entry.sha256: Principal(
-                entry.tenant, entry.subject, frozenset(entry.scopes), entry.service
+                entry.tenant,
+                entry.subject,
+                frozenset(entry.scopes),
+                entry.service,
+                frozenset(entry.roles),
             )
             for entry in self.entries
             if not entry.revoked  # a revoked key authenticates no one

@@ -60,6 +60,7 @@ class Http:
             self.clock(),
             identity=identity,
             service=principal.service,
+            roles=principal.roles,
             digest=digest,
         )
         return await self.bus.execute(issued)
@@ -78,6 +79,7 @@ class Http:
                 command_id,
                 at,
                 service=principal.service,
+                roles=principal.roles,
             )
             for command, command_id in commands
         ]
