@@ -184,6 +184,15 @@ class InboxPage(Answer):
     next: Cursor
 
 
+class MyReportsPage(Answer):
+    """The caller's own reports with their outcome (``GET /factory/reports/mine``)."""
+
+    model_config = shown_as(examples.INBOX_PAGE)
+
+    items: list[ReportView]
+    next: Cursor
+
+
 ReviewStatusAnswer = ReviewStatus
 
 
