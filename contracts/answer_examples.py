@@ -263,7 +263,13 @@ RUN_RECORDED: JsonDict = {
     "position": "ooRcckuQsS-ZsCMnwJCPCwkxEKKeXIJeHITGr885yqj9yzId",
 }
 
-THREAD_RECORD: JsonDict = {**THREAD_1, "ranBy": REPORTER, "model": None, "effort": "medium"}
+THREAD_RECORD: JsonDict = {
+    **THREAD_1,
+    "ranBy": REPORTER,
+    "runner": "manual",
+    "model": None,
+    "effort": "medium",
+}
 
 
 def _case(position: str, last_run_position: str) -> JsonDict:

@@ -232,10 +232,17 @@ class ThreadView(Answer):
     at: Timestamp
 
 
+RUNNER_TEXT = (
+    "Who ran it (SPEC W58): 'night' for a nightly run, 'manual' for a person's run on demand; "
+    "runs compare only when runner and ranBy agree."
+)
+
+
 class ThreadRecord(ThreadView):
     model_config = shown_as(examples.THREAD_RECORD)
 
     ran_by: str = Field(alias="ranBy")
+    runner: Runner = Field(description=RUNNER_TEXT)
     model: str | None
     effort: str
 
@@ -251,12 +258,6 @@ class RunSummaryView(Answer):
     correct_rate: float | None
     passed: bool
     reasons: list[str]
-
-
-RUNNER_TEXT = (
-    "Who ran it (SPEC W58): 'night' for a nightly run, 'manual' for a person's run on demand; "
-    "runs compare only when runner and ranBy agree."
-)
 
 
 class RunView(Answer):

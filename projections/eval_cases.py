@@ -221,7 +221,7 @@ async def get_thread(
 ) -> dict[str, Any] | None:
     """One conversation of a run: what was asked, what the agent answered, how it scored."""
     row = await pool.fetchrow(
-        f"SELECT ran_by, model, effort, threads FROM {schema}.runs "
+        f"SELECT ran_by, night, model, effort, threads FROM {schema}.runs "
         "WHERE tenant_id = $1 AND case_id = $2 AND run_id = $3",
         tenant_id,
         case_id,
@@ -232,7 +232,13 @@ async def get_thread(
     threads = [t for t in json.loads(row["threads"]) if t["index"] == index]
     if not threads:
         return None
-    return {**threads[0], "ranBy": row["ran_by"], "model": row["model"], "effort": row["effort"]}
+    return {
+        **threads[0],
+        "ranBy": row["ran_by"],
+        "runner": runner_of(row["night"]),
+        "model": row["model"],
+        "effort": row["effort"],
+    }
 
 
 async def get_case(
