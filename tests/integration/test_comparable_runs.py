@@ -62,6 +62,10 @@ async def test_a_case_run_on_demand_and_by_a_night_shows_each_runner_apart(
         ("night", "alice", 1),
         ("manual", "alice", 1),
     ]
+    for run, runner_is in ((case["lastRuns"][0], "night"), (manual.json(), "manual")):
+        record = await door.http.get(run["threads"][0]["link"], headers=auth(door.keys.a))
+        assert record.status_code == 200, record.text
+        assert (record.json()["runner"], record.json()["ranBy"]) == (runner_is, "alice")
     listed = await door.http.get("/factory/evals/cases", headers=auth(door.keys.a))
     (item,) = [c for c in listed.json()["items"] if c["caseId"] == case_id]
     assert [r["runner"] for r in item["lastRuns"]] == ["night", "manual"]
