@@ -7,9 +7,12 @@ restored head: an aggregate's next event takes the version a lost one had, so it
 published under the lost one's CloudEvent ``id``, and a subscriber that de-duplicates on ids
 would drop it without a word. So the relay looks before it publishes (``Divergence.hold``):
 
-- the store's last event gives the time from which anything on the topics may be unknown;
-  every partition is read from the first record at or after it (Kafka's own time index, less
-  a minute for clocks that disagree) to its end, beyond what an operator already acknowledged;
+- the last event the relay published, by its position as the store remembers it, gives the
+  time from which anything on the topics may be unknown (what was published after the restore
+  point was published after that event was stored; events the restored store appends since,
+  the scheduler's at start for one, do not move it); every partition is read from the first
+  record at or after that time (Kafka's own time index, less a minute for clocks that
+  disagree) to its end, past what an operator already acknowledged;
 - a record is *held* when the store has the event its ``id`` names (the aggregate in
   ``subject``, one of its versions) with the same ``time``; anything else — an id no stored
   version makes, the same id on another event, a value that is no CloudEvent of ours — is
@@ -33,8 +36,9 @@ import asyncpg
 import orjson
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 
+from services.followers.positions import read_position
 from services.kafka.publication import cloudevent_id
-from services.store.event_store import EventStore
+from services.store.event_store import EVENTS_TABLE, EventStore
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +86,10 @@ class Divergence:
         store: EventStore,
         pool: asyncpg.Pool,
         *,
+        reader: str = "relay",
         recheck: float = RECHECK_SECONDS,
     ) -> None:
-        self.bootstrap, self.topics = bootstrap, list(topics)
+        self.bootstrap, self.topics, self.reader = bootstrap, list(topics), reader
         self.store, self.pool, self.recheck = store, pool, recheck
 
     async def hold(self, say: Callable[[str], None]) -> None:
@@ -113,7 +118,12 @@ class Divergence:
     async def beyond(self) -> list[Beyond]:
         """The unacknowledged records on the topics whose events the store does not hold."""
         await self.pool.execute(ACKNOWLEDGED_DDL)
-        since = await asyncio.to_thread(last_event_time, self.store)
+        position = await read_position(self.pool, self.reader)
+        published = await self.pool.fetchval(
+            f"SELECT max(notification_id) FROM {EVENTS_TABLE} WHERE notification_id <= $1",
+            position,
+        )
+        since = await asyncio.to_thread(event_time, self.store, published)
         acknowledged = {
             (row["topic"], row["partition"]): row["through_offset"]
             for row in await self.pool.fetch(f"SELECT * FROM {ACKNOWLEDGED_TABLE}")
@@ -139,12 +149,11 @@ class Divergence:
         return sum(count for _, count in through.values())
 
 
-def last_event_time(store: EventStore) -> datetime | None:
-    """The timestamp of the store's last event (None: the store is empty)."""
-    head = store.recorder.max_notification_id()
-    if not head:
+def event_time(store: EventStore, position: int | None) -> datetime | None:
+    """The timestamp of the event at ``position`` (None: no position, nothing published)."""
+    if not position:
         return None
-    (last,) = store.recorder.select_notifications(start=head, limit=1)
+    (last,) = store.recorder.select_notifications(start=position, limit=1)
     event: Any = store.mapper.to_domain_event(last)
     timestamp: datetime = event.timestamp
     return timestamp

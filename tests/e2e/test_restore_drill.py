@@ -141,16 +141,16 @@ async def until(check: Any, what: str, seconds: float = 120) -> Any:
 
 
 async def test_a_point_in_time_restore_serves_again_with_read_models_and_relay_consistent(
-    kafka_bootstrap: str, keys: Keys
+    kafka_bootstrap: str, keys: Keys, tmp_path: Path
 ) -> None:
     with drill_dir() as base:
-        wal, backups = base / "wal", base / "backup"
+        wal = base / "wal"
         wal.mkdir()
         shutil.chown(wal, "postgres", "postgres") if os.geteuid() == 0 else None
         primary = localservers.start_postgres(base / "primary", fast=False, options=archiving(wal))
         restored = None
         try:
-            restored = await drill(primary, base, wal, backups, kafka_bootstrap, keys)
+            restored = await drill(primary, base, tmp_path, wal, kafka_bootstrap, keys)
         finally:
             primary.stop()
             if restored is not None:
@@ -160,8 +160,8 @@ async def test_a_point_in_time_restore_serves_again_with_read_models_and_relay_c
 async def drill(
     primary: localservers.PostgresServer,
     base: Path,
+    kept: Path,
     wal: Path,
-    backups: Path,
     kafka: str,
     keys: Keys,
 ) -> localservers.PostgresServer:
@@ -176,7 +176,7 @@ async def drill(
     }
     topic = prefix + "evaluation.feedback.v1.feedback-recorded"
     accepted: dict[str, datetime] = {}
-    log = base / "service.log"
+    log, backups = kept / "service.log", base / "backup"
 
     # Load under way, a base backup by the command, more load.
     async with running_service(env, log) as http:
