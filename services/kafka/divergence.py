@@ -35,6 +35,7 @@ from uuid import UUID
 import asyncpg
 import orjson
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 from services.followers.positions import read_position
 from services.kafka.publication import cloudevent_id
@@ -167,17 +168,12 @@ async def read_since(
 ) -> list[ConsumerRecord[bytes, bytes]]:
     """Every record of the topics published at or after ``since`` (all of them when None),
     past the acknowledged offsets, read to each partition's end as it is now."""
+    partitions = await partitions_of(bootstrap, topics)
+    if not partitions:
+        return []
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     await consumer.start()
     try:
-        await consumer.topics()  # the cluster's metadata, for the partitions below
-        partitions = [
-            TopicPartition(topic, partition)
-            for topic in topics
-            for partition in sorted(consumer.partitions_for_topic(topic) or ())
-        ]
-        if not partitions:
-            return []
         ends = await consumer.end_offsets(partitions)
         if since is None:
             starts = await consumer.beginning_offsets(partitions)
@@ -204,6 +200,22 @@ async def read_since(
         return records
     finally:
         await consumer.stop()
+
+
+async def partitions_of(bootstrap: str, topics: Sequence[str]) -> list[TopicPartition]:
+    """The topics' partitions, as the broker's metadata lists them (a topic not there: none)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics(list(topics))
+    finally:
+        await admin.close()
+    return [
+        TopicPartition(topic["topic"], partition["partition"])
+        for topic in described
+        if topic["error_code"] == 0
+        for partition in sorted(topic["partitions"], key=lambda p: int(p["partition"]))
+    ]
 
 
 def not_held(store: EventStore, records: Sequence[ConsumerRecord[bytes, bytes]]) -> list[Beyond]:
