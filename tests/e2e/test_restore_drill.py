@@ -207,18 +207,23 @@ async def drill(
         env=env,
     )  # fmt: skip
     assert prepared.returncode == 0, prepared.stderr
+    stages = {"prepared": time.monotonic() - started}
     restored = localservers.start_postgres(base / "restored", fast=False)
     await until(lambda: promoted(restored.url), "recovery finished")
+    stages["postgres_promoted"] = time.monotonic() - started
     env = {**env, "DATABASE_URL": restored.url}
     async with running_service(env, log) as http:
+        stages["service_healthy"] = time.monotonic() - started
         # The relay holds: Kafka has events the store lost; the service says so.
         held = await until(lambda: diverged(http), "the relay holds")
+        stages["relay_held"] = time.monotonic() - started
         assert "feedbackloop restore check" in json.dumps(held)
         checked = feedbackloop("restore", "check", env=env)
         assert checked.returncode == 1, checked.stderr
         out = base / "beyond.jsonl"
         acknowledged = feedbackloop("restore", "acknowledge", "--out", str(out), env=env)
         assert acknowledged.returncode == 0, acknowledged.stderr
+        stages["acknowledged"] = time.monotonic() - started
         await until(lambda: ready(http), "ready after the acknowledgement")
         serving = time.monotonic() - started
 
@@ -255,6 +260,7 @@ async def drill(
         "events_lost": len(lost),
         "events_kept": len(in_store),
         "rto_seconds": round(serving, 1),
+        "rto_stages_seconds": {name: round(at, 1) for name, at in stages.items()},
         "spec_c54": {"rpo_minutes": 15, "rto_minutes": [60, 240]},
         "archive_timeout_seconds": ARCHIVE_TIMEOUT,
         "records_beyond_the_store": len(beyond),
