@@ -27,6 +27,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 
 from tests.conftest import Keys
 from tests.e2e.conftest import ROOT, auth, free_port, wait_until_healthy
@@ -143,6 +144,7 @@ async def until(check: Any, what: str, seconds: float = 120) -> Any:
 async def test_a_point_in_time_restore_serves_again_with_read_models_and_relay_consistent(
     kafka_bootstrap: str, keys: Keys, tmp_path: Path
 ) -> None:
+    prefix = f"drill{uuid.uuid4().hex[:6]}."
     with drill_dir() as base:
         wal = base / "wal"
         wal.mkdir()
@@ -150,8 +152,9 @@ async def test_a_point_in_time_restore_serves_again_with_read_models_and_relay_c
         primary = localservers.start_postgres(base / "primary", fast=False, options=archiving(wal))
         restored = None
         try:
-            restored = await drill(primary, base, tmp_path, wal, kafka_bootstrap, keys)
+            restored = await drill(primary, base, tmp_path, wal, kafka_bootstrap, keys, prefix)
         finally:
+            await delete_topics(kafka_bootstrap, prefix)
             primary.stop()
             if restored is not None:
                 restored.stop()
@@ -164,8 +167,8 @@ async def drill(
     wal: Path,
     kafka: str,
     keys: Keys,
+    prefix: str,
 ) -> localservers.PostgresServer:
-    prefix = f"drill{uuid.uuid4().hex[:6]}."
     env = {
         **os.environ,
         "DATABASE_URL": primary.url,
@@ -173,6 +176,9 @@ async def drill(
         "FEEDBACKLOOP_API_KEYS": keys.entries,
         "FEEDBACKLOOP_TOPIC_PREFIX": prefix,
         "FEEDBACKLOOP_INBOUND_GROUP_ID": f"drill-{uuid.uuid4().hex[:6]}",
+        # Two partitions are enough to hold one partition's records beyond the store and
+        # another's not; the shared broker keeps a file open per partition.
+        "FEEDBACKLOOP_TOPIC_PARTITIONS": "2",
     }
     topic = prefix + "evaluation.feedback.v1.feedback-recorded"
     accepted: dict[str, datetime] = {}
@@ -271,6 +277,18 @@ async def drill(
     assert figures["rto_seconds"] < 60 * 60  # SPEC C54: RTO 60 to 240 min
     assert figures["rpo_seconds"] < 15 * 60  # SPEC C54: RPO 15 min
     return restored
+
+
+async def delete_topics(kafka: str, prefix: str) -> None:
+    """The drill's topics deleted: a shared broker keeps files open for every partition."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        ours = [t for t in await admin.list_topics() if t.startswith(prefix)]
+        if ours:
+            await admin.delete_topics(ours)
+    finally:
+        await admin.close()
 
 
 async def published(
