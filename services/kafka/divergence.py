@@ -36,6 +36,7 @@ import asyncpg
 import orjson
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from eventsourcing.persistence import StoredEvent
 
 from services.followers.positions import read_position
 from services.kafka.publication import cloudevent_id
@@ -130,7 +131,7 @@ class Divergence:
             for row in await self.pool.fetch(f"SELECT * FROM {ACKNOWLEDGED_TABLE}")
         }
         records = await read_since(self.bootstrap, self.topics, since, acknowledged)
-        return await asyncio.to_thread(not_held, self.store, records)
+        return await not_held(self.store, self.pool, records)
 
     async def acknowledge(self, beyond: Iterable[Beyond]) -> int:
         """Record these records as known to an operator; the relay goes on past them."""
@@ -218,29 +219,41 @@ async def partitions_of(bootstrap: str, topics: Sequence[str]) -> list[TopicPart
     ]
 
 
-def not_held(store: EventStore, records: Sequence[ConsumerRecord[bytes, bytes]]) -> list[Beyond]:
-    """The records whose events the store does not hold (module docstring)."""
+async def not_held(
+    store: EventStore, pool: asyncpg.Pool, records: Sequence[ConsumerRecord[bytes, bytes]]
+) -> list[Beyond]:
+    """The records whose events the store does not hold (module docstring). The stored events
+    of the records' aggregates are read in one query; only those whose id a record names are
+    decoded, for their time."""
+    read: list[tuple[ConsumerRecord[bytes, bytes], dict[str, Any]]] = []
     beyond = []
-    versions: dict[str, dict[str, Any]] = {}  # per aggregate: CloudEvent id -> stored event
     for record in records:
         try:
             value = orjson.loads(record.value or b"")
-            subject, event_id = str(value["subject"]), str(value["id"])
-            aggregate = UUID(subject)
+            UUID(str(value["subject"])), str(value["id"])
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             beyond.append(beyond_record(record, {}, "not a CloudEvent of ours"))
             continue
-        if subject not in versions:
-            versions[subject] = {
-                cloudevent_id(subject, stored.originator_version): stored
-                for stored in store.recorder.select_events(aggregate)
-            }
-        stored = versions[subject].get(event_id)
-        if stored is None:
+        read.append((record, value))
+    subjects = sorted({UUID(str(value["subject"])) for _, value in read})
+    rows = await pool.fetch(
+        "SELECT originator_id, originator_version, topic, state "
+        f"FROM {EVENTS_TABLE} WHERE originator_id = ANY($1::uuid[])",
+        subjects,
+    )
+    stored = {  # CloudEvent id -> the stored event it names
+        cloudevent_id(row["originator_id"], row["originator_version"]): StoredEvent(
+            row["originator_id"], row["originator_version"], row["topic"], bytes(row["state"])
+        )
+        for row in rows
+    }
+    for record, value in read:
+        event = stored.get(str(value["id"]))
+        if event is None:
             beyond.append(beyond_record(record, value, "no stored event has this id"))
-        elif stored_time(store, stored) != parse_time(value.get("time")):
+        elif stored_time(store, event) != parse_time(value.get("time")):
             beyond.append(beyond_record(record, value, "the stored event of this id is another"))
-    return beyond
+    return sorted(beyond, key=lambda b: (b.topic, b.partition, b.offset))
 
 
 def stored_time(store: EventStore, stored: Any) -> datetime:

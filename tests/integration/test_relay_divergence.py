@@ -5,12 +5,32 @@ does it: the store and the relay's position both back at an earlier moment (the 
 tests/e2e/test_restore_drill.py, does it with a real restore)."""
 
 import asyncio
+import uuid
+from datetime import UTC, datetime
 
+from contracts.feedback import RecordFeedback
+from services.bus.issued import Issued
 from services.followers.positions import read_position
 from services.kafka.divergence import Divergence
 from services.processes.bootstrap import Runtime
 from services.store.event_store import EVENTS_TABLE
 from tests.integration.test_relay import follower_for, published, record, relay_for
+
+
+async def record_as(runtime: Runtime, command_id: str) -> str:
+    """One feedback by alice under this command id: its id derives from it, so the same
+    command issued again after a restore makes the same aggregate, version and CloudEvent id."""
+    body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r", "kind": "rating"}
+    outcome = await runtime.bus.execute(
+        Issued(
+            RecordFeedback.model_validate({**body, "rating": 4}),
+            "tenant-r",
+            "alice",
+            command_id,
+            datetime.now(UTC),
+        )
+    )
+    return str(outcome.result.feedback_id)
 
 
 def divergence_of(runtime: Runtime) -> Divergence:
@@ -81,3 +101,32 @@ async def test_a_relay_finds_what_kafka_holds_beyond_the_restored_store_and_wait
     finally:
         stop.set()
         await task
+
+
+async def test_an_event_stored_again_under_a_lost_events_id_is_still_found_beyond_the_store(
+    kafka_runtime: Runtime,
+) -> None:
+    await kafka_runtime.ensure_topics()
+    kept = await record_as(kafka_runtime, f"kept-{uuid.uuid4().hex}")
+    command = f"lost-{uuid.uuid4().hex}"
+    lost = await record_as(kafka_runtime, command)
+    divergence = divergence_of(kafka_runtime)
+    relay = relay_for(kafka_runtime, divergence=divergence)
+    stop = asyncio.Event()
+    task = asyncio.create_task(follower_for(kafka_runtime, relay).run(stop))
+    try:
+        await published([relay], 2)
+    finally:
+        stop.set()
+        await task
+    head = await kafka_runtime.pool.fetchval(
+        f"SELECT notification_id FROM {EVENTS_TABLE} WHERE originator_id::text = $1", kept
+    )
+    await back_to(kafka_runtime, head)
+    # After the restore the same command comes again: the same aggregate and version, so the
+    # same CloudEvent id, but another event (another time). Publishing it would be dropped by
+    # a subscriber that de-duplicates on ids.
+    assert await record_as(kafka_runtime, command) == lost
+    (beyond,) = await divergence.beyond()
+    assert beyond.subject == lost
+    assert beyond.why == "the stored event of this id is another"
