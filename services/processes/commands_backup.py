@@ -77,7 +77,11 @@ def backup(
     if not settings.database_url:
         raise typer.BadParameter("backup takes DATABASE_URL: the embedded default is for trying")
     url = libpq_url(settings.database_url)
-    server = asyncio.run(archiving(url))
+    try:
+        server = asyncio.run(archiving(url))
+    except (OSError, asyncpg.PostgresError) as error:
+        console.print(f"PostgreSQL cannot be reached: {type(error).__name__}: {error}")
+        raise typer.Exit(2) from None
     if server["archive_mode"] == "off":
         console.print(
             "warning: archive_mode is off on this server: this base backup restores only to "

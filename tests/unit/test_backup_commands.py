@@ -76,3 +76,12 @@ def test_the_progress_of_pg_basebackup_is_read_from_its_lines() -> None:
 
 def test_a_driver_in_the_database_url_is_dropped_for_libpq() -> None:
     assert libpq_url("postgresql+asyncpg://u@h:5/d") == "postgresql://u@h:5/d"
+
+
+def test_a_backup_of_a_server_that_does_not_answer_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://postgres@127.0.0.1:9/none")
+    result = CliRunner().invoke(cli.app, ["backup", "--to", "/nonexistent"])
+    assert result.exit_code == 2
+    assert "PostgreSQL cannot be reached" in result.output
