@@ -111,9 +111,12 @@ async def running_service(env: dict[str, str], log: Path) -> AsyncIterator[httpx
         await asyncio.to_thread(process.wait, 30)
 
 
-async def load(http: httpx.AsyncClient, key: str, accepted: dict[str, datetime]) -> None:
-    """Feedback one at a time until cancelled, each accepted id with the time it was answered."""
-    while True:
+async def load(
+    http: httpx.AsyncClient, key: str, accepted: dict[str, datetime], stop: asyncio.Event
+) -> None:
+    """Feedback one at a time until ``stop``, each accepted id with the time it was answered;
+    never cancelled mid-request, so that nothing is stored that the drill does not know of."""
+    while not stop.is_set():
         body = {**BODY, "rating": len(accepted) % 5 + 1}
         answer = await http.post("/factory/feedback", json=body, headers=auth(key))
         assert answer.status_code == 201, answer.text
@@ -186,14 +189,15 @@ async def drill(
 
     # Load under way, a base backup by the command, more load.
     async with running_service(env, log) as http:
-        loading = asyncio.create_task(load(http, keys.a, accepted))
+        stop = asyncio.Event()
+        loading = asyncio.create_task(load(http, keys.a, accepted, stop))
         await asyncio.sleep(LOAD_BEFORE_BACKUP)
         taken = await asyncio.to_thread(feedbackloop, "backup", "--to", str(backups), env=env)
         assert taken.returncode == 0, taken.stderr
         backup_dir = Path(taken.stdout.strip().splitlines()[-1])
         await asyncio.sleep(LOAD_AFTER_BACKUP)
-        loading.cancel()
-        await asyncio.gather(loading, return_exceptions=True)
+        stop.set()
+        await loading
         ended = max(accepted.values())
         # Everything accepted reached Kafka before the disaster.
         await until(lambda: published(kafka, topic, len(accepted)), "all published")
