@@ -28,6 +28,7 @@ from services.followers.reader import Reader
 from services.followers.status import ReaderStatus
 from services.followers.supervisor import Supervisor
 from services.kafka.admin import ensure_topics
+from services.kafka.divergence import Divergence
 from services.kafka.inbound import InboundConsumer
 from services.kafka.relay import Relay
 from services.nightly.runner import NightlyRunner
@@ -185,9 +186,16 @@ class Runtime:
             source=self.settings.cloudevents_source,
             topic_prefix=self.settings.topic_prefix,
             prepare=self.ensure_topics,
+            divergence=self.divergence(),
         )
         self.follow(relay)
         return relay
+
+    def divergence(self) -> Divergence:
+        """The relay's topics compared with the store (decisions D49)."""
+        assert self.settings.kafka_bootstrap_servers
+        topics = [self.settings.topic_prefix + p.topic for p in PUBLICATIONS]
+        return Divergence(self.settings.kafka_bootstrap_servers, topics, self.store, self.pool)
 
     async def ensure_topics(self) -> None:
         assert self.settings.kafka_bootstrap_servers

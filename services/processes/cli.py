@@ -5,7 +5,7 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_parked
+from services.processes import commands_backup, commands_parked
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -28,6 +28,7 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help=KEYS_HELP)
 parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
+restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 
 
 @app.callback()
@@ -46,6 +47,11 @@ parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)
 app.command()(contracts)
+app.command()(commands_backup.backup)
+app.add_typer(restore_app, name="restore")
+restore_app.command("prepare")(commands_backup.restore_prepare)
+restore_app.command("check")(commands_backup.restore_check)
+restore_app.command("acknowledge")(commands_backup.restore_acknowledge)
 
 
 if __name__ == "__main__":
