@@ -1,6 +1,7 @@
 """Who is calling, and whether their key holds the scope a route needs: the bearer scheme,
-``authorize`` (401 for an unknown key, 403 for a missing scope) and the dependency routes
-declare it with."""
+``authorize`` (401 for an unknown key or a refused token, 403 for a missing scope) and the
+dependency routes declare it with. A bearer that is a JWT goes to the token verifier when
+issuers are configured (``services.edge.tokens``); any other bearer is an API key."""
 
 from collections.abc import Awaitable, Callable
 from typing import Annotated
@@ -10,16 +11,30 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.edge.auth import KeyRing, Principal
 from services.edge.problems import Forbidden, Unauthorized
+from services.edge.tokens import Refusal, TokenVerifier, looks_like_jwt
 
 # Declared as the OpenAPI security scheme; a missing or malformed header is our 401, not
 # FastAPI's 403.
-BEARER = HTTPBearer(auto_error=False, description="An API key: `feedbackloop keys new`.")
+BEARER = HTTPBearer(
+    auto_error=False,
+    description="An API key (`feedbackloop keys new`), or an access token (JWT) of a "
+    "configured OAuth2 issuer (docs/security.md).",
+)
 
 
-def authorize(keys: KeyRing, key: str | None, required: str | None) -> Principal:
-    """The principal of an API key, if the key is known and holds ``required`` (None: any
-    known key, where the scope needed is known only once the body is read)."""
-    principal = None if key is None else keys.identify(key)
+def authorize(
+    keys: KeyRing, key: str | None, required: str | None, tokens: TokenVerifier | None = None
+) -> Principal:
+    """The principal of an API key or of a trusted issuer's token, if it is valid and holds
+    ``required`` (None: any valid one, where the scope needed is known only once the body is
+    read)."""
+    if key is not None and tokens and looks_like_jwt(key):
+        try:
+            principal: Principal | None = tokens.principal(key)
+        except Refusal:
+            raise Unauthorized() from None
+    else:
+        principal = None if key is None else keys.identify(key)
     if principal is None:
         raise Unauthorized()
     if required is not None and required not in principal.scopes:
@@ -27,13 +42,15 @@ def authorize(keys: KeyRing, key: str | None, required: str | None) -> Principal
     return principal
 
 
-def requiring(keys: KeyRing, required: str) -> Callable[..., Awaitable[Principal]]:
-    """A dependency: the caller's principal, if its key holds ``required``."""
+def requiring(
+    keys: KeyRing, required: str, tokens: TokenVerifier | None = None
+) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller's principal, if its key or token holds ``required``."""
 
     async def check(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
     ) -> Principal:
         key = None if credentials is None else credentials.credentials
-        return authorize(keys, key, required)
+        return authorize(keys, key, required, tokens)
 
     return check
