@@ -3,6 +3,7 @@
 dependency routes declare it with. A bearer that is a JWT goes to the token verifier when
 issuers are configured (``services.edge.tokens``); any other bearer is an API key."""
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
@@ -51,6 +52,17 @@ def requiring(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
     ) -> Principal:
         key = None if credentials is None else credentials.credentials
-        return authorize(keys, key, required, tokens)
+        return await authorize_off_loop(keys, key, required, tokens)
 
     return check
+
+
+async def authorize_off_loop(
+    keys: KeyRing, key: str | None, required: str | None, tokens: TokenVerifier | None
+) -> Principal:
+    """``authorize`` for a coroutine: a token may need its issuer's discovery document or
+    JWKS fetched (blocking I/O, bounded by FEEDBACKLOOP_OAUTH_TIMEOUT_SECONDS), so it is
+    verified in a thread; a key is looked up on the loop, as it costs a dict lookup."""
+    if key is not None and tokens and looks_like_jwt(key):
+        return await asyncio.to_thread(authorize, keys, key, required, tokens)
+    return authorize(keys, key, required, tokens)
