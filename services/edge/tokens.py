@@ -23,6 +23,7 @@ or ``azp`` equal to ``sub``) is a service's, as a client-credentials token is (d
 import json
 import logging
 import threading
+import time
 import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -82,13 +83,18 @@ class _Jwks(jwt.PyJWKClient):
 
 
 class _Keys:
-    """One issuer's keys: its discovery document read once, then its JWKS, cached."""
+    """One issuer's keys: its discovery document read once, then its JWKS, cached.
+
+    An issuer that could not be reached is not asked again for a cool-down: while it is down,
+    every token of it would otherwise hold a thread for the whole timeout."""
 
     def __init__(self, trusted: TrustedIssuer, timeout: float, lifespan: float, cooldown: float):
         self.trusted = trusted
         self.timeout, self.lifespan, self.cooldown = timeout, lifespan, cooldown
         self._client: _Jwks | None = None
         self._lock = threading.Lock()
+        self._failed_at: float | None = None
+        self.failures = 0
 
     @property
     def fetches(self) -> int:
@@ -124,13 +130,24 @@ class _Keys:
         return uri
 
     def key(self, kid: str) -> jwt.PyJWK:
+        failed_at = self._failed_at
+        if failed_at is not None and time.monotonic() - failed_at < self.cooldown:
+            raise Refusal("keys-unavailable")
         try:
             return self.client().get_signing_key(kid)
+        except Refusal:
+            self._failed()
+            raise
         except jwt.PyJWKClientConnectionError as error:
             log.error("the JWKS of %s could not be fetched: %s", self.trusted.issuer, error)
+            self._failed()
             raise Refusal("keys-unavailable") from None
         except jwt.PyJWKClientError:
             raise Refusal("unknown-kid") from None
+
+    def _failed(self) -> None:
+        self._failed_at = time.monotonic()
+        self.failures += 1
 
 
 class TokenVerifier:
@@ -158,6 +175,10 @@ class TokenVerifier:
     def fetches(self, issuer: str) -> int:
         """How many times the JWKS of ``issuer`` has been fetched."""
         return self._keys[issuer].fetches
+
+    def failures(self, issuer: str) -> int:
+        """How many times ``issuer``'s discovery document or JWKS could not be fetched."""
+        return self._keys[issuer].failures
 
     def principal(self, token: str) -> Principal:
         """The principal of a valid token, or ``Refusal`` (logged with its reason)."""

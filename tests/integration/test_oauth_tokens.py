@@ -21,6 +21,7 @@ import jwt
 import oidc_issuer
 import pytest
 
+from services.edge.tokens import Refusal, TokenVerifier, TrustedIssuer
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from tests import servers  # noqa: F401  (puts ops/ on sys.path)
@@ -52,20 +53,33 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[oidc_issuer.Iss
     started.stop()
 
 
-def with_issuer(settings: Settings, issuer: oidc_issuer.Issuer, cooldown: float) -> Settings:
-    trusted = [{"issuer": issuer.url, "audience": AUDIENCE}]
+def with_issuer(
+    settings: Settings,
+    issuer: oidc_issuer.Issuer,
+    cooldown: float,
+    *,
+    also: tuple[oidc_issuer.Issuer, ...] = (),
+    leeway: float = 30.0,
+) -> Settings:
+    trusted = [{"issuer": each.url, "audience": AUDIENCE} for each in (issuer, *also)]
     return settings.model_copy(
         update={
             "oauth_issuers": Settings(oauth_issuers=json.dumps(trusted)).oauth_issuers,
             "oauth_jwks_cooldown_seconds": cooldown,
+            "oauth_leeway_seconds": leeway,
         }
     )
 
 
 async def runtime_with(
-    database_url: str, keys: Keys, issuer: oidc_issuer.Issuer, cooldown: float = 30.0
+    database_url: str,
+    keys: Keys,
+    issuer: oidc_issuer.Issuer,
+    cooldown: float = 30.0,
+    **more: Any,
 ) -> Runtime:
-    return await Runtime.open(with_issuer(settings_for(database_url, keys), issuer, cooldown))
+    settings = with_issuer(settings_for(database_url, keys), issuer, cooldown, **more)
+    return await Runtime.open(settings)
 
 
 @pytest.fixture
@@ -269,3 +283,69 @@ async def test_unknown_kids_refetch_the_jwks_at_most_once_per_cooldown(
 def rt_fetches(rt: Runtime, issuer: oidc_issuer.Issuer) -> Any:
     """How often the runtime's token verifier has fetched the issuer's JWKS."""
     return lambda: rt.tokens.fetches(issuer.url)
+
+
+# ------------------------------------------------------------------ several issuers, expiry, outage
+
+
+async def test_several_issuers_are_trusted_and_none_can_sign_in_anothers_name(
+    database_url: str, keys: Keys, issuer: oidc_issuer.Issuer, tmp_path: Path
+) -> None:
+    second = oidc_issuer.start_issuer(
+        tmp_path / "second",
+        audience=AUDIENCE,
+        clients=[oidc_issuer.Client("svc-2", "secret-2", SCOPES, {"tenant": TENANT_B})],
+    )
+    rt = await runtime_with(database_url, keys, issuer, also=(second,))
+    try:
+        assert (await record(rt, issuer.token("svc-a", "secret-a", SCOPES))).status_code == 201
+        assert (await record(rt, second.token("svc-2", "secret-2", SCOPES))).status_code == 201
+        # The second issuer's key signing a token that names the first issuer (both call
+        # their key "key-1"): the first issuer's key-1 does not verify it.
+        forged = signed(second, claims(issuer), second.keys[0])
+        assert (await record(rt, forged)).status_code == 401
+    finally:
+        await rt.close()
+        second.stop()
+
+
+async def test_a_real_token_is_accepted_until_it_expires(
+    database_url: str, keys: Keys, tmp_path: Path
+) -> None:
+    short = oidc_issuer.start_issuer(
+        tmp_path / "short", audience=AUDIENCE, clients=CLIENTS, ttl_seconds=2
+    )
+    rt = await runtime_with(database_url, keys, short, leeway=0.0)
+    try:
+        token = short.token("svc-a", "secret-a", SCOPES)
+        assert (await record(rt, token)).status_code == 201
+        expires = jwt.decode(token, options={"verify_signature": False})["exp"]
+        await asyncio.sleep(max(0.0, expires - time.time()) + 1.0)  # past its exp, no leeway
+        assert (await record(rt, token)).status_code == 401
+    finally:
+        await rt.close()
+        short.stop()
+
+
+async def test_an_unreachable_issuer_refuses_its_tokens_and_is_not_asked_again_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    down = f"http://127.0.0.1:{oidc_issuer._free_port()}"  # nothing listens there
+    verifier = TokenVerifier(
+        [TrustedIssuer(issuer=down, audience=AUDIENCE)], jwks_cooldown_seconds=3600
+    )
+    key = oidc_issuer.new_signing_key("key-1")
+    token = jwt.encode(
+        {"iss": down, "aud": AUDIENCE, "sub": "svc", "tenant": TENANT_A,
+         "exp": int(time.time()) + 300},
+        jwt.algorithms.RSAAlgorithm.from_jwk(json.dumps(key)),
+        algorithm="RS256",
+        headers={"kid": "key-1"},
+    )  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="services.edge.tokens"):
+        for _ in range(3):
+            with pytest.raises(Refusal) as refused:
+                verifier.principal(token)
+            assert refused.value.reason == "keys-unavailable"
+    assert verifier.failures(down) == 1
+    assert any(r.levelno == logging.ERROR and down in r.getMessage() for r in caplog.records)
