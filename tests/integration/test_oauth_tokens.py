@@ -16,15 +16,19 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import httpx
 import jwt
 import oidc_issuer
 import pytest
+from grpc import StatusCode
 
+from contracts.learning_pb2 import GetDatasetSnapshotRequest
+from contracts.learning_pb2_grpc import LearningStub
 from services.edge.tokens import Refusal, TokenVerifier, TrustedIssuer
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
-from tests import servers  # noqa: F401  (puts ops/ on sys.path)
+from tests import servers  # noqa: F401  (puts ops/ on sys.path; conftest imported it first)
 from tests.conftest import Keys, client_for, event_count, settings_for
 
 AUDIENCE = "urn:feedbackloop"
@@ -37,6 +41,7 @@ CLIENTS = [
     ),
     oidc_issuer.Client("svc-b", "secret-b", SCOPES, {"tenant": TENANT_B, "roles": ["Reviewer"]}),
     oidc_issuer.Client("svc-reader", "secret-r", "factory.feedback.read", {"tenant": TENANT_A}),
+    oidc_issuer.Client("svc-eval", "secret-e", "factory.evaluation.read", {"tenant": TENANT_A}),
 ]  # fmt: skip
 FEEDBACK = {"projectId": "p", "subjectKind": "run", "subjectRef": "run-1", "kind": "rating",
             "rating": 5}  # fmt: skip
@@ -349,3 +354,25 @@ async def test_an_unreachable_issuer_refuses_its_tokens_and_is_not_asked_again_a
             assert refused.value.reason == "keys-unavailable"
     assert verifier.failures(down) == 1
     assert any(r.levelno == logging.ERROR and down in r.getMessage() for r in caplog.records)
+
+
+async def test_the_grpc_door_takes_the_same_tokens(
+    runtime: Runtime, issuer: oidc_issuer.Issuer
+) -> None:
+    port = await runtime.start_grpc(oidc_issuer._free_port())
+    assert port is not None
+    request = GetDatasetSnapshotRequest(dataset_id="agent:Office/Coach", version=1)
+    cases = [
+        # Known and holding the scope: it gets as far as the (absent) dataset of its tenant.
+        (issuer.token("svc-eval", "secret-e", "factory.evaluation.read"), StatusCode.NOT_FOUND),
+        (issuer.token("svc-reader", "secret-r", "factory.feedback.read"),
+         StatusCode.PERMISSION_DENIED),
+        (ATTACKS["expired"](issuer), StatusCode.UNAUTHENTICATED),
+    ]  # fmt: skip
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        learning = LearningStub(channel)
+        for token, status in cases:
+            metadata = (("authorization", f"Bearer {token}"),)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await learning.GetDatasetSnapshot(request, metadata=metadata)
+            assert refused.value.code() == status
