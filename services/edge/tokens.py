@@ -204,7 +204,7 @@ class TokenVerifier:
         except jwt.PyJWTError:
             raise Refusal("malformed") from None
         alg, kid = str(header.get("alg")), header.get("kid")
-        facts.update(alg=alg[:20], kid=str(kid)[:100], iss=str(unverified.get("iss"))[:200])
+        facts.update(alg=shown(alg, 20), kid=shown(kid, 100), iss=shown(unverified.get("iss")))
         if alg.lower() == "none":
             raise Refusal("alg-none")
         if alg not in ALGORITHMS:
@@ -252,7 +252,7 @@ def principal_of(
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject:
         raise Refusal("missing-sub")
-    facts["sub"] = subject[:200]
+    facts["sub"] = shown(subject)
     tenant = claim(claims, trusted.tenant_claim)
     if not isinstance(tenant, str) or not tenant:
         raise Refusal("missing-tenant")
@@ -283,3 +283,10 @@ def words(value: Any) -> list[str]:
     if isinstance(value, list):
         return [item for item in value if isinstance(item, str)]
     return []
+
+
+def shown(value: Any, limit: int = 200) -> str:
+    """A claim as the log shows it: the caller wrote it, so it is cut short and its control
+    characters escaped (no forged log lines)."""
+    text = str(value)[:limit]
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")

@@ -11,7 +11,14 @@ from pydantic import ValidationError
 from services.edge.auth import KeyRing
 from services.edge.problems import Unauthorized
 from services.edge.scopes import authorize
-from services.edge.tokens import Refusal, TokenVerifier, TrustedIssuer, looks_like_jwt, principal_of
+from services.edge.tokens import (
+    Refusal,
+    TokenVerifier,
+    TrustedIssuer,
+    looks_like_jwt,
+    principal_of,
+    shown,
+)
 from services.processes.settings import Settings
 
 TRUSTED = TrustedIssuer(issuer="https://idp.example.org/realms/x", audience="feedbackloop")
@@ -93,3 +100,9 @@ def test_issuers_are_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     assert settings.oauth_jwks_cooldown_seconds == 5
     assert settings.token_verifier()
     assert not Settings(oauth_issuers="[]").token_verifier()
+
+
+def test_what_the_caller_wrote_is_logged_short_and_on_one_line() -> None:
+    assert shown("svc-a") == "svc-a"
+    assert shown("a\nWARNING forged") == "a\\nWARNING forged"
+    assert len(shown("x" * 5000)) == 200
