@@ -5,6 +5,7 @@ issuers are configured (``services.edge.tokens``); any other bearer is an API ke
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 from fastapi import Depends
@@ -13,6 +14,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from services.edge.auth import KeyRing, Principal
 from services.edge.problems import Forbidden, Unauthorized
 from services.edge.tokens import Refusal, TokenVerifier, looks_like_jwt
+
+# Tokens are verified on threads of their own: an issuer slow to answer holds these, never
+# the default executor's threads, which the store's reads and appends run on.
+VERIFYING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bearer-tokens")
 
 # Declared as the OpenAPI security scheme; a missing or malformed header is our 401, not
 # FastAPI's 403.
@@ -62,7 +67,8 @@ async def authorize_off_loop(
 ) -> Principal:
     """``authorize`` for a coroutine: a token may need its issuer's discovery document or
     JWKS fetched (blocking I/O, bounded by FEEDBACKLOOP_OAUTH_TIMEOUT_SECONDS), so it is
-    verified in a thread; a key is looked up on the loop, as it costs a dict lookup."""
+    verified on a ``VERIFYING`` thread; a key is looked up on the loop (a dict lookup)."""
     if key is not None and tokens and looks_like_jwt(key):
-        return await asyncio.to_thread(authorize, keys, key, required, tokens)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(VERIFYING, authorize, keys, key, required, tokens)
     return authorize(keys, key, required, tokens)

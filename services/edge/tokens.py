@@ -101,15 +101,14 @@ class _Keys:
         return 0 if self._client is None else self._client.fetches
 
     def client(self) -> _Jwks:
-        with self._lock:
-            if self._client is None:
-                self._client = _Jwks(
-                    self._jwks_uri(),
-                    lifespan=self.lifespan,
-                    timeout=self.timeout,
-                    cooldown_duration=self.cooldown,
-                )
-            return self._client
+        if self._client is None:
+            self._client = _Jwks(
+                self._jwks_uri(),
+                lifespan=self.lifespan,
+                timeout=self.timeout,
+                cooldown_duration=self.cooldown,
+            )
+        return self._client
 
     def _jwks_uri(self) -> str:
         url = self.trusted.issuer.rstrip("/") + "/.well-known/openid-configuration"
@@ -130,6 +129,12 @@ class _Keys:
         return uri
 
     def key(self, kid: str) -> jwt.PyJWK:
+        # One lookup at a time (PyJWKClient serialises its lookups anyway): the threads that
+        # waited behind a failed fetch see the failure instead of each trying again.
+        with self._lock:
+            return self._key(kid)
+
+    def _key(self, kid: str) -> jwt.PyJWK:
         failed_at = self._failed_at
         if failed_at is not None and time.monotonic() - failed_at < self.cooldown:
             raise Refusal("keys-unavailable")
