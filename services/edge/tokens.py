@@ -150,6 +150,15 @@ class _Keys:
         except jwt.PyJWKClientError:
             raise Refusal("unknown-kid") from None
 
+    def published(self) -> list[str]:
+        with self._lock:
+            try:
+                found = self.client().get_signing_keys(refresh=True)
+            except jwt.PyJWKClientError as error:
+                log.error("the JWKS of %s could not be read: %s", self.trusted.issuer, error)
+                raise Refusal("keys-unavailable") from None
+        return [str(key.key_id) for key in found]
+
     def _failed(self) -> None:
         self._failed_at = time.monotonic()
         self.failures += 1
@@ -180,6 +189,10 @@ class TokenVerifier:
     def fetches(self, issuer: str) -> int:
         """How many times the JWKS of ``issuer`` has been fetched."""
         return self._keys[issuer].fetches
+
+    def published_kids(self, issuer: str) -> list[str]:
+        """The key ids ``issuer`` publishes now (its JWKS fetched afresh), or ``Refusal``."""
+        return self._keys[issuer].published()
 
     def failures(self, issuer: str) -> int:
         """How many times ``issuer``'s discovery document or JWKS could not be fetched."""

@@ -22,10 +22,12 @@ import jwt
 import oidc_issuer
 import pytest
 from grpc import StatusCode
+from typer.testing import CliRunner
 
 from contracts.learning_pb2 import GetDatasetSnapshotRequest
 from contracts.learning_pb2_grpc import LearningStub
 from services.edge.tokens import Refusal, TokenVerifier, TrustedIssuer
+from services.processes import cli
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from tests import servers  # noqa: F401  (puts ops/ on sys.path; conftest imported it first)
@@ -376,3 +378,29 @@ async def test_the_grpc_door_takes_the_same_tokens(
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await learning.GetDatasetSnapshot(request, metadata=metadata)
             assert refused.value.code() == status
+
+
+# ------------------------------------------------------------------ the operator's commands
+
+
+def run_cli(issuer: oidc_issuer.Issuer, args: list[str], given: str = "") -> Any:
+    trusted = json.dumps([{"issuer": issuer.url, "audience": AUDIENCE}])
+    env = {"FEEDBACKLOOP_OAUTH_ISSUERS": trusted}
+    return CliRunner().invoke(cli.app, ["tokens", *args], input=given, env=env)
+
+
+def test_tokens_issuers_lists_the_keys_each_issuer_publishes(issuer: oidc_issuer.Issuer) -> None:
+    listed = run_cli(issuer, ["issuers"])
+    assert listed.exit_code == 0, listed.output
+    assert f"{issuer.url}: audience {AUDIENCE}, keys {issuer.kid}" in listed.output
+
+
+def test_tokens_check_shows_the_principal_or_the_reason(issuer: oidc_issuer.Issuer) -> None:
+    accepted = run_cli(issuer, ["check"], issuer.token("svc-a", "secret-a", SCOPES))
+    assert accepted.exit_code == 0, accepted.output
+    shown = json.loads(accepted.stdout)
+    assert (shown["tenant"], shown["subject"], shown["service"]) == (TENANT_A, "svc-a", True)
+    assert shown["roles"] == ["Observer", "Reviewer"]
+    refused = run_cli(issuer, ["check"], ATTACKS["expired"](issuer))
+    assert refused.exit_code == 1
+    assert "refused: expired" in refused.stderr
