@@ -13,7 +13,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.edge.auth import KeyRing, Principal
 from services.edge.problems import Forbidden, Unauthorized
-from services.edge.tokens import Refusal, TokenVerifier, looks_like_jwt
+from services.edge.token_claims import Refusal
+from services.edge.tokens import TokenVerifier, looks_like_jwt
 
 # Tokens are verified on threads of their own: an issuer slow to answer holds these, never
 # the default executor's threads, which the store's reads and appends run on.

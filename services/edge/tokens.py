@@ -1,23 +1,19 @@
 """Bearer JWTs of the configured OAuth2 issuers (SPEC C52: services sign in by client
 credentials), beside the static API keys of ``services.edge.auth``.
 
-Each trusted issuer is one ``TrustedIssuer`` (``FEEDBACKLOOP_OAUTH_ISSUERS``): its URL, the
-audience its tokens must name, and the claims that hold the tenant and the roles. Its keys
-come from the JWKS its discovery document (``<issuer>/.well-known/openid-configuration``)
-names, fetched when first needed and cached by PyJWT's ``PyJWKClient``: a token whose ``kid``
-the cache lacks refetches the JWKS once, at most once per cool-down (decisions D32), so a
-rotated key is picked up and a flood of made-up kids costs the issuer nothing.
+Each trusted issuer is one ``TrustedIssuer`` (``FEEDBACKLOOP_OAUTH_ISSUERS``,
+``services.edge.token_claims``). Its keys come from the JWKS its discovery document
+(``<issuer>/.well-known/openid-configuration``) names, fetched when first needed and cached by
+PyJWT's ``PyJWKClient``: a token whose ``kid`` the cache lacks refetches the JWKS once, at most
+once per cool-down (decisions D32), so a rotated key is picked up and a flood of made-up kids
+costs the issuer nothing.
 
 A token is refused (``Refusal``, answered 401 at the edge, its reason logged without the
 token) when it is expired or not yet valid, names another audience or an unknown issuer, is
 signed with ``alg: none`` or a symmetric algorithm (an HS256 token signed with the issuer's
 public key as its secret is thereby refused before any key is tried), names a kid the issuer
-does not publish, or lacks the claims a principal is made of (``sub``, the tenant).
-
-The principal: ``sub`` is the actor; the tenant is the configured claim; the scopes are the
-known ones in ``scope`` (space-separated, or a list in ``scp``); the roles are the known ones in
-the roles claim (contracts/roles.py). A token whose subject is its own client (``client_id``
-or ``azp`` equal to ``sub``) is a service's, as a client-credentials token is (decisions D33).
+does not publish, or lacks the claims a principal is made of (decisions D34). What a valid
+token grants is ``token_claims.principal_of`` (decisions D33).
 """
 
 import json
@@ -25,14 +21,13 @@ import logging
 import threading
 import time
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import jwt
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from contracts.roles import ROLES
-from services.edge.auth import SCOPES, Principal
+from services.edge.auth import Principal
+from services.edge.token_claims import Refusal, TrustedIssuer, principal_of, shown
 
 log = logging.getLogger(__name__)
 
@@ -41,28 +36,6 @@ log = logging.getLogger(__name__)
 ALGORITHMS = frozenset(
     ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 )
-
-
-class TrustedIssuer(BaseModel):
-    """One configured issuer whose bearer JWTs the API accepts."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    issuer: str = Field(pattern="^https?://", description="the exact `iss` of its tokens")
-    audience: str = Field(min_length=1, description="the `aud` its tokens must name")
-    tenant_claim: str = Field(default="tenant", min_length=1)
-    roles_claim: str = Field(default="roles", min_length=1)
-
-
-TRUSTED_ISSUERS = TypeAdapter(list[TrustedIssuer])
-
-
-class Refusal(Exception):
-    """A bearer JWT not accepted; ``reason`` is what the log says (never the token)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def looks_like_jwt(credential: str) -> bool:
@@ -261,50 +234,3 @@ class TokenVerifier:
         except jwt.PyJWTError:
             raise Refusal("invalid") from None
         return principal_of(claims, trusted, facts)
-
-
-def principal_of(
-    claims: Mapping[str, Any], trusted: TrustedIssuer, facts: dict[str, str]
-) -> Principal:
-    """The principal a verified token's claims describe (the mapping of the module doc)."""
-    subject = claims.get("sub")
-    if not isinstance(subject, str) or not subject:
-        raise Refusal("missing-sub")
-    facts["sub"] = shown(subject)
-    tenant = claim(claims, trusted.tenant_claim)
-    if not isinstance(tenant, str) or not tenant:
-        raise Refusal("missing-tenant")
-    granted = set(words(claims.get("scope"))) | set(words(claims.get("scp")))
-    held = set(words(claim(claims, trusted.roles_claim)))
-    client = claims.get("client_id", claims.get("azp"))
-    return Principal(
-        tenant,
-        subject,
-        frozenset(scope for scope in SCOPES if scope in granted),
-        service=client == subject,
-        roles=frozenset(role for role in ROLES if role in held),
-    )
-
-
-def claim(claims: Mapping[str, Any], name: str) -> Any:
-    """A claim by its name, dotted for a nested one (``realm_access.roles``)."""
-    value: Any = claims
-    for part in name.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return value
-
-
-def words(value: Any) -> list[str]:
-    """A space-separated string or a list of strings, as its words."""
-    if isinstance(value, str):
-        return value.split()
-    if isinstance(value, list):
-        return [item for item in value if isinstance(item, str)]
-    return []
-
-
-def shown(value: Any, limit: int = 200) -> str:
-    """A claim as the log shows it: the caller wrote it, so it is cut short and its control
-    characters escaped (no forged log lines)."""
-    text = str(value)[:limit]
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")

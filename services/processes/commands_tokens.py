@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from services.edge.tokens import Refusal
+from services.edge.token_claims import Refusal
 from services.processes.lifetime import process_settings
 
 HELP = (

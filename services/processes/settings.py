@@ -16,7 +16,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
-from services.edge.tokens import TRUSTED_ISSUERS, TokenVerifier, TrustedIssuer
+from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
+from services.edge.tokens import TokenVerifier
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]
 # One agent's pass rates by the check they bound (SPEC W66); a name that is not one is refused,

@@ -6,12 +6,11 @@ import json
 from collections.abc import Iterator
 
 import httpx
-import oidc_issuer
 import pytest
 
 from tests.conftest import Keys
 from tests.e2e.conftest import Service, auth
-from tests.integration.test_oauth_tokens import ATTACKS, AUDIENCE, CLIENTS, FEEDBACK, SCOPES
+from tests.oidc_tokens import ATTACKS, AUDIENCE, CLIENTS, FEEDBACK, SCOPES, oidc_issuer
 
 
 @pytest.fixture(scope="module")

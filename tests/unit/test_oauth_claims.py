@@ -11,14 +11,8 @@ from pydantic import ValidationError
 from services.edge.auth import KeyRing
 from services.edge.problems import Unauthorized
 from services.edge.scopes import authorize
-from services.edge.tokens import (
-    Refusal,
-    TokenVerifier,
-    TrustedIssuer,
-    looks_like_jwt,
-    principal_of,
-    shown,
-)
+from services.edge.token_claims import Refusal, TrustedIssuer, principal_of, shown
+from services.edge.tokens import TokenVerifier, looks_like_jwt
 from services.processes.settings import Settings
 
 TRUSTED = TrustedIssuer(issuer="https://idp.example.org/realms/x", audience="feedbackloop")
