@@ -26,6 +26,7 @@ class LearningProposals:
         ev.PROPOSAL_RAISED,
         ev.PROPOSAL_PICKED_UP,
         ev.PROPOSAL_ACCEPTED,
+        ev.PROPOSAL_APPROVED,
         ev.PROPOSAL_REJECTED,
         ev.PROPOSAL_SUPERSEDED,
         ev.PROPOSAL_RELEASE_RECORDED,
@@ -46,6 +47,7 @@ class LearningProposals:
             reason text,
             superseded_by uuid,
             resulting_release_id text,
+            approved boolean NOT NULL DEFAULT false,
             summary_ref text NOT NULL,
             evidence_hash text NOT NULL,
             evidence_count int NOT NULL,
@@ -91,6 +93,12 @@ class LearningProposals:
                         "WHERE proposal_id = $1",
                         e.originator_id, e.reviewed_by, p.position,
                     )  # fmt: skip
+                case ev.PROPOSAL_APPROVED:  # decisions D54: still InReview, decided
+                    await conn.execute(
+                        f"UPDATE {table} SET approved = true, reviewed_by = $2, "
+                        "decided_at = $3, position = $4 WHERE proposal_id = $1",
+                        e.originator_id, e.reviewed_by, e.timestamp, p.position,
+                    )  # fmt: skip
                 case ev.PROPOSAL_ACCEPTED | ev.PROPOSAL_REJECTED:
                     state = "Accepted" if topic == ev.PROPOSAL_ACCEPTED else "Rejected"
                     await conn.execute(
@@ -107,8 +115,8 @@ class LearningProposals:
                     )  # fmt: skip
                 case ev.PROPOSAL_RELEASE_RECORDED:
                     await conn.execute(
-                        f"UPDATE {table} SET resulting_release_id = $2, position = $3 "
-                        "WHERE proposal_id = $1",
+                        f"UPDATE {table} SET resulting_release_id = $2, state = 'Accepted', "
+                        "position = $3 WHERE proposal_id = $1",
                         e.originator_id, e.release_id, p.position,
                     )  # fmt: skip
                 case _:
@@ -259,8 +267,10 @@ def proposal_json(row: asyncpg.Record, charter: Sequence[str] = ()) -> dict[str,
         "reason": row["reason"],
         "supersededBy": row["superseded_by"] and str(row["superseded_by"]),
         "resultingReleaseId": row["resulting_release_id"],
-        # C53: the agent registry degrades; an accepted proposal says it waits for its release.
-        "waitingForRelease": row["state"] == "Accepted" and row["resulting_release_id"] is None,
+        # C53: the agent registry degrades; an accepted proposal says it waits for its release
+        # (decisions D54: approved and still InReview, or accepted before that rule).
+        "waitingForRelease": (row["approved"] or row["state"] == "Accepted")
+        and row["resulting_release_id"] is None,
         "profile": row["profile"],
     }
     return shown | {"charterLine": charter_line(shown, charter)}

@@ -100,6 +100,8 @@ def known_proposals(store: EventStore) -> list[Known]:
     moves = {
         LearningProposal.PickedUp: "InReview",
         LearningProposal.Accepted: "Accepted",
+        LearningProposal.ApprovedForRelease: "InReview",
+        LearningProposal.ReleaseRecorded: "Accepted",
         LearningProposal.Rejected: "Rejected",
         LearningProposal.Superseded: "Superseded",
     }

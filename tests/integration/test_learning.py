@@ -359,23 +359,24 @@ async def test_the_api_picks_up_decides_and_refuses_what_the_state_machine_refus
 async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
     live: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """C32, C53: accepted → DraftReleaseRequested; the proposal says it waits; the callback
-    records the release id once. C49: the count, read from the read model, follows each change."""
+    """C32, C53: accepted → DraftReleaseRequested; the proposal says it waits, InReview until
+    the release exists (C34, decisions D54); the callback records the release id once and
+    makes it Accepted. C49: the count, read from the read model, follows each change."""
     proposal_id = await raise_on(live, tenant_of(keys), 0)
     assert await proposals_in(live, "Proposed") == 1
     await client.post(f"/factory/learning/proposals/{proposal_id}/pick-up")
     accepted = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
     )
-    assert accepted.json()["state"] == "Accepted"
+    assert accepted.json()["state"] == "InReview"
     assert await stored_count(live, LearningProposal.DraftReleaseRequested) == 1
     again = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
     )
     assert again.status_code == 200  # C35: natural idempotency, nothing appended
-    assert {state: await proposals_in(live, state) for state in ("Proposed", "Accepted")} == {
-        "Proposed": 0,
-        "Accepted": 1,  # counted once, the repeat counted nothing
+    assert {state: await proposals_in(live, state) for state in ("InReview", "Accepted")} == {
+        "InReview": 1,  # counted once, the repeat counted nothing
+        "Accepted": 0,
     }
     assert await stored_count(live, LearningProposal.DraftReleaseRequested) == 1
     await visible(live)
@@ -386,6 +387,7 @@ async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
         f"/factory/learning/proposals/{proposal_id}/release", json={"releaseId": "rel-9"}
     )
     assert released.json()["resultingReleaseId"] == "rel-9"
+    assert released.json()["state"] == "Accepted"
     conflicting = await client.post(
         f"/factory/learning/proposals/{proposal_id}/release", json={"releaseId": "rel-10"}
     )
