@@ -38,6 +38,7 @@ NIGHT_CONVERSATION_RECORDED = "services.nightly.domain:Night.ConversationRecorde
 NIGHT_CASE_FINISHED = "services.nightly.domain:Night.CaseFinished"
 NIGHT_FINISHED = "services.nightly.domain:Night.Finished"
 
+EVIDENCE_RECORDED = "services.learning.evidence:Evidence.Recorded"
 PROPOSAL_RAISED = "services.learning.domain:LearningProposal.Raised"
 PROPOSAL_PICKED_UP = "services.learning.domain:LearningProposal.PickedUp"
 PROPOSAL_ACCEPTED = "services.learning.domain:LearningProposal.Accepted"

@@ -8,6 +8,7 @@ from contracts.learning import (
     RecordReleaseCommand,
 )
 from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
+from projections.evidence_clusters import EvidenceClusters
 from projections.learning_proposals import LearningProposals
 from services.declaration import Command, Context, Given, Order
 from services.learning.api import learning_routes
@@ -54,7 +55,7 @@ LEARNING = Context(
         Command(DraftReleaseOpened, record_release),
     ),
     routes=lambda http, given: learning_routes(http),
-    read_models=(LearningProposals(),),
+    read_models=(LearningProposals(), EvidenceClusters()),
     publications=PUBLICATIONS,
     subscriptions=SUBSCRIPTIONS,
     orders=(Order(RaiseProposals, proposal_generator),),
