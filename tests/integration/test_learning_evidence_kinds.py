@@ -21,12 +21,11 @@ from services.learning.domain import LearningProposal
 from services.processes.bootstrap import Runtime
 from services.store.artifacts import put_artifact
 from tests.conftest import Keys
-from tests.integration.test_learning import (  # noqa: F401 (live: the fixture)
+from tests.integration.test_learning import (
     NOW,
     ORDER,
     failed_evaluation,
     generator,
-    live,
     neighbour,
     tenant_of,
 )
@@ -37,6 +36,13 @@ AGENT_ASSET = "Office_Coach"  # an agent path as an asset id (W43)
 SKILL = "skill-summarise"
 
 Add = Callable[[Runtime, str, int], Awaitable[None]]
+
+
+@pytest.fixture
+async def live(runtime: Runtime) -> Runtime:
+    """The evidence clusters the generator reads, kept by the follower as in the service."""
+    runtime.start_projections(["learning_proposals", "evidence_clusters"])
+    return runtime
 
 
 async def run_completed(runtime: Runtime, tenant: str, n: int) -> str:
@@ -218,4 +224,3 @@ async def test_picking_up_a_re_evaluation_leaves_the_improvement_evidence_unspen
     assert older.state == "Superseded"
     taken: LearningProposal = live.store.repository.get(re_evaluation.id)
     assert taken.state == "InReview"
-
