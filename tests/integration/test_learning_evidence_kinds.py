@@ -6,6 +6,7 @@ Each neighbour event and each piece of feedback goes through the command bus on 
 PostgreSQL; the generator reads the evidence clusters read model the follower keeps.
 """
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -16,11 +17,15 @@ import pytest
 from contracts.feedback import RecordFeedback
 from contracts.learning import PickUpProposal
 from contracts.neighbours import DriftDetected, RunCompleted, SkillCandidateProposed
+from contracts.reports import ReviewReport, ReviewReportCommand
 from services.bus.issued import Issued
+from services.evals.domain import EvalCase
+from services.evals.lift import Definition
 from services.learning.domain import LearningProposal
 from services.processes.bootstrap import Runtime
 from services.store.artifacts import put_artifact
 from tests.conftest import Keys
+from tests.integration.test_digest import send, submit
 from tests.integration.test_learning import (
     NOW,
     ORDER,
@@ -124,6 +129,23 @@ async def add_memory_feedback(runtime: Runtime, tenant: str, n: int) -> None:
     await feedback(runtime, tenant, "memory", "mem-100")
 
 
+async def add_report(runtime: Runtime, tenant: str, n: int) -> None:
+    await submit(runtime, tenant, NOW - timedelta(days=n), agent=AGENT)
+
+
+async def add_eval_case_failure(runtime: Runtime, tenant: str, n: int) -> None:
+    """A lifted eval case of the agent whose run failed (W43: the case names its agent)."""
+    case = EvalCase.create(
+        case_id=uuid.uuid4(), tenant_id=tenant, source=uuid.uuid4(), agent_path=AGENT, at=NOW
+    )
+    case.lift(Definition(AGENT, f"prompt {n}", [], [], [], None), at=NOW)
+    case.record_run(
+        run_id=uuid.uuid4(), ran_by="alice", model=None, effort="medium", threads=[],
+        summary={"passed": False, "reasons": ["did not look it up"]}, at=NOW,
+    )  # fmt: skip
+    await asyncio.to_thread(runtime.store.save, case)
+
+
 async def add_correction_for_a_missing_task(runtime: Runtime, tenant: str, n: int) -> None:
     """A correction with a corrected artifact on an attempt: no task of the agent's dataset."""
     run_id = await run_completed(runtime, tenant, n)
@@ -140,6 +162,8 @@ KINDS: dict[str, tuple[Add, str, str]] = {  # evidence → (add one, proposal ki
     "feedback-on-attempts": (add_attempt_feedback, "prompt-improvement", AGENT_ASSET),
     "feedback-on-artifacts": (add_artifact_feedback, "prompt-improvement", AGENT_ASSET),
     "feedback-on-memories": (add_memory_feedback, "skill-improvement", SKILL),
+    "wrong-answer-reports": (add_report, "prompt-improvement", AGENT_ASSET),
+    "eval-case-failures": (add_eval_case_failure, "prompt-improvement", AGENT_ASSET),
     "corrections-for-missing-tasks": (
         add_correction_for_a_missing_task, "dataset-addition", f"agent:{AGENT}",
     ),
@@ -224,3 +248,17 @@ async def test_picking_up_a_re_evaluation_leaves_the_improvement_evidence_unspen
     assert older.state == "Superseded"
     taken: LearningProposal = live.store.repository.get(re_evaluation.id)
     assert taken.state == "InReview"
+
+
+async def test_a_report_closed_as_wont_fix_is_no_longer_evidence(live: Runtime, keys: Keys) -> None:
+    """C28: a WontFix says the report was not a fault of the agent: the cluster loses it."""
+    tenant = tenant_of(keys)
+    reports = [await submit(live, tenant, NOW - timedelta(days=n), agent=AGENT) for n in range(3)]
+    for status in ("Triaged", "WontFix"):
+        review = ReviewReport.model_validate({"status": status, "reason": "works as designed"})
+        await send(live, tenant, ReviewReportCommand(report_id=reports[0], review=review), NOW)
+    report = await generator(live).run(ORDER)
+    assert report.raised == []  # two left: below MinEvidenceItems
+    await submit(live, tenant, NOW, agent=AGENT)
+    [proposal] = of_kind(live, (await generator(live).run(ORDER)).raised, "prompt-improvement")
+    assert f"report:{reports[0]}" not in proposal.evidence_refs
