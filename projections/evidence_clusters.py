@@ -37,11 +37,25 @@ import asyncpg
 from contracts.datasets import harvested_dataset
 from contracts.report_facts import block_of
 from projections import events as ev
+from projections.evidence_items import (
+    DATASET_ADDITION,
+    IMPROVEMENT,
+    RE_EVALUATION,
+    Target,
+    agent_asset,
+    case_failed,
+    case_item,
+    feedback_item,
+    report_item,
+    says_wrong,
+    subject_key,
+    track_of,
+)
+from projections.read_model import insert_rows
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_evidence_clusters"
-LOW_RATING = 2
-IMPROVEMENT, RE_EVALUATION, DATASET_ADDITION = "improvement", "re-evaluation", "dataset-addition"
+WAITING = ("tenant_id", "evidence_id", "subject_kind", "subject_ref", "item", "adds_task")
 SPENDING = {  # a proposal's move that spends its evidence, and the state it moves to
     ev.PROPOSAL_PICKED_UP: "InReview",
     ev.PROPOSAL_APPROVED: "InReview",
@@ -49,24 +63,6 @@ SPENDING = {  # a proposal's move that spends its evidence, and the state it mov
     ev.PROPOSAL_REJECTED: "Rejected",
     ev.PROPOSAL_RELEASE_RECORDED: "Accepted",
 }
-
-
-def track_of(kind: str) -> str:
-    """The track a proposal of ``kind`` was raised on."""
-    return kind if kind in (RE_EVALUATION, DATASET_ADDITION) else IMPROVEMENT
-
-
-def agent_asset(agent: str) -> str:
-    """An agent path as an asset id: every ``/`` as ``_`` (as eval cases name it, W43)."""
-    return agent.replace("/", "_")
-
-
-@dataclass(frozen=True)
-class Target:
-    asset_id: str
-    kind: str
-    version: str | None
-    dataset_id: str | None  # the agent's dataset, where the subject's asset is an agent
 
 
 class EvidenceClusters:
@@ -120,12 +116,18 @@ class EvidenceClusters:
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        feedback: list[Any] = []  # consecutive feedback is looked up and written together
         for p in batch:
             e, topic = p.event, ev.topic_of(p.event)
+            if topic == ev.FEEDBACK_RECORDED:
+                if says_wrong(e):
+                    feedback.append(e)
+                continue
+            if feedback:  # before anything else: a subject's asset may follow its feedback
+                await self.feedback(conn, schema, feedback)
+                feedback = []
             if topic == ev.EVIDENCE_RECORDED:
                 await self.recorded(conn, schema, e)
-            elif topic == ev.FEEDBACK_RECORDED:
-                await self.feedback(conn, schema, e)
             elif topic == ev.RUN_HARVESTED:
                 run, agent = e.run, e.run.agent_id
                 target = Target(agent_asset(agent), "agent", run.agent_version,
@@ -165,6 +167,8 @@ class EvidenceClusters:
                 await self.spend(conn, schema, e.originator_id, SPENDING[topic])
             else:
                 raise TypeError(f"evidence clusters do not handle {type(e).__name__}")
+        if feedback:
+            await self.feedback(conn, schema, feedback)
 
     async def add(self, conn: Connection, schema: str, tenant: str, track: str,
                   target: Target, item: dict[str, Any]) -> None:  # fmt: skip
@@ -207,33 +211,31 @@ class EvidenceClusters:
         if item.get("origin") == "drift":  # C40: re-evaluation as well as improvement
             await self.add(conn, schema, e.tenant_id, RE_EVALUATION, target, item)
 
-    async def feedback(self, conn: Connection, schema: str, e: Any) -> None:
-        low = e.kind == "rating" and e.rating is not None and e.rating <= LOW_RATING
-        if not (low or e.kind in ("correction", "escalation")):
-            return
-        kind, ref = subject_key(e.subject_kind, e.subject_ref)
-        rating = f" {e.rating}" if e.rating is not None else ""
-        item = {
-            "evidenceId": f"feedback:{e.originator_id}", "origin": "feedback",
-            "note": f"{e.kind}{rating} on {e.subject_kind} {e.subject_ref}"
-            + (f"; corrected artifact {e.corrected_artifact_ref}"
-               if e.corrected_artifact_ref else ""),
-            "observedAt": e.timestamp.isoformat(),
-            "serves": list(getattr(e, "serves", None) or []),
-        }  # fmt: skip
-        adds_task = bool(e.corrected_artifact_ref) and e.subject_kind != "run"
-        found = await conn.fetchrow(
-            f"SELECT * FROM {schema}.subjects WHERE tenant_id = $1 AND subject_kind = $2 "
-            "AND subject_ref = $3", e.tenant_id, kind, ref,
+    async def feedback(self, conn: Connection, schema: str, events: list[Any]) -> None:
+        """Feedback that says something is wrong, on its subject's asset, or waiting for it:
+        one lookup for the whole run of them, and the waiting ones written together (a
+        catch-up's pages are mostly feedback on subjects not known here)."""
+        keyed = [(e, *subject_key(e.subject_kind, e.subject_ref)) for e in events]
+        rows = await conn.fetch(
+            f"SELECT s.* FROM {schema}.subjects s JOIN unnest($1::text[], $2::text[], "
+            "$3::text[]) AS k(tenant_id, subject_kind, subject_ref) USING (tenant_id, "
+            "subject_kind, subject_ref)",
+            [e.tenant_id for e, _, _ in keyed], [k for _, k, _ in keyed],
+            [r for _, _, r in keyed],
         )  # fmt: skip
-        if found is None:
-            await conn.execute(
-                f"INSERT INTO {schema}.waiting VALUES ($1, $2, $3, $4, $5, $6) "
-                "ON CONFLICT DO NOTHING",
-                e.tenant_id, item["evidenceId"], kind, ref, json.dumps(item), adds_task,
-            )  # fmt: skip
-            return
-        await self.place(conn, schema, e.tenant_id, target_of(found), item, adds_task)
+        known = {(r["tenant_id"], r["subject_kind"], r["subject_ref"]): r for r in rows}
+        waiting = []
+        for e, kind, ref in keyed:
+            item = feedback_item(e)
+            adds_task = bool(e.corrected_artifact_ref) and e.subject_kind != "run"
+            found = known.get((e.tenant_id, kind, ref))
+            if found is None:
+                waiting.append((e.tenant_id, item["evidenceId"], kind, ref, json.dumps(item),
+                                adds_task))  # fmt: skip
+            else:
+                await self.place(conn, schema, e.tenant_id, target_of(found), item, adds_task)
+        await insert_rows(conn, f"{schema}.waiting", WAITING, waiting,
+                          conflict="(tenant_id, evidence_id)")  # fmt: skip
 
     async def place(self, conn: Connection, schema: str, tenant: str, target: Target,
                     item: dict[str, Any], adds_task: bool) -> None:  # fmt: skip
@@ -265,28 +267,16 @@ class EvidenceClusters:
         )
         if found is None:
             return  # a report that names no agent is about no asset
-        item = {
-            "evidenceId": f"report:{e.originator_id}", "origin": "wrong-answer",
-            "note": f"wrong-answer report ({found['kind'] or 'no kind'})",
-            "observedAt": e.timestamp.isoformat(),
-        }  # fmt: skip
+        item = report_item(e, found["kind"])
         target = Target(agent_asset(found["agent"]), "agent", None, None)
         await self.add(conn, schema, found["tenant_id"], IMPROVEMENT, target, item)
 
     async def case_run(self, conn: Connection, schema: str, e: Any) -> None:
-        summary = e.summary if isinstance(e.summary, dict) else {}
-        if summary.get("passed") is not False:
+        if not case_failed(e):
             return
         ref = await conn.fetchval(f"SELECT ref FROM {schema}.cases WHERE case_id = $1",
                                   e.originator_id)  # fmt: skip
-        reasons = ", ".join(summary.get("reasons") or []) or "failed"
-        looked = summary.get("looked_rate")
-        item = {
-            "evidenceId": f"eval-run:{e.run_id}", "origin": "eval-case-failure",
-            "metric": "looked_rate" if looked is not None else None, "value": looked,
-            "note": f"eval case {ref or e.originator_id} failed: {reasons}",
-            "observedAt": e.timestamp.isoformat(),
-        }  # fmt: skip
+        item = case_item(e, ref)
         target = Target(agent_asset(e.agent), "agent", None, None)
         await self.add(conn, schema, e.tenant_id, IMPROVEMENT, target, item)
 
@@ -326,14 +316,6 @@ class EvidenceClusters:
             counts[row["target_asset_id"]] = counts.get(row["target_asset_id"], 0) + 1
         for target, n in counts.items():
             await changed(conn, schema, found["tenant_id"], found["track"], target, -n)
-
-
-def subject_key(subject_kind: str, subject_ref: str) -> tuple[str, str]:
-    """Where a subject's asset is looked up: an attempt by its run (``<runId>#<n>``,
-    decisions D55); every other subject by itself."""
-    if subject_kind == "attempt":
-        return "run", subject_ref.partition("#")[0]
-    return subject_kind, subject_ref
 
 
 def target_of(row: asyncpg.Record) -> Target:
