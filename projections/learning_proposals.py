@@ -295,10 +295,11 @@ async def undecided(
     pool: asyncpg.Pool, tenant_id: str, *, schema: str = SCHEMA
 ) -> tuple[int, datetime | None]:
     """How many of the tenant's proposals wait for a decision, and the oldest one's
-    ``raised_at``. Raises if the table cannot be read (no read model yet)."""
+    ``raised_at``; one a maintainer approved waits for its release, not for a decision
+    (decisions D54). Raises if the table cannot be read (no read model yet)."""
     row = await pool.fetchrow(
         f"SELECT count(*) AS waiting, min(raised_at) AS oldest FROM {schema}.learning_proposals "
-        "WHERE tenant_id = $1 AND NOT (lower(state) = ANY($2::text[]))",
+        "WHERE tenant_id = $1 AND NOT approved AND NOT (lower(state) = ANY($2::text[]))",
         tenant_id,
         list(DECIDED),
     )

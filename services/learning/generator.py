@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 class NotCaughtUp(RuntimeError):
-    """A read model the feedback is read from is behind the store's head."""
+    """The evidence clusters read model is behind the store's head."""
 
 
 ACTOR = "system:proposals"
