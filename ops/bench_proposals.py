@@ -139,7 +139,7 @@ async def bench_proposals(
                         topic_prefix=f"b{uuid.uuid4().hex[:8]}.")  # fmt: skip
     runtime = await Runtime.open(settings)
     try:
-        runtime.start_projections(["evidence_clusters"])
+        runtime.start_projections(["learning_proposals"])
         await asyncio.sleep(1)  # its schema made (the follower applies the raised proposals)
         return [await timed_runs(runtime, size, ready, repeats) for size in sizes]
     finally:

@@ -54,7 +54,8 @@ from projections.evidence_items import (
 from projections.read_model import insert_rows
 from services.followers.reader import Connection, Positioned
 
-SCHEMA = "rm_evidence_clusters"
+# It runs on the learning proposals' reader, in their schema (``projections.learning_proposals``).
+SCHEMA = "rm_learning_proposals"
 WAITING = ("tenant_id", "evidence_id", "subject_kind", "subject_ref", "item", "adds_task")
 SPENDING = {  # a proposal's move that spends its evidence, and the state it moves to
     ev.PROPOSAL_PICKED_UP: "InReview",
@@ -66,7 +67,8 @@ SPENDING = {  # a proposal's move that spends its evidence, and the state it mov
 
 
 class EvidenceClusters:
-    name = "evidence_clusters"
+    """A part of the learning proposals read model: its events, tables and apply."""
+
     handles = (
         ev.EVIDENCE_RECORDED, ev.FEEDBACK_RECORDED, ev.RUN_HARVESTED, ev.REPORT_DRAFTED,
         ev.REPORT_SUBMITTED, ev.REPORT_HANDED_OVER, ev.REPORT_WONT_FIX, ev.CASE_LIFTED,

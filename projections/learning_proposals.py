@@ -3,6 +3,10 @@
 Answers ``GET /factory/learning/proposals`` and ``GET /factory/learning/proposals/{id}``;
 tenant-scoped (C51); the appraisal context's ``proposal_wait`` sensor asks ``undecided``. Only
 event data is used, so a rebuild reproduces the view.
+
+The evidence clusters the ProposalGenerator reads (``projections.evidence_clusters``, which
+owns their tables and queries) run on this read model's reader, in its schema: one reader of
+the log, one connection, for the learning context's read models (decisions D57).
 """
 
 import json
@@ -15,14 +19,12 @@ import asyncpg
 
 from contracts.goals import GoalKind, read_goal_refs
 from projections import events as ev
+from projections.evidence_clusters import EvidenceClusters
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_learning_proposals"
-
-
-class LearningProposals:
-    name = "learning_proposals"
-    handles = (
+OWN = frozenset(
+    (
         ev.PROPOSAL_RAISED,
         ev.PROPOSAL_PICKED_UP,
         ev.PROPOSAL_ACCEPTED,
@@ -31,6 +33,14 @@ class LearningProposals:
         ev.PROPOSAL_SUPERSEDED,
         ev.PROPOSAL_RELEASE_RECORDED,
     )
+)
+CLUSTERS = EvidenceClusters()
+CLUSTER_TOPICS = frozenset(CLUSTERS.handles)
+
+
+class LearningProposals:
+    name = "learning_proposals"
+    handles = tuple(sorted(OWN | CLUSTER_TOPICS))
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -56,7 +66,7 @@ class LearningProposals:
             profile text NOT NULL,
             position bigint NOT NULL
         );
-        """
+        """ + CLUSTERS.ddl(schema)
 
     def indexes(self, schema: str) -> str:
         """A secondary index, for reads only (every write goes by the primary key): a rebuild
@@ -66,9 +76,15 @@ class LearningProposals:
             ON {schema}.learning_proposals (tenant_id, state, kind, target_asset_id);
         CREATE INDEX IF NOT EXISTS learning_proposals_by_count
             ON {schema}.learning_proposals (tenant_id, evidence_count DESC);
-        """
+        """ + CLUSTERS.indexes(schema)
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        await self.apply_own(conn, schema, [p for p in batch if ev.topic_of(p.event) in OWN])
+        clustered = [p for p in batch if ev.topic_of(p.event) in CLUSTER_TOPICS]
+        if clustered:  # other tables: the order between the two parts does not matter
+            await CLUSTERS.apply(conn, schema, clustered)
+
+    async def apply_own(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         table = f"{schema}.learning_proposals"
         for p in batch:
             e = p.event

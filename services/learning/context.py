@@ -8,7 +8,6 @@ from contracts.learning import (
     RecordReleaseCommand,
 )
 from contracts.neighbours import DriftDetected, EvaluationCompleted, SkillCandidateProposed
-from projections.evidence_clusters import EvidenceClusters
 from projections.learning_proposals import LearningProposals
 from services.declaration import Command, Context, Given, Order
 from services.learning.api import learning_routes
@@ -55,7 +54,7 @@ LEARNING = Context(
         Command(DraftReleaseOpened, record_release),
     ),
     routes=lambda http, given: learning_routes(http),
-    read_models=(LearningProposals(), EvidenceClusters()),
+    read_models=(LearningProposals(),),  # the evidence clusters run on its reader
     publications=PUBLICATIONS,
     subscriptions=SUBSCRIPTIONS,
     orders=(Order(RaiseProposals, proposal_generator),),

@@ -97,7 +97,7 @@ async def visible(runtime: Runtime) -> None:
 
 @pytest.fixture
 async def live(runtime: Runtime) -> Runtime:
-    runtime.start_projections(["learning_proposals", "evidence_clusters"])
+    runtime.start_projections(["learning_proposals"])
     return runtime
 
 
@@ -257,7 +257,7 @@ async def test_feedback_is_not_read_from_a_read_model_that_lags(
         await neighbour(runtime, tenant_of(keys), failed_evaluation(n), f"ce-{n}")
     lagging = generator(runtime)
     lagging.wait_seconds = 0.5
-    with pytest.raises(NotCaughtUp, match="rm_evidence_clusters is at 0"):
+    with pytest.raises(NotCaughtUp, match="rm_learning_proposals is at 0"):
         await lagging.run(ORDER)
     assert await stored_count(runtime, LearningProposal.Raised) == 0
 
@@ -404,13 +404,13 @@ async def test_a_second_runtime_sees_the_first_ones_proposals(
     (whose read model follows the same log) raises nothing new."""
     first = await Runtime.open(settings_for(database_url, keys))
     try:
-        first.start_projections(["evidence_clusters"])
+        first.start_projections(["learning_proposals"])
         await raise_on(first, tenant_of(keys), 0)
     finally:
         await first.close()
     second = await Runtime.open(settings_for(database_url, keys))
     try:
-        second.start_projections(["evidence_clusters"])
+        second.start_projections(["learning_proposals"])
         report = await generator(second).run(ORDER)
         assert (report.raised, report.failed) == ([], [])
     finally:

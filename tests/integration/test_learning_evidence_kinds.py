@@ -46,7 +46,7 @@ Add = Callable[[Runtime, str, int], Awaitable[None]]
 @pytest.fixture
 async def live(runtime: Runtime) -> Runtime:
     """The evidence clusters the generator reads, kept by the follower as in the service."""
-    runtime.start_projections(["learning_proposals", "evidence_clusters"])
+    runtime.start_projections(["learning_proposals"])
     return runtime
 
 

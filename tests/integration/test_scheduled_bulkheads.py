@@ -102,7 +102,7 @@ async def test_an_overflowing_cluster_fails_alone_and_every_other_tenant_s_propo
 ) -> None:
     """Item 3 (SPEC C42, C43): the daily proposal run. Tenant A sorts before tenant B, so
     before the bulkhead A's overflow stopped B's proposal, every day."""
-    runtime.start_projections(["evidence_clusters"])
+    runtime.start_projections(["learning_proposals"])
     a, b = tenant_of(keys, 0), tenant_of(keys, 1)
     assert a < b
     for n in range(3):
@@ -155,25 +155,25 @@ async def test_a_read_model_row_that_does_not_read_as_evidence_fails_only_its_ta
 ) -> None:
     """Item 3 (SPEC C28): evidence of tenant A whose row no one foresaw (its note is not
     text) fails A's agent's cluster alone; B's proposal is raised."""
-    runtime.start_projections(["evidence_clusters"])
+    runtime.start_projections(["learning_proposals"])
     a, b = tenant_of(keys, 0), tenant_of(keys, 1)
     for n in range(3):
         await neighbour(runtime, b, failed_evaluation(n), f"ce-b-{n}")
     head = await asyncio.to_thread(runtime.store.recorder.max_notification_id) or 0
-    assert await wait_for_position(runtime.pool, "rm_evidence_clusters", head, 30) >= head
+    assert await wait_for_position(runtime.pool, "rm_learning_proposals", head, 30) >= head
     item = (
         '{"evidenceId": "eval-run:%d", "origin": "eval-case-failure", "note": [1, 2], '
         '"observedAt": "2026-11-30T06:00:00Z"}'
     )
     for n in range(3):
         await runtime.pool.execute(
-            "INSERT INTO rm_evidence_clusters.evidence (tenant_id, track, evidence_id, "
+            "INSERT INTO rm_learning_proposals.evidence (tenant_id, track, evidence_id, "
             "target_asset_id, target_kind, item) VALUES ($1, 'improvement', $2, "
             "'Office_Coach', 'agent', $3)",
             a, f"eval-run:{n}", item % n,
         )  # fmt: skip
     await runtime.pool.execute(
-        "INSERT INTO rm_evidence_clusters.clusters (tenant_id, track, target_asset_id, unspent, "
+        "INSERT INTO rm_learning_proposals.clusters (tenant_id, track, target_asset_id, unspent, "
         "version) VALUES ($1, 'improvement', 'Office_Coach', 3, 3)",
         a,
     )
