@@ -2,8 +2,8 @@
 
 A GoalError says: toward which goal (or none, M06), on which channel, how much and which way
 (``sign``), who caused it (``agency``), whether it reached somebody (``visible``, computed,
-M25), whether a probe found it avoidable (``controllable``: no probe exists here yet, so it
-stays unset, M26), and ``cite`` — always an id or a counter name, never prose (M27).
+M25), whether a probe found it avoidable (``controllable``: unset until a paid probe fills
+it, M26), and ``cite`` — always an id or a counter name, never prose (M27).
 
 ``CONTRIBUTIONS`` is the one place that says what each recorded outcome is worth; it is
 rendered into the README (``contribution_rows``). The derivation takes the table as a
@@ -11,13 +11,22 @@ parameter, so a changed table reads over the whole history at once.
 """
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
 from contracts.goals import GoalKind, GoalRef
+from contracts.runtime_facts import NEGATIVE_VERDICTS, DraftStatus, QuestionStatus
 from services.appraisal.charter import Charter
-from services.appraisal.facts import EvalRunFact, Facts, FeedbackFact, ReportFact, RunFact
+from services.appraisal.facts import (
+    EvalRunFact,
+    Facts,
+    FeedbackFact,
+    OwnerOutcomeFact,
+    PassFact,
+    ReportFact,
+    RunFact,
+)
 from services.appraisal.setpoints import SensorKind, Store
 
 
@@ -51,13 +60,23 @@ class Contribution:
 
 
 C, A = Channel, Agency
-# The contribution table, adapted from SPEC M28–M34 to what this service records. Keyed by the
-# outcome's name; an outcome absent from the table contributes nothing (M29).
+# The contribution table, SPEC M28–M34 as this service records them (decisions D37). Keyed by
+# the outcome's name; an outcome absent from the table contributes nothing (M29, M30).
 CONTRIBUTIONS: Mapping[str, Contribution] = {
     "reply-accepted": Contribution(C.edit, +1.0, A.self, True, "a rating of 5 on the run"),
     "correction": Contribution(C.edit, -1.0, A.owner, note="a person corrected the reply"),
     "low-rating": Contribution(C.edit, -1.0, A.owner, note="a rating of 1 or 2"),
     "escalation": Contribution(C.intervention, -1.0, A.owner, note="a person stepped in"),
+    "draft-sent-unchanged": Contribution(C.edit, +1.0, A.self, True, "the text reached them"),
+    "draft-sent-edited": Contribution(C.edit, -1.0, A.owner, note="a verdict, not proof"),
+    "draft-rejected": Contribution(C.edit, -1.0, A.owner, note="a verdict, not proof"),
+    "question-answered": Contribution(C.commitment, +0.5, A.self, True, "and the run completed"),
+    "question-abandoned": Contribution(C.commitment, -0.5, A.owner),
+    "owner-stop-redirect": Contribution(C.intervention, -0.5, A.owner, note="re-prompted"),
+    "owner-stop-abandoned": Contribution(C.intervention, -0.5, A.owner, note="never resumed"),
+    "owner-error_exposed": Contribution(C.commitment, -1.0, A.self, note="replaces the draft's"),
+    "owner-harm": Contribution(C.commitment, -1.0, A.self, note="replaces the draft's"),
+    "owner-expectation_missed": Contribution(C.commitment, -1.0, A.self, note="replaces it"),
     "report-not-found": Contribution(C.counter, -1.0, A.self, note="wrong-answer report"),
     "report-fabricated": Contribution(C.counter, -1.0, A.self, note="wrong-answer report"),
     "report-retrieval": Contribution(C.counter, -1.0, A.world, note="the search failed it"),
@@ -65,7 +84,7 @@ CONTRIBUTIONS: Mapping[str, Contribution] = {
     "report-outdated": Contribution(C.counter, -1.0, A.world, note="the source moved on"),
     "report-other": Contribution(C.counter, -1.0, A.self, note="any other or no kind"),
     "report-resolved-with-change": Contribution(C.commitment, +0.5, A.self),
-    "report-left-new": Contribution(C.commitment, -0.5, A.owner, note="New past inbox_age"),
+    "report-left-open": Contribution(C.commitment, -0.5, A.owner, note="open past request_closure"),
     "eval-invented": Contribution(C.counter, -1.0, A.self, note="not-invented failed"),
     "eval-failed": Contribution(C.counter, -0.5, A.self, note="failed, nothing invented"),
     "eval-passed": Contribution(C.counter, +0.5, A.self),
@@ -76,6 +95,13 @@ CONTRIBUTIONS: Mapping[str, Contribution] = {
     "stepNulls": Contribution(C.counter, -0.5, A.self, note="RunCompleted counter"),
 }
 RUN_COUNTERS = ("loopStops", "emptyOutputs", "failedFinalCalls", "ceilingHits", "stepNulls")
+# A run cut short (SPEC M45's cut_short): a negative counter naming the stop or silent failure.
+CUT_SHORT = ("loopStops", "emptyOutputs", "failedFinalCalls", "ceilingHits")
+DRAFT_OUTCOMES = {
+    DraftStatus.sent_unchanged: "draft-sent-unchanged",
+    DraftStatus.sent_edited: "draft-sent-edited",
+    DraftStatus.rejected: "draft-rejected",
+}  # pending: no verdict yet (M30)
 TOP_RATING, LOW_RATING = 5, 2
 REPORT_KINDS = ("not-found", "fabricated", "retrieval", "no-access", "outdated")
 
@@ -128,7 +154,8 @@ def of_feedback(
     """Feedback is the owner's channel: whoever corrects, rates or steps in reviews the
     agent's work, so the error did not reach somebody outside through it (visible False);
     exposure is computed where a reply is known to have reached its asker (a report)."""
-    goal = goal_of(fact.serves, charter, None)
+    store = Store.interventions if fact.kind in ("correction", "escalation") else None
+    goal = goal_of(fact.serves, charter, store)
     outcome = {"correction": "correction", "escalation": "escalation"}.get(fact.kind)
     if fact.kind == "rating" and fact.rating is not None:
         if fact.rating >= TOP_RATING:
@@ -145,18 +172,18 @@ def of_report(
     table: Mapping[str, Contribution],
     now: datetime,
 ) -> Iterator[GoalError]:
-    goal = goal_of(fact.serves, charter, Store.inbox)
+    goal = goal_of(fact.serves, charter, Store.requests)
     kind = fact.kind if fact.kind in REPORT_KINDS else "other"
     cite = fact.report_id
     yield from signed(table, f"report-{kind}", goal=goal, visible=fact.reached_reporter, cite=cite)
     if fact.resolved_with_change:
         yield from signed(table, "report-resolved-with-change", goal=goal, visible=True, cite=cite)
-    line = charter.sensing(SensorKind.inbox_age)
+    line = charter.sensing(SensorKind.request_closure)
     if fact.status == "New" and line is not None and line.sensor is not None:
         waited = (now - fact.submitted_at).total_seconds()
         if waited > line.sensor.setpoint.value:  # missed against that line's own setpoint
             missed = goal_of(fact.serves, charter, None) or GoalRef(GoalKind.charter, line.id)
-            yield from signed(table, "report-left-new", goal=missed, visible=True, cite=cite)
+            yield from signed(table, "report-left-open", goal=missed, visible=True, cite=cite)
 
 
 def of_eval(
@@ -182,13 +209,79 @@ def of_run(
             yield from signed(table, name, goal=goal, visible=False, cite=name)
 
 
+def of_runtime(
+    runs: tuple[RunFact, ...],
+    outcomes: tuple[OwnerOutcomeFact, ...],
+    charter: Charter,
+    table: Mapping[str, Contribution],
+) -> Iterator[GoalError]:
+    """SPEC M28, M30–M33: drafts, questions and owner stops, each counted once however many
+    resumed runs report it (the latest report of an item stands; a stop is a redirect if any
+    report saw it resumed). A pending draft or parked question contributes nothing; a linked
+    negative owner outcome replaces its draft's contribution with one −1.0."""
+    drafts: dict[str, tuple[RunFact, DraftStatus]] = {}
+    questions: dict[str, tuple[RunFact, QuestionStatus]] = {}
+    stops: dict[str, tuple[RunFact, bool]] = {}
+    for run in sorted((r for r in runs if not r.development), key=lambda r: r.completed_at):
+        for draft in run.drafts:
+            drafts[draft.draft_id] = (run, draft.status)
+        for question in run.questions:
+            questions[question.question_id] = (run, question.status)
+        for stop in run.stops:
+            resumed = stop.resumed or (stop.stop_id in stops and stops[stop.stop_id][1])
+            stops[stop.stop_id] = (stops.get(stop.stop_id, (run, False))[0], resumed)
+    active = {o.draft_id: o for o in outcomes if o.verdict in NEGATIVE_VERDICTS}
+    for draft_id, (run, status) in drafts.items():
+        goal = goal_of(run.serves, charter, Store.outbox)
+        if draft_id in active:  # M32: one −1.0 in place of the draft's own
+            verdict = active[draft_id].verdict.value
+            yield from signed(table, f"owner-{verdict}", goal=goal, visible=True, cite=draft_id)
+        elif status in DRAFT_OUTCOMES:
+            sent = status is not DraftStatus.rejected
+            yield from signed(table, DRAFT_OUTCOMES[status], goal=goal, visible=sent,
+                              cite=draft_id)  # fmt: skip
+    for question_id, (run, answer) in questions.items():
+        goal = goal_of(run.serves, charter, Store.questions)
+        if answer is QuestionStatus.answered and run.succeeded:
+            yield from signed(table, "question-answered", goal=goal, visible=False,
+                              cite=question_id)  # fmt: skip
+        elif answer is QuestionStatus.abandoned:
+            yield from signed(table, "question-abandoned", goal=goal, visible=False,
+                              cite=question_id)  # fmt: skip
+    for stop_id, (run, resumed) in stops.items():  # M31: once each
+        goal = goal_of(run.serves, charter, Store.interventions)
+        outcome = "owner-stop-redirect" if resumed else "owner-stop-abandoned"
+        yield from signed(table, outcome, goal=goal, visible=False, cite=stop_id)
+
+
+def with_passes(errors: list[GoalError], passes: tuple[PassFact, ...]) -> list[GoalError]:
+    """SPEC M26, M44: a probe fills ``controllable`` of the error it cites (mattered → True,
+    redundant → False; inconclusive and skipped leave it unset); the appraiser adds its one
+    signed error on the ``appraisal`` channel, cite ``appraiser`` (M23, M27)."""
+    filled = {p.cite: p.result for p in passes if p.kind == "probe"}
+    out = []
+    for error in errors:
+        result = filled.get(error.cite)
+        if result in ("mattered", "redundant"):
+            error = replace(error, controllable=result == "mattered")
+        out.append(error)
+    for p in passes:
+        if p.kind == "appraiser" and p.sign:
+            out.append(
+                GoalError(None, Channel.appraisal, p.sign, Agency(p.agency), p.visible,
+                          "appraiser", "appraiser")
+            )  # fmt: skip
+    return out
+
+
 def goal_errors(
     facts: Facts,
     charter: Charter,
     now: datetime,
     table: Mapping[str, Contribution] = CONTRIBUTIONS,
 ) -> list[GoalError]:
-    """Every signed outcome of the facts, in a stable order (feedback, reports, evals, runs)."""
+    """Every signed outcome of the facts, in a stable order (feedback, reports, evals, runs,
+    the runtime's items), with the paid passes' numbers joined in."""
     errors: list[GoalError] = []
     for feedback in facts.feedback:
         errors += of_feedback(feedback, charter, table)
@@ -198,7 +291,18 @@ def goal_errors(
         errors += of_eval(run, charter, table)
     for completed in facts.runs:
         errors += of_run(completed, charter, table)
-    return errors
+    errors += of_runtime(facts.runs, facts.owner_outcomes, charter, table)
+    return with_passes(errors, facts.passes)
+
+
+def cut_short(facts: Facts) -> bool:
+    """SPEC M45: a run the owner accepted with work cut off (a stop or silent failure)."""
+    return any(
+        run.counters is not None
+        and any(run.counters.model_dump(by_alias=True).get(name) for name in CUT_SHORT)
+        for run in facts.runs
+        if not run.development
+    )
 
 
 def contribution_rows(table: Mapping[str, Contribution] = CONTRIBUTIONS) -> str:
