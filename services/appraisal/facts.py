@@ -109,6 +109,7 @@ class Facts:
     passes: tuple[PassFact, ...] = ()
     read: tuple[str, ...] = ()
     unreadable: tuple[str, ...] = field(default=())
+    damaged_runs: int = 0  # run rows that could not be read: missing evidence (M54)
 
     @property
     def partial(self) -> bool:

@@ -88,7 +88,7 @@ async def read_facts(pool: asyncpg.Pool, tenant_id: str, scope: Scope) -> Facts:
             EvalRunFact(r["run_id"], r["agent"], r["passed"], r["invented"], r["at"])
             for r in found["evals"]
         ),
-        runs=tuple(run_fact(row) for row in found["runs"]),
+        runs=tuple(run for run in map(run_or_none, found["runs"]) if run is not None),
         owner_outcomes=tuple(
             OwnerOutcomeFact(
                 r["outcome_id"], r["run_id"], r["draft_id"], OwnerVerdict(r["verdict"])
@@ -98,7 +98,16 @@ async def read_facts(pool: asyncpg.Pool, tenant_id: str, scope: Scope) -> Facts:
         passes=tuple(p for row in found["passes"] for p in pass_fact(row)),
         read=tuple(read),
         unreadable=tuple(unreadable),
+        damaged_runs=sum(1 for row in found["runs"] if run_or_none(row) is None),
     )
+
+
+def run_or_none(row: asyncpg.Record) -> RunFact | None:
+    """A run row, or None when it cannot be read: counted as missing, never dropped (M54)."""
+    try:
+        return run_fact(row)
+    except ValueError:
+        return None
 
 
 def feedback_fact(row: asyncpg.Record) -> FeedbackFact:

@@ -5,7 +5,7 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_parked
+from services.processes import commands_appraisal, commands_parked
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -46,6 +46,7 @@ parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)
 app.command()(contracts)
+commands_appraisal.register(app)
 
 
 if __name__ == "__main__":
