@@ -112,7 +112,7 @@ def test_a_report_left_new_past_the_request_closure_setpoint_is_a_missed_commitm
 
 def test_an_outcome_without_a_goal_goes_to_the_line_watching_its_store() -> None:  # M18
     errors = goal_errors(Facts(reports=(report("not-found"),)), CHARTER, NOW)
-    # M18: the highest-ranked line watching the Inbox (request_closure, rank 2, above outbox_waiting)
+    # M18: the highest-ranked line watching the reports (request_closure)
     assert errors[0].goal == GoalRef(GoalKind.charter, "inbox")
     own = goal_errors(
         Facts(reports=(report("not-found", serves=(GoalRef(GoalKind.task, "t"),)),)), CHARTER, NOW

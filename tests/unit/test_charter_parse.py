@@ -80,8 +80,8 @@ def test_an_unknown_sensor_key_is_refused_naming_the_line() -> None:  # M08
 
 @pytest.mark.parametrize(
     ("kind", "setpoint"),
-    [("request_closure", "5"), ("request_closure", 5), ("outbox_waiting", '"2d"'), ("intervention_rate", "1.5"),
-     ("question_latency", '"3 days"'), ("outbox_waiting", "2.5")],
+    [("request_closure", "5"), ("request_closure", 5), ("outbox_waiting", '"2d"'),
+     ("intervention_rate", "1.5"), ("question_latency", '"3 days"'), ("outbox_waiting", "2.5")],
 )  # fmt: skip
 def test_a_setpoint_in_the_wrong_unit_is_refused_naming_the_line(kind: str, setpoint: str) -> None:
     doc = (
