@@ -40,7 +40,9 @@ MAX_CLOSURES = 100
 
 
 def records_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS) -> APIRouter:
-    router = APIRouter(prefix="/factory/appraisal", tags=["appraisal"])
+    """Paths relative to appraisal's own router, which includes this one (its prefix is
+    ``/factory/appraisal``)."""
+    router = APIRouter()
 
     @router.post(
         "/outcomes",
