@@ -9,9 +9,10 @@ closure's appraisal the label and sums derived here.
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
-from contracts.answers import Answer, Position
+from contracts import answer_examples as examples
+from contracts.answers import Answer, Position, shown_as
 from contracts.feedback import Contract
 from contracts.runtime_facts import OwnerOutcomeFields
 from contracts.scalars import Ref
@@ -64,7 +65,23 @@ class AppraiseClosure(Contract):
     channels: list[Ref] = Field(default_factory=list, max_length=8)
 
 
+OUTCOME_RECORDED: dict[str, JsonValue] = {
+    "outcomeId": "oc-7",
+    "draftId": "draft-3",
+    "active": "oc-7",
+    "position": examples.FEEDBACK_WRITTEN["position"],
+}
+CLOSURES_APPRAISED: dict[str, JsonValue] = {
+    "closures": [
+        {"transitionId": "tr-81", "taskId": "task-1a2b3c4d", "label": "disappointment",
+         "valence": "\u22121.0", "cutShort": False, "followUp": True, "error": None},
+    ]
+}  # fmt: skip
+
+
 class OutcomeRecorded(Answer):
+    model_config = shown_as(OUTCOME_RECORDED)
+
     outcome_id: str = Field(alias="outcomeId")
     draft_id: str = Field(alias="draftId")
     active: str | None = Field(description="The draft's active outcome now; null if withdrawn.")
@@ -83,3 +100,21 @@ class FollowUpStaged(Contract):
     channels: list[Ref] = Field(description="The channels that signed something.")
     cut_short: bool = Field(alias="cutShort", description="A run was cut short (a stop).")
     staged_at: str = Field(alias="stagedAt")
+
+
+class ClosureAppraised(Answer):
+    transition_id: str = Field(alias="transitionId")
+    task_id: str | None = Field(default=None, alias="taskId")
+    label: str | None = None
+    valence: str | None = None
+    cut_short: bool | None = Field(default=None, alias="cutShort")
+    follow_up: bool | None = Field(
+        default=None, alias="followUp", description="A follow-up task was staged (M45)."
+    )
+    error: JsonValue = Field(default=None, description="Why it was not appraised, if so.")
+
+
+class ClosuresAppraised(Answer):
+    model_config = shown_as(CLOSURES_APPRAISED)
+
+    closures: list[ClosureAppraised]

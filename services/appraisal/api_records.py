@@ -15,7 +15,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from contracts.appraisal_records import AppraiseClosure, OutcomeRecorded, RecordOwnerOutcome
+from contracts.appraisal_records import (
+    AppraiseClosure,
+    ClosuresAppraised,
+    OutcomeRecorded,
+    RecordOwnerOutcome,
+)
 from contracts.errors import DomainError
 from contracts.runtime_facts import TaskStatus
 from projections import appraisal as facts_model
@@ -68,7 +73,7 @@ def records_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS
             "position": http.position(outcome, principal),
         }
 
-    @router.post("/closures:appraise", responses=WRITE_ERRORS)
+    @router.post("/closures:appraise", response_model=ClosuresAppraised, responses=WRITE_ERRORS)
     async def appraise_closures(
         principal: Annotated[Principal, Depends(http.scope("factory.evaluation.run"))],
         limit: Annotated[int, Query(ge=1, le=MAX_CLOSURES)] = MAX_CLOSURES,

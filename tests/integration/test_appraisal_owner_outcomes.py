@@ -34,15 +34,31 @@ def cloudevent(event_id: str, type_: str, data: dict[str, Any]) -> bytes:
 
 
 def run_completed(run_id: str, at: datetime, **data: Any) -> bytes:
-    body = {"runId": run_id, "agentId": "coach", "outcome": "succeeded", "inputRef": "urn:in:1",
-            "completedAt": at.isoformat(), "counters": {}, "aFieldWeDoNotKnow": 1, **data}
+    body = {
+        "runId": run_id,
+        "agentId": "coach",
+        "outcome": "succeeded",
+        "inputRef": "urn:in:1",
+        "completedAt": at.isoformat(),
+        "counters": {},
+        "aFieldWeDoNotKnow": 1,
+        **data,
+    }
     return cloudevent(f"run/{run_id}", "factory.runs.v1.RunCompleted", body)  # fmt: skip
 
 
 def owner_outcome(outcome_id: str, draft_id: str, verdict: str, **data: Any) -> bytes:
-    body = {"outcomeId": outcome_id, "runId": "run-1", "draftId": draft_id, "verdict": verdict,
-            "recordedAt": AT.isoformat(), "theirOwnField": "kept and ignored", **data}
-    return cloudevent(f"oc/{outcome_id}", "factory.agents.v1.OwnerOutcomeRecorded", body)  # fmt: skip
+    body = {
+        "outcomeId": outcome_id,
+        "runId": "run-1",
+        "draftId": draft_id,
+        "verdict": verdict,
+        "recordedAt": AT.isoformat(),
+        "theirOwnField": "kept and ignored",
+        **data,
+    }
+    kind = "factory.agents.v1.OwnerOutcomeRecorded"
+    return cloudevent(f"oc/{outcome_id}", kind, body)
 
 
 async def post(client: httpx.AsyncClient, raw: bytes) -> httpx.Response:
