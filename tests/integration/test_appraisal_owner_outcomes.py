@@ -191,3 +191,23 @@ async def test_a_rebuild_replays_owner_outcomes_into_the_same_readings_and_a_new
         ("owner-error_exposed", "d-sent", -1.0),
         ("question-answered", "q-answered", 0.5),
     ]
+
+
+async def test_a_sensor_whose_read_model_is_behind_the_position_asked_reads_deferred(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    """SPEC M20: the charter's read model has the write asked for, the Inbox's has not (no
+    runner moves it here): request_closure reads deferred, not an old value and not a wait."""
+    document = (
+        '[[line]]\nid = "closing"\ntext = "Reports close soon."\n'
+        'sensor = { kind = "request_closure", setpoint = "2d" }\n'
+    )
+    written = await client.put("/factory/appraisal/charter", content=document,
+                               headers={"Content-Type": "application/toml"})  # fmt: skip
+    await caught_up(runtime)
+    params = {"minPosition": written.json()["position"]}
+    got = (await client.get("/factory/appraisal/charter", params=params)).json()
+    assert got["lines"][0]["sensor"]["state"] == "deferred"
+    assert got["lines"][0]["sensor"]["value"] is None
+    now = (await client.get("/factory/appraisal/charter")).json()
+    assert now["lines"][0]["sensor"]["state"] == "nothing-waiting"  # read as it stands
