@@ -9,9 +9,10 @@ from datetime import datetime
 
 from contracts.goals import GoalRef
 from services.appraisal.charter import Charter
+from services.appraisal.derivation import goal_errors
 from services.appraisal.facts import Facts
 from services.appraisal.labels import label, valence
-from services.appraisal.outcomes import CONTRIBUTIONS, Contribution, GoalError, goal_errors
+from services.appraisal.outcomes import CONTRIBUTIONS, Contribution, GoalError
 
 
 def outcome_json(error: GoalError) -> dict[str, object]:

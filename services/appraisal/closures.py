@@ -13,9 +13,10 @@ from typing import Any
 import asyncpg
 
 from services.appraisal.charter import Charter
+from services.appraisal.derivation import cut_short, goal_errors
 from services.appraisal.facts import Facts
 from services.appraisal.labels import Label, Valence, label, valence
-from services.appraisal.outcomes import Contribution, cut_short, goal_errors
+from services.appraisal.outcomes import Contribution
 from services.appraisal.reads import Scope, read_facts
 
 

@@ -15,9 +15,10 @@ from datetime import datetime
 
 from contracts.goals import GoalKind
 from services.appraisal.charter import Charter
+from services.appraisal.derivation import goal_errors
 from services.appraisal.facts import Facts, RunFact
 from services.appraisal.labels import Label, label, valence
-from services.appraisal.outcomes import CONTRIBUTIONS, Contribution, GoalError, goal_errors
+from services.appraisal.outcomes import CONTRIBUTIONS, Contribution, GoalError
 from services.appraisal.steps import read_steps
 
 # The seed's sources, as this service keeps them (decisions D40).

@@ -23,6 +23,7 @@ from contracts.runtime_facts import (
     RunQuestion,
 )
 from services.appraisal.charter import Charter, parse_charter
+from services.appraisal.derivation import goal_errors
 from services.appraisal.facts import (
     EvalRunFact,
     Facts,
@@ -33,14 +34,7 @@ from services.appraisal.facts import (
     RunFact,
 )
 from services.appraisal.labels import FREE, UNREACHABLE, Label, frustrated, label, valence
-from services.appraisal.outcomes import (
-    CONTRIBUTIONS,
-    REPORT_KINDS,
-    Agency,
-    Channel,
-    GoalError,
-    goal_errors,
-)
+from services.appraisal.outcomes import CONTRIBUTIONS, REPORT_KINDS, Agency, Channel, GoalError
 
 CHARTER = parse_charter(
     '[[line]]\nid = "grounded"\ntext = "Answers are grounded."\n'

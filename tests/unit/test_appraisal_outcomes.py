@@ -9,15 +9,10 @@ import pytest
 from contracts.goals import GoalKind, GoalRef
 from contracts.neighbours import RunCounters
 from services.appraisal.charter import Charter, parse_charter
+from services.appraisal.derivation import goal_errors
 from services.appraisal.facts import EvalRunFact, Facts, FeedbackFact, ReportFact, RunFact
 from services.appraisal.health import health
-from services.appraisal.outcomes import (
-    CONTRIBUTIONS,
-    Agency,
-    Channel,
-    contribution_rows,
-    goal_errors,
-)
+from services.appraisal.outcomes import CONTRIBUTIONS, Agency, Channel, contribution_rows
 from services.appraisal.weekly import reports_only_line
 from services.digests.build import ReportFact as DigestReport
 from services.digests.build import as_text, build

@@ -17,8 +17,8 @@ from contracts.runtime_facts import (
     RunQuestion,
 )
 from services.appraisal.charter import EMPTY
+from services.appraisal.derivation import goal_errors
 from services.appraisal.facts import Facts, OwnerOutcomeFact, RunFact
-from services.appraisal.outcomes import goal_errors
 from services.appraisal.owner_outcomes import DraftOutcomes
 
 AT = datetime(2026, 12, 2, 9, tzinfo=UTC)
