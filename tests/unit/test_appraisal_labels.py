@@ -34,7 +34,7 @@ from services.appraisal.facts import (
     RunFact,
 )
 from services.appraisal.labels import FREE, UNREACHABLE, Label, frustrated, label, valence
-from services.appraisal.outcomes import CONTRIBUTIONS, REPORT_KINDS, Agency, Channel, GoalError
+from services.appraisal.outcomes import REPORT_KINDS, Agency, Channel, GoalError
 
 CHARTER = parse_charter(
     '[[line]]\nid = "grounded"\ntext = "Answers are grounded."\n'
@@ -230,16 +230,18 @@ def labels_over(errors: set[GoalError]) -> dict[Label, tuple[GoalError, ...]]:
 
 
 def every_input() -> set[GoalError]:
-    """The whole finite space the label function reads, paid passes included."""
+    """The whole finite space the label function reads (sign, agency, exposure, goal, a
+    probe's answer, delivery, the appraiser's channel), paid passes included."""
     return {
-        err(row.sign, agency, visible, goal=goal, outcome=name, controllable=probe,
-            delivery=row.delivery, channel=channel)
-        for name, row in CONTRIBUTIONS.items()
-        for agency in (row.agency, Agency.world)
-        for channel in (row.channel, Channel.appraisal)
+        err(sign, agency, visible, goal=goal, controllable=probe, delivery=delivery,
+            channel=channel)
+        for sign in (-1.0, -0.5, +0.5, +1.0)
+        for agency in Agency
         for visible in (True, False)
-        for goal in (None, KNOWN, GONE, TASK)
+        for goal in (None, KNOWN, TASK)
         for probe in (None, True, False)
+        for delivery in ((False, True) if sign > 0 else (False,))
+        for channel in (Channel.edit, Channel.appraisal)
     }  # fmt: skip
 
 
