@@ -55,6 +55,11 @@ DATASET_VERSION_PUBLISHED = "services.datasets.domain:Dataset.VersionPublished"
 CHARTER_ADOPTED = "services.appraisal.domain:TenantCharter.Adopted"
 CHARTER_AMENDED = "services.appraisal.domain:TenantCharter.Amended"
 
+KEY_ISSUED = "services.access.domain:ApiKey.Issued"
+KEY_REVOKED = "services.access.domain:ApiKey.Revoked"
+ROLE_GRANTED = "services.access.domain:RoleHolder.Granted"
+ROLE_REVOKED = "services.access.domain:RoleHolder.Revoked"
+
 # Every topic above: what a test resolves.
 READ: tuple[str, ...] = tuple(v for k, v in dict(globals()).items() if k.isupper() and k != "READ")
 

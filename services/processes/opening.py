@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import asyncpg
 
 from projections.read_model import schema_of
+from services.bus.audit import AuditTrail
+from services.bus.audit import ensure_table as ensure_audit_table
 from services.bus.command_bus import CommandBus
 from services.declaration import registry
 from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
@@ -61,6 +63,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
                 await ensure_inbound_tables(conn)
                 await ensure_artifacts_table(conn)
                 await ensure_scheduler_tables(conn)
+                await ensure_audit_table(conn)
                 position_key = await ensure_position_key(conn)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
@@ -81,6 +84,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
         replays=commands.replays,
         loop_store=loop_store,
         alone=commands.alone,
+        audit=AuditTrail(pool),
     )
     return Opened(store, pool, loop_store, bus, position_key)
 
