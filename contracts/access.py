@@ -7,7 +7,7 @@ answered once, to whoever issued it. The audit lists every command the tenant's 
 decided, applied or refused (decisions D30).
 """
 
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import Field
@@ -85,7 +85,7 @@ class KeyIssued(Answer):
         }
     )
 
-    key_id: UUID = Field(alias="keyId")
+    key_id: str = Field(alias="keyId", json_schema_extra={"format": "uuid"})
     key: str = Field(description="The bearer key; it is not shown again.")
     position: Position
 
@@ -95,7 +95,7 @@ class KeyView(Answer):
 
     model_config = shown_as(EXAMPLE_KEY)
 
-    key_id: UUID = Field(alias="keyId")
+    key_id: str = Field(alias="keyId", json_schema_extra={"format": "uuid"})
     subject: str
     scopes: list[str]
     service: bool
@@ -178,7 +178,7 @@ class AuditRecord(Answer):
     at: Timestamp
     command: str = Field(description="The command's name, never its body.")
     command_id: str = Field(alias="commandId")
-    aggregates: list[UUID]
+    aggregates: list[Annotated[str, Field(json_schema_extra={"format": "uuid"})]]
     result: AuditResult
     reason: str | None = Field(description="A refusal's or failure's error code; else null.")
 

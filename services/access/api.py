@@ -83,7 +83,7 @@ def access_routes(http: Http) -> APIRouter:
         outcome = await http.execute(command, principal, command_id(None))
         await http.keys_moved(outcome)
         return {
-            "keyId": outcome.result["keyId"],
+            "keyId": str(outcome.result["keyId"]),
             "key": key,
             "position": http.position(outcome, principal),
         }

@@ -174,3 +174,14 @@ async def audit_page(
     )  # fmt: skip
     last = rows[limit - 1]["id"] if len(rows) > limit else None
     return [record_view(row) for row in rows[:limit]], last
+
+
+async def audit_count(pool: asyncpg.Pool, tenant_id: str, where: AuditFilter) -> int:
+    """How many of the tenant's decisions match ``where`` (an export's progress)."""
+    count = await pool.fetchval(
+        f"SELECT count(*) FROM {TABLE} WHERE tenant_id = $1 "
+        "AND ($2::text IS NULL OR actor = $2) AND ($3::uuid IS NULL OR $3 = ANY(aggregates)) "
+        "AND ($4::timestamptz IS NULL OR at >= $4) AND ($5::timestamptz IS NULL OR at < $5)",
+        tenant_id, where.actor, where.aggregate, where.since, where.until,
+    )  # fmt: skip
+    return int(count)

@@ -5,7 +5,7 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_parked
+from services.processes import commands_access, commands_parked
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -28,6 +28,8 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help=KEYS_HELP)
 parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
+roles_app = typer.Typer(help=commands_access.ROLES_HELP, no_args_is_help=True)
+audit_app = typer.Typer(help=commands_access.AUDIT_HELP, no_args_is_help=True)
 
 
 @app.callback()
@@ -45,6 +47,14 @@ parked_app.command("show")(commands_parked.parked_show)
 parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)
+keys_app.command("revoke")(commands_access.keys_revoke)
+keys_app.command("list")(commands_access.keys_list)
+app.add_typer(roles_app, name="roles")
+roles_app.command("grant")(commands_access.roles_grant)
+roles_app.command("revoke")(commands_access.roles_revoke)
+roles_app.command("list")(commands_access.roles_list)
+app.add_typer(audit_app, name="audit")
+audit_app.command("export")(commands_access.audit_export)
 app.command()(contracts)
 
 

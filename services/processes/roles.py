@@ -55,7 +55,7 @@ HANDOVER = Role("handover", 9469, readers=2, queries=1, library=2, bus=2)
 API = Role("api", 9470, readers=1, queries=3, library=2, bus=2)
 # `feedbackloop api` runs a worker per core, but no more than this unless told: each worker
 # holds its own pools, and a default that grows with the host's cores would not let the
-# README's layout fit a default PostgreSQL (two stacks: 86 of 97 connections with two).
+# README's layout fit a default PostgreSQL (two stacks: 88 of 97 connections with two).
 API_DEFAULT_WORKERS = 2
 # One-shot commands for operators: status, parked.
 OPERATOR = Role("operator", 0, readers=0, queries=2, library=1, bus=0)
