@@ -27,7 +27,7 @@ class IssueApiKey(Contract):
 
     sha256: str = SHA256
     subject: Name
-    scopes: tuple[str, ...] = Field(default=(), max_length=20)
+    scopes: list[str] = Field(default_factory=list, max_length=20)
     service: bool = False
 
 
@@ -55,7 +55,7 @@ class NewApiKey(Contract):
     """``POST /factory/keys``: the key is made by the service and shown once."""
 
     subject: Name
-    scopes: tuple[str, ...] = Field(default=(), max_length=20)
+    scopes: list[str] = Field(default_factory=list, max_length=20)
     service: bool = Field(default=False, description="A service's key, not a person's.")
 
 

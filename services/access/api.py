@@ -49,7 +49,7 @@ def holding(principal: Principal, *roles: str) -> None:
         raise NotPermitted(f"this needs the role {needed}", field="role", role=roles[0])
 
 
-def known_scopes(scopes: tuple[str, ...]) -> None:
+def known_scopes(scopes: list[str]) -> None:
     unknown = sorted(set(scopes) - set(SCOPES))
     if unknown:
         raise Refused(f"unknown scopes {unknown}; known: {', '.join(SCOPES)}", field="scopes")
