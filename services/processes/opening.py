@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from projections.read_model import schema_of
+from contracts.roles import ROLES
 from services.bus.audit import AuditTrail
 from services.bus.audit import ensure_table as ensure_audit_table
 from services.bus.command_bus import CommandBus
@@ -101,4 +102,7 @@ def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
         path.write_text(json.dumps({"key": key, "entry": entry}))
         path.chmod(0o600)
     saved = json.loads(path.read_text())
-    return KeyRing([ApiKeyEntry.model_validate(saved["entry"])]), str(saved["key"])
+    # The developer's key holds every role too (a key saved before roles existed gains them):
+    # on the embedded default one person is every role, the PlatformAdmin who issues the rest.
+    entry = ApiKeyEntry.model_validate({**saved["entry"], "roles": list(ROLES)})
+    return KeyRing([entry]), str(saved["key"])
