@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from projections.read_model import schema_of
 from contracts.roles import ROLES
+from projections.read_model import schema_of
 from services.bus.audit import AuditTrail
 from services.bus.audit import ensure_table as ensure_audit_table
 from services.bus.command_bus import CommandBus
