@@ -104,5 +104,5 @@ def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
     saved = json.loads(path.read_text())
     # The developer's key holds every role too (a key saved before roles existed gains them):
     # on the embedded default one person is every role, the PlatformAdmin who issues the rest.
-    entry = ApiKeyEntry.model_validate({**saved["entry"], "roles": list(ROLES)})
-    return KeyRing([entry]), str(saved["key"])
+    developer = ApiKeyEntry.model_validate({**saved["entry"], "roles": list(ROLES)})
+    return KeyRing([developer]), str(saved["key"])
