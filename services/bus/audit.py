@@ -94,12 +94,14 @@ class AuditTrail:
         for unit in batch:
             for index, (issued, result) in enumerate(zip(unit.commands, unit.results, strict=True)):
                 outcome, reason = ended(result)
-                ids = touched.get((id(unit), index), []) + named_ids(issued.command)
+                # What a decision touched names its aggregates; a refused command touched
+                # none, and is filed under the ids it names (the aggregate it was about).
+                ids = touched.get((id(unit), index)) or named_ids(issued.command)
                 self._rows.append(
                     (
                         issued.tenant_id, issued.actor, sorted(issued.roles), issued.service,
                         issued.at, type(issued.command).__name__, issued.command_id,
-                        list(dict.fromkeys(ids)), outcome, reason,
+                        ids, outcome, reason,
                     )
                 )  # fmt: skip
         if len(self._rows) > BOUND:
