@@ -80,7 +80,7 @@ class AuditTrail:
     pool: asyncpg.Pool
     _rows: list[tuple[Any, ...]] = field(default_factory=list)
     _writer: asyncio.Task[None] | None = None
-    _written: asyncio.Event = field(default_factory=asyncio.Event)
+    _writing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def record(self, batch: Iterable[Unit], decided: Iterable[Decided] = ()) -> None:
         """The rows of a batch whose callers have their answers (``decided``: what was
@@ -117,14 +117,19 @@ class AuditTrail:
     async def flush(self) -> None:
         """Write every row collected so far (a reader of the audit calls it first, so that
         its own process's decisions are there)."""
-        while self._rows:
-            rows, self._rows = self._rows, []
-            try:
-                await self.pool.copy_records_to_table(TABLE, records=rows, columns=COLUMNS)
-            except Exception as error:
-                self._rows[:0] = rows  # kept for the next write
-                log.warning("audit: writing %d rows failed (%r); kept", len(rows), error)
-                return
+        # One write at a time: a reader's flush waits for the rows another write has taken.
+        async with self._writing:
+            while self._rows:
+                rows, self._rows = self._rows, []
+                try:
+                    await self.pool.copy_records_to_table(TABLE, records=rows, columns=COLUMNS)
+                except asyncio.CancelledError:
+                    self._rows[:0] = rows  # the closing flush writes them
+                    raise
+                except Exception as error:
+                    self._rows[:0] = rows  # kept for the next write
+                    log.warning("audit: writing %d rows failed (%r); kept", len(rows), error)
+                    return
 
     async def aclose(self) -> None:
         if self._writer is not None:
