@@ -13,9 +13,12 @@ from pathlib import Path
 
 import httpx
 
+from contracts import topics
+from services.bus.audit import AuditFilter, audit_page
 from services.processes.bootstrap import Runtime
 from tests.conftest import client_for, event_count
 from tests.integration.access_keys import Admins
+from tests.kafka_peer import inbound, produce, record_feedback_event, settled
 
 FEEDBACK = {
     "projectId": "p",
@@ -167,3 +170,26 @@ async def test_the_cli_exports_the_tenants_audit_as_csv(
     assert process.returncode == 0
     with only.open(newline="") as file:
         assert list(csv.DictReader(file)) == []
+
+
+async def test_a_command_that_came_over_kafka_is_in_the_audit_as_its_actor(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """The audit is of the bus, not of one door: a neighbour's command on Kafka is a row too,
+    applied, under the actor its CloudEvent names; another tenant's row is not shown."""
+    command_topic = kafka_runtime.settings.topic_prefix + topics.RECORD_FEEDBACK
+    data = {"projectId": "p", "subjectKind": "memory", "subjectRef": "m-1", "kind": "escalation"}
+    tenant = f"tenant-k-{uuid.uuid4().hex[:6]}"
+    messages = [
+        record_feedback_event(tenant, "svc-a", data),
+        record_feedback_event("another-tenant", "svc-b", data),
+    ]
+    await kafka_runtime.ensure_topics()
+    await produce(kafka_bootstrap, command_topic, messages, key=b"a")
+    async with inbound(kafka_runtime) as consumer:
+        await settled(consumer, 2)
+    await kafka_runtime.bus.flush_audit()
+    rows, _ = await audit_page(kafka_runtime.pool, tenant, AuditFilter())
+    assert [(r["actor"], r["command"], r["result"]) for r in rows] == [
+        ("svc-a", "RecordFeedback", "applied")
+    ]
