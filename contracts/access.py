@@ -19,7 +19,6 @@ from contracts.roles import Role
 from contracts.scalars import Name
 
 SHA256 = Field(pattern="^[0-9a-f]{64}$", description="hex SHA-256 of the key")
-ScopeName = Field(pattern=r"^factory\.[a-z]+\.[a-z]+$", max_length=100)
 
 
 class IssueApiKey(Contract):
