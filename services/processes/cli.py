@@ -5,7 +5,12 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_appraisal, commands_backup, commands_parked
+from services.processes import (
+    commands_access,
+    commands_appraisal,
+    commands_backup,
+    commands_parked,
+)
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -34,6 +39,9 @@ restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 
 tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 
+roles_app = typer.Typer(help=commands_access.ROLES_HELP, no_args_is_help=True)
+audit_app = typer.Typer(help=commands_access.AUDIT_HELP, no_args_is_help=True)
+
 
 @app.callback()
 def started() -> None:
@@ -50,6 +58,14 @@ parked_app.command("show")(commands_parked.parked_show)
 parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)
+keys_app.command("revoke")(commands_access.keys_revoke)
+keys_app.command("list")(commands_access.keys_list)
+app.add_typer(roles_app, name="roles")
+roles_app.command("grant")(commands_access.roles_grant)
+roles_app.command("revoke")(commands_access.roles_revoke)
+roles_app.command("list")(commands_access.roles_list)
+app.add_typer(audit_app, name="audit")
+audit_app.command("export")(commands_access.audit_export)
 app.command()(contracts)
 app.command()(commands_backup.backup)
 app.add_typer(restore_app, name="restore")
@@ -60,8 +76,6 @@ restore_app.command("acknowledge")(commands_backup.restore_acknowledge)
 app.add_typer(tokens_app, name="tokens")
 tokens_app.command("issuers")(tokens_issuers)
 tokens_app.command("check")(tokens_check)
-commands_appraisal.register(app)
-
 commands_appraisal.register(app)
 
 

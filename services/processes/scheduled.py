@@ -51,12 +51,14 @@ def given(
     environ: Mapping[str, str],
 ) -> Given:
     # On the embedded default without configured keys, the development key is the only one
-    # there is; otherwise the configured keys, read afresh for each check.
-    key_store: Callable[[], KeyRing] = (
-        (lambda: keys)
-        if dev_key
-        else (lambda: read_key_store(settings.api_keys, settings.api_keys_file))
-    )
+    # there is; otherwise the configured keys, read afresh for each check, with the store's
+    # keys and grants as this process last read them (kept fresh where it serves the API).
+    def configured_and_stored() -> KeyRing:
+        ring = read_key_store(settings.api_keys, settings.api_keys_file)
+        ring.stand(keys.standing)
+        return ring
+
+    key_store: Callable[[], KeyRing] = (lambda: keys) if dev_key else configured_and_stored
     return Given(
         store,
         bus,
