@@ -15,6 +15,7 @@ DATASET_PUBLISHED = "evaluation.datasets.v1.dataset-published"  # SPEC C23, as t
 LEARNING_PROPOSAL_RAISED = "evaluation.learning.v1.learning-proposal-raised"  # SPEC C37
 LEARNING_PROPOSAL_DECIDED = "evaluation.learning.v1.learning-proposal-decided"  # SPEC C38
 DRAFT_RELEASE_REQUESTED = "evaluation.learning.v1.draft-release-requested"  # SPEC C32, for BC-04
+PERSON_ERASED = "evaluation.privacy.v1.person-erased"  # decisions D44
 
 
 # Other services' events (``contracts.neighbours``): their owners name these topics.

@@ -14,6 +14,7 @@ from services.kafka.inbound.subscription import Subscription
 from services.kafka.publication import Publication
 from services.learning.context import LEARNING
 from services.nightly.context import NIGHTLY
+from services.privacy.context import PRIVACY
 from services.reports.context import REPORTS
 
 CONTEXTS: tuple[Context, ...] = (
@@ -26,6 +27,7 @@ CONTEXTS: tuple[Context, ...] = (
     DATASETS,
     LEARNING,
     APPRAISAL,
+    PRIVACY,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

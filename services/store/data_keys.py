@@ -175,9 +175,7 @@ class DataKeys:
         if cached is not None and now - cached[0] < CACHE_SECONDS:
             return cached[1]
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-            curs.execute(
-                f"SELECT master, wrapped FROM {KEYS_TABLE} WHERE key_id = %s", (key_id,)
-            )
+            curs.execute(f"SELECT master, wrapped FROM {KEYS_TABLE} WHERE key_id = %s", (key_id,))
             row = curs.fetchone()
         key = None if row is None else self.masters.unwrap(row[0], bytes(row[1]))
         with self._lock:
@@ -196,8 +194,7 @@ class DataKeys:
         """Erasure: every key of the person in this tenant destroyed. Answers their ids."""
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
             curs.execute(
-                f"DELETE FROM {KEYS_TABLE} WHERE tenant_id = %s AND person = %s "
-                "RETURNING key_id",
+                f"DELETE FROM {KEYS_TABLE} WHERE tenant_id = %s AND person = %s RETURNING key_id",
                 (tenant_id, person),
             )
             destroyed = [key_id for (key_id,) in curs.fetchall()]
@@ -238,7 +235,9 @@ class DataKeys:
         with self._lock:
             for key_id in destroyed:
                 self._by_id[key_id] = (time.monotonic(), None)
-            self._by_owner = {o: k for o, k in self._by_owner.items() if k[1].key_id not in destroyed}
+            self._by_owner = {
+                o: k for o, k in self._by_owner.items() if k[1].key_id not in destroyed
+            }
             self._by_aggregate = {
                 a: k for a, k in self._by_aggregate.items() if k[1] not in destroyed
             }
@@ -282,7 +281,9 @@ class MemoryDataKeys(DataKeys):
         return destroyed
 
     def destroy_scopes_before(self, tenant_id: str, scope: str) -> list[UUID]:
-        gone = [k.key_id for (t, _, s), k in self._keys.items() if t == tenant_id and "" < s < scope]
+        gone = [
+            k.key_id for (t, _, s), k in self._keys.items() if t == tenant_id and "" < s < scope
+        ]
         self._keys = {o: k for o, k in self._keys.items() if k.key_id not in gone}
         return gone
 

@@ -51,6 +51,8 @@ CONTRACTS_IN_EVENTS: tuple[type[BaseModel], ...] = (RunCompleted,)
 
 class EventStore(Application[UUID]):
     name = STORE_NAME
+    data_keys: DataKeys
+
     def construct_mapper(self) -> Mapper[UUID]:
         """The mapper that seals declared personal fields (services.store.sealing). The
         recorder is built after the mapper, so the keys reach its datastore when first asked;

@@ -161,10 +161,13 @@ class SealingMapper(Mapper[UUID]):
                 f"'{stored_event.topic}', originator_id '{stored_event.originator_id}' and "
                 f"originator_version {stored_event.originator_version}: {error}"
             ) from error
-        place = (stored_event.originator_id, stored_event.originator_version)
+        place = (
+            _as_uuid(stored_event.originator_id) or UUID(int=0),
+            stored_event.originator_version,
+        )
         for path in declared.fields:
             field, _, inner = path.partition(".")
-            value = state.get(field)
+            value: Any = state.get(field)
             if inner and type(value) is dict and is_sealed(value.get(inner)):
                 value[inner] = self._open(place, path, value[inner], path in declared.identity)
             elif is_sealed(value):
@@ -180,13 +183,17 @@ class SealingMapper(Mapper[UUID]):
         object.__setattr__(domain_event, "__dict__", state)
         return domain_event  # type: ignore[no-any-return]
 
-    def _open(self, place: tuple[UUID, int], path: str, sealed: dict[str, Any], identity: bool) -> Any:
+    def _open(
+        self, place: tuple[UUID, int], path: str, sealed: dict[str, Any], identity: bool
+    ) -> Any:
         key_id = UUID(sealed[SEALED])
         key = self.keys.key(key_id)
         if key is not None:
             raw = base64.b64decode(sealed[BOX])
             try:
-                plain = self._cipher(key_id, key).decrypt(raw[:_NONCE], raw[_NONCE:], _place(place, path))
+                plain = self._cipher(key_id, key).decrypt(
+                    raw[:_NONCE], raw[_NONCE:], _place(place, path)
+                )
             except InvalidTag:
                 pass  # not this place's box: read as erased rather than as another's words
             else:
