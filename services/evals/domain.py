@@ -43,7 +43,9 @@ class EvalCase(Aggregate):
 
     class Lifted(Aggregate.Event):
         # The reporter's words, lifted from the report: sealed under that report's key.
-        personal = Personal(text=("prompt", "context"), of="source")
+        personal = Personal(
+            text=("prompt", "context", "must_not_assert", "must_assert"), of="source", binds=True
+        )
 
         tenant_id: str
         source: str
@@ -57,6 +59,8 @@ class EvalCase(Aggregate):
         model: str | None
 
     class Patched(Aggregate.Event):
+        personal = Personal(text=("changes",))  # sealed as the case's lift is
+
         changes: dict[str, Any]
 
     class Confirmed(Aggregate.Event):

@@ -9,7 +9,9 @@ see plain values. Once the key is destroyed, a sealed field reads as erased (``E
 text, ``erased:<key>`` for an identity, so that distinct people stay distinct in counts) and
 the event still decodes.
 
-A sealed field is stored as ``{"sealed": "<key id>", "box": "<base64 nonce + AES-GCM>"}``.
+A sealed field is stored as ``{"sealed": "<key id>", "box": "<base64 nonce + AES-GCM>"}``
+(with a list's length, or the shape of a value that is no text, so that an erased value keeps
+its type and a list its count).
 The nonce is derived from the key and the field's place (aggregate, version, field): the same
 event is always stored as the same bytes (a repeated command, the bus's fast twin of an
 aggregate's ``_create``), and a place holds one value under one key. The place is also the
@@ -40,6 +42,8 @@ from services.store.data_keys import DataKey, DataKeys
 ERASED = "[erased]"
 SEALED = "sealed"
 BOX = "box"
+LENGTH = "n"  # a sealed list's length
+SHAPE = "shape"  # what a sealed value that is no text or list erases to
 _NONCE = 12
 
 
@@ -51,7 +55,9 @@ class Personal:
     ``identity``: fields that name the person. ``person``: the field holding the person (their
     key, in the event's tenant); without it, the key the aggregate named by ``of`` (a field
     holding an aggregate id; by default this event's own aggregate) was sealed under.
-    ``binds``: later events of this aggregate, which name no person, use this event's key.
+    ``binds``: later events of this aggregate, which name no person, use this event's key
+    (a report's hand-over uses its draft's; a case lifted from a report, and its patches, the
+    report's).
     ``dated``: the key is the person's key of the event's month, which a tenant's retention
     destroys (decisions D45); otherwise their key kept until they are erased."""
 
@@ -121,7 +127,10 @@ class SealingMapper(Mapper[UUID]):
                 self.keys.bind(aggregate, key.key_id)
             return key
         of = aggregate if declared.of is None else _as_uuid(state.get(declared.of))
-        return None if of is None else self.keys.bound_key(of)
+        bound = None if of is None else self.keys.bound_key(of)
+        if bound is not None and declared.binds and of != aggregate:
+            self.keys.bind(aggregate, bound.key_id)
+        return bound
 
     def _sealed_state(self, event: Any, declared: Personal) -> dict[str, Any]:
         state = dict(vars(event))
@@ -143,7 +152,12 @@ class SealingMapper(Mapper[UUID]):
         plain = self.transcoder.encode({"v": value})
         nonce = hmac.new(key.key, _place(place, path), hashlib.sha256).digest()[:_NONCE]
         box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, _place(place, path))
-        return {SEALED: str(key.key_id), BOX: base64.b64encode(nonce + box).decode()}
+        sealed = {SEALED: str(key.key_id), BOX: base64.b64encode(nonce + box).decode()}
+        if type(value) is list:
+            sealed[LENGTH] = len(value)  # an erased list keeps its length: counts stay
+        elif type(value) is not str:
+            sealed[SHAPE] = "dict" if type(value) is dict else "other"
+        return sealed
 
     # Reading ---------------------------------------------------------------------------
 
@@ -198,7 +212,11 @@ class SealingMapper(Mapper[UUID]):
                 pass  # not this place's box: read as erased rather than as another's words
             else:
                 return self.transcoder.decode(plain)["v"]
-        return f"erased:{key_id.hex[:12]}" if identity else ERASED
+        if identity:
+            return f"erased:{key_id.hex[:12]}"
+        if LENGTH in sealed:
+            return [ERASED] * int(sealed[LENGTH])
+        return {"dict": {}, "other": None}.get(sealed.get(SHAPE, ""), ERASED)
 
     def _cipher(self, key_id: UUID, key: bytes) -> AESGCM:
         cipher = self._ciphers.get(key_id)
