@@ -14,7 +14,7 @@ import pytest
 
 from contracts import topics
 from projections.read_model import schema_of
-from services.edge.auth import new_key
+from services.edge.auth import SCOPES, new_key
 from services.followers.positions import read_position
 from services.processes.bootstrap import Runtime
 from services.processes.contexts import read_models
@@ -31,8 +31,7 @@ PG_DUMP = PG_DUMP / "pginstall/bin/pg_dump"
 
 
 def key_of(tenant: str, subject: str, roles: list[str]) -> tuple[str, dict[str, Any]]:
-    key, entry = new_key(tenant, subject, ["factory.feedback.write", "factory.feedback.read",
-                                           "factory.evaluation.run", "factory.evaluation.read"])  # fmt: skip
+    key, entry = new_key(tenant, subject, list(SCOPES))
     return key, {**entry, "roles": roles}
 
 
@@ -117,7 +116,8 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
         async with client_for(runtime, admin) as http:
             exported = await http.get(f"/factory/people/{person}/export")
             assert exported.status_code == 200, exported.text
-            assert words in exported.text and other_words not in exported.text
+            assert words in exported.text
+            assert other_words not in exported.text
             assert len(exported.json()["artifacts"]) == 1
             erased = await http.delete(f"/factory/people/{person}")
             assert erased.status_code == 200, erased.text
