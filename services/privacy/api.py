@@ -4,6 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path
 
+from contracts.answers import PersonErasure, PersonExport
 from contracts.privacy import ErasePerson
 from services.bus.issued import Issued
 from services.declaration import Given
@@ -20,7 +21,7 @@ Person = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^\S+$")]
 def privacy_routes(http: Http, given: Given) -> APIRouter:
     router = APIRouter(prefix="/factory/people", tags=["privacy"])
 
-    @router.delete("/{person}", responses=WRITE_ERRORS)
+    @router.delete("/{person}", response_model=PersonErasure, responses=WRITE_ERRORS)
     async def erase_person(
         person: Person, principal: Annotated[Principal, Depends(http.scope(WRITE))]
     ) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def privacy_routes(http: Http, given: Given) -> APIRouter:
         done = await erase(given.store, given.bus, given.pool, issued, given.rebuild)
         return {**done, "position": http.sealed(done["position"], principal)}
 
-    @router.get("/{person}/export", responses=READ_ERRORS)
+    @router.get("/{person}/export", response_model=PersonExport, responses=READ_ERRORS)
     async def export_person(
         person: Person, principal: Annotated[Principal, Depends(http.scope(READ))]
     ) -> dict[str, Any]:

@@ -9,6 +9,7 @@ of their data keys (a key id is random, so it names nothing else).
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from psycopg.rows import tuple_row
 
 from contracts.artifact_refs import SCHEME
@@ -47,7 +48,7 @@ def person_events(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """The person's events in log order, decoded, each as ``{topic, aggregateId, version,
-    position, at, fields}``. ``progress(position, head)`` after each page."""
+    at, fields}``. ``progress(position, head)`` after each page."""
     keys = [str(k).encode() for k in store.data_keys.person_keys(tenant_id, person)]
     if not keys:
         return []
@@ -60,16 +61,27 @@ def person_events(
         for notification in page:
             if any(key in notification.state for key in keys):
                 event = store.mapper.to_domain_event(notification)
-                fields = {k: v for k, v in vars(event).items() if k not in ENVELOPE}
+                fields = as_json({k: v for k, v in vars(event).items() if k not in ENVELOPE})
                 found.append({
                     "topic": notification.topic, "aggregateId": str(notification.originator_id),
-                    "version": notification.originator_version, "position": notification.id,
+                    # No log position: it would tell how much every other tenant wrote.
+                    "version": notification.originator_version,
                     "at": event.timestamp.isoformat(),  # type: ignore[attr-defined]
                     "fields": fields,
                 })  # fmt: skip
         if progress is not None:
             progress(after, head)
     return found
+
+
+def as_json(value: Any) -> Any:
+    """An event's fields as JSON values (ids, times and contract models as their JSON)."""
+    return orjson.loads(orjson.dumps(value, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json", by_alias=True) if dump is not None else str(value)
 
 
 def artifact_refs(events: list[dict[str, Any]]) -> list[str]:

@@ -152,7 +152,10 @@ class SealingMapper(Mapper[UUID]):
         plain = self.transcoder.encode({"v": value})
         nonce = hmac.new(key.key, _place(place, path), hashlib.sha256).digest()[:_NONCE]
         box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, _place(place, path))
-        sealed = {SEALED: str(key.key_id), BOX: base64.b64encode(nonce + box).decode()}
+        sealed: dict[str, Any] = {
+            SEALED: str(key.key_id),
+            BOX: base64.b64encode(nonce + box).decode(),
+        }
         if type(value) is list:
             sealed[LENGTH] = len(value)  # an erased list keeps its length: counts stay
         elif type(value) is not str:
