@@ -11,6 +11,7 @@ from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
 from services.processes.commands_keys import HELP as KEYS_HELP
 from services.processes.commands_keys import keys_new
+from services.processes.commands_privacy import erase, export, rewrap
 from services.processes.commands_readers import handover, inbound, projector, relay
 from services.processes.commands_rebuild import rebuild
 from services.processes.commands_scheduler import scheduler
@@ -46,6 +47,9 @@ parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)
 app.command()(contracts)
+app.command()(erase)
+app.command()(export)
+app.command()(rewrap)
 
 
 if __name__ == "__main__":
