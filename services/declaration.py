@@ -60,6 +60,9 @@ class ContextSettings(Protocol):
     @property
     def read_wait_seconds(self) -> float: ...
 
+    @property
+    def text_retention_months(self) -> dict[str, int]: ...
+
 
 @dataclass(frozen=True)
 class Given:
