@@ -20,6 +20,9 @@ class ErasePerson(Contract):
     (decisions D43); PlatformAdmin only."""
 
     person: PersonId
+    # Filled by the service, never by a client (the route takes no body): the aggregates the
+    # person's data was found in, named in ``person-erased`` for subscribers.
+    aggregates: list[UUID] = Field(default_factory=list, max_length=100_000)
 
 
 class ExpireText(Contract):
@@ -38,3 +41,8 @@ class PersonErased(Contract):
     tenant_id: str = Field(alias="tenantId")
     person_digest: str = Field(alias="personDigest")
     erased_at: datetime = Field(alias="erasedAt")
+    aggregate_ids: list[UUID] = Field(
+        alias="aggregateIds",
+        description="Reports, feedback, cases… the person's data was in: drop or overwrite "
+        "what you hold under these ids.",
+    )

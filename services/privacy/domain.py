@@ -33,8 +33,13 @@ class Erasure(Aggregate):
         person_digest: str
         keys: list[str]  # the data keys destroyed: what was sealed under them reads as erased
         erased_by: str
+        aggregates: list[str]  # where the person's data was: subscribers erase under these
 
-    def __init__(self, tenant_id: str, person_digest: str, keys: list[str], erased_by: str) -> None:
+    def __init__(
+        self, tenant_id: str, person_digest: str, keys: list[str], erased_by: str,
+        aggregates: list[str],
+    ) -> None:  # fmt: skip
+        self.aggregates = aggregates
         self.tenant_id = tenant_id
         self.person_digest = person_digest
         self.keys = keys
@@ -43,12 +48,12 @@ class Erasure(Aggregate):
     @classmethod
     def erase(
         cls, *, erasure_id: UUID, tenant_id: str, person: str, keys: list[UUID],
-        erased_by: str, at: datetime,
+        erased_by: str, aggregates: list[UUID], at: datetime,
     ) -> "Erasure":  # fmt: skip
         return cls._create(
             cls.PersonErased, id=erasure_id, timestamp=at, tenant_id=tenant_id,
             person_digest=person_digest(tenant_id, person), keys=sorted(str(k) for k in keys),
-            erased_by=erased_by,
+            erased_by=erased_by, aggregates=sorted({str(a) for a in aggregates}),
         )  # fmt: skip
 
 

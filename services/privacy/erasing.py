@@ -8,8 +8,10 @@ rebuild from the log now gives: the person's words and name as erased, counts un
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
@@ -34,7 +36,10 @@ async def erase(
     if ADMIN not in issued.roles:  # before reading anything of the person
         raise NotPermitted("erasing a person takes the PlatformAdmin role", field="person")
     events = await asyncio.to_thread(person_events, store, issued.tenant_id, command.person)
-    outcome = await bus.execute(issued)
+    found = [UUID(event["aggregateId"]) for event in events]
+    outcome = await bus.execute(
+        replace(issued, command=command.model_copy(update={"aggregates": found}))
+    )
     refs = artifact_refs(events)
     await pool.execute(
         "DELETE FROM artifacts WHERE tenant_id = $1 AND sha256 = ANY($2::text[])",

@@ -29,7 +29,7 @@ def erase_person(store: EventStore, issued: Issued) -> Decision:
     erasure = Erasure.erase(
         erasure_id=erasure_id_for(issued.tenant_id, issued.command_id),
         tenant_id=issued.tenant_id, person=command.person, keys=destroyed,
-        erased_by=issued.actor, at=issued.at,
+        erased_by=issued.actor, aggregates=command.aggregates, at=issued.at,
     )  # fmt: skip
     return Decision([erasure], {"erasureId": str(erasure.id), "keysDestroyed": len(destroyed)})
 

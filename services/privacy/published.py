@@ -15,6 +15,7 @@ def person_erased(event: Any) -> PersonErased:
         tenant_id=event.tenant_id,
         person_digest=event.person_digest,
         erased_at=event.timestamp,
+        aggregate_ids=event.aggregates,
     )
 
 

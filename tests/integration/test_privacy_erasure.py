@@ -158,6 +158,10 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
 
         # A subscriber reading from offset 0 is told.
         messages = await consume(kafka_bootstrap, settings.topic_prefix + topics.PERSON_ERASED, 2)
-        assert tenant in {json.loads(m.value)["data"]["tenantId"] for m in messages}
+        told = {
+            json.loads(m.value)["data"]["tenantId"]: json.loads(m.value)["data"] for m in messages
+        }
+        assert report_id in told[tenant]["aggregateIds"]
+        assert told[other_tenant]["aggregateIds"] == []
     finally:
         await runtime.close()
