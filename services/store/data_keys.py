@@ -10,8 +10,8 @@ unreadable, in the log and in every copy of the log, while the events themselves
 ``feedbackloop_data_key_bindings`` says which key an aggregate's later events are sealed
 under (a report's hand-over names no person: its draft did). Ids only, nothing personal.
 
-Keys are cached per process, for ``CACHE_SECONDS``: an erasure reaches every other process
-within that time (decisions D42); the erasing process drops its own at once.
+Keys are cached per process (``DataKeys``): an erasure reaches every other process within
+``CACHE_SECONDS`` (decisions D42); the erasing process forgets the keys at once.
 """
 
 import hashlib
@@ -28,6 +28,7 @@ from psycopg.rows import tuple_row
 
 KEYS_TABLE = "feedbackloop_data_keys"
 BINDINGS_TABLE = "feedbackloop_data_key_bindings"
+ERASURES_TABLE = "feedbackloop_data_key_erasures"
 CACHE_SECONDS = 5.0
 # Used when the settings name no master key: fine for development and tests, never for data
 # that matters (docs/privacy.md says how to set one).
@@ -49,6 +50,11 @@ CREATE TABLE IF NOT EXISTS {BINDINGS_TABLE} (
     key_id uuid NOT NULL REFERENCES {KEYS_TABLE} (key_id) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS {BINDINGS_TABLE}_key ON {BINDINGS_TABLE} (key_id);
+CREATE TABLE IF NOT EXISTS {ERASURES_TABLE} (
+    seq bigserial PRIMARY KEY,
+    key_id uuid NOT NULL,
+    erased_at timestamptz NOT NULL DEFAULT now()
+);
 """
 
 
@@ -85,14 +91,22 @@ class DataKey:
 
 
 class DataKeys:
-    """The data keys of one database, as the event store's mapper asks for them."""
+    """The data keys of one database, as the event store's mapper asks for them.
+
+    A process loads every key once, on its first need (one query; a rebuild would otherwise
+    ask once per person), then only the keys made since, one at a time. A destroyed key is
+    written to ``feedbackloop_data_key_erasures`` too, which every process reads at most every
+    ``CACHE_SECONDS`` (one small query) to forget it: nothing else expires."""
 
     def __init__(self, datastore: Callable[[], Any], masters: MasterKeys) -> None:
         self._datastore = datastore
         self.masters = masters
-        self._by_id: dict[UUID, tuple[float, bytes | None]] = {}
-        self._by_owner: dict[tuple[str, str, str], tuple[float, DataKey]] = {}
-        self._by_aggregate: dict[UUID, tuple[float, UUID | None]] = {}
+        self._by_id: dict[UUID, bytes | None] = {}
+        self._by_owner: dict[tuple[str, str, str], DataKey] = {}
+        self._by_aggregate: dict[UUID, UUID] = {}
+        self._loaded = False
+        self._erasures_seen = 0
+        self._checked = -CACHE_SECONDS
         self._lock = threading.Lock()
 
     def _connection(self) -> Any:
@@ -107,14 +121,39 @@ class DataKeys:
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop_data_keys'))")
 
+    def _fresh(self) -> None:
+        """Every key loaded once; keys destroyed elsewhere since the last look forgotten."""
+        now = time.monotonic()
+        if self._loaded and now - self._checked < CACHE_SECONDS:
+            return
+        with self._lock, self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(
+                f"SELECT seq, key_id FROM {ERASURES_TABLE} WHERE seq > %s ORDER BY seq",
+                (self._erasures_seen,),
+            )
+            for seq, key_id in curs.fetchall():
+                self._erasures_seen = seq
+                self._drop(key_id)
+            if not self._loaded:
+                curs.execute(
+                    f"SELECT key_id, tenant_id, person, scope, master, wrapped FROM {KEYS_TABLE}"
+                )
+                for key_id, tenant, person, scope, master, wrapped in curs.fetchall():
+                    key = DataKey(key_id, self.masters.unwrap(master, bytes(wrapped)))
+                    self._by_id[key_id] = key.key
+                    self._by_owner[(tenant, person, scope)] = key
+                curs.execute(f"SELECT aggregate_id, key_id FROM {BINDINGS_TABLE}")
+                self._by_aggregate.update(curs.fetchall())
+                self._loaded = True
+            self._checked = now
+
     def key_for(self, tenant_id: str, person: str, scope: str) -> DataKey:
         """The person's key of this scope, made on first use."""
-        now = time.monotonic()
+        self._fresh()
         cached = self._by_owner.get((tenant_id, person, scope))
-        if cached is not None and now - cached[0] < CACHE_SECONDS:
-            return cached[1]
-        fresh = os.urandom(32)
-        wrapped = aes_key_wrap(self.masters.current, fresh)
+        if cached is not None:
+            return cached
+        wrapped = aes_key_wrap(self.masters.current, os.urandom(32))
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
             curs.execute(
                 f"INSERT INTO {KEYS_TABLE} (key_id, tenant_id, person, scope, master, wrapped) "
@@ -131,14 +170,13 @@ class DataKeys:
         assert row is not None, "inserted or already there"
         key = DataKey(row[0], self.masters.unwrap(row[1], bytes(row[2])))
         with self._lock:
-            self._by_owner[(tenant_id, person, scope)] = (now, key)
-            self._by_id[key.key_id] = (now, key.key)
+            self._by_owner[(tenant_id, person, scope)] = key
+            self._by_id[key.key_id] = key.key
         return key
 
     def bind(self, aggregate_id: UUID, key_id: UUID) -> None:
         """Later events of this aggregate are sealed under this key (they name no person)."""
-        cached = self._by_aggregate.get(aggregate_id)
-        if cached is not None and cached[1] == key_id:
+        if self._by_aggregate.get(aggregate_id) == key_id:
             return
         with self._connection() as conn:
             conn.execute(
@@ -147,39 +185,36 @@ class DataKeys:
                 (aggregate_id, key_id),
             )
         with self._lock:
-            self._by_aggregate[aggregate_id] = (time.monotonic(), key_id)
+            self._by_aggregate[aggregate_id] = key_id
 
     def bound_key(self, aggregate_id: UUID) -> DataKey | None:
         """The key an aggregate's earlier event was sealed under, if any (and not destroyed)."""
-        now = time.monotonic()
-        cached = self._by_aggregate.get(aggregate_id)
-        if cached is None or now - cached[0] >= CACHE_SECONDS:
+        self._fresh()
+        key_id = self._by_aggregate.get(aggregate_id)
+        if key_id is None:  # bound since the load, or never (an aggregate older than sealing)
             with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
                 curs.execute(
                     f"SELECT key_id FROM {BINDINGS_TABLE} WHERE aggregate_id = %s",
                     (aggregate_id,),
                 )
                 row = curs.fetchone()
-            cached = (now, row[0] if row else None)
-            with self._lock:
-                self._by_aggregate[aggregate_id] = cached
-        if cached[1] is None:
-            return None
-        key = self.key(cached[1])
-        return None if key is None else DataKey(cached[1], key)
+            if row is None:
+                return None
+            key_id = self._by_aggregate[aggregate_id] = row[0]
+        key = self.key(key_id)
+        return None if key is None else DataKey(key_id, key)
 
     def key(self, key_id: UUID) -> bytes | None:
         """The data key itself, or None once destroyed."""
-        now = time.monotonic()
-        cached = self._by_id.get(key_id)
-        if cached is not None and now - cached[0] < CACHE_SECONDS:
-            return cached[1]
+        self._fresh()
+        if key_id in self._by_id:
+            return self._by_id[key_id]
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
             curs.execute(f"SELECT master, wrapped FROM {KEYS_TABLE} WHERE key_id = %s", (key_id,))
             row = curs.fetchone()
         key = None if row is None else self.masters.unwrap(row[0], bytes(row[1]))
         with self._lock:
-            self._by_id[key_id] = (now, key)
+            self._by_id[key_id] = key
         return key
 
     def person_keys(self, tenant_id: str, person: str) -> list[UUID]:
@@ -192,25 +227,24 @@ class DataKeys:
 
     def destroy_person(self, tenant_id: str, person: str) -> list[UUID]:
         """Erasure: every key of the person in this tenant destroyed. Answers their ids."""
-        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-            curs.execute(
-                f"DELETE FROM {KEYS_TABLE} WHERE tenant_id = %s AND person = %s RETURNING key_id",
-                (tenant_id, person),
-            )
-            destroyed = [key_id for (key_id,) in curs.fetchall()]
-        self._forget(destroyed)
-        return destroyed
+        return self._destroy("tenant_id = %s AND person = %s", (tenant_id, person))
 
     def destroy_scopes_before(self, tenant_id: str, scope: str) -> list[UUID]:
         """Retention: every dated key of the tenant for a month before ``scope`` destroyed."""
+        return self._destroy("tenant_id = %s AND scope <> '' AND scope < %s", (tenant_id, scope))
+
+    def _destroy(self, where: str, arguments: tuple[str, str]) -> list[UUID]:
+        """The keys deleted and their ids written to the erasures, in one transaction."""
+        statement = (
+            f"WITH gone AS (DELETE FROM {KEYS_TABLE} WHERE {where} RETURNING key_id) "
+            f"INSERT INTO {ERASURES_TABLE} (key_id) SELECT key_id FROM gone RETURNING key_id"
+        )
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
-            curs.execute(
-                f"DELETE FROM {KEYS_TABLE} WHERE tenant_id = %s AND scope <> '' "
-                "AND scope < %s RETURNING key_id",
-                (tenant_id, scope),
-            )
+            curs.execute(statement, arguments)
             destroyed = [key_id for (key_id,) in curs.fetchall()]
-        self._forget(destroyed)
+        with self._lock:
+            for key_id in destroyed:
+                self._drop(key_id)
         return destroyed
 
     def rewrap(self) -> int:
@@ -231,16 +265,13 @@ class DataKeys:
                 done += 1
         return done
 
-    def _forget(self, destroyed: list[UUID]) -> None:
-        with self._lock:
-            for key_id in destroyed:
-                self._by_id[key_id] = (time.monotonic(), None)
-            self._by_owner = {
-                o: k for o, k in self._by_owner.items() if k[1].key_id not in destroyed
-            }
-            self._by_aggregate = {
-                a: k for a, k in self._by_aggregate.items() if k[1] not in destroyed
-            }
+    def _drop(self, key_id: UUID) -> None:
+        """Forget a destroyed key (the caller holds the lock)."""
+        self._by_id[key_id] = None
+        for owner in [o for o, k in self._by_owner.items() if k.key_id == key_id]:
+            del self._by_owner[owner]
+        for aggregate in [a for a, k in self._by_aggregate.items() if k == key_id]:
+            del self._by_aggregate[aggregate]
 
 
 class MemoryDataKeys(DataKeys):
