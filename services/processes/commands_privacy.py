@@ -7,16 +7,20 @@ tenant's PlatformAdmin (decisions D43), on the one tenant they name.
 
 import json
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from services.processes import roles
 from services.processes.bootstrap import Runtime
-from services.processes.lifetime import console, process_settings, run_operator
+from services.processes.lifetime import console, process_settings, run_command, run_operator
 
 OPERATOR = "operator"
+# An erasure sends one command and rebuilds every read model: a rebuild's connections and a bus.
+ERASING = replace(roles.REBUILD, name="erase", bus=2)
 ADMIN = frozenset({"PlatformAdmin"})
 Person = Annotated[str, typer.Option("--person", help="The person, as their API key names them")]
 Tenant = Annotated[str, typer.Option("--tenant", help="The tenant the person belongs to")]
@@ -40,7 +44,7 @@ def erase(person: Person, tenant: Tenant) -> None:
         with console.status(f"erasing {person} and rebuilding the read models"):
             return await erased(rt.store, rt.bus, rt.pool, issued, given.rebuild)
 
-    done = run_operator(process_settings(), work)
+    done = run_command(process_settings(), ERASING, work)
     console.print(
         f"erased {person} of {tenant}: {done['keysDestroyed']} keys destroyed, "
         f"{done['events']} events now read as erased, {done['artifactsDeleted']} artifacts deleted"
