@@ -86,6 +86,7 @@ from bench_processes import (  # noqa: E402
     rebuild_process,
     relay_process,
 )
+from bench_proposals import bench_proposals  # noqa: E402
 from eventsourcing.persistence import Mapper  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
@@ -917,7 +918,7 @@ async def drive_people(
 
 
 def part_privacy(bench: Bench) -> list[dict[str, Any]]:
-    """8. What sealing personal fields costs (decisions D42), each figure against the same work
+    """9. What sealing personal fields costs (decisions D42), each figure against the same work
     through the plain mapper (the same transcoder, nothing sealed or opened), measured before
     and after it: RecordFeedback through the command bus in-process (what every HTTP and Kafka
     command runs; its ``givenBy`` is sealed), and reading and decoding the log those commands
@@ -925,7 +926,7 @@ def part_privacy(bench: Bench) -> list[dict[str, Any]]:
     store, url, args = bench.store, bench.url, bench.args
     sealing, plain = store.mapper, Mapper(store.mapper.transcoder)
     total, clients, people = args.privacy_commands, args.connections, 1000
-    console.print(f"[bold]8.[/] sealing: {total:,} commands of {people} people, plain and sealed …")
+    console.print(f"[bold]9.[/] sealing: {total:,} commands of {people} people, plain and sealed …")
 
     def through(mapper: Mapper[Any], first: int, count: int) -> dict[str, Any]:
         store.mapper = mapper
@@ -973,6 +974,26 @@ def part_privacy(bench: Bench) -> list[dict[str, Any]]:
     ]
 
 
+def part_proposals(bench: Bench) -> list[dict[str, Any]]:
+    """8. The daily proposal run with 10,000 and with ``--evidence`` evidence events behind it
+    (``ops/bench_proposals.py``): flat means at most 50 % more."""
+    sizes = (10_000, bench.args.evidence)
+    console.print(f"[bold]8.[/] the proposal run with {sizes[0]:,} and {sizes[1]:,} evidence …")
+    small, large = asyncio.run(bench_proposals(bench.url, sizes))
+    bench.details |= {"proposal_runs": [small, large]}
+    ready = small["ready_clusters"]
+    return [
+        row(
+            f"Proposal run, {ready} ready clusters, {sizes[1]:,} evidence events behind it",
+            round(large["median_s"] * 1000, 1),
+            "ms",
+            f"same, {sizes[0]:,} evidence events",
+            round(small["median_s"] * 1000, 1),
+            Target(1.5, of="ratio", at_most=True),
+        ),
+    ]
+
+
 # Each part a function returning rows; another module adds its own (``PARTS["x"] = part``).
 PARTS: dict[str, Part] = {
     "http": part_http,
@@ -982,6 +1003,7 @@ PARTS: dict[str, Part] = {
     "relay": part_relay,
     "memory": part_memory,
     "privacy": part_privacy,
+    "proposals": part_proposals,
 }
 
 
@@ -1096,6 +1118,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--privacy-commands", type=int, help="commands of the sealing part [40,000; quick 4,000]"
     )
+    parser.add_argument(
+        "--evidence",
+        type=int,
+        help="evidence events behind the larger proposal run [1,000,000; quick 100,000]",
+    )
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
     # 60,000: a sustained rate, about ten seconds (5,000 took a second and a half, mostly start
@@ -1105,6 +1132,7 @@ def main(argv: list[str] | None = None) -> int:
     args.seconds = args.seconds or (10 if args.quick else 60)
     args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)
     args.events = args.events or (20_000 if args.quick else 1_000_000)
+    args.evidence = args.evidence or (100_000 if args.quick else 1_000_000)
     args.history = args.history or (20_000 if args.quick else 1_000_000)
     args.window = args.window or (5_000 if args.quick else 20_000)
     args.relay_events = args.relay_events or (10_000 if args.quick else 50_000)
