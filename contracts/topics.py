@@ -18,6 +18,7 @@ LEARNING_PROPOSAL_DECIDED = "evaluation.learning.v1.learning-proposal-decided"  
 DRAFT_RELEASE_REQUESTED = "evaluation.learning.v1.draft-release-requested"  # SPEC C32, for BC-04
 # A follow-up task staged by a closure appraisal, for the task system to take (SPEC M45, M46).
 FOLLOW_UP_STAGED = "evaluation.appraisal.v1.follow-up-staged"
+PERSON_ERASED = "evaluation.privacy.v1.person-erased"  # decisions D44
 
 
 # Other services' events (``contracts.neighbours``): their owners name these topics.

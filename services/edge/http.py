@@ -62,7 +62,10 @@ class Http:
         repeat with the same request answers what it shows now, another request a 409."""
         identity = digest = None
         if key is not None:
-            identity = f"http/{principal.tenant_id}/{principal.subject}/{key}"
+            # The caller by digest: the receipt is kept in the log for good, and a person's id
+            # must not outlive their erasure there (decisions D43).
+            caller = hashlib.sha256(principal.subject.encode()).hexdigest()[:32]
+            identity = f"http/{principal.tenant_id}/{caller}/{key}"
             said = f"{type(command).__name__}:{command.model_dump_json()}"
             digest = hashlib.sha256(said.encode()).hexdigest()
         issued = Issued(

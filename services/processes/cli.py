@@ -16,6 +16,7 @@ from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
 from services.processes.commands_keys import HELP as KEYS_HELP
 from services.processes.commands_keys import keys_new
+from services.processes.commands_privacy import erase, export, rewrap
 from services.processes.commands_readers import handover, inbound, projector, relay
 from services.processes.commands_rebuild import rebuild
 from services.processes.commands_scheduler import scheduler
@@ -67,6 +68,9 @@ roles_app.command("list")(commands_access.roles_list)
 app.add_typer(audit_app, name="audit")
 audit_app.command("export")(commands_access.audit_export)
 app.command()(contracts)
+app.command()(erase)
+app.command()(export)
+app.command()(rewrap)
 app.command()(commands_backup.backup)
 app.add_typer(restore_app, name="restore")
 restore_app.command("prepare")(commands_backup.restore_prepare)

@@ -15,6 +15,7 @@ from services.kafka.inbound.subscription import Subscription
 from services.kafka.publication import Publication
 from services.learning.context import LEARNING
 from services.nightly.context import NIGHTLY
+from services.privacy.context import PRIVACY
 from services.reports.context import REPORTS
 
 CONTEXTS: tuple[Context, ...] = (
@@ -28,6 +29,7 @@ CONTEXTS: tuple[Context, ...] = (
     LEARNING,
     APPRAISAL,
     ACCESS,
+    PRIVACY,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

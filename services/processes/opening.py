@@ -56,6 +56,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
                 store = await asyncio.to_thread(
                     open_store,
                     database_url,
+                    settings.master_key_ring,
                     POSTGRES_POOL_SIZE=str(role.library_kept_open),
                     POSTGRES_MAX_OVERFLOW=str(role.library - role.library_kept_open),
                 )

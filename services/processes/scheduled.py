@@ -14,10 +14,11 @@ from services.evals.agents import agent_client_from_settings
 from services.evals.runs import CaseRunner
 from services.evals.scoring import Thresholds
 from services.nightly.confirmer import read_key_store
-from services.processes.contexts import CONTEXTS
+from services.processes.contexts import CONTEXTS, read_models
 from services.processes.settings import Settings
 from services.processes.webhooks import digest_routes
-from services.scheduling.orders import BuildDigest, PlanNight, RaiseProposals
+from services.projecting.rebuild import rebuild_many
+from services.scheduling.orders import BuildDigest, ExpireOldText, PlanNight, RaiseProposals
 from services.scheduling.scheduler import Scheduler
 from services.store.event_store import EventStore
 
@@ -69,6 +70,7 @@ def given(
         key_store,
         case_runner(settings, store, bus),
         digest_routes(settings),
+        rebuild=lambda: rebuild_many(store, pool, read_models()),
     )
 
 
@@ -86,6 +88,7 @@ def new_scheduler(given: Given, tick_seconds: float) -> Scheduler:
         nights,
         carried_out_by(given, BuildDigest),
         proposals=carried_out_by(given, RaiseProposals),
+        retention=carried_out_by(given, ExpireOldText),
         night_hour=nights.settings.start_hour_utc if nights.settings.enabled else None,
         tick_seconds=tick_seconds,
     )
