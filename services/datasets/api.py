@@ -178,7 +178,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
                                  request_key=key)  # fmt: skip
         # Decided before the artifact is stored: a request refused (409) stores nothing, and a
         # replay stores nothing new (its version's artifact is there already).
-        trial = Issued(publish, principal.tenant_id, principal.subject, "trial", http.clock())
+        trial = Issued(publish, principal.tenant_id, principal.subject, "trial", http.clock(),
+                       roles=principal.roles)  # fmt: skip
         if await asyncio.to_thread(publishes, events, trial):
             try:
                 await keep(http, principal.tenant_id, content)

@@ -18,6 +18,7 @@ from contracts.reports import (
 )
 from services.bus.decisions import Decision
 from services.bus.issued import Issued
+from services.permissions.rules import not_own
 from services.reports.domain import Report, report_id_for
 from services.reports.wrong_answer import compose_report
 from services.store.event_store import EventStore
@@ -112,6 +113,7 @@ def review_report(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, ReviewReportCommand)
     report = load_for(store, issued, command.report_id)
+    not_own(issued, report.reporter, "reviewing this report")  # SPEC C52, decisions D24
     review = command.review
     report.review(
         review.status,
