@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from contracts.answers import Answer, Position, shown_as
 from contracts.feedback import Contract
 from contracts.scalars import Name, NoNul, NotBlank
 
@@ -37,12 +38,25 @@ class RegisterAgentCommand(Contract):
     """``RegisterAgent`` with the agent it is about."""
 
     agent: Name
-    register: RegisterAgent
+    registration: RegisterAgent
 
 
-class RegisteredAgent(Contract):
+REGISTERED = {"agent": "support/agent", "maintainers": ["maria"], "repository": "acme/support"}
+
+
+class RegisteredAgent(Answer):
     """An agent as the register holds it."""
+
+    model_config = shown_as(REGISTERED)
 
     agent: str
     maintainers: list[str]
     repository: str | None = None
+
+
+class AgentRegistered(RegisteredAgent):
+    """What a registration answers: the agent as the register now holds it, and where."""
+
+    model_config = shown_as({**REGISTERED, "position": "p1.dev.aGVsbG8"})
+
+    position: Position
