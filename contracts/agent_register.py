@@ -5,6 +5,7 @@ events), written by a PlatformAdmin; never a value a reporter types (decisions D
 from typing import Annotated
 
 from pydantic import Field, StringConstraints
+from pydantic.config import JsonDict
 
 from contracts.answers import Answer, Position, shown_as
 from contracts.feedback import Contract
@@ -41,7 +42,11 @@ class RegisterAgentCommand(Contract):
     registration: RegisterAgent
 
 
-REGISTERED = {"agent": "support/agent", "maintainers": ["maria"], "repository": "acme/support"}
+REGISTERED: JsonDict = {
+    "agent": "support/agent",
+    "maintainers": ["maria"],
+    "repository": "acme/support",
+}
 
 
 class RegisteredAgent(Answer):
@@ -57,6 +62,8 @@ class RegisteredAgent(Answer):
 class AgentRegistered(RegisteredAgent):
     """What a registration answers: the agent as the register now holds it, and where."""
 
-    model_config = shown_as({**REGISTERED, "position": "p1.dev.aGVsbG8"})
+    model_config = shown_as(
+        {**REGISTERED, "position": "sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"}
+    )
 
     position: Position

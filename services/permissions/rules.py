@@ -87,6 +87,18 @@ def permitted(permits: tuple[str, ...], handler: Handler, what: str) -> Handler:
     return checked
 
 
+def giver_role(roles: frozenset[str] | None) -> str | None:
+    """SPEC C05, decisions D23: the role feedback is given in, as recorded: the first of
+    requester, reviewer, operator the giver holds (a Kafka message naming its ``role`` holds
+    that one only). None for the service's own feedback."""
+    if roles is None:
+        return None
+    for role in FEEDBACK_GIVERS:
+        if role in roles:
+            return role.lower()
+    return None
+
+
 def not_own(issued: Issued, author: str, what: str) -> None:
     """SPEC C52 / D24: a Reviewer never decides on their own report, whatever else they hold.
     Only a caller's command is checked; the service's own work has no author of its own."""
