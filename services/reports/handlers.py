@@ -18,6 +18,7 @@ from contracts.reports import (
 )
 from services.bus.decisions import Decision
 from services.bus.issued import Issued
+from services.permissions.agent_register import maintainers_of
 from services.permissions.rules import not_own
 from services.reports.domain import Report, report_id_for
 from services.reports.wrong_answer import compose_report
@@ -98,7 +99,9 @@ def draft_report(store: EventStore, issued: Issued) -> Decision:
 
 def compose_wrong_answer(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(issued.command, ComposeWrongAnswer)
-    block, draft = compose_report(issued.command)
+    agent = issued.command.reply.agent_name
+    registered = maintainers_of(store, issued.tenant_id, agent) if agent else ()
+    block, draft = compose_report(issued.command, registered)
     return drafted(store, issued, draft, block, issued.command)
 
 
