@@ -66,10 +66,10 @@ class CaseRunner:
                 "a run runs as the person who pressed Run, never as a service identity",
                 field="ranBy",
             )
-        case = await self.load(principal.tenant_id, case_id)
         # The role rules before the agent is asked anything: a refused run costs no
         # conversation (decisions D23); the bus asks them again of the record.
         require(principal.roles, MAINTAINER, "RecordEvalRun")
+        case = await self.load(principal.tenant_id, case_id)
         await asyncio.to_thread(
             require_maintainer, self.store, principal.tenant_id, principal.subject,
             principal.roles, case.agent or "", "a run of this case",
