@@ -22,8 +22,8 @@ from tests.integration.test_event_door import post
 from tests.integration.test_event_door_scopes import PAYLOADS
 from tests.unit.test_wrong_answer import SEED_FACTS
 
-R, V, M, O, A = "Requester", "Reviewer", "AssetMaintainer", "Operator", "PlatformAdmin"
-GIVERS = {R, V, O}
+R, V, M, OP, A = "Requester", "Reviewer", "AssetMaintainer", "Operator", "PlatformAdmin"
+GIVERS = {R, V, OP}
 
 # Every write route, and the roles that may call it (decisions D23). A write route missing
 # here fails ``test_the_table_names_every_write_route``. ``None``: no command behind it is
@@ -44,11 +44,11 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/learning/proposals/{proposal_id}/pick-up"): {M},
     ("post", "/factory/learning/proposals/{proposal_id}/decide"): {M},
     ("post", "/factory/learning/proposals/{proposal_id}/release"): {M},
-    ("post", "/factory/evaluation/datasets/{datasetId}/tasks"): {O},
-    ("delete", "/factory/evaluation/datasets/{datasetId}/tasks/{taskId}"): {O},
-    ("post", "/factory/evaluation/datasets/{datasetId}/snapshot"): {O},
-    ("post", "/factory/evaluation/datasets/{datasetId}/consents"): {O},
-    ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): {O},
+    ("post", "/factory/evaluation/datasets/{datasetId}/tasks"): {OP},
+    ("delete", "/factory/evaluation/datasets/{datasetId}/tasks/{taskId}"): {OP},
+    ("post", "/factory/evaluation/datasets/{datasetId}/snapshot"): {OP},
+    ("post", "/factory/evaluation/datasets/{datasetId}/consents"): {OP},
+    ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): {OP},
     ("put", "/factory/appraisal/charter"): {A},
     ("put", "/factory/agents/{agent}"): {A},
     ("post", "/factory/events"): None,  # per event type: ``EVENT_ALLOWED``
@@ -59,11 +59,11 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
 }
 # The event door, per CloudEvent type (the commands on Kafka are the same commands).
 EVENT_ALLOWED: dict[str, set[str]] = {
-    "factory.runs.v1.RunCompleted": {O},
-    "factory.artifacts.v1.ArtifactValidated": {O},
-    "factory.quality.v1.EvaluationCompleted": {O},
-    "factory.quality.v1.DriftDetected": {O},
-    "factory.memory.v1.SkillCandidateProposed": {O},
+    "factory.runs.v1.RunCompleted": {OP},
+    "factory.artifacts.v1.ArtifactValidated": {OP},
+    "factory.quality.v1.EvaluationCompleted": {OP},
+    "factory.quality.v1.DriftDetected": {OP},
+    "factory.memory.v1.SkillCandidateProposed": {OP},
     "evaluation.feedback.v1.RecordFeedback": GIVERS,
 }
 PATH_VALUES = {
@@ -215,7 +215,7 @@ async def test_an_event_naming_a_role_its_key_does_not_hold_is_refused(
     }
     before = await event_count(runtime)
     answer = await post(client, event, **auth(keys.by_role[R]))
-    refused_for_role(answer, {O})
+    refused_for_role(answer, {OP})
     assert await event_count(runtime) == before
 
 
@@ -377,7 +377,7 @@ async def test_feedback_records_the_giver_s_role(
     from services.feedback.domain import Feedback
 
     body = {"projectId": "p", "subjectKind": "run", "subjectRef": "r-1", "kind": "escalation"}
-    for role in (R, V, O):
+    for role in (R, V, OP):
         answer = await client.post("/factory/feedback", json=body, headers=auth(keys.by_role[role]))
         assert answer.status_code == 201, answer.text
         feedback: Feedback = runtime.store.repository.get(uuid.UUID(answer.json()["feedbackId"]))
