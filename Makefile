@@ -7,6 +7,7 @@
 #   make check  ruff format + ruff lint + mypy strict + the layers (import-linter)
 #   make bench  benchmarks, written as JSON under var/bench/
 #   make up / make down   a local Kafka and PostgreSQL for development, without Docker
+#   make backup a base backup of DATABASE_URL's PostgreSQL under var/backup (docs/recovery.md)
 
 PYTHON ?= python3.11
 VENV := .venv
@@ -14,7 +15,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean
+.PHONY: run test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +33,10 @@ system-deps:
 		echo "installing Java 17 and Maven"; \
 		apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless maven; }
 	$(PYTHON) ops/localservers.py jars
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		echo "installing Node.js and npm (the tests' OpenID Connect issuer)"; \
+		apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	$(PYTHON) ops/oidc_issuer.py install
 
 test: $(STAMP) system-deps
 	$(PYTEST) tests
@@ -69,6 +74,11 @@ bench: $(STAMP) system-deps
 	@command -v wrk >/dev/null || { echo "installing wrk"; \
 		apt-get update -qq && apt-get install -y -qq wrk; }
 	$(BIN)/python ops/bench.py --out var/bench
+
+# The WAL after it is archived by the server itself (archive_command); see docs/recovery.md.
+BACKUP_DIR ?= var/backup
+backup: $(STAMP)
+	$(BIN)/feedbackloop backup --to $(BACKUP_DIR)
 
 up: $(STAMP) system-deps
 	$(BIN)/python ops/localservers.py --dir var/local up
