@@ -28,9 +28,38 @@ class Projection(Protocol):
     # inserts into, through ``insert_rows``, and never reads, updates or deletes from; and
     # ``order_free``, the events (of ``handles``, named alike) its ``apply`` only turns into
     # rows of those tables, reading nothing: a rebuild may apply them in any order, in worker
-    # processes (``services.projecting.apart``).
+    # processes (``services.projecting.apart``). And ``staged``, a ``Staging``: events its
+    # ``apply`` takes in log order, but whose rows a rebuild's worker processes may make ahead.
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None: ...
+
+
+class Staging(Protocol):
+    """Events a read model applies in log order, of which what it takes needs nothing but the
+    event itself: a rebuild's worker processes, decoding them anyway, ``stage`` that into a
+    ``table`` of the fresh schema; the shared pass reads it back (``staged``) and hands it to
+    the read model's ``apply``, in log order, in place of the events, which it never decodes.
+    ``apply`` must take these items as it takes the events they were made of (decisions D70).
+    The table is made (``ddl``) for the rebuild only and dropped before the swap; a rebuild
+    without worker processes hands ``apply`` the events themselves."""
+
+    table: str
+
+    @property
+    def handles(self) -> Sequence[str | type]:
+        """The events it stages, named as ``Projection.handles`` names them."""
+
+    def ddl(self, schema: str) -> str: ...
+
+    async def stage(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        """In a worker process, in any order: the rows of ``batch``, with their positions."""
+
+    async def staged(
+        self, conn: Connection, schema: str, after: int, upto: int, limit: int
+    ) -> list[Positioned]:
+        """The first ``limit`` items ``stage`` made of the positions after ``after`` up to
+        ``upto``, in log order, each at its event's position."""
+        ...
 
 
 def schema_of(projection: Projection) -> str:

@@ -6,7 +6,8 @@ its ``insert_only`` tables, reading nothing (``order_free``): in what order, and
 process, they are applied cannot change what it holds. A rebuild hands those to worker
 processes, split by position: each worker reads, decodes and applies chunks of the log up to
 the head the rebuild started from, while every other event goes through the shared pass in
-order (``services.projecting.shared``).
+order (``services.projecting.shared``). A read model's ``staged`` events are decoded here too,
+and what it takes of them copied into its staging table (``services.projecting.staged``).
 
 A read model whose events fail here (one that cannot be decoded, or that its ``apply``
 refuses) is named in the answer, and the rebuild builds it afresh on its own follower, in
@@ -20,7 +21,7 @@ import logging
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import forkserver
 from multiprocessing.util import Finalize
 
@@ -32,6 +33,7 @@ from services.followers.transient import is_transient
 from services.projecting.collector import collector_paused
 from services.projecting.live import topics_of
 from services.projecting.shared import REBUILD_PAGE, Shared
+from services.projecting.staged import Through, staged_topics, staging_of
 from services.projecting.timestamps import quick_timestamps
 from services.store.event_store import EventStore
 from services.store.opening import open_store
@@ -43,15 +45,22 @@ CHUNK = 50_000  # positions a worker takes at a time, at most: ten pages of the 
 
 @dataclass(frozen=True)
 class Apart:
-    """A read model's events loaded apart: their topics, and its fresh schema."""
+    """A read model's events loaded apart: their topics (``order_free``), its fresh schema,
+    and the topics it stages (``staged``)."""
 
     projection: Projection
     schema: str
     topics: list[str]
+    staged: list[str] = field(default_factory=list)
 
     @staticmethod
     def topics_of(projection: Projection) -> list[str]:
         return topics_of(getattr(projection, "order_free", ()))
+
+    @property
+    def every(self) -> list[str]:
+        """Every topic read here for it: none of them is in the shared pass."""
+        return self.topics + self.staged
 
 
 def started(database_url: str, parts: Sequence[Apart], processes: int) -> ProcessPoolExecutor:
@@ -77,11 +86,13 @@ async def load_apart(
     head: int,
     processes: int,
     covered: Callable[[int], None],
+    through: Through | None = None,
 ) -> dict[str, str]:
     """Load ``parts`` over positions up to ``head`` in the ``processes`` worker processes
-    ``started`` them, a chunk at a time; ``covered`` hears how many positions are done.
-    Returns the schemas whose events failed, with why. The ``unkeyed`` tables are copied into
-    (``UNKEYED``). The workers are shut down at the end."""
+    ``started`` them, a chunk at a time; ``covered`` hears how many positions are done, and
+    ``through`` up to where every position is. Returns the schemas whose events failed, with
+    why. The ``unkeyed`` tables are copied into (``UNKEYED``). The workers are shut down at
+    the end."""
     names = ", ".join(part.projection.name for part in parts)
     log.info("%d worker processes load the events of %s apart, up to %d", processes, names, head)
     loop = asyncio.get_running_loop()
@@ -89,23 +100,36 @@ async def load_apart(
     loaded = 0
     chunks = spans(head, processes)
     running: set[asyncio.Future[tuple[int, list[tuple[str, str]]]]] = set()
+    at: dict[asyncio.Future[tuple[int, list[tuple[str, str]]]], tuple[int, int]] = {}
+    ends: dict[int, int] = {}  # chunks done beyond ``prefix``: where each starts → ends
+    prefix = 0
 
     def more() -> None:  # two chunks in hand for each worker: none waits for the next
         for span in itertools.islice(chunks, 2 * processes - len(running)):
-            running.add(loop.run_in_executor(workers, load_chunk, *span, unkeyed))
+            future = loop.run_in_executor(workers, load_chunk, *span, unkeyed)
+            running.add(future)
+            at[future] = span
 
     try:
         more()
         while running:
             done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for answer in await asyncio.gather(*done, return_exceptions=True):
+            finished = list(done)
+            answers = await asyncio.gather(*finished, return_exceptions=True)
+            for future, answer in zip(finished, answers, strict=True):
                 if isinstance(answer, BaseException):
                     raise answer  # a worker's transient failure, or a worker killed
                 span, failures = answer
                 for schema, why in failures:
                     failed.setdefault(schema, why)
                 loaded += span
+                after, upto = at.pop(future)
+                ends[after] = upto
+            while prefix in ends:
+                prefix = ends.pop(prefix)
             covered(loaded)
+            if through is not None:
+                await through.at(prefix)
             more()
     finally:  # the chunks in hand end (each in a second or so), whatever happened
         await asyncio.gather(*running, return_exceptions=True)
@@ -137,7 +161,11 @@ def ready(projections: Sequence[Projection]) -> None:
     server already running (an earlier rebuild in this process) is kept. The modules of the
     events loaded apart are imported there too, rather than by each worker as it decodes its
     first event."""
-    events = {topic.partition(":")[0] for p in projections for topic in Apart.topics_of(p)}
+    events = {
+        topic.partition(":")[0]
+        for p in projections
+        for topic in Apart.topics_of(p) + staged_topics(p)
+    }
     modules = {__name__, *(type(projection).__module__ for projection in projections), *events}
     multiprocessing.set_forkserver_preload(sorted(modules))
     forkserver.ensure_running()
@@ -190,6 +218,10 @@ class Worker:
                         applying = part
                         if events := page.of(part.topics):
                             await part.projection.apply(self.conn, part.schema, events)
+                        if part.staged and (events := page.of(part.staged)):
+                            staging = staging_of(part.projection)
+                            assert staging is not None  # its topics come from it
+                            await staging.stage(self.conn, part.schema, events)
                 applying = None
         except Exception as error:
             why = f"{type(error).__name__}: {error}"
@@ -217,7 +249,7 @@ def start(database_url: str, parts: list[Apart]) -> None:
     conn = loop.run_until_complete(
         asyncpg.connect(database_url, server_settings={"synchronous_commit": "off"})
     )
-    topics = sorted({topic for part in parts for topic in part.topics})
+    topics = sorted({topic for part in parts for topic in part.every})
     # The rebuild's process made the store's tables; two workers creating them again at once
     # would race on the catalogue ("tuple concurrently updated"). One connection: a worker
     # reads a page at a time.

@@ -11,7 +11,7 @@ from operator import attrgetter, itemgetter
 
 import asyncpg
 
-from projections.read_model import UNKEYED, Projection
+from projections.read_model import UNKEYED, Projection, Staging
 from services.followers.decoding import decode
 from services.followers.moving import apply_and_move
 from services.followers.reader import Positioned
@@ -19,6 +19,7 @@ from services.followers.transient import is_transient
 from services.projecting.collector import collector_paused
 from services.projecting.keys import Key
 from services.projecting.live import ProjectionReader
+from services.projecting.staged import Through, pieces
 from services.projecting.timestamps import quick_timestamps
 from services.store.event_store import EventStore
 from services.store.log_reading import read_log
@@ -82,11 +83,15 @@ async def load_together(
     head: int,
     apart: dict[str, list[str]],
     reached: Callable[[str, int], None],
+    staged: dict[str, Staging] | None = None,
+    through: Through | None = None,
 ) -> None:
     """One pass over the log up to ``head`` for every read model being rebuilt, but for the
     topics each loads ``apart`` (by schema); ``reached`` hears where each got to. A read
     model whose page fails leaves the pass where it got to (``rebuild_many`` lets it go on
-    alone).
+    alone). A read model with events ``staged`` (by schema) is handed what the worker
+    processes made of them in their place, each page once they are ``through`` it
+    (``services.projecting.staged``).
 
     Each page is read and decoded once, in a thread (the next page while this one is being
     applied), and handed to every read model. Each read model applies its pages in order in a
@@ -126,10 +131,18 @@ async def load_together(
     async def follow(reader: ProjectionReader) -> None:
         inbox = inboxes[reader.name]
         UNKEYED.set(frozenset(key.table for key in keys[reader.name]))  # this task's only
+        staging = (staged or {}).get(reader.name)
+        after = 0
         async with pool.acquire() as conn, quick_timestamps(conn):
             while (page := await inbox.get()) is not None:
                 try:  # an event that could not be decoded fails the page (``Shared.of``)
-                    await apply_and_move(conn, reader, page.of(shared[reader.name]), page.upto)
+                    events = page.of(shared[reader.name])
+                    if staging is None or through is None:
+                        await apply_and_move(conn, reader, events, page.upto)
+                    else:
+                        made = pieces(conn, staging, reader.name, events, after, page.upto, through)
+                        async for piece, upto in made:
+                            await apply_and_move(conn, reader, piece, upto)
                 except Exception as error:
                     if is_transient(error):
                         raise
@@ -144,6 +157,7 @@ async def load_together(
                         inbox.get_nowait()
                     return
                 reached(reader.projection.name, page.upto)
+                after = page.upto
 
     with collector_paused():
         async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops them all
