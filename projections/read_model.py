@@ -36,29 +36,19 @@ class Projection(Protocol):
 
 class Staging(Protocol):
     """Events a read model applies in log order, of which what it takes needs nothing but the
-    event itself: a rebuild's worker processes, decoding them anyway, ``stage`` that into a
-    ``table`` of the fresh schema; the shared pass reads it back (``staged``) and hands it to
-    the read model's ``apply``, in log order, in place of the events, which it never decodes.
-    ``apply`` must take these items as it takes the events they were made of (decisions D70).
-    The table is made (``ddl``) for the rebuild only and dropped before the swap; a rebuild
-    without worker processes hands ``apply`` the events themselves."""
-
-    table: str
+    event itself: a rebuild's worker processes, decoding them anyway, ``stage`` them and send
+    the items back; the shared pass hands those to the read model's ``apply``, in log order, in
+    place of the events, which it never decodes. ``apply`` must take these items as it takes
+    the events they were made of (decisions D70). A rebuild without worker processes hands
+    ``apply`` the events themselves."""
 
     @property
     def handles(self) -> Sequence[str | type]:
         """The events it stages, named as ``Projection.handles`` names them."""
 
-    def ddl(self, schema: str) -> str: ...
-
-    async def stage(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
-        """In a worker process, in any order: the rows of ``batch``, with their positions."""
-
-    async def staged(
-        self, conn: Connection, schema: str, after: int, upto: int, limit: int
-    ) -> list[Positioned]:
-        """The first ``limit`` items ``stage`` made of the positions after ``after`` up to
-        ``upto``, in log order, each at its event's position."""
+    def stage(self, batch: Sequence[Positioned]) -> list[Positioned]:
+        """In a worker process, no I/O: what ``apply`` takes of ``batch``, each at its event's
+        position (picklable: it goes back to the rebuild's process)."""
         ...
 
 

@@ -23,7 +23,7 @@ from services.projecting import apart as workers
 from services.projecting.keys import Key, built, insert_only_of, statements
 from services.projecting.live import ProjectionRunner, ensure_schema, indexes_of
 from services.projecting.shared import REBUILD_PAGE, load_together
-from services.projecting.staged import Through, dropped, made, staged_topics, staging_of
+from services.projecting.staged import Handed, staged_topics
 from services.projecting.swapping import cleared, swapped
 from services.store.event_store import EventStore
 
@@ -77,7 +77,10 @@ async def rebuild_many(
         for projection, schema in zip(projections, fresh, strict=True)
     ]
     apart = [part for part in every if processes > 1 and part.every]
-    staged = {part.schema: s for part in apart if (s := staging_of(part.projection)) is not None}
+    handed = Handed()
+    for part in apart:
+        if part.staged:
+            handed.expect(part.schema)
     # Started now, the workers' imports and connections overlap preparing the fresh schemas.
     pool_apart = None
     if apart:
@@ -91,12 +94,9 @@ async def rebuild_many(
             await ensure_schema(pool, projection, schema, indexed=False)
             async with pool.acquire() as conn:
                 keys[schema] = await Key.drop(conn, schema, insert_only_of(projection))
-            if staging := staged.get(schema):
-                await made(pool, staging, schema)
         head = await asyncio.to_thread(store.recorder.max_notification_id) or 0
         reached = Reached(progress, {part.projection.name for part in apart})
         topics_apart = {part.schema: part.every for part in apart}
-        through = Through()
         unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
         started = time.perf_counter()
         loading = None
@@ -111,22 +111,19 @@ async def rebuild_many(
                     head,
                     topics_apart,
                     reached.together,
-                    staged,
-                    through,
+                    handed,
                 )
             )
             if pool_apart is not None:
                 loading = tasks.create_task(
                     workers.load_apart(
-                        pool_apart, apart, unkeyed, head, processes, reached.apart, through
+                        pool_apart, apart, unkeyed, head, processes, reached.apart, handed
                     )
                 )
     finally:
         if pool_apart is not None:
             pool_apart.shutdown(wait=False)
     failed = loading.result() if loading is not None else {}
-    for schema, staging in staged.items():
-        await dropped(pool, staging, schema)
     for part in apart:
         if why := failed.get(part.schema):
             log.warning(

@@ -11,7 +11,7 @@ from operator import attrgetter, itemgetter
 
 import asyncpg
 
-from projections.read_model import UNKEYED, Projection, Staging
+from projections.read_model import UNKEYED, Projection
 from services.followers.decoding import decode
 from services.followers.moving import apply_and_move
 from services.followers.reader import Positioned
@@ -19,7 +19,7 @@ from services.followers.transient import is_transient
 from services.projecting.collector import collector_paused
 from services.projecting.keys import Key
 from services.projecting.live import ProjectionReader
-from services.projecting.staged import Through, pieces
+from services.projecting.staged import Handed, pieces
 from services.projecting.timestamps import quick_timestamps
 from services.store.event_store import EventStore
 from services.store.log_reading import read_log
@@ -83,15 +83,13 @@ async def load_together(
     head: int,
     apart: dict[str, list[str]],
     reached: Callable[[str, int], None],
-    staged: dict[str, Staging] | None = None,
-    through: Through | None = None,
+    handed: Handed | None = None,
 ) -> None:
     """One pass over the log up to ``head`` for every read model being rebuilt, but for the
     topics each loads ``apart`` (by schema); ``reached`` hears where each got to. A read
     model whose page fails leaves the pass where it got to (``rebuild_many`` lets it go on
-    alone). A read model with events ``staged`` (by schema) is handed what the worker
-    processes made of them in their place, each page once they are ``through`` it
-    (``services.projecting.staged``).
+    alone). A read model whose events are staged is ``handed`` what the worker processes made
+    of them in their place (``services.projecting.staged``).
 
     Each page is read and decoded once, in a thread (the next page while this one is being
     applied), and handed to every read model. Each read model applies its pages in order in a
@@ -131,16 +129,17 @@ async def load_together(
     async def follow(reader: ProjectionReader) -> None:
         inbox = inboxes[reader.name]
         UNKEYED.set(frozenset(key.table for key in keys[reader.name]))  # this task's only
-        staging = (staged or {}).get(reader.name)
+        staged = handed is not None and reader.name in handed.items
         after = 0
         async with pool.acquire() as conn, quick_timestamps(conn):
             while (page := await inbox.get()) is not None:
                 try:  # an event that could not be decoded fails the page (``Shared.of``)
                     events = page.of(shared[reader.name])
-                    if staging is None or through is None:
+                    if not staged:
                         await apply_and_move(conn, reader, events, page.upto)
                     else:
-                        made = pieces(conn, staging, reader.name, events, after, page.upto, through)
+                        assert handed is not None
+                        made = pieces(handed, reader.name, events, after, page.upto)
                         async for piece, upto in made:
                             await apply_and_move(conn, reader, piece, upto)
                 except Exception as error:
@@ -153,6 +152,9 @@ async def load_together(
                         error,
                     )
                     left.add(reader.name)
+                    if staged:
+                        assert handed is not None
+                        await handed.leave(reader.name)
                     while not inbox.empty():  # the feeder may be waiting on this one
                         inbox.get_nowait()
                     return

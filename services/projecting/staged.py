@@ -1,6 +1,6 @@
-"""A rebuild's staged events: what a read model takes of them made ahead by the worker
-processes (``projections.read_model.Staging``), handed to its ``apply`` in log order by the
-shared pass in place of the events (decisions D70).
+"""A rebuild's staged events: what a read model takes of them, made by the worker processes
+(``projections.read_model.Staging``) and handed to its ``apply`` in log order by the shared
+pass, in place of the events (decisions D70).
 
 The faster twin of the shared pass reading and decoding those events itself; the worker
 processes decode them anyway for the read models that load them in any order.
@@ -10,14 +10,20 @@ processes decode them anyway for the read models that load them in any order.
 import asyncio
 import heapq
 from bisect import bisect_right
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from operator import attrgetter
 
-import asyncpg
-
 from projections.read_model import Projection, Staging
-from services.followers.reader import Connection, Positioned
+from services.followers.reader import Positioned
 from services.projecting.live import topics_of
+
+# Staged items applied at most at a time: a page of the shared pass may span the whole log
+# when its read model's other events are few, and its items should not all be held at once.
+PIECE = 5000
+# Staged items waiting for the shared pass beyond which no worker is given a new chunk: the
+# rebuild's memory stays bounded should the shared pass fall behind.
+WAITING = 100_000
 
 
 def staging_of(projection: Projection) -> Staging | None:
@@ -30,58 +36,69 @@ def staged_topics(projection: Projection) -> list[str]:
     return [] if staging is None else topics_of(staging.handles)
 
 
-async def made(pool: asyncpg.Pool, staging: Staging, schema: str) -> None:
-    """The staging table, in the fresh schema, before the workers start on it."""
-    await pool.execute(staging.ddl(schema))
-
-
-async def dropped(pool: asyncpg.Pool, staging: Staging, schema: str) -> None:
-    """The staging table gone: the read model swapped in holds the live model's tables only."""
-    await pool.execute(f"DROP TABLE IF EXISTS {schema}.{staging.table}")
-
-
-# Staged items applied at most at a time: a page of the shared pass may span the whole log
-# when its read model's other events are few, and its items should not all be held at once.
-PIECE = 5000
-
-
-class Through:
-    """How far the worker processes have loaded every position: the end of the longest run of
-    chunks from position 0 all done (they finish out of order). The shared pass reads staged
-    items only up to there."""
+class Handed:
+    """The worker processes' staged items, by schema, handed over in log order: a chunk's once
+    every chunk before it is done too (they finish out of order). ``upto`` is where every
+    position has been loaded."""
 
     def __init__(self) -> None:
         self.upto = 0
+        self.items: dict[str, deque[Positioned]] = {}
+        self.waiting = 0
         self.moved = asyncio.Condition()
 
-    async def at(self, upto: int) -> None:
+    async def add(self, staged: dict[str, list[Positioned]], upto: int) -> None:
+        """A run of chunks done, up to ``upto``: their items, in log order."""
         async with self.moved:
+            for schema, items in staged.items():
+                if schema in self.items:
+                    self.items[schema].extend(items)
+                    self.waiting += len(items)
             self.upto = max(self.upto, upto)
             self.moved.notify_all()
 
+    def expect(self, schema: str) -> None:
+        """Keep ``schema``'s items: its read model is in the shared pass."""
+        self.items[schema] = deque()
+
+    async def leave(self, schema: str) -> None:
+        """Its read model left the shared pass: its items are dropped, now and to come."""
+        async with self.moved:
+            self.waiting -= len(self.items.pop(schema, ()))
+            self.moved.notify_all()
+
     async def beyond(self, position: int) -> int:
-        """Once the workers are through some position past ``position``: how far."""
+        """Once every position up to some past ``position`` is loaded: up to where."""
         async with self.moved:
             await self.moved.wait_for(lambda: self.upto > position)
             return self.upto
 
+    async def room(self) -> None:
+        """Once the shared pass has taken all but ``WAITING`` items."""
+        async with self.moved:
+            await self.moved.wait_for(lambda: self.waiting <= WAITING)
+
+    async def take(self, schema: str, upto: int, limit: int) -> list[Positioned]:
+        """The first ``limit`` items of ``schema`` up to ``upto``."""
+        items, taken = self.items[schema], list[Positioned]()
+        while items and len(taken) < limit and items[0].position <= upto:
+            taken.append(items.popleft())
+        async with self.moved:
+            self.waiting -= len(taken)
+            self.moved.notify_all()
+        return taken
+
 
 async def pieces(
-    conn: Connection,
-    staging: Staging,
-    schema: str,
-    events: Sequence[Positioned],
-    after: int,
-    upto: int,
-    through: Through,
+    handed: Handed, schema: str, events: Sequence[Positioned], after: int, upto: int
 ) -> AsyncIterator[tuple[Sequence[Positioned], int]]:
     """A page's ``events`` (positions after ``after`` up to ``upto``) with the items staged
     for those positions, in log order, in pieces of at most ``PIECE`` items, each as soon as
     the workers are through it; with each, the position it brings the read model to."""
     at, taken = after, 0
     while at < upto:
-        end = min(upto, await through.beyond(at))
-        staged = await staging.staged(conn, schema, at, end, PIECE)
+        end = min(upto, await handed.beyond(at))
+        staged = await handed.take(schema, end, PIECE)
         if len(staged) == PIECE:
             end = staged[-1].position
         ends = bisect_right(events, end, lo=taken, key=attrgetter("position"))

@@ -4,10 +4,9 @@ on a cluster and taken up (its evidence spent), feedback after that, and a repor
 one process (the shared pass decodes the feedback) and with two worker processes (they stage
 what the clusters take of it; the shared pass hands it to them in log order, in small pieces,
 while the workers' small chunks finish out of order): every table, every column, the same
-keys and indexes, and no staging table left behind."""
+keys and indexes."""
 
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,11 +15,10 @@ import services.projecting.apart
 import services.projecting.staged
 from contracts.feedback import RecordFeedback
 from contracts.learning import PickUpProposal
-from projections.evidence_staging import FeedbackStaging
 from projections.learning_proposals import LearningProposals
 from services.bus.issued import Issued
 from services.followers.positions import read_position
-from services.followers.reader import Connection, Positioned
+from services.followers.reader import Positioned
 from services.processes.bootstrap import Runtime
 from services.projecting.rebuild import rebuild_many
 from tests.conftest import Keys
@@ -98,16 +96,14 @@ async def test_a_rebuilt_evidence_clusters_read_model_equals_the_live_one(
     monkeypatch.setattr(services.projecting.apart, "CHUNK", 7)
     monkeypatch.setattr(services.projecting.staged, "PIECE", 3)
     handed: list[int] = []
-    staged = FeedbackStaging.staged
+    take = services.projecting.staged.Handed.take
 
-    async def counted(
-        self: FeedbackStaging, conn: Connection, schema: str, *args: Any
-    ) -> Sequence[Positioned]:
-        items = await staged(self, conn, schema, *args)
+    async def counted(self: services.projecting.staged.Handed, *args: Any) -> list[Positioned]:
+        items = await take(self, *args)
         handed.append(len(items))
         return items
 
-    monkeypatch.setattr(FeedbackStaging, "staged", counted)
+    monkeypatch.setattr(services.projecting.staged.Handed, "take", counted)
     (schema,) = await rebuild_many(
         runtime.store,
         runtime.pool,
@@ -118,7 +114,7 @@ async def test_a_rebuilt_evidence_clusters_read_model_equals_the_live_one(
     )
     assert await rows(runtime, schema) == expected
     assert await read_position(runtime.pool, schema) == await read_position(runtime.pool, live)
-    assert await tables(runtime, schema) == await tables(runtime, live)  # no staging left
+    assert await tables(runtime, schema) == await tables(runtime, live)
     assert await indexes(runtime, schema) == await indexes(runtime, live)
     # Together, the shared pass decodes the feedback itself; with workers it never does.
     says_wrong = 8 + 2 + 1  # escalations, low ratings, the correction
