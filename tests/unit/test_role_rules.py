@@ -34,6 +34,7 @@ MAY: dict[str, set[str]] = {
     "SubmitReport": {R},
     "ReviewReportCommand": {V},
     "RecordHandOverDelivery": SERVICE_ONLY,
+    "RecordReporterNoticeDelivery": SERVICE_ONLY,
     "LiftEvalCase": {V, M},
     "PatchEvalCaseCommand": {M},
     "ConfirmEvalCaseCommand": {M},
