@@ -5,7 +5,7 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_agents, commands_backup, commands_parked
+from services.processes import commands_agents, commands_backup, commands_demo, commands_parked
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -55,6 +55,7 @@ app.add_typer(agents_app, name="agents")
 agents_app.command("register")(commands_agents.agents_register)
 agents_app.command("show")(commands_agents.agents_show)
 app.command()(contracts)
+app.command(help=commands_demo.HELP)(commands_demo.demo)
 app.command()(commands_backup.backup)
 app.add_typer(restore_app, name="restore")
 restore_app.command("prepare")(commands_backup.restore_prepare)

@@ -1,0 +1,71 @@
+"""``feedbackloop demo``: fill a fresh store with the demo scenario (services/processes/demo/)."""
+
+import typer
+from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from services.processes import roles
+from services.processes.bootstrap import Runtime
+from services.processes.lifetime import console, process_settings, run_command
+
+HELP = """Fill the store with a small company's two weeks, so every list of the API (and every
+page of the console) has something to show a minute after cloning.
+
+What it writes, all through the service's own routes, as the people who did it: three agents
+of "AgenticOffice" with their maintainers; a charter; two weeks of feedback (ratings,
+comments, a correction, an escalation); reports of every category and every wrong-answer kind,
+triaged, resolved and declined by the Inbox reviewer; four eval cases lifted from reports,
+confirmed and run against a stand-in agent this command serves on a local port; a dataset with
+two versions; three failed evaluations and the proposal they raise; the night of the following
+Monday and the digest of the second week.
+
+The clock starts at Monday 2026-11-16 08:00 UTC and ids come from fixed keys, so every fresh
+store gets the same data (run ids and the people's keys excepted). A second run refuses (exit
+1): the demo is loaded into a fresh store only. Start afresh by deleting the data directory
+(FEEDBACKLOOP_DATA_DIR, `var` by default) while no process uses it.
+
+Examples:
+
+  feedbackloop demo            # into the embedded default, as `make demo` does
+  make demo && make run        # then sign in with the printed development key
+
+The people's keys (tenant 'dev', each with their roles) are written to
+<data dir>/demo-keys.json."""
+
+
+def demo() -> None:
+    """Fill a fresh store with the demo scenario (see `feedbackloop demo --help`)."""
+    from services.processes.demo.loading import AlreadyLoaded, load
+    from services.processes.demo.scenario import STEPS, DemoRefused
+
+    settings = process_settings()
+    keys_file = settings.data_dir / "demo-keys.json"
+
+    async def work(runtime: Runtime) -> str | None:
+        columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console) as progress:
+            bar = progress.add_task("demo", total=len(STEPS))
+
+            def advance(title: str) -> None:
+                progress.update(bar, advance=1, description=title)
+
+            await load(runtime, keys_file, advance)
+        return runtime.dev_key
+
+    try:
+        dev_key = run_command(settings, roles.SERVE, work)
+    except AlreadyLoaded:
+        console.print(
+            "The demo is loaded in this store already (tenant 'dev'); it is loaded into a fresh "
+            f"store only. To start afresh, stop every process using {settings.data_dir} and "
+            "delete that directory."
+        )
+        raise typer.Exit(1) from None
+    except DemoRefused as refused:
+        console.print(f"the demo stopped: {refused}")
+        raise typer.Exit(1) from None
+    console.print(f"The demo is loaded. The people's keys are in {keys_file}.")
+    if dev_key:
+        console.print(
+            "Start the service with `make run` (or `feedbackloop serve`) and sign in with the "
+            f"development key (tenant 'dev', every role): {dev_key}"
+        )

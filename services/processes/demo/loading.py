@@ -1,0 +1,131 @@
+"""How the demo is loaded into a runtime: the stand-in agent served on a free local port, a key
+for each person of the cast, the read models running, the service's HTTP app in process, and
+the steps of the scenario one after the other (decisions D68, D69)."""
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
+from services.edge.http import Http
+from services.evals.standin import Script, build_standin_app
+from services.permissions.agent_register import registration
+from services.processes.bootstrap import Runtime, read_models
+from services.processes.demo.cast import AGENTS, PEOPLE, TENANT, Clock
+from services.processes.demo.scenario import STEPS, Demo
+from services.processes.demo.standin_script import SCRIPT
+from services.processes.http_app import http_app
+from services.scheduling.orders import Order
+
+CATCH_UP_SECONDS = 120.0
+
+
+class AlreadyLoaded(Exception):
+    """The demo is in this store already (decisions D69)."""
+
+
+async def loaded_already(runtime: Runtime) -> bool:
+    """The first thing the demo writes is its first agent's register entry."""
+    found = await asyncio.to_thread(registration, runtime.store, TENANT, AGENTS[0].path)
+    return found is not None
+
+
+@asynccontextmanager
+async def standin_agent() -> AsyncIterator[str]:
+    """The stand-in agent, scripted for the demo's cases, over real HTTP: its URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = build_standin_app(Script.model_validate(SCRIPT))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            await asyncio.sleep(0.01)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def people_keys() -> tuple[dict[str, str], list[ApiKeyEntry]]:
+    """A fresh key for each person of the cast, every scope, the roles the cast gives them."""
+    keys, entries = {}, []
+    for person in PEOPLE:
+        key, entry = new_key(TENANT, person.subject, list(SCOPES), roles=list(person.roles))
+        keys[person.subject] = key
+        entries.append(ApiKeyEntry.model_validate(entry))
+    return keys, entries
+
+
+def save_keys(path: Path, keys: dict[str, str], entries: list[ApiKeyEntry]) -> None:
+    """The people's keys and entries, for signing in as them (FEEDBACKLOOP_API_KEYS_FILE takes
+    the entries); readable by the owner only, as the development key's file."""
+    people = {p.subject: {"name": p.name, "roles": list(p.roles)} for p in PEOPLE}
+    saved = [
+        {"key": keys[e.subject], **people[e.subject], "entry": e.model_dump(mode="json")}
+        for e in entries
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(saved, indent=2))
+    path.chmod(0o600)
+
+
+async def caught_up(runtime: Runtime) -> None:
+    """Until every read model has applied the whole log: a step that reads one (a snapshot's
+    task set, the night's plan, the digest) reads what the steps before it wrote."""
+    names = [projection.name for projection in read_models()]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CATCH_UP_SECONDS
+    while True:
+        head = await asyncio.to_thread(runtime.store.recorder.max_notification_id)
+        health = await runtime.health(only=names)
+        if all(reader.position >= (head or 0) for reader in health):
+            return
+        if loop.time() > deadline:
+            late = [r.name for r in health if r.position < (head or 0)]
+            raise TimeoutError(f"read models not caught up: {', '.join(late)}")
+        await asyncio.sleep(0.05)
+
+
+async def load(runtime: Runtime, keys_file: Path, advance: Callable[[str], None]) -> dict[str, str]:
+    """Load the scenario into ``runtime``'s store; ``advance`` is told each step as it ends.
+    Answers the people's keys."""
+    if await loaded_already(runtime):
+        raise AlreadyLoaded()
+    keys, entries = people_keys()
+    runtime.keys = KeyRing([*runtime.keys.entries, *entries])
+    clock = Clock()
+    async with standin_agent() as agent_url:
+        runtime.settings = runtime.settings.model_copy(
+            update={"agent_url": agent_url, "agent_kind": "http", "agent_model": None}
+        )
+        runtime.start_projections()
+        given = runtime.given()
+        http = Http(runtime.bus, runtime.pool, runtime.keys, runtime.settings.read_wait_seconds,
+                    runtime.positions, clock=clock, tokens=runtime.tokens)  # fmt: skip
+        app, _ = http_app(http, given, runtime.readiness)
+        scheduler = runtime.new_scheduler()
+
+        async def carry_out(order: Order) -> bool:
+            return await scheduler.carry_out(order, {})
+
+        async def settled() -> None:
+            await caught_up(runtime)
+
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://demo") as client:
+            demo = Demo(client, keys, clock, runtime.bus, carry_out, settled, {}, {})
+            for title, step in STEPS:
+                await step(demo)
+                advance(title)
+        await caught_up(runtime)
+    save_keys(keys_file, keys, entries)
+    return keys
