@@ -1,5 +1,7 @@
 """``feedbackloop demo``: fill a fresh store with the demo scenario (services/processes/demo/)."""
 
+import logging
+
 import typer
 from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -34,11 +36,13 @@ The people's keys (tenant 'dev', each with their roles) are written to
 
 def demo() -> None:
     """Fill a fresh store with the demo scenario (see `feedbackloop demo --help`)."""
-    from services.processes.demo.loading import AlreadyLoaded, load
+    from services.processes.demo.loading import KEYS_FILE, AlreadyLoaded, load
     from services.processes.demo.scenario import STEPS, DemoRefused
 
     settings = process_settings()
-    keys_file = settings.data_dir / "demo-keys.json"
+    if settings.log_level.upper() == "INFO":
+        # Each reader's start and each request would push the progress bar off the screen.
+        logging.getLogger().setLevel(logging.WARNING)
 
     async def work(runtime: Runtime) -> str | None:
         columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeElapsedColumn())
@@ -48,7 +52,7 @@ def demo() -> None:
             def advance(title: str) -> None:
                 progress.update(bar, advance=1, description=title)
 
-            await load(runtime, keys_file, advance)
+            await load(runtime, settings.data_dir, advance)
         return runtime.dev_key
 
     try:
@@ -63,7 +67,7 @@ def demo() -> None:
     except DemoRefused as refused:
         console.print(f"the demo stopped: {refused}")
         raise typer.Exit(1) from None
-    console.print(f"The demo is loaded. The people's keys are in {keys_file}.")
+    console.print(f"The demo is loaded. The people's keys are in {settings.data_dir / KEYS_FILE}.")
     if dev_key:
         console.print(
             "Start the service with `make run` (or `feedbackloop serve`) and sign in with the "

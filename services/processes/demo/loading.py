@@ -4,6 +4,8 @@ the steps of the scenario one after the other (decisions D68, D69)."""
 
 import asyncio
 import json
+import logging
+import os
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -12,11 +14,13 @@ from pathlib import Path
 import httpx
 import uvicorn
 
+from services.declaration import Given
 from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.edge.http import Http
 from services.evals.standin import Script, build_standin_app
 from services.permissions.agent_register import registration
-from services.processes.bootstrap import Runtime, read_models
+from services.processes import scheduled
+from services.processes.bootstrap import Runtime
 from services.processes.demo.cast import AGENTS, PEOPLE, TENANT, Clock
 from services.processes.demo.scenario import STEPS, Demo
 from services.processes.demo.standin_script import SCRIPT
@@ -24,6 +28,7 @@ from services.processes.http_app import http_app
 from services.scheduling.orders import Order
 
 CATCH_UP_SECONDS = 120.0
+KEYS_FILE = "demo-keys.json"
 
 
 class AlreadyLoaded(Exception):
@@ -81,7 +86,7 @@ def save_keys(path: Path, keys: dict[str, str], entries: list[ApiKeyEntry]) -> N
 async def caught_up(runtime: Runtime) -> None:
     """Until every read model has applied the whole log: a step that reads one (a snapshot's
     task set, the night's plan, the digest) reads what the steps before it wrote."""
-    names = [projection.name for projection in read_models()]
+    names = list(runtime.readers)  # the read models this runtime runs, by their readers' names
     loop = asyncio.get_running_loop()
     deadline = loop.time() + CATCH_UP_SECONDS
     while True:
@@ -95,9 +100,31 @@ async def caught_up(runtime: Runtime) -> None:
         await asyncio.sleep(0.05)
 
 
-async def load(runtime: Runtime, keys_file: Path, advance: Callable[[str], None]) -> dict[str, str]:
+def demo_given(runtime: Runtime, data_dir: Path) -> Given:
+    """What the contexts are given for the demo: the night switched on (W80) with the stand-in
+    agent's model, marked EU-routed in a catalogue of the demo's own (W98), and the demo's
+    people's keys as the key store a night asks whether a confirmer may still run (W99)."""
+    model = str(SCRIPT["modelName"])
+    catalogue = data_dir / "demo-model-catalogue.toml"
+    catalogue.parent.mkdir(parents=True, exist_ok=True)
+    catalogue.write_text(f'[models."{model}"]\nresidency = "eu"\n')
+    environ = {
+        **os.environ,
+        "FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED": "true",
+        "FEEDBACKLOOP_EVALS_NIGHTLY_MODEL": model,
+        "FEEDBACKLOOP_EVALS_NIGHTLY_CONVERSATIONS_PER_CASE": "3",
+        "FEEDBACKLOOP_MODEL_CATALOGUE": str(catalogue),
+    }
+    return scheduled.given(
+        runtime.settings, runtime.store, runtime.bus, runtime.pool, runtime.keys,
+        dev_key=True, environ=environ,
+    )  # fmt: skip
+
+
+async def load(runtime: Runtime, data_dir: Path, advance: Callable[[str], None]) -> dict[str, str]:
     """Load the scenario into ``runtime``'s store; ``advance`` is told each step as it ends.
-    Answers the people's keys."""
+    Answers the people's keys, also written to ``data_dir``/demo-keys.json."""
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request hides the bar
     if await loaded_already(runtime):
         raise AlreadyLoaded()
     keys, entries = people_keys()
@@ -108,11 +135,11 @@ async def load(runtime: Runtime, keys_file: Path, advance: Callable[[str], None]
             update={"agent_url": agent_url, "agent_kind": "http", "agent_model": None}
         )
         runtime.start_projections()
-        given = runtime.given()
+        given = demo_given(runtime, data_dir)
         http = Http(runtime.bus, runtime.pool, runtime.keys, runtime.settings.read_wait_seconds,
                     runtime.positions, clock=clock, tokens=runtime.tokens)  # fmt: skip
         app, _ = http_app(http, given, runtime.readiness)
-        scheduler = runtime.new_scheduler()
+        scheduler = scheduled.new_scheduler(given, runtime.settings.scheduler_tick_seconds)
 
         async def carry_out(order: Order) -> bool:
             return await scheduler.carry_out(order, {})
@@ -127,5 +154,5 @@ async def load(runtime: Runtime, keys_file: Path, advance: Callable[[str], None]
                 await step(demo)
                 advance(title)
         await caught_up(runtime)
-    save_keys(keys_file, keys, entries)
+    save_keys(data_dir / KEYS_FILE, keys, entries)
     return keys

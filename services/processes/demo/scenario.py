@@ -200,7 +200,7 @@ async def curate_dataset(demo: Demo) -> None:
     published as version 2."""
     tasks = [
         ("expense-limit", "Up to which amount may a team lead approve an expense claim?",
-         "CHF 500; above that the CFO signs."),
+         "CHF 300; above that the CFO signs."),
         ("payroll-december", "When is the December 2026 salary paid?", "On 20 December."),
         ("reminder-first", "Draft a first reminder for an overdue invoice.",
          "A polite reminder that offers help and names the invoice and its due date."),

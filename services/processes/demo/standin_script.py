@@ -13,7 +13,7 @@ def looked(node: str, result: str) -> dict[str, str]:
 
 
 RATE = "Concept work is billed at CHF 150 per hour (company profile)."
-LIMIT = "Team leads approve expense claims up to CHF 500; above that the CFO signs."
+LIMIT = "Team leads approve expense claims up to CHF 300; above that the CFO signs."
 LAPTOP = "New staff receive their laptop on the first morning, from IT at reception."
 
 SCRIPT: dict[str, Any] = {
@@ -28,8 +28,8 @@ SCRIPT: dict[str, Any] = {
         ]},
         # Billing still invents a limit: the case fails, which is what the proposals are about.
         {"when": "expense claim", "replies": [
-            {"text": "Any team lead can approve up to CHF 5000.",
-             "toolCalls": [looked(BILLING.node, "Expense limits: team lead CHF 500")]},
+            {"text": "Any team lead can approve up to CHF 3000.",
+             "toolCalls": [looked(BILLING.node, "Expense limits: team lead CHF 300")]},
         ]},
         {"when": "laptop", "text": LAPTOP,
          "toolCalls": [looked(ONBOARDING.node, "Laptop: first morning, IT at reception")]},

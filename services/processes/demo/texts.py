@@ -39,9 +39,9 @@ WRONG_ANSWERS = (
     WrongAnswer("expense-limit", 2, JONAS, BILLING,
                 "Up to which amount may I approve an expense claim myself?",
                 "There is no limit; any team lead can approve any claim.",
-                "That is wrong and risky: the rates page says team leads approve up to CHF 500.",
-                "Team leads approve expense claims up to CHF 500; above that the CFO signs.",
-                looked="Expense limits: team lead CHF 500, CFO above", kind="fabricated",
+                "That is wrong and risky: the rates page says team leads approve up to CHF 300.",
+                "Team leads approve expense claims up to CHF 300; above that the CFO signs.",
+                looked="Expense limits: team lead CHF 300, CFO above", kind="fabricated",
                 lift=True),
     WrongAnswer("laptop-day-one", 3, LEA, ONBOARDING,
                 "When do I get my laptop?",
@@ -125,7 +125,7 @@ REVIEWS = (
     Review("onboarding-thanks", 8, ({"status": "Triaged"}, {
         "status": "Resolved", "change": "Shared with the onboarding team."})),
     Review("which-agent", 10, ({"status": "Triaged"},)),
-    Review("weekly-summary", 6, ({"status": "Triaged"},)),
+    Review("payroll-dates", 7, ({"status": "Triaged"},)),
 )  # fmt: skip
 
 # Feedback on runs: (day, giver, agent, kind, rating, words). Comments and corrections carry
@@ -136,7 +136,7 @@ FEEDBACK = (
     (1, LEA, ONBOARDING, "rating", 5, None),
     (1, MARA, COACH, "comment", None, "Good summary of the project plan, exactly what I needed."),
     (2, JONAS, BILLING, "rating", 2, None),
-    (3, JONAS, BILLING, "correction", None, "Team leads approve up to CHF 500, not without limit."),
+    (3, JONAS, BILLING, "correction", None, "Team leads approve up to CHF 300, not without limit."),
     (4, LEA, ONBOARDING, "rating", 4, None),
     (5, MARA, COACH, "rating", 3, None),
     (6, JONAS, BILLING, "escalation", None, "The agent told a client a wrong payment date."),
