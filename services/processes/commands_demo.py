@@ -17,26 +17,27 @@ of "AgenticOffice" with their maintainers; a charter; two weeks of feedback (rat
 comments, a correction, an escalation); reports of every category and every wrong-answer kind,
 triaged, resolved and declined by the Inbox reviewer; four eval cases lifted from reports,
 confirmed and run against a stand-in agent this command serves on a local port; a dataset with
-two versions; three failed evaluations and the proposal they raise; the night of the following
-Monday and the digest of the second week.
+two versions; failed evaluations and the proposals they raise, one picked up; the night of the
+following Monday and the digest of the second week.
+
+Who is who (tenant 'dev'): mara.keller, jonas.weber, lea.fischer report (Requester);
+sofia.brunner reviews the Inbox (Reviewer); tim.huber, nina.rossi and ali.demir maintain the
+OfficeCoach, Billing and Onboarding agents (AssetMaintainer); olivia.meier runs the service
+(Operator, PlatformAdmin). Their keys are written to demo-keys.json in the data directory, and
+their entries with the development key's to demo-api-keys.json there.
 
 The clock starts at Monday 2026-11-16 08:00 UTC and ids come from fixed keys, so every fresh
-store gets the same data (run ids and the people's keys excepted). A second run refuses (exit
-1): the demo is loaded into a fresh store only. Start afresh by deleting the data directory
-(FEEDBACKLOOP_DATA_DIR, `var` by default) while no process uses it.
+store gets the same data (the ids and times of the runs, and the keys, excepted). A second run
+refuses (exit 1): the demo loads into a fresh store only. To start afresh, delete the data
+directory (FEEDBACKLOOP_DATA_DIR, 'var' by default) while no process uses it.
 
-Examples:
-
-  feedbackloop demo            # into the embedded default, as `make demo` does
-  make demo && make run        # then sign in with the printed development key
-
-The people's keys (tenant 'dev', each with their roles) are written to
-<data dir>/demo-keys.json."""
+Examples: `make demo && make run`, then sign in with the development key it prints;
+`FEEDBACKLOOP_API_KEYS_FILE=var/demo-api-keys.json make run` to sign in as the people too."""
 
 
 def demo() -> None:
     """Fill a fresh store with the demo scenario (see `feedbackloop demo --help`)."""
-    from services.processes.demo.loading import KEYS_FILE, AlreadyLoaded, load
+    from services.processes.demo.loading import API_KEYS_FILE, KEYS_FILE, AlreadyLoaded, load
     from services.processes.demo.scenario import STEPS, DemoRefused
 
     settings = process_settings()
@@ -67,7 +68,10 @@ def demo() -> None:
     except DemoRefused as refused:
         console.print(f"the demo stopped: {refused}")
         raise typer.Exit(1) from None
-    console.print(f"The demo is loaded. The people's keys are in {settings.data_dir / KEYS_FILE}.")
+    console.print(
+        f"The demo is loaded. The people's keys are in {settings.data_dir / KEYS_FILE}; run "
+        f"with FEEDBACKLOOP_API_KEYS_FILE={settings.data_dir / API_KEYS_FILE} to sign in as them."
+    )
     if dev_key:
         console.print(
             "Start the service with `make run` (or `feedbackloop serve`) and sign in with the "

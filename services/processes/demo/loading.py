@@ -29,6 +29,7 @@ from services.scheduling.orders import Order
 
 CATCH_UP_SECONDS = 120.0
 KEYS_FILE = "demo-keys.json"
+API_KEYS_FILE = "demo-api-keys.json"
 
 
 class AlreadyLoaded(Exception):
@@ -70,17 +71,21 @@ def people_keys() -> tuple[dict[str, str], list[ApiKeyEntry]]:
     return keys, entries
 
 
-def save_keys(path: Path, keys: dict[str, str], entries: list[ApiKeyEntry]) -> None:
-    """The people's keys and entries, for signing in as them (FEEDBACKLOOP_API_KEYS_FILE takes
-    the entries); readable by the owner only, as the development key's file."""
+def save_keys(data_dir: Path, keys: dict[str, str], entries: list[ApiKeyEntry]) -> None:
+    """The people's keys, for signing in as them: ``demo-keys.json`` names each person, their
+    roles and key; ``demo-api-keys.json`` holds the entries alone (the development key's too),
+    as FEEDBACKLOOP_API_KEYS_FILE takes them. Readable by the owner only, as the development
+    key's file."""
     people = {p.subject: {"name": p.name, "roles": list(p.roles)} for p in PEOPLE}
-    saved = [
-        {"key": keys[e.subject], **people[e.subject], "entry": e.model_dump(mode="json")}
-        for e in entries
-    ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(saved, indent=2))
-    path.chmod(0o600)
+    saved = [{"subject": s, **people[s], "key": key} for s, key in keys.items()]
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for name, content in (
+        (KEYS_FILE, saved),
+        (API_KEYS_FILE, [e.model_dump(mode="json") for e in entries]),
+    ):
+        path = data_dir / name
+        path.write_text(json.dumps(content, indent=2))
+        path.chmod(0o600)
 
 
 async def caught_up(runtime: Runtime) -> None:
@@ -154,5 +159,5 @@ async def load(runtime: Runtime, data_dir: Path, advance: Callable[[str], None])
                 await step(demo)
                 advance(title)
         await caught_up(runtime)
-    save_keys(data_dir / KEYS_FILE, keys, entries)
+    save_keys(data_dir, keys, [*runtime.keys.entries])
     return keys
