@@ -38,9 +38,11 @@ NIGHT_CONVERSATION_RECORDED = "services.nightly.domain:Night.ConversationRecorde
 NIGHT_CASE_FINISHED = "services.nightly.domain:Night.CaseFinished"
 NIGHT_FINISHED = "services.nightly.domain:Night.Finished"
 
+EVIDENCE_RECORDED = "services.learning.evidence:Evidence.Recorded"
 PROPOSAL_RAISED = "services.learning.domain:LearningProposal.Raised"
 PROPOSAL_PICKED_UP = "services.learning.domain:LearningProposal.PickedUp"
 PROPOSAL_ACCEPTED = "services.learning.domain:LearningProposal.Accepted"
+PROPOSAL_APPROVED = "services.learning.domain:LearningProposal.ApprovedForRelease"
 PROPOSAL_REJECTED = "services.learning.domain:LearningProposal.Rejected"
 PROPOSAL_SUPERSEDED = "services.learning.domain:LearningProposal.Superseded"
 PROPOSAL_RELEASE_RECORDED = "services.learning.domain:LearningProposal.ReleaseRecorded"
@@ -54,6 +56,11 @@ DATASET_VERSION_PUBLISHED = "services.datasets.domain:Dataset.VersionPublished"
 
 CHARTER_ADOPTED = "services.appraisal.domain:TenantCharter.Adopted"
 CHARTER_AMENDED = "services.appraisal.domain:TenantCharter.Amended"
+OWNER_OUTCOME_RECORDED = "services.appraisal.owner_outcomes:DraftOutcomes.Recorded"
+OWNER_OUTCOME_WITHDRAWN = "services.appraisal.owner_outcomes:DraftOutcomes.Withdrawn"
+PASS_RECORDED = "services.appraisal.pass_records:PaidPass.Recorded"
+CLOSURE_NOTED = "services.appraisal.closure:TaskClosure.Noted"
+CLOSURE_APPRAISED = "services.appraisal.closure:TaskClosure.Appraised"
 
 # Every topic above: what a test resolves.
 READ: tuple[str, ...] = tuple(v for k, v in dict(globals()).items() if k.isupper() and k != "READ")

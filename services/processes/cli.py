@@ -5,7 +5,13 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_agents, commands_backup, commands_demo, commands_parked
+from services.processes import (
+    commands_agents,
+    commands_appraisal,
+    commands_backup,
+    commands_demo,
+    commands_parked,
+)
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -65,6 +71,9 @@ restore_app.command("acknowledge")(commands_backup.restore_acknowledge)
 app.add_typer(tokens_app, name="tokens")
 tokens_app.command("issuers")(tokens_issuers)
 tokens_app.command("check")(tokens_check)
+commands_appraisal.register(app)
+
+commands_appraisal.register(app)
 
 
 if __name__ == "__main__":

@@ -148,7 +148,12 @@ async def test_the_demo_fills_every_list_and_a_fresh_store_gets_the_same_data(
     assert [(v, n) for v, n, _ in versions] == [(1, 3), (2, 4)]
     assert first["proposals"], "failed evaluations raise proposals"
     assert ("InReview", "nina.rossi") in {(p[3], p[4]) for p in first["proposals"]}
-    assert first["charter"] == ["grounded", "inbox-short", "proposals", "evals"]
+    assert first["charter"] == [
+        "grounded",
+        "reports-closed",
+        "questions-answered",
+        "few-interventions",
+    ]
     assert [a["maintainers"] for a in first["agents"]] == [[a.maintainer.subject] for a in AGENTS]
     assert (tmp_path / "one" / KEYS_FILE).exists()
 

@@ -55,6 +55,19 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "reinforcements": 4,
         "proposedAt": AT,
     },
+    "factory.agents.v1.OwnerOutcomeRecorded": {
+        "outcomeId": "oc-1",
+        "runId": "r-1",
+        "draftId": "d-1",
+        "verdict": "no_issue",
+        "recordedAt": AT,
+    },
+    "factory.tasks.v1.TaskClosed": {
+        "taskId": "task-1",
+        "transitionId": "tr-1",
+        "status": "done",
+        "closedAt": AT,
+    },
     "evaluation.feedback.v1.RecordFeedback": {
         "projectId": "p",
         "subjectKind": "run",
@@ -134,7 +147,7 @@ async def test_a_draft_release_opened_event_needs_what_the_release_callback_need
     accepted = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
     )
-    assert accepted.json()["state"] == "Accepted", accepted.text
+    assert accepted.json()["state"] == "InReview", accepted.text  # approved (decisions D54)
     opened = {"proposalId": str(proposal_id), "releaseId": "rel-forged"}
     no_callback = keys.without["factory.assets.write"]
     callback = await client.post(

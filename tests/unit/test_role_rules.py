@@ -35,6 +35,13 @@ MAY: dict[str, set[str]] = {
     "ReviewReportCommand": {V},
     "RecordHandOverDelivery": SERVICE_ONLY,
     "RecordReporterNoticeDelivery": SERVICE_ONLY,
+    # The appraisal's records: an owner's verdict by hand is a maintainer's, the neighbours'
+    # facts and a pass's numbers an operator's, a closure's readout the service's own.
+    "RecordOwnerOutcome": {M},
+    "OwnerOutcomeRecorded": {OP},
+    "TaskClosed": {OP},
+    "RecordPassResults": {OP},
+    "AppraiseClosure": SERVICE_ONLY,
     "LiftEvalCase": {V, M},
     "PatchEvalCaseCommand": {M},
     "ConfirmEvalCaseCommand": {M},

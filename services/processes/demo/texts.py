@@ -155,17 +155,17 @@ id = "grounded"
 text = "Answers rest on sources the asker can read."
 
 [[line]]
-id = "inbox-short"
-text = "Nobody's report waits longer than two days for a first look."
-sensor = { kind = "inbox_age", setpoint = "2d" }
+id = "reports-closed"
+text = "Nobody's report stays open longer than two days."
+sensor = { kind = "request_closure", setpoint = "2d" }
 
 [[line]]
-id = "proposals"
-text = "Every proposal gets a decision within a week."
-sensor = { kind = "proposal_wait", setpoint = "1w" }
+id = "questions-answered"
+text = "A question an agent parks gets an answer within a day."
+sensor = { kind = "question_latency", setpoint = "1d" }
 
 [[line]]
-id = "evals"
-text = "At most one eval case in five fails."
-sensor = { kind = "eval_fail_rate", setpoint = "20%" }
+id = "few-interventions"
+text = "At most one run in five needs a person to step in."
+sensor = { kind = "intervention_rate", setpoint = "20%" }
 """
