@@ -50,6 +50,9 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/evaluation/datasets/{datasetId}/consents"): {OP},
     ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): {OP},
     ("put", "/factory/appraisal/charter"): {A},
+    ("post", "/factory/appraisal/outcomes"): {M},
+    # Appraises what closed since; the readouts it decides are the service's own commands.
+    ("post", "/factory/appraisal/closures:appraise"): None,
     ("put", "/factory/agents/{agent}"): {A},
     ("post", "/factory/events"): None,  # per event type: ``EVENT_ALLOWED``
     # A published version is immutable: refused to everyone, no command behind it.
