@@ -20,14 +20,14 @@ from services.appraisal.published import PUBLICATIONS
 from services.appraisal.subscriptions import SUBSCRIPTIONS
 from services.declaration import Command, Context
 from services.edge.http import Http
-from services.permissions.rules import ADMIN, MAINTAINER, OPERATOR, SERVICE_ONLY
+from services.permissions.rules import ADMIN, MAINTAINER, OPERATOR
 
 COMMANDS = (
     Command(WriteCharter, write_charter, permits=ADMIN, replays=written_again),
     Command(RecordOwnerOutcome, record_owner_outcome, permits=MAINTAINER),
     Command(OwnerOutcomeRecorded, record_owner_outcome, permits=OPERATOR),
     Command(TaskClosed, note_task_closure, permits=OPERATOR),
-    Command(AppraiseClosure, appraise_closure, permits=SERVICE_ONLY),
+    Command(AppraiseClosure, appraise_closure, permits=OPERATOR),
     Command(RecordPassResults, record_pass_results, permits=OPERATOR),
 )
 

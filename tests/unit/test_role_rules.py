@@ -36,12 +36,12 @@ MAY: dict[str, set[str]] = {
     "RecordHandOverDelivery": SERVICE_ONLY,
     "RecordReporterNoticeDelivery": SERVICE_ONLY,
     # The appraisal's records: an owner's verdict by hand is a maintainer's, the neighbours'
-    # facts and a pass's numbers an operator's, a closure's readout the service's own.
+    # facts, a pass's numbers and the appraisal of closures an operator's.
     "RecordOwnerOutcome": {M},
     "OwnerOutcomeRecorded": {OP},
     "TaskClosed": {OP},
     "RecordPassResults": {OP},
-    "AppraiseClosure": SERVICE_ONLY,
+    "AppraiseClosure": {OP},
     "LiftEvalCase": {V, M},
     "PatchEvalCaseCommand": {M},
     "ConfirmEvalCaseCommand": {M},
