@@ -50,9 +50,11 @@ async def test_the_scheduler_appraises_each_closed_task_once_without_a_caller(
     tenant = await runtime.pool.fetchval(f"SELECT tenant_id FROM {SCHEMA}.closures LIMIT 1")
     a = await closure_row(runtime.pool, tenant, "tr-a")
     b = await closure_row(runtime.pool, tenant, "tr-b")
-    assert a is not None and b is not None
+    assert a is not None
+    assert b is not None
     assert (a["label"], a["follow_up"]) == ("distress", True)
-    assert b["label"] is not None and b["follow_up"] is False
+    assert b["label"] is not None
+    assert b["follow_up"] is False
 
     # The same order again, the next tick's, and the manual nudge: nothing is waiting.
     await appraise(order(9))
