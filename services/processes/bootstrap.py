@@ -17,6 +17,8 @@ import asyncpg
 from fastapi import FastAPI
 
 from services.bus.command_bus import CommandBus
+from services.console.app import install_console
+from services.console.sessions import SessionSeal
 from services.datasets.grpc import Learning, serve_grpc
 from services.declaration import Given
 from services.digests.builder import DigestBuilder
@@ -33,6 +35,7 @@ from services.kafka.relay import Relay
 from services.nightly.runner import NightlyRunner
 from services.observing.metrics import show_tenant_ids
 from services.processes import scheduled
+from services.processes.console_settings import console_settings
 from services.processes.contexts import SUBSCRIPTIONS, read_models
 from services.processes.embedded import start_embedded_postgres
 from services.processes.health import ReaderHealth, instance_incidents, readiness_body
@@ -80,6 +83,7 @@ class Runtime:
     served_metrics_port: int | None = None
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
+    sessions: SessionSeal = field(init=False)  # the console's cookies: the key is there too
     role: Role = SERVE  # its metrics port and connection budget (services/processes/roles.py)
 
     def __post_init__(self) -> None:
@@ -114,6 +118,7 @@ class Runtime:
             keys, dev_key, stop_embedded, role=role,
         )  # fmt: skip
         runtime.positions = PositionSeal(opened.position_key)
+        runtime.sessions = SessionSeal(opened.session_key)
         return runtime
 
     async def close(self) -> None:
@@ -267,6 +272,7 @@ class Runtime:
         wait = self.settings.read_wait_seconds
         http = Http(self.bus, self.pool, self.keys, wait, self.positions)
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
+        install_console(app, http, self.sessions, console_settings(self.settings, self.dev_key))
         return app
 
 

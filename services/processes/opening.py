@@ -11,6 +11,7 @@ import asyncpg
 
 from projections.read_model import schema_of
 from services.bus.command_bus import CommandBus
+from services.console.sessions import ensure_session_key
 from services.declaration import registry
 from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.edge.positions import ensure_position_key
@@ -36,6 +37,7 @@ class Opened:
     loop_store: LoopStore
     bus: CommandBus
     position_key: bytes
+    session_key: bytes  # seals the console's session cookies
 
 
 async def open_parts(settings: Settings, role: Role, database_url: str) -> Opened:
@@ -62,6 +64,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
                 await ensure_artifacts_table(conn)
                 await ensure_scheduler_tables(conn)
                 position_key = await ensure_position_key(conn)
+                session_key = await ensure_session_key(conn)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
         for projection in read_models():  # queries never meet a missing table
@@ -82,7 +85,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
         loop_store=loop_store,
         alone=commands.alone,
     )
-    return Opened(store, pool, loop_store, bus, position_key)
+    return Opened(store, pool, loop_store, bus, position_key, session_key)
 
 
 def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
