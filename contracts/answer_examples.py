@@ -242,6 +242,8 @@ SUMMARY: JsonDict = {
 RUN: JsonDict = {
     "runId": RUN_ID,
     "ranBy": REPORTER,
+    "runner": "manual",
+    "night": None,
     "model": None,
     "effort": "medium",
     "summary": SUMMARY,
@@ -257,13 +259,21 @@ RUN_RECORDED: JsonDict = {
     "threads": list(THREADS),
     "summary": SUMMARY,
     "ranBy": REPORTER,
+    "runner": "manual",
     "position": "ooRcckuQsS-ZsCMnwJCPCwkxEKKeXIJeHITGr885yqj9yzId",
 }
 
-THREAD_RECORD: JsonDict = {**THREAD_1, "ranBy": REPORTER, "model": None, "effort": "medium"}
+THREAD_RECORD: JsonDict = {
+    **THREAD_1,
+    "ranBy": REPORTER,
+    "runner": "manual",
+    "model": None,
+    "effort": "medium",
+}
 
 
 def _case(position: str, last_run_position: str) -> JsonDict:
+    last_run = {**RUN, "position": last_run_position, "night": None}
     return {
         "caseId": CASE_ID,
         "ref": CASE_REF,
@@ -277,7 +287,8 @@ def _case(position: str, last_run_position: str) -> JsonDict:
         "model": None,
         "confirmedBy": REPORTER,
         # Run on demand, not by a night (SPEC W102): ``night`` is null.
-        "lastRun": {**RUN, "position": last_run_position, "night": None},
+        "lastRun": last_run,
+        "lastRuns": [last_run],  # one runner so far: the reporter, on demand (SPEC W58)
         "passed": True,
         "liftedAt": "2026-11-27T10:02:18.664020+00:00",
         "position": position,
@@ -290,6 +301,23 @@ CASE_WITH_RUNS: JsonDict = {
         "Oy5wcAsJOutubxjoJg356I9njX4Og9V34DZSPVfpUm0cBGvd",
     ),
     "runs": [RUN],
+    "history": [
+        {
+            "runner": "manual",
+            "ranBy": REPORTER,
+            "runs": 1,
+            "passed": 1,
+            "passRate": 1.0,
+            "points": [
+                {
+                    "runId": RUN_ID,
+                    "recordedAt": RUN["recordedAt"],
+                    "passed": True,
+                    "correctRate": 1.0,
+                }
+            ],
+        }
+    ],
 }
 CASE_LIST: JsonDict = {
     "items": [
@@ -388,7 +416,11 @@ AGENT_TABLE: JsonDict = {
     "models": [MODEL],
     "trend": {"previous": 0, "change": 1},
     "casesLifted": [CASE_REF],
-    "health": {"withRun": 1, "passed": 1},
+    "health": {
+        "withRun": 1,
+        "passed": 1,
+        "runners": [{"runner": "night", "ranBy": None, "withRun": 1, "passed": 1}],
+    },
 }
 DIGEST_TABLES: JsonDict = {
     "week": WEEK,
@@ -445,7 +477,7 @@ DIGEST_POSTED: JsonDict = {
             "Trend: +1 against 0 the week before",
             f"Models: {MODEL}",
             f"Eval cases lifted this week: {CASE_REF}",
-            "Health: 1 of 1 cases with a last run passed",
+            "Health (cases passed of those with a last run): the night: 1 of 1",
             "Appraisal (from reports only): distress, \u22121.0",
         ]
     ),

@@ -13,6 +13,7 @@ from pydantic.config import JsonDict, JsonValue
 
 from contracts import answer_examples as examples
 from contracts.reports import Category, Kind, ReviewStatus
+from contracts.runners import Runner
 
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 Position = Annotated[
@@ -184,6 +185,15 @@ class InboxPage(Answer):
     next: Cursor
 
 
+class MyReportsPage(Answer):
+    """The caller's own reports with their outcome (``GET /factory/reports/mine``)."""
+
+    model_config = shown_as(examples.INBOX_PAGE)
+
+    items: list[ReportView]
+    next: Cursor
+
+
 ReviewStatusAnswer = ReviewStatus
 
 
@@ -222,10 +232,17 @@ class ThreadView(Answer):
     at: Timestamp
 
 
+RUNNER_TEXT = (
+    "Who ran it (SPEC W58): 'night' for a nightly run, 'manual' for a person's run on demand; "
+    "runs compare only when runner and ranBy agree."
+)
+
+
 class ThreadRecord(ThreadView):
     model_config = shown_as(examples.THREAD_RECORD)
 
     ran_by: str = Field(alias="ranBy")
+    runner: Runner = Field(description=RUNNER_TEXT)
     model: str | None
     effort: str
 
@@ -246,6 +263,10 @@ class RunSummaryView(Answer):
 class RunView(Answer):
     run_id: str = Field(alias="runId")
     ran_by: str = Field(alias="ranBy")
+    runner: Runner = Field(description=RUNNER_TEXT)
+    night: str | None = Field(
+        default=None, description="The night (yyyy-MM-dd) that ran it; null for a run on demand."
+    )
     model: str | None
     effort: str
     summary: RunSummaryView
@@ -255,9 +276,24 @@ class RunView(Answer):
 
 class LastRun(RunView):
     position: Order
-    night: str | None = Field(
-        default=None, description="The night (yyyy-MM-dd) that ran it; null for a run on demand."
-    )
+
+
+class PassRatePoint(Answer):
+    run_id: str = Field(alias="runId")
+    recorded_at: Timestamp = Field(alias="recordedAt")
+    passed: bool
+    correct_rate: float | None = Field(alias="correctRate")
+
+
+class RunnerHistory(Answer):
+    """One runner's pass-rate history of a case (SPEC W58: never mixed with another's)."""
+
+    runner: Runner = Field(description=RUNNER_TEXT)
+    ran_by: str = Field(alias="ranBy")
+    runs: int
+    passed: int
+    pass_rate: float = Field(alias="passRate", description="passed / runs, of this runner only.")
+    points: list[PassRatePoint] = Field(description="Each of its runs, newest first.")
 
 
 class CaseView(Answer):
@@ -272,8 +308,15 @@ class CaseView(Answer):
     must_assert: str | None = Field(alias="mustAssert")
     model: str | None
     confirmed_by: str | None = Field(alias="confirmedBy")
-    last_run: LastRun | None = Field(alias="lastRun")
-    passed: bool | None
+    last_run: LastRun | None = Field(
+        alias="lastRun", description="The newest run of any runner; see lastRuns to compare."
+    )
+    last_runs: list[LastRun] = Field(
+        alias="lastRuns",
+        description="The last run of each runner (SPEC W58), newest first: a night's and each "
+        "person's on demand apart.",
+    )
+    passed: bool | None = Field(description="The verdict of lastRun.")
     lifted_at: Timestamp = Field(alias="liftedAt")
     position: Order
 
@@ -282,6 +325,9 @@ class CaseWithRuns(CaseView):
     model_config = shown_as(examples.CASE_WITH_RUNS)
 
     runs: list[RunView]
+    history: list[RunnerHistory] = Field(
+        description="The pass-rate history, one line per runner (SPEC W58)."
+    )
 
 
 class CaseList(Answer):
@@ -301,6 +347,7 @@ class RunRecorded(Answer):
     threads: list[ThreadView]
     summary: RunSummaryView
     ran_by: str = Field(alias="ranBy")
+    runner: Runner = Field(description=RUNNER_TEXT)
     position: Position
 
 

@@ -26,6 +26,7 @@ from pydantic import Field
 from contracts import answer_examples as examples
 from contracts.answers import Answer, Cursor, shown_as
 from contracts.feedback import Contract
+from contracts.runners import Runner
 from contracts.scalars import Week
 
 Counts = dict[str, int]
@@ -41,11 +42,28 @@ class Trend(Contract):
     change: int = Field(description="This week's total minus the week before's.")
 
 
-class Health(Contract):
-    """W120: of the agent's eval cases that have a last run, how many passed."""
+class RunnerHealth(Contract):
+    """W120 for one runner (W58): of the agent's cases with a last run by it, how many passed."""
 
+    runner: Runner = Field(description="'night': the nightly run; 'manual': a person's on demand.")
+    ran_by: str | None = Field(
+        alias="ranBy", description="The person, for runs on demand; null for the night."
+    )
     with_run: int = Field(alias="withRun")
     passed: int
+
+
+class Health(Contract):
+    """W120: of the agent's eval cases that have a last run, how many passed, like with like
+    (W58): ``withRun`` and ``passed`` are the night's, ``runners`` has every runner's figure
+    (decisions D53)."""
+
+    with_run: int = Field(alias="withRun", description="Cases with a last run by the night.")
+    passed: int = Field(description="Of those, how many passed.")
+    runners: list[RunnerHealth] = Field(
+        default_factory=list,
+        description="One figure per runner: the night first, then each person on demand.",
+    )
 
 
 class AgentTable(Contract):

@@ -23,6 +23,8 @@ Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE), N
 Category = Literal["bug", "idea", "praise", "question", "answer"]
 Kind = Literal["not-found", "retrieval", "no-access", "fabricated", "outdated", "other"]
 ReviewStatus = Literal["New", "Triaged", "Resolved", "WontFix"]
+# Every status a report shows its reporter: a draft, a hand-over, then the review's.
+ReportStatus = Literal["Draft", "HandedOver", "New", "Triaged", "Resolved", "WontFix"]
 
 
 class SidePanel(Contract):
@@ -136,6 +138,19 @@ class AgentOwnerNotified(Contract):
     addressee: str
 
 
+class ReportResolved(Contract):
+    """Published on ``evaluation.feedback.v1.report-resolved`` when a report is Resolved or
+    closed WontFix: the outcome, for the person who reported it (SPEC W33, decisions D51)."""
+
+    report_id: UUID = Field(alias="reportId")
+    tenant_id: str = Field(alias="tenantId")
+    reporter: str = Field(description="Who reported it: the person to tell.")
+    outcome: Literal["Resolved", "WontFix"]
+    change: str | None = Field(default=None, description="Resolved: what changed.")
+    link: str | None = Field(default=None, description="Resolved: where the change is.")
+    reason: str | None = Field(default=None, description="WontFix: why not.")
+
+
 STAMPED_REPORT_FIELDS = frozenset({"tenantId", "reporter", "reviewedBy", "reportId", "givenBy"})
 
 
@@ -148,6 +163,16 @@ class ReviewReportCommand(Contract):
 
     report_id: UUID = Field(alias="reportId")
     review: ReviewReport
+
+
+class RecordReporterNoticeDelivery(Contract):
+    """One webhook delivery attempt of a ``report-resolved`` notice (issued by the webhook's
+    reader, not a client)."""
+
+    report_id: UUID = Field(alias="reportId")
+    status_code: int | None = Field(default=None, alias="statusCode")
+    error: str | None = None
+    final: bool
 
 
 class RecordHandOverDelivery(Contract):

@@ -7,6 +7,7 @@ FEEDBACK_RECORDED = "evaluation.feedback.v1.feedback-recorded"
 RECORD_FEEDBACK = "evaluation.feedback.v1.record-feedback"
 FEEDBACK_HANDED_OVER = "evaluation.feedback.v1.feedback-handed-over"
 AGENT_OWNER_NOTIFIED = "evaluation.feedback.v1.agent-owner-notified"
+REPORT_RESOLVED = "evaluation.feedback.v1.report-resolved"  # the reporter hears back (W33)
 EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"
 EVAL_CASE_CONFIRMED = "evaluation.evals.v1.case-confirmed"
 EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"

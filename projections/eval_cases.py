@@ -1,6 +1,8 @@
 """Eval cases by agent: definition, confirmation, last run, pass/fail and the run history.
 
 Answers ``GET /factory/evals/cases`` and ``GET /factory/evals/cases/{id}``; tenant-scoped.
+Runs compare only within one runner (``contracts.runners``, SPEC W58): a case keeps its last
+run of each runner beside the newest of all, and its pass-rate history is one line per runner.
 """
 
 import json
@@ -10,6 +12,7 @@ from uuid import UUID
 
 import asyncpg
 
+from contracts.runners import RunnerKey, runner_of
 from projections import events as ev
 from services.followers.reader import Connection, Positioned
 
@@ -38,6 +41,7 @@ class EvalCases:
             confirmed_by text,
             last_run jsonb,
             passed boolean,
+            last_runs jsonb NOT NULL DEFAULT '{{}}',
             lifted_at timestamptz NOT NULL,
             position bigint NOT NULL
         );
@@ -48,6 +52,7 @@ class EvalCases:
             ran_by text NOT NULL,
             model text,
             effort text NOT NULL,
+            night text,
             summary jsonb NOT NULL,
             threads jsonb NOT NULL,
             recorded_at timestamptz NOT NULL,
@@ -95,23 +100,30 @@ class EvalCases:
                         e.originator_id, getattr(e, "confirmed_by", None), p.position,
                     )  # fmt: skip
                 case ev.CASE_RUN_RECORDED:
+                    night = getattr(e, "night", None)  # W102
+                    runner = runner_of(night)
                     run = {
-                        "runId": e.run_id, "ranBy": e.ran_by, "model": e.model,
-                        "effort": e.effort, "summary": e.summary, "threads": e.threads,
-                        "recordedAt": e.timestamp.isoformat(), "position": p.position,
-                        "night": getattr(e, "night", None),  # W102
+                        "runId": e.run_id, "ranBy": e.ran_by, "runner": runner,
+                        "model": e.model, "effort": e.effort, "summary": e.summary,
+                        "threads": e.threads, "recordedAt": e.timestamp.isoformat(),
+                        "position": p.position, "night": night,
                     }  # fmt: skip
                     await conn.execute(
-                        f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
-                        "$10) ON CONFLICT (run_id) DO NOTHING",
+                        f"INSERT INTO {schema}.runs (run_id, case_id, tenant_id, ran_by, model, "
+                        "effort, night, summary, threads, recorded_at, position) VALUES ($1, $2, "
+                        "$3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING",
                         UUID(e.run_id), e.originator_id, e.tenant_id, e.ran_by, e.model,
-                        e.effort, json.dumps(e.summary), json.dumps(e.threads), e.timestamp,
-                        p.position,
+                        e.effort, night, json.dumps(e.summary), json.dumps(e.threads),
+                        e.timestamp, p.position,
                     )  # fmt: skip
+                    # W58: the newest of all, and the newest of this runner (a runner's own).
+                    key = RunnerKey(runner, e.ran_by).text
                     await conn.execute(
-                        f"UPDATE {schema}.cases SET last_run = $2, passed = $3, position = $4 "
+                        f"UPDATE {schema}.cases SET last_run = $2, passed = $3, position = $4, "
+                        "last_runs = last_runs || jsonb_build_object($5::text, $2::jsonb) "
                         "WHERE case_id = $1",
                         e.originator_id, json.dumps(run), bool(e.summary["passed"]), p.position,
+                        key,
                     )  # fmt: skip
                 case _:
                     raise TypeError(f"eval cases do not handle {type(e).__name__}")
@@ -127,6 +139,12 @@ CAMEL = {
 }
 
 
+def last_runs(row: asyncpg.Record) -> list[dict[str, Any]]:
+    """The case's last run of each runner, newest first."""
+    runs: list[dict[str, Any]] = list(json.loads(row["last_runs"]).values())
+    return sorted(runs, key=lambda run: run["position"], reverse=True)
+
+
 def case_json(row: asyncpg.Record) -> dict[str, Any]:
     return {
         "caseId": str(row["case_id"]),
@@ -136,6 +154,7 @@ def case_json(row: asyncpg.Record) -> dict[str, Any]:
         **json.loads(row["definition"]),
         "confirmedBy": row["confirmed_by"],
         "lastRun": json.loads(row["last_run"]) if row["last_run"] else None,
+        "lastRuns": last_runs(row),
         "passed": row["passed"],
         "liftedAt": row["lifted_at"].isoformat(),
         "position": row["position"],
@@ -202,7 +221,7 @@ async def get_thread(
 ) -> dict[str, Any] | None:
     """One conversation of a run: what was asked, what the agent answered, how it scored."""
     row = await pool.fetchrow(
-        f"SELECT ran_by, model, effort, threads FROM {schema}.runs "
+        f"SELECT ran_by, night, model, effort, threads FROM {schema}.runs "
         "WHERE tenant_id = $1 AND case_id = $2 AND run_id = $3",
         tenant_id,
         case_id,
@@ -213,7 +232,13 @@ async def get_thread(
     threads = [t for t in json.loads(row["threads"]) if t["index"] == index]
     if not threads:
         return None
-    return {**threads[0], "ranBy": row["ran_by"], "model": row["model"], "effort": row["effort"]}
+    return {
+        **threads[0],
+        "ranBy": row["ran_by"],
+        "runner": runner_of(row["night"]),
+        "model": row["model"],
+        "effort": row["effort"],
+    }
 
 
 async def get_case(
@@ -225,24 +250,54 @@ async def get_case(
     )
     if row is None:
         return None
-    runs = await pool.fetch(
+    rows = await pool.fetch(
         f"SELECT * FROM {schema}.runs WHERE case_id = $1 ORDER BY position DESC", case_id
     )
-    return {
-        **case_json(row),
-        "runs": [
+    runs = [
+        {
+            "runId": str(r["run_id"]),
+            "ranBy": r["ran_by"],
+            "runner": runner_of(r["night"]),
+            "night": r["night"],
+            "model": r["model"],
+            "effort": r["effort"],
+            "summary": json.loads(r["summary"]),
+            "threads": json.loads(r["threads"]),
+            "recordedAt": r["recorded_at"].isoformat(),
+        }
+        for r in rows
+    ]
+    return {**case_json(row), "runs": runs, "history": pass_rate_history(runs)}
+
+
+def pass_rate_history(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """W58: the pass rate of each runner over its own runs (newest first, as given), never
+    across runners; the runner whose run is newest comes first."""
+    lines: dict[RunnerKey, list[dict[str, Any]]] = {}
+    for run in runs:
+        lines.setdefault(RunnerKey(run["runner"], run["ranBy"]), []).append(run)
+    history = []
+    for key, own in lines.items():
+        passed = sum(1 for run in own if run["summary"]["passed"])
+        history.append(
             {
-                "runId": str(r["run_id"]),
-                "ranBy": r["ran_by"],
-                "model": r["model"],
-                "effort": r["effort"],
-                "summary": json.loads(r["summary"]),
-                "threads": json.loads(r["threads"]),
-                "recordedAt": r["recorded_at"].isoformat(),
+                "runner": key.runner,
+                "ranBy": key.ran_by,
+                "runs": len(own),
+                "passed": passed,
+                "passRate": passed / len(own),
+                "points": [
+                    {
+                        "runId": run["runId"],
+                        "recordedAt": run["recordedAt"],
+                        "passed": run["summary"]["passed"],
+                        "correctRate": run["summary"].get("correct_rate"),
+                    }
+                    for run in own
+                ],
             }
-            for r in runs
-        ],
-    }
+        )
+    return history
 
 
 async def tenants_with_confirmed_cases(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[str]:
@@ -256,14 +311,26 @@ async def tenants_with_confirmed_cases(pool: asyncpg.Pool, schema: str = SCHEMA)
 
 async def case_verdicts(
     pool: asyncpg.Pool, tenant_id: str, schema: str = SCHEMA
-) -> list[asyncpg.Record]:
-    """Every case of the tenant by ref: ``ref, agent, source`` and ``passed``, its last run's
-    verdict (None when it never ran)."""
-    return await pool.fetch(
-        f"SELECT ref, agent, source, CASE WHEN last_run IS NULL THEN NULL ELSE passed END "
-        f"AS passed FROM {schema}.cases WHERE tenant_id = $1 ORDER BY ref",
+) -> list[dict[str, Any]]:
+    """Every case of the tenant by ref: ``ref, agent, source`` and ``verdicts``, the verdict
+    of its last run of each runner, oldest first (W58; none when it never ran)."""
+    rows = await pool.fetch(
+        f"SELECT ref, agent, source, last_runs FROM {schema}.cases WHERE tenant_id = $1 "
+        "ORDER BY ref",
         tenant_id,
     )
+    return [
+        {
+            "ref": row["ref"],
+            "agent": row["agent"],
+            "source": row["source"],
+            "verdicts": {
+                RunnerKey(run["runner"], run["ranBy"]): bool(run["summary"]["passed"])
+                for run in last_runs(row)[::-1]  # oldest first: the newest is the last
+            },
+        }
+        for row in rows
+    ]
 
 
 async def failed_runs(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[asyncpg.Record]:

@@ -80,6 +80,8 @@ class Inbox:
         return f"""
         CREATE INDEX IF NOT EXISTS inbox_by_tenant
             ON {schema}.reports (tenant_id, in_inbox, position DESC);
+        CREATE INDEX IF NOT EXISTS reports_by_reporter
+            ON {schema}.reports (tenant_id, reporter, position DESC);
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
@@ -177,6 +179,29 @@ async def list_inbox(
         "AND ($9::bigint IS NULL OR position < $9) ORDER BY position DESC LIMIT $10",
         tenant_id, where.status, where.category, where.kind, where.agent, where.addressee,
         where.submitted_before, where.submitted_after, before, limit + 1,
+    )  # fmt: skip
+    items = [report_json(row) for row in rows[:limit]]
+    return items, (rows[limit - 1]["position"] if len(rows) > limit else None)
+
+
+async def list_mine(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    reporter: str,
+    *,
+    status: str | None = None,
+    before: int | None = None,
+    limit: int = 50,
+    schema: str = SCHEMA,
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The reports ``reporter`` wrote in the tenant, drafts included, with their outcome
+    (status, change, link, reason), newest change first, keyset-paginated on position as the
+    Inbox is (decisions D51). Nobody else's report is ever among them."""
+    rows = await pool.fetch(
+        f"SELECT {COLUMNS} FROM {schema}.reports WHERE tenant_id = $1 AND reporter = $2 "
+        "AND ($3::text IS NULL OR status = $3) AND ($4::bigint IS NULL OR position < $4) "
+        "ORDER BY position DESC LIMIT $5",
+        tenant_id, reporter, status, before, limit + 1,
     )  # fmt: skip
     items = [report_json(row) for row in rows[:limit]]
     return items, (rows[limit - 1]["position"] if len(rows) > limit else None)

@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Protocol
 from uuid import UUID
 
-from contracts.digests import AgentTable, DigestTables, Health, ModelTable, Trend
+from contracts.digests import AgentTable, DigestTables, Health, ModelTable, RunnerHealth, Trend
+from contracts.runners import RunnerKey
 from contracts.weeks import end_of, previous, start_of
 from projections.inbox import UNKNOWN_AGENT  # a report without a block (W38, W122)
 
@@ -43,12 +44,13 @@ class ReportFact:
 
 @dataclass(frozen=True)
 class CaseFact:
-    """An eval case: where it came from, whose it is, and its last verdict (None: never run)."""
+    """An eval case: where it came from, whose it is, and the verdict of its last run of each
+    runner (empty: never run; SPEC W58)."""
 
     ref: str
     agent: str
     source: UUID
-    passed: bool | None
+    verdicts: Mapping[RunnerKey, bool]
 
 
 def agent_id_of(agent: str) -> str:
@@ -94,7 +96,6 @@ def agent_table(
     counts = kind_counts(reports)
     sources = {r.report_id for r in reports}
     mine = [case for case in cases if case.agent == agent]
-    with_run = [case for case in mine if case.passed is not None]
     return AgentTable(
         agent=agent,
         agent_id=agent_id_of(agent),
@@ -104,8 +105,32 @@ def agent_table(
         models=sorted({r.model for r in reports if r.model}),  # W117
         trend=Trend(previous=before, change=len(reports) - before),  # W118
         cases_lifted=sorted(case.ref for case in cases if case.source in sources),  # W119
-        health=Health(with_run=len(with_run), passed=sum(1 for c in with_run if c.passed)),
+        health=health(mine),
     )
+
+
+def health(cases: Sequence[CaseFact]) -> Health:
+    """W120 with W58: like with like. The night's figure counts each case's last run by a
+    night (the night runs as each case's confirmer, so its figure is the night's whatever the
+    ``ranBy``); a person's runs on demand make a figure of that person's own. The headline
+    numbers are the night's: the one runner that runs every confirmed case, week after week
+    (decisions D53)."""
+    counted: dict[tuple[str, str | None], list[bool]] = {}
+    for case in cases:
+        nights = [(key, ok) for key, ok in case.verdicts.items() if key.runner == "night"]
+        if nights:  # a reconfirmed case has a night run under each confirmer: the newest rules
+            counted.setdefault(("night", None), []).append(nights[-1][1])
+        for key, ok in case.verdicts.items():
+            if key.runner == "manual":
+                counted.setdefault(("manual", key.ran_by), []).append(ok)
+    runners = [
+        RunnerHealth(runner=runner, ran_by=ran_by, with_run=len(oks), passed=sum(oks))
+        for (runner, ran_by), oks in sorted(
+            counted.items(), key=lambda kv: (kv[0][0] != "night", kv[0][1] or "")
+        )
+    ]
+    night = counted.get(("night", None), [])
+    return Health(with_run=len(night), passed=sum(night), runners=runners)
 
 
 def model_tables(reports: Sequence[ReportFact]) -> list[ModelTable]:
@@ -138,7 +163,16 @@ def as_text(table: AgentTable, week: str, *, truncated: bool, appraise: Appraise
     lines.append(f"Models: {', '.join(table.models) or 'none named'}")
     lifted = ", ".join(table.cases_lifted) or "none"
     lines.append(f"Eval cases lifted this week: {lifted}")
-    health = table.health
-    lines.append(f"Health: {health.passed} of {health.with_run} cases with a last run passed")
+    lines.append(health_line(table.health))
     lines.append(appraise(table.counts, table.agent, start_of(week)))
     return "\n".join(lines)
+
+
+def health_line(health: Health) -> str:
+    """The health line, one figure per runner, each saying whose it is (W58, W120)."""
+    figures = [
+        f"{'the night' if r.runner == 'night' else f'{r.ran_by} on demand'}: {r.passed} of "
+        f"{r.with_run}"
+        for r in health.runners
+    ]
+    return f"Health (cases passed of those with a last run): {'; '.join(figures) or 'no runs'}"

@@ -45,6 +45,6 @@ async def submitted_reports(
 async def eval_cases(
     pool: asyncpg.Pool, tenant_id: str, *, schema: str = EVAL_CASES
 ) -> list[CaseFact]:
-    """Every eval case of the tenant with its last verdict (W108)."""
+    """Every eval case of the tenant with its last verdict of each runner (W108, W58)."""
     rows = await cases_model.case_verdicts(pool, tenant_id, schema)
-    return [CaseFact(r["ref"], r["agent"], r["source"], r["passed"]) for r in rows]
+    return [CaseFact(r["ref"], r["agent"], r["source"], r["verdicts"]) for r in rows]

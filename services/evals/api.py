@@ -50,7 +50,8 @@ def case_cursor(key: str | None) -> UUID | None:
 def sealed_case(http: Http, case: dict[str, Any], principal: Principal) -> dict[str, Any]:
     """A case with its positions (its own, its last run's) as tokens of the tenant."""
     last_run = case["lastRun"] and http.with_position(case["lastRun"], principal)
-    return {**http.with_position(case, principal), "lastRun": last_run}
+    last_runs = [http.with_position(run, principal) for run in case["lastRuns"]]
+    return {**http.with_position(case, principal), "lastRun": last_run, "lastRuns": last_runs}
 
 
 def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
@@ -215,6 +216,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         return {
             **record.model_dump(mode="json", by_alias=True, exclude={"night"}),
             "ranBy": principal.subject,
+            "runner": "manual",  # a run asked for over HTTP is the caller's own (W58)
             "position": http.position(outcome, principal),
         }
 

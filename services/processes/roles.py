@@ -43,13 +43,14 @@ class Role:
         return self.pool_size + self.library + self.bus
 
 
-# serve runs everything: the eight read models, the relay and the two webhooks read the log.
-SERVE = Role("serve", 9464, readers=11, queries=10, library=12, bus=2)
+# serve runs everything: the eight read models, the relay and the three webhooks (hand-overs,
+# reporters' notices, digests' posts) read the log.
+SERVE = Role("serve", 9464, readers=12, queries=10, library=12, bus=2)
 PROJECTOR = Role("projector", 9465, readers=8, queries=1, library=2, bus=0)
 RELAY = Role("relay", 9466, readers=1, queries=1, library=2, bus=0)
 INBOUND = Role("inbound", 9467, readers=0, queries=2, library=2, bus=2)
 SCHEDULER = Role("scheduler", 9468, readers=0, queries=2, library=2, bus=2)
-HANDOVER = Role("handover", 9469, readers=2, queries=1, library=2, bus=2)
+HANDOVER = Role("handover", 9469, readers=3, queries=1, library=2, bus=2)
 API = Role("api", 9470, readers=0, queries=4, library=2, bus=2)  # per worker
 # `feedbackloop api` runs a worker per core, but no more than this unless told: each worker
 # holds its own pools, and a default that grows with the host's cores would not let the

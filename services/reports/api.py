@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 
 from contracts.answers import (
     InboxPage,
+    MyReportsPage,
     ReportSubmitted,
     ReportView,
     ReportWritten,
@@ -19,13 +20,14 @@ from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
     Kind,
+    ReportStatus,
     ReviewReport,
     ReviewReportCommand,
     ReviewStatus,
     SubmitReport,
 )
 from contracts.scalars import is_blank
-from projections.inbox import InboxFilter, get_report, list_inbox
+from projections.inbox import InboxFilter, get_report, list_inbox, list_mine
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
@@ -192,6 +194,30 @@ def report_routes(http: Http) -> APIRouter:
             http.pool,
             principal.tenant_id,
             where,
+            before=http.cursor(before, principal),
+            limit=limit,
+        )
+        sealed = [http.with_position(item, principal) for item in items]
+        return {"items": sealed, "next": http.sealed(next_before, principal)}
+
+    @router.get("/mine", response_model=MyReportsPage, responses=READ_ERRORS)
+    async def mine(
+        principal: Annotated[Principal, Depends(http.scope(READ))],
+        status: Annotated[ReportStatus | None, Query()] = None,
+        before: Before = None,
+        limit: Limit = PAGE,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """The caller's own reports, drafts included, with their outcome: ``status`` and,
+        under ``review``, what changed (``change``, ``link``) or why not (``reason``). Newest
+        change first, paged with ``before`` = the ``next`` of the page before. Another
+        person's reports never appear here (decisions D51)."""
+        await http.read_at("inbox", min_position, principal)
+        items, next_before = await list_mine(
+            http.pool,
+            principal.tenant_id,
+            principal.subject,
+            status=status,
             before=http.cursor(before, principal),
             limit=limit,
         )

@@ -4,6 +4,7 @@ from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
     RecordHandOverDelivery,
+    RecordReporterNoticeDelivery,
     ReviewReportCommand,
     SubmitReport,
 )
@@ -14,12 +15,13 @@ from services.reports.handlers import (
     compose_wrong_answer,
     draft_report,
     record_hand_over_delivery,
+    record_reporter_notice_delivery,
     review_report,
     shown,
     submit_report,
 )
 from services.reports.published import PUBLICATIONS
-from services.reports.webhook import HAND_OVER_WEBHOOK
+from services.reports.webhook import HAND_OVER_WEBHOOK, REPORTER_WEBHOOK
 
 REPORTS = Context(
     "reports",
@@ -29,9 +31,10 @@ REPORTS = Context(
         Command(SubmitReport, submit_report, replays=shown),
         Command(ReviewReportCommand, review_report, replays=shown),
         Command(RecordHandOverDelivery, record_hand_over_delivery),
+        Command(RecordReporterNoticeDelivery, record_reporter_notice_delivery),
     ),
     routes=lambda http, given: report_routes(http),
     read_models=(Inbox(),),
     publications=PUBLICATIONS,
-    webhooks=(HAND_OVER_WEBHOOK,),
+    webhooks=(HAND_OVER_WEBHOOK, REPORTER_WEBHOOK),
 )

@@ -2,6 +2,7 @@
 
     Draft ──submit──► HandedOver                     (ShouldHandOver: SPEC §3.2, W19–W31)
       └─────submit──► New ──► Triaged ──► Resolved | WontFix      (W32, W33)
+                                               └─► ReporterNotified (report-resolved, D51)
 
 A draft is a preview: it is nowhere counted or handed over (W27). Every review step is its
 own event with ``reviewed_by`` stamped from the caller. A hand-over's webhook deliveries are
@@ -98,6 +99,23 @@ class Report(Aggregate):
         reviewed_by: str
         reason: str | None
 
+    class ReporterNotified(Aggregate.Event):
+        """The outcome told to the reporter (published as ``report-resolved``): it carries
+        the reporter, whom ``Resolved`` and ``WontFix`` do not name (decisions D51)."""
+
+        tenant_id: str
+        reporter: str
+        outcome: str  # Resolved | WontFix
+        change: str | None
+        link: str | None
+        reason: str | None
+
+    class ReporterNoticeDeliveryAttempted(Aggregate.Event):
+        attempt: int
+        status_code: int | None
+        error: str | None
+        final: bool
+
     class HandOverDeliveryAttempted(Aggregate.Event):
         attempt: int
         status_code: int | None
@@ -137,6 +155,8 @@ class Report(Aggregate):
         self.status = "Draft"
         self.delivery_attempts = 0
         self.delivery_settled = False  # the webhook got its hand-over, or gave up
+        self.notice_attempts = 0
+        self.notice_settled = False  # the webhook got the reporter's notice, or gave up
 
     @classmethod
     def draft(
@@ -246,10 +266,18 @@ class Report(Aggregate):
             )
         if status == "Triaged":
             self._triaged(timestamp=at, reviewed_by=reviewed_by)
-        elif status == "Resolved":
+            return
+        if status == "Resolved":
             self._resolved(timestamp=at, reviewed_by=reviewed_by, change=change, link=link)
+            reason = None
         else:
             self._wont_fix(timestamp=at, reviewed_by=reviewed_by, reason=reason)
+            change = link = None
+        # W33: what was decided goes back to the one who reported it.
+        self._reporter_notified(
+            timestamp=at, tenant_id=self.tenant_id, reporter=self.reporter, outcome=status,
+            change=change, link=link, reason=reason,
+        )  # fmt: skip
 
     @event(Triaged)
     def _triaged(self, reviewed_by: str, timestamp: datetime) -> None:
@@ -264,6 +292,45 @@ class Report(Aggregate):
     @event(WontFix)
     def _wont_fix(self, reviewed_by: str, reason: str | None, timestamp: datetime) -> None:
         self.status = "WontFix"
+
+    @event(ReporterNotified)
+    def _reporter_notified(  # carries the whole notice: its subscribers read nothing else
+        self,
+        tenant_id: str,
+        reporter: str,
+        outcome: str,
+        change: str | None,
+        link: str | None,
+        reason: str | None,
+        timestamp: datetime,
+    ) -> None:
+        pass
+
+    def record_notice_delivery(
+        self, *, at: datetime, status_code: int | None, error: str | None, final: bool
+    ) -> None:
+        """One webhook delivery attempt of the reporter's notice; ``final`` ends the retries.
+        A notice nobody received changes nothing else: the outcome stands and ``mine``
+        shows it."""
+        self._notice_attempted(
+            timestamp=at,
+            attempt=self.notice_attempts + 1,
+            status_code=status_code,
+            error=error,
+            final=final,
+        )
+
+    @event(ReporterNoticeDeliveryAttempted)
+    def _notice_attempted(
+        self,
+        attempt: int,
+        status_code: int | None,
+        error: str | None,
+        final: bool,
+        timestamp: datetime,
+    ) -> None:
+        self.notice_attempts = attempt
+        self.notice_settled = final or (status_code is not None and 200 <= status_code < 300)
 
     def record_delivery(
         self, *, at: datetime, status_code: int | None, error: str | None, final: bool

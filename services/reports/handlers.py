@@ -13,6 +13,7 @@ from contracts.reports import (
     ComposeWrongAnswer,
     DraftReport,
     RecordHandOverDelivery,
+    RecordReporterNoticeDelivery,
     ReviewReportCommand,
     SubmitReport,
 )
@@ -129,6 +130,16 @@ def record_hand_over_delivery(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(command, RecordHandOverDelivery)
     report = load(store, issued.tenant_id, command.report_id)
     report.record_delivery(
+        at=issued.at, status_code=command.status_code, error=command.error, final=command.final
+    )
+    return Decision([report], state(report))
+
+
+def record_reporter_notice_delivery(store: EventStore, issued: Issued) -> Decision:
+    command = issued.command
+    assert isinstance(command, RecordReporterNoticeDelivery)
+    report = load(store, issued.tenant_id, command.report_id)
+    report.record_notice_delivery(
         at=issued.at, status_code=command.status_code, error=command.error, final=command.final
     )
     return Decision([report], state(report))

@@ -1,9 +1,10 @@
-"""Which report events leave the service: hand-overs and agent-owner notifications."""
+"""Which report events leave the service: hand-overs, agent-owner notifications and the
+reporter's notice of the outcome."""
 
 from typing import Any
 
 from contracts import topics
-from contracts.reports import AgentOwnerNotified, ReportHandedOver, SidePanel
+from contracts.reports import AgentOwnerNotified, ReportHandedOver, ReportResolved, SidePanel
 from services.kafka.publication import Publication
 from services.reports.domain import Report
 
@@ -29,6 +30,18 @@ def agent_owner_notified(event: Any) -> AgentOwnerNotified:
     )
 
 
+def report_resolved(event: Any) -> ReportResolved:
+    return ReportResolved(
+        report_id=event.originator_id,
+        tenant_id=event.tenant_id,
+        reporter=event.reporter,
+        outcome=event.outcome,
+        change=event.change,
+        link=event.link,
+        reason=event.reason,
+    )
+
+
 HAND_OVER = Publication(
     event=Report.HandedOver,
     topic=topics.FEEDBACK_HANDED_OVER,
@@ -49,4 +62,15 @@ OWNER_NOTIFIED = Publication(
     description="A report of an agent-owner kind names the agent's owner (SPEC W35).",
 )
 
-PUBLICATIONS: tuple[Publication, ...] = (HAND_OVER, OWNER_NOTIFIED)
+REPORTER_NOTIFIED = Publication(
+    event=Report.ReporterNotified,
+    topic=topics.REPORT_RESOLVED,
+    payload=ReportResolved,
+    to_contract=report_resolved,
+    key="reportId",
+    title="ReportResolved",
+    description="A report was Resolved or closed WontFix: the outcome, for its reporter "
+    "(SPEC W33; decisions D51).",
+)
+
+PUBLICATIONS: tuple[Publication, ...] = (HAND_OVER, OWNER_NOTIFIED, REPORTER_NOTIFIED)

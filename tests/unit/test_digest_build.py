@@ -12,6 +12,7 @@ import pytest
 
 import contracts.digests
 from contracts.digests import AgentTable, DigestPosted, DigestTables
+from contracts.runners import RunnerKey
 from contracts.weeks import due_at, end_of, last_completed, previous, start_of, week_of
 from projections.inbox import UNKNOWN_AGENT
 from services.appraisal.weekly import reports_only_line
@@ -87,6 +88,10 @@ def test_the_previous_twelve_item_ids_are_spelled_across_a_year_end() -> None:
 # The pure build ----------------------------------------------------------------------------
 
 
+NIGHT_PASSED = {RunnerKey("night", "carol"): True}
+NIGHT_FAILED = {RunnerKey("night", "carol"): False}
+
+
 def test_the_build_counts_per_agent_by_kind_with_models_trend_cases_and_health() -> None:
     """W115–W121: counts by kind, models seen, trend, cases lifted, health line, per model."""
     at = MONDAY + timedelta(days=2)
@@ -98,10 +103,10 @@ def test_the_build_counts_per_agent_by_kind_with_models_trend_cases_and_health()
     ]
     before = [report(MONDAY - timedelta(days=3), "other", COACH, "m1") for _ in range(5)]
     cases = [
-        CaseFact("_Evals/coach/1", COACH, this[0].report_id, passed=True),  # lifted this week
-        CaseFact("_Evals/coach/2", COACH, uuid4(), passed=False),  # an older one, run
-        CaseFact("_Evals/coach/3", COACH, uuid4(), passed=None),  # never run
-        CaseFact("_Evals/writer/1", WRITER, uuid4(), passed=True),
+        CaseFact("_Evals/coach/1", COACH, this[0].report_id, NIGHT_PASSED),  # lifted this week
+        CaseFact("_Evals/coach/2", COACH, uuid4(), NIGHT_FAILED),  # an older one, run
+        CaseFact("_Evals/coach/3", COACH, uuid4(), {}),  # never run
+        CaseFact("_Evals/writer/1", WRITER, uuid4(), NIGHT_PASSED),
     ]
     tables = build(WEEK, [*this, *before], cases, bound=200)
     assert [a.agent for a in tables.agents] == [COACH, WRITER]

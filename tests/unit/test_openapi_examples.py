@@ -26,6 +26,7 @@ from contracts import answer_examples as story
 from contracts import answers, digests, nights, topics
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
+from contracts.runners import RunnerKey
 from contracts.weeks import due_at, week_of
 from projections.nights import summary_json
 from services.appraisal.weekly import reports_only_line
@@ -403,7 +404,8 @@ def test_the_story_s_digest_is_the_one_the_builder_builds_and_posts() -> None:
         uuid.UUID(story.REPORT_ID), submitted, "not-found", story.AGENT, story.MODEL
     )
     # After the night of 2026-11-28 the case's last run passed (W120).
-    case = CaseFact(story.CASE_REF, story.AGENT, uuid.UUID(story.REPORT_ID), passed=True)
+    night = {RunnerKey("night", story.REPORTER): True}  # the night ran as the confirmer (W58)
+    case = CaseFact(story.CASE_REF, story.AGENT, uuid.UUID(story.REPORT_ID), night)
     tables = build(story.WEEK, [report], [case], bound=PAGE_BOUND)
     assert tables.model_dump(mode="json", by_alias=True) == story.DIGEST_TABLES
     assert str(digest_id_for(story.TENANT, story.WEEK)) == story.DIGEST_ID

@@ -88,8 +88,9 @@ def test_a_reviewer_moves_a_report_new_triaged_resolved_saying_what_changed() ->
     report.review("Triaged", reviewed_by="rev", at=AT)
     report.review("Resolved", reviewed_by="rev", at=AT, change="profile re-indexed", link=None)
     emitted: Any = report.collect_events()
-    assert [type(e).__name__ for e in emitted][-2:] == ["Triaged", "Resolved"]
-    assert (emitted[-1].reviewed_by, emitted[-1].change) == ("rev", "profile re-indexed")
+    # The reporter is told too (decisions D51): tests/unit/test_report_resolved.py.
+    assert [type(e).__name__ for e in emitted][-3:] == ["Triaged", "Resolved", "ReporterNotified"]
+    assert (emitted[-2].reviewed_by, emitted[-2].change) == ("rev", "profile re-indexed")
 
 
 @pytest.mark.parametrize(

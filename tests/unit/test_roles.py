@@ -39,8 +39,8 @@ def test_the_metrics_port_setting_overrides_the_roles_own_and_0_turns_it_off() -
 def test_a_reader_of_the_log_has_a_connection_of_its_own_in_the_roles_that_run_it() -> None:
     assert roles.PROJECTOR.readers == len(read_models())
     assert roles.projector_with(2).readers == 2
-    # serve: the read models, the relay and the two webhooks (hand-overs, digests).
-    assert roles.SERVE.readers == len(read_models()) + 3
+    # serve: the read models, the relay and the webhooks (hand-overs, notices, digests).
+    assert roles.SERVE.readers == len(read_models()) + 1 + 3
     assert roles.RELAY.readers == 1
 
 
