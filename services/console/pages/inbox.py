@@ -118,7 +118,11 @@ def inbox_routes(console: Console) -> APIRouter:
             if chosen[name] is not None and chosen[name] not in allowed:
                 raise Refused(f"{name} is one of {', '.join(allowed)}", field=name)
         where = InboxFilter(
-            chosen["status"], chosen["category"], chosen["kind"], chosen["agent"], chosen["addressee"]
+            chosen["status"],
+            chosen["category"],
+            chosen["kind"],
+            chosen["agent"],
+            chosen["addressee"],
         )
         items, older = await list_inbox(
             http.pool,
