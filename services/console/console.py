@@ -87,7 +87,7 @@ class Console:
         )
     )
 
-    def visitor(self, request: Request) -> Visitor:
+    async def visitor(self, request: Request) -> Visitor:
         """The signed-in person of this request, authorized afresh from the session's bearer;
         an expired, foreign or revoked session sends them to sign in."""
         cookie = request.cookies.get(COOKIE)
@@ -97,7 +97,7 @@ class Console:
         if session is None or session.expired(now, self.settings.idle, self.settings.absolute):
             raise SignInFirst(where)
         try:
-            principal = self.http.authorize(session.bearer, None)
+            principal = await self.http.authorized(session.bearer, None)
         except (Unauthorized, Forbidden):
             raise SignInFirst(where) from None
         return Visitor(principal, session.touched(now))
@@ -105,7 +105,7 @@ class Console:
     async def writer(self, request: Request) -> Visitor:
         """``visitor`` for a write: the form's or the htmx request's CSRF token must be the
         session's (compared in constant time) before anything is decided."""
-        visitor = self.visitor(request)
+        visitor = await self.visitor(request)
         given = request.headers.get(CSRF_HEADER)
         if given is None:
             form = await request.form()

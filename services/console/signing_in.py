@@ -66,7 +66,7 @@ def sign_in_routes(console: Console) -> APIRouter:
         if not token or not isinstance(echoed, str) or not hmac.compare_digest(token, echoed):
             return form(next_path, 403, "The sign-in form expired: please try again.")
         try:
-            console.http.authorize(bearer, None)
+            await console.http.authorized(bearer, None)
         except (Unauthorized, Forbidden):
             return form(next_path, 401, "That key is not known, or it was revoked.")
         assert bearer is not None

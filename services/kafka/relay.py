@@ -13,6 +13,9 @@ settle: if that page fails (published again one by one, parked where it keeps fa
 nothing of the aggregate has gone out behind it, so each aggregate's events reach its
 partition in order. Pages are of ``page_size`` events, larger than the follower's default: see
 there.
+Before it publishes anything, an opened relay looks for records on its topics whose events the
+store does not hold — what a point-in-time restore leaves behind — and publishes nothing while
+there are unacknowledged ones (``services.kafka.divergence``, decisions D49).
 One relay is active at a time (the follower's leadership). An event that cannot be published
 (its message is over the broker's size limit, its payload does not map) is parked by the
 follower, not retried forever; a broker that is away is waited for.
@@ -42,6 +45,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exp
 
 from services.followers.reader import Connection, Positioned
 from services.followers.transient import is_transient
+from services.kafka.divergence import Divergence
 from services.kafka.murmur2 import murmur2_each
 from services.kafka.partitioner import partition_of
 from services.kafka.publication import CONTENT_TYPE, Publication, key_of, structured_cloudevent
@@ -88,12 +92,14 @@ class Relay:
         topic_prefix: str = "",
         prepare: Callable[[], Awaitable[None]] | None = None,
         connect_backoff: float = 0.5,
+        divergence: Divergence | None = None,
     ) -> None:
         self.bootstrap = bootstrap
         self.source = source
         self.topic_prefix = topic_prefix
         self.prepare = prepare  # e.g. create the topics, once Kafka answers
         self.connect_backoff = connect_backoff
+        self.divergence = divergence  # None: the topics are not compared with the store
         # Per event class, once: its publication and the Kafka topic it goes to.
         self._routes = {p.event: (p, topic_prefix + p.topic) for p in publications}
         self.topics = [get_topic(event) for event in self._routes]
@@ -116,6 +122,12 @@ class Relay:
         async for attempt in retrying:
             with attempt:
                 self._producer = await self._connect()
+        if self.divergence is not None:
+            try:
+                await self.divergence.hold(say)
+            except BaseException:
+                await self.close()
+                raise
         log.info("relay: publishing to %s", self.bootstrap)
 
     async def _connect(self) -> AIOKafkaProducer:

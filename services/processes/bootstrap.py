@@ -25,11 +25,13 @@ from services.digests.builder import DigestBuilder
 from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.edge.positions import PositionSeal
+from services.edge.tokens import TokenVerifier
 from services.followers.follower import Follower
 from services.followers.reader import Reader
 from services.followers.status import ReaderStatus
 from services.followers.supervisor import Supervisor
 from services.kafka.admin import ensure_topics
+from services.kafka.divergence import Divergence
 from services.kafka.inbound import InboundConsumer
 from services.kafka.relay import Relay
 from services.nightly.runner import NightlyRunner
@@ -84,10 +86,14 @@ class Runtime:
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
     sessions: SessionSeal = field(init=False)  # the console's cookies: the key is there too
+    # The trusted issuers' tokens: one verifier for the runtime's life, so every app it makes
+    # shares the cached JWKS and its refetch cool-down (decisions D32).
+    tokens: TokenVerifier = field(init=False)
     role: Role = SERVE  # its metrics port and connection budget (services/processes/roles.py)
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
+        self.tokens = self.settings.token_verifier()
 
     @classmethod
     async def open(cls, settings: Settings, role: Role = SERVE, *, wait: bool = False) -> "Runtime":
@@ -162,7 +168,7 @@ class Runtime:
         if not port:
             log.info("grpc: off (FEEDBACKLOOP_GRPC_PORT=0)")
             return None
-        learning = Learning(self.store, self.pool, self.keys)
+        learning = Learning(self.store, self.pool, self.keys, self.tokens)
         self.grpc_server, bound = await serve_grpc(learning, self.settings.grpc_host, port)
         return bound
 
@@ -190,9 +196,16 @@ class Runtime:
             source=self.settings.cloudevents_source,
             topic_prefix=self.settings.topic_prefix,
             prepare=self.ensure_topics,
+            divergence=self.divergence(),
         )
         self.follow(relay)
         return relay
+
+    def divergence(self) -> Divergence:
+        """The relay's topics compared with the store (decisions D49)."""
+        assert self.settings.kafka_bootstrap_servers
+        topics = [self.settings.topic_prefix + p.topic for p in PUBLICATIONS]
+        return Divergence(self.settings.kafka_bootstrap_servers, topics, self.store, self.pool)
 
     async def ensure_topics(self) -> None:
         assert self.settings.kafka_bootstrap_servers
@@ -270,7 +283,7 @@ class Runtime:
 
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds
-        http = Http(self.bus, self.pool, self.keys, wait, self.positions)
+        http = Http(self.bus, self.pool, self.keys, wait, self.positions, tokens=self.tokens)
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
         install_console(app, http, self.sessions, console_settings(self.settings, self.dev_key))
         return app

@@ -5,7 +5,7 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_parked
+from services.processes import commands_backup, commands_parked
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -15,6 +15,8 @@ from services.processes.commands_readers import handover, inbound, projector, re
 from services.processes.commands_rebuild import rebuild
 from services.processes.commands_scheduler import scheduler
 from services.processes.commands_status import status
+from services.processes.commands_tokens import HELP as TOKENS_HELP
+from services.processes.commands_tokens import tokens_check, tokens_issuers
 
 app = typer.Typer(
     help="Feedback Loop: records feedback on AI agents' answers as events, keeps read models, "
@@ -28,6 +30,9 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help=KEYS_HELP)
 parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
+restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
+
+tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 
 
 @app.callback()
@@ -46,6 +51,15 @@ parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)
 app.command()(contracts)
+app.command()(commands_backup.backup)
+app.add_typer(restore_app, name="restore")
+restore_app.command("prepare")(commands_backup.restore_prepare)
+restore_app.command("check")(commands_backup.restore_check)
+restore_app.command("acknowledge")(commands_backup.restore_acknowledge)
+
+app.add_typer(tokens_app, name="tokens")
+tokens_app.command("issuers")(tokens_issuers)
+tokens_app.command("check")(tokens_check)
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ def inbox_routes(console: Console) -> APIRouter:
         addressee: Text = None,
         before: Text = None,
     ) -> Response:
-        visitor = console.visitor(request)
+        visitor = await console.visitor(request)
         chosen = {
             name: value or None
             for name, value in zip(FILTERS, (status, category, kind, agent, addressee), strict=True)
@@ -146,7 +146,7 @@ def inbox_routes(console: Console) -> APIRouter:
 
     @router.get("/inbox/{report_id:uuid}")
     async def item(request: Request, report_id: UUID) -> Response:
-        visitor = console.visitor(request)
+        visitor = await console.visitor(request)
         return await shown(visitor, report_id)
 
     async def shown(

@@ -23,7 +23,7 @@ def my_reports_routes(console: Console) -> APIRouter:
     async def mine(
         request: Request, before: Annotated[str | None, Query(max_length=512)] = None
     ) -> Response:
-        visitor = console.visitor(request)
+        visitor = await console.visitor(request)
         items, older = await list_mine(
             http.pool,
             visitor.principal.tenant_id,
