@@ -14,6 +14,7 @@ from services.console.console import (
     SignInFirst,
     sign_in_path,
 )
+from services.console.oidc import oidc_routes
 from services.console.pages import PAGES
 from services.console.sessions import SessionSeal
 from services.console.signing_in import sign_in_routes
@@ -28,6 +29,7 @@ def install_console(app: FastAPI, http: Http, seal: SessionSeal, settings: Conso
     console = Console(http, seal, settings, PAGES)
     app.include_router(home_routes(console))
     app.include_router(sign_in_routes(console))
+    app.include_router(oidc_routes(console))
     for page in PAGES:
         app.include_router(page.routes(console))
     app.mount("/console/static", StaticFiles(directory=STATIC), name="console-static")

@@ -80,15 +80,29 @@ class SessionSeal:
                 "t": session.seen.isoformat(),
             }
         )
+        return self.seal_text(plain.decode())
+
+    def seal_text(self, text: str) -> str:
+        """Any text the console keeps in the browser and must read back untouched."""
         nonce = os.urandom(_NONCE)
-        sealed = self._aead.encrypt(nonce, plain, _PURPOSE)
+        sealed = self._aead.encrypt(nonce, text.encode(), _PURPOSE)
         return base64.urlsafe_b64encode(nonce + sealed).rstrip(b"=").decode()
+
+    def open_text(self, cookie: str) -> str | None:
+        """The text of a cookie this service sealed, or None (tampered, foreign, old)."""
+        try:
+            raw = base64.urlsafe_b64decode(cookie + "=" * (-len(cookie) % 4))
+            return self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], _PURPOSE).decode()
+        except (ValueError, binascii.Error, InvalidTag):
+            return None
 
     def open(self, cookie: str) -> Session | None:
         """The session in a cookie this service sealed, or None (tampered, foreign, old)."""
+        text = self.open_text(cookie)
+        if text is None:
+            return None
         try:
-            raw = base64.urlsafe_b64decode(cookie + "=" * (-len(cookie) % 4))
-            data = orjson.loads(self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], _PURPOSE))
+            data = orjson.loads(text)
             return Session(
                 data["b"],
                 data["v"],
@@ -96,5 +110,5 @@ class SessionSeal:
                 datetime.fromisoformat(data["s"]),
                 datetime.fromisoformat(data["t"]),
             )
-        except (ValueError, binascii.Error, InvalidTag, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             return None
