@@ -1,5 +1,8 @@
-"""Signing in at the configured issuer: OpenID Connect authorization code with PKCE (S256),
-by authlib's client.
+"""Signing in at the configured issuer: OpenID Connect authorization code with PKCE (S256).
+
+authlib makes the request (the grant URI, the S256 challenge, the random values); the code is
+exchanged over httpx, the service's HTTP client (authlib's own httpx client is deprecated in
+favour of another HTTP library, which would be a second one).
 
 The browser is sent to the issuer with a fresh ``state``, ``nonce`` and code challenge; the
 verifier, the state and where to go afterwards wait, sealed, in a cookie of the flow's own
@@ -16,7 +19,8 @@ from typing import Annotated, Any
 import httpx
 import orjson
 from authlib.common.security import generate_token
-from authlib.integrations.httpx_client import AsyncOAuth2Client
+from authlib.oauth2.rfc6749.parameters import prepare_grant_uri
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
@@ -42,15 +46,29 @@ async def discovered(client: OidcClient) -> dict[str, Any]:
 def oidc_routes(console: Console) -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
-    def client_for(oidc: OidcClient, request: Request) -> AsyncOAuth2Client:
-        return AsyncOAuth2Client(
-            client_id=oidc.client_id,
-            client_secret=oidc.client_secret,
-            scope=oidc.scope,
-            redirect_uri=str(request.base_url).rstrip("/") + CALLBACK,
-            code_challenge_method="S256",
-            token_endpoint_auth_method="client_secret_basic" if oidc.client_secret else "none",
-        )
+    def redirect_uri(request: Request) -> str:
+        return str(request.base_url).rstrip("/") + CALLBACK
+
+    async def exchanged(
+        oidc: OidcClient, request: Request, endpoint: str, code: str, verifier: str
+    ) -> dict[str, Any]:
+        """The code and its verifier for the tokens (RFC 6749 §4.1.3, RFC 7636 §4.5); a
+        confidential client authenticates with its secret, a public one names itself."""
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri(request),
+            "code_verifier": verifier,
+        }
+        secret = oidc.client_secret
+        if not secret:
+            form["client_id"] = oidc.client_id
+        basic = (oidc.client_id, secret) if secret else None
+        async with httpx.AsyncClient(timeout=10, auth=basic) as http:
+            answer = await http.post(endpoint, data=form)
+            answer.raise_for_status()
+            tokens: dict[str, Any] = answer.json()
+            return tokens
 
     @router.get("/sign-in/oidc")
     async def start(request: Request, next: Param = None) -> Response:
@@ -58,12 +76,18 @@ def oidc_routes(console: Console) -> APIRouter:
         if oidc is None:
             return RedirectResponse("/sign-in", status_code=303)
         endpoints = await discovered(oidc)
-        verifier = generate_token(48)
-        nonce = secrets.token_urlsafe(16)
-        async with client_for(oidc, request) as client:
-            url, state = client.create_authorization_url(
-                endpoints["authorization_endpoint"], code_verifier=verifier, nonce=nonce
-            )
+        verifier, state = generate_token(48), generate_token(24)
+        url = prepare_grant_uri(
+            endpoints["authorization_endpoint"],
+            oidc.client_id,
+            "code",
+            redirect_uri=redirect_uri(request),
+            scope=oidc.scope,
+            state=state,
+            nonce=secrets.token_urlsafe(16),
+            code_challenge=create_s256_code_challenge(verifier),
+            code_challenge_method="S256",
+        )
         flow = {"state": state, "verifier": verifier, "next": local(next)}
         response = RedirectResponse(url, status_code=303)
         response.set_cookie(
@@ -98,14 +122,15 @@ def oidc_routes(console: Console) -> APIRouter:
         endpoints = await discovered(oidc)
         if iss is not None and iss != endpoints.get("issuer"):
             return refused("the answer names another issuer")  # RFC 9207: no mix-up
-        async with client_for(oidc, request) as client:
-            try:
-                token = await client.fetch_token(
-                    endpoints["token_endpoint"], code=code, code_verifier=flow["verifier"]
-                )
-            except Exception as failure:  # the issuer's refusal, said to the person
-                return refused(f"the issuer refused the code: {type(failure).__name__}")
-        bearer = token.get("access_token")
+        try:
+            tokens = await exchanged(
+                oidc, request, endpoints["token_endpoint"], code, flow["verifier"]
+            )
+        except (httpx.HTTPError, ValueError) as failure:  # said to the person, not raised
+            return refused(f"the issuer refused the code: {type(failure).__name__}")
+        bearer = tokens.get("access_token")
+        if not isinstance(bearer, str):
+            return refused("the issuer answered no access token")
         try:
             await console.http.authorized(bearer, None)
         except (Unauthorized, Forbidden):

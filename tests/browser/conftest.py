@@ -69,14 +69,32 @@ def people() -> People:
 
 
 @pytest.fixture
-def console_url(database_url: str, people: People, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
+def console_port() -> int:
+    return free_port()
+
+
+@pytest.fixture
+def console_env() -> dict[str, str]:
+    """More environment for the service; a test module overrides it (an issuer to sign in at)."""
+    return {}
+
+
+@pytest.fixture
+def console_url(
+    database_url: str,
+    people: People,
+    tmp_path: Path,
+    console_port: int,
+    console_env: dict[str, str],
+) -> Iterator[str]:
+    port = console_port
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
         "FEEDBACKLOOP_API_KEYS": people.entries,
         "FEEDBACKLOOP_PORT": str(port),
         "FEEDBACKLOOP_METRICS_PORT": "0",
+        **console_env,
     }
     env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
     log = tmp_path / "service.log"
@@ -135,6 +153,7 @@ class Watched:
     """The JavaScript errors and console errors of every page of a test."""
 
     errors: list[str] = field(default_factory=list)
+    origin: str = ""  # the console's: another site's page (the issuer's login) is not ours
 
     def watch(self, page: Page) -> Page:
         page.on("pageerror", lambda error: self.errors.append(f"{page.url}: {error}"))
@@ -145,7 +164,8 @@ class Watched:
         # Chromium logs every 4xx answer as "Failed to load resource"; a refusal the console
         # shows (a conflict, a page not found) is an answer the test asserts on, not an error
         # of the page's scripts. A 5xx stays an error.
-        if kind == "error" and not REFUSAL_LOGGED.match(text):
+        ours = page.url.startswith(self.origin)
+        if kind == "error" and ours and not REFUSAL_LOGGED.match(text):
             self.errors.append(f"{page.url}: {text}")
 
 
@@ -183,10 +203,14 @@ class Console:
     watched: Watched
     contexts: list[BrowserContext] = field(default_factory=list)
 
-    async def signed_in(self, person: Person) -> Page:
+    async def page(self) -> Page:
+        """A page in a browser context of its own: a person of their own."""
         context = await self.browser.new_context(base_url=self.url)
         self.contexts.append(context)
-        page = self.watched.watch(await context.new_page())
+        return self.watched.watch(await context.new_page())
+
+    async def signed_in(self, person: Person) -> Page:
+        page = await self.page()
         await page.goto("/sign-in")
         await page.get_by_label("API key", exact=True).fill(person.key)
         await page.get_by_role("button", name="Sign in", exact=True).click()
@@ -196,6 +220,7 @@ class Console:
 
 @pytest.fixture
 async def console(console_url: str, browser: Browser, watched: Watched) -> AsyncIterator[Console]:
+    watched.origin = console_url
     opened = Console(console_url, browser, watched)
     yield opened
     for context in opened.contexts:
