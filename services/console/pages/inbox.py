@@ -20,6 +20,7 @@ from contracts.reports import Category, Kind, ReviewReport, ReviewReportCommand,
 from projections.inbox import InboxFilter, get_report, list_inbox
 from services.console.console import Console, Visitor
 from services.console.page import Page
+from services.console.pages.lifting import LIFTERS, lifting_routes, preview
 from services.edge.problems import status_of
 from services.reports.api import says_what_changed
 
@@ -97,6 +98,7 @@ def lifecycle(report: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def inbox_routes(console: Console) -> APIRouter:
     router = APIRouter(include_in_schema=False)
+    router.include_router(lifting_routes(console))
     http = console.http
 
     @router.get("/inbox")
@@ -171,6 +173,8 @@ def inbox_routes(console: Console) -> APIRouter:
             rows=block_rows(report["extraContext"]),
             steps=lifecycle(report),
             decides=visitor.holds(DECIDERS) and report["status"] in ("New", "Triaged"),
+            lifts=visitor.holds(LIFTERS) and report["category"] == "answer",
+            lift=preview(report),
             refusal=refusal,
             form=form or {},
         )
