@@ -54,7 +54,7 @@ LEARNING = Context(
         Command(DraftReleaseOpened, record_release),
     ),
     routes=lambda http, given: learning_routes(http),
-    read_models=(LearningProposals(),),
+    read_models=(LearningProposals(),),  # the evidence clusters run on its reader
     publications=PUBLICATIONS,
     subscriptions=SUBSCRIPTIONS,
     orders=(Order(RaiseProposals, proposal_generator),),
