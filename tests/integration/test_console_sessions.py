@@ -2,6 +2,7 @@
 idle and absolute expiry, a bearer no longer accepted, a tampered cookie, sign-out and the
 CSRF token of every write (decisions D59, D60)."""
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -11,7 +12,7 @@ import pytest
 
 from services.console.sessions import COOKIE, Session, new_session
 from services.processes.bootstrap import Runtime
-from tests.conftest import Keys
+from tests.conftest import Keys, client_for
 
 
 @pytest.fixture
@@ -150,3 +151,37 @@ async def test_the_api_is_where_it_was_and_the_console_answers_at_the_root(
     htmx = await browser.get("/console/static/htmx.min.js")
     assert htmx.status_code == 200
     assert "Zero-Clause BSD" in htmx.text[:200]
+
+
+async def test_the_inbox_pages_by_fifty_with_its_filters_kept(
+    browser: httpx.AsyncClient, runtime: Runtime, keys: Keys
+) -> None:
+    runtime.start_projections()
+    async with client_for(runtime, keys.a) as api:
+
+        async def filed(n: int) -> str:
+            drafted = await api.post(
+                "/factory/reports", json={"category": "question", "message": f"Question {n}"}
+            )
+            submitted = await api.post(f"/factory/reports/{drafted.json()['reportId']}/submit")
+            assert submitted.status_code == 200, submitted.text
+            return str(submitted.json()["position"])
+
+        positions = await asyncio.gather(*(filed(n) for n in range(55)))
+        for position in positions:  # every one applied, whichever was appended last
+            seen = await api.get("/factory/reports/inbox", params={"minPosition": position})
+            assert seen.status_code == 200, seen.text
+
+    await signed_in(browser, keys.a)
+    first = await browser.get("/inbox", params={"category": "question", "status": "New"})
+    assert first.status_code == 200
+    assert first.text.count('<a href="/inbox/') == 50
+    older = re.search(r'<a href="(/inbox\?[^"]*before=[^"]*)">Older</a>', first.text)
+    assert older, "no link to the older page"
+    link = older.group(1).replace("&amp;", "&")
+    assert "category=question" in link
+    assert "status=New" in link
+    second = await browser.get(link)
+    assert second.status_code == 200
+    assert second.text.count('<a href="/inbox/') == 5
+    assert "Older</a>" not in second.text
