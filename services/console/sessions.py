@@ -70,6 +70,11 @@ class SessionSeal:
     def __init__(self, key: bytes) -> None:
         self._aead = AESGCM(key)
 
+    @classmethod
+    def ephemeral(cls) -> "SessionSeal":
+        """A seal of a key of its own, known to this process only."""
+        return cls(AESGCM.generate_key(bit_length=256))
+
     def seal(self, session: Session) -> str:
         plain = orjson.dumps(
             {

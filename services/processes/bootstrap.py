@@ -85,7 +85,9 @@ class Runtime:
     served_metrics_port: int | None = None
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
-    sessions: SessionSeal = field(init=False)  # the console's cookies: the key is there too
+    # The console's cookies: open() seals them with the database's key, so every replica opens
+    # every session; a runtime never opened (one that only draws documents) uses its own.
+    sessions: SessionSeal = field(default_factory=SessionSeal.ephemeral)
     # The trusted issuers' tokens: one verifier for the runtime's life, so every app it makes
     # shares the cached JWKS and its refetch cool-down (decisions D32).
     tokens: TokenVerifier = field(init=False)
