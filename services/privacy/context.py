@@ -1,0 +1,17 @@
+"""Privacy as a context: erasure of a person, access export, retention of old text."""
+
+from contracts.privacy import ErasePerson, ExpireText
+from services.declaration import Command, Context, Order
+from services.privacy.api import privacy_routes
+from services.privacy.handlers import erase_person, expire_text
+from services.privacy.published import PUBLICATIONS
+from services.privacy.retention import retention_runner
+from services.scheduling.orders import ExpireOldText
+
+PRIVACY = Context(
+    "privacy",
+    commands=(Command(ErasePerson, erase_person), Command(ExpireText, expire_text)),
+    routes=privacy_routes,
+    publications=PUBLICATIONS,
+    orders=(Order(ExpireOldText, retention_runner),),
+)
