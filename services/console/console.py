@@ -100,6 +100,8 @@ class Console:
             principal = await self.http.authorized(session.bearer, None)
         except (Unauthorized, Forbidden):
             raise SignInFirst(where) from None
+        if not principal.roles.issuperset(session.roles):
+            raise SignInFirst(where)  # a role taken away ends the session (decisions D59)
         return Visitor(principal, session.touched(now))
 
     async def writer(self, request: Request) -> Visitor:

@@ -132,13 +132,14 @@ def oidc_routes(console: Console) -> APIRouter:
         if not isinstance(bearer, str):
             return refused("the issuer answered no access token")
         try:
-            await console.http.authorized(bearer, None)
+            principal = await console.http.authorized(bearer, None)
         except (Unauthorized, Forbidden):
             return refused("the issuer's token does not grant this service to you")
         # A page, not a redirect: the cookie is SameSite=Strict, and a redirect at the end of
         # a navigation another site began would be sent without it.
         response = console.render(None, "signed_in.html", next=flow["next"])
-        console.keep(response, new_session(bearer, "oidc", console.http.clock()))
+        session = new_session(bearer, "oidc", console.http.clock(), principal.roles)
+        console.keep(response, session)
         response.delete_cookie(FLOW_COOKIE, path=CALLBACK)
         return response
 

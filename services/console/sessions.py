@@ -13,6 +13,7 @@ import base64
 import binascii
 import os
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,13 +33,15 @@ _PURPOSE = b"feedbackloop console session"
 @dataclass(frozen=True)
 class Session:
     """Who signed in (the bearer, and how: ``key``, ``developer`` or ``oidc``), the CSRF token
-    every form and htmx request must echo, and when the session began and was last used."""
+    every form and htmx request must echo, when the session began and was last used, and the
+    roles the bearer held then: one taken away since ends the session."""
 
     bearer: str
     via: str
     csrf: str
     started: datetime
     seen: datetime
+    roles: tuple[str, ...] = ()
 
     def expired(self, now: datetime, idle: timedelta, absolute: timedelta) -> bool:
         return now - self.seen > idle or now - self.started > absolute
@@ -47,8 +50,8 @@ class Session:
         return replace(self, seen=now)
 
 
-def new_session(bearer: str, via: str, now: datetime) -> Session:
-    return Session(bearer, via, secrets.token_urlsafe(24), now, now)
+def new_session(bearer: str, via: str, now: datetime, roles: Iterable[str] = ()) -> Session:
+    return Session(bearer, via, secrets.token_urlsafe(24), now, now, tuple(sorted(roles)))
 
 
 async def ensure_session_key(pool: Any) -> bytes:
@@ -83,6 +86,7 @@ class SessionSeal:
                 "c": session.csrf,
                 "s": session.started.isoformat(),
                 "t": session.seen.isoformat(),
+                "r": session.roles,
             }
         )
         return self.seal_text(plain.decode())
@@ -114,6 +118,7 @@ class SessionSeal:
                 data["c"],
                 datetime.fromisoformat(data["s"]),
                 datetime.fromisoformat(data["t"]),
+                tuple(data["r"]),
             )
         except (ValueError, KeyError, TypeError):
             return None

@@ -66,12 +66,13 @@ def sign_in_routes(console: Console) -> APIRouter:
         if not token or not isinstance(echoed, str) or not hmac.compare_digest(token, echoed):
             return form(next_path, 403, "The sign-in form expired: please try again.")
         try:
-            await console.http.authorized(bearer, None)
+            principal = await console.http.authorized(bearer, None)
         except (Unauthorized, Forbidden):
             return form(next_path, 401, "That key is not known, or it was revoked.")
         assert bearer is not None
         response = RedirectResponse(local(next_path), status_code=303)
-        console.keep(response, new_session(bearer, via, console.http.clock()))
+        session = new_session(bearer, via, console.http.clock(), principal.roles)
+        console.keep(response, session)
         response.delete_cookie(PRE_COOKIE, path="/sign-in")
         return response
 

@@ -42,13 +42,14 @@ class Person:
 
 @dataclass(frozen=True)
 class People:
-    """Tenant A: a reviewer (rita), a requester (rob), an observer (olga); tenant B: a
-    reviewer (bea)."""
+    """Tenant A: a reviewer (rita), a requester (rob), an observer (olga), an admin (ada);
+    tenant B: a reviewer (bea)."""
 
     reviewer: Person
     requester: Person
     observer: Person
     other_tenant: Person
+    admin: Person
     entries: str
 
 
@@ -61,6 +62,7 @@ def people() -> People:
         (a, "rob", ["Requester"]),
         (a, "olga", ["Observer"]),
         (b, "bea", ["Reviewer"]),
+        (a, "ada", ["PlatformAdmin"]),
     ):
         key, entry = new_key(tenant, subject, list(SCOPES))
         made.append((Person(tenant, subject, key), {**entry, "roles": roles}))
