@@ -9,8 +9,12 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
+from services.console.app import install_console
+from services.console.console import ConsoleSettings
 from services.console.sessions import COOKIE, Session, new_session
+from services.edge.http import Http
 from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, client_for
 
@@ -185,3 +189,39 @@ async def test_the_inbox_pages_by_fifty_with_its_filters_kept(
     assert second.status_code == 200
     assert second.text.count('<a href="/inbox/') == 5
     assert "Older</a>" not in second.text
+
+
+@pytest.fixture
+async def developer_console(runtime: Runtime, keys: Keys) -> AsyncIterator[httpx.AsyncClient]:
+    """The console as the embedded default serves it: with the printed development key."""
+    http = Http(runtime.bus, runtime.pool, runtime.keys, 5.0, runtime.positions)
+    app = FastAPI()
+    install_console(app, http, runtime.sessions, ConsoleSettings(dev_key=keys.a))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        yield client
+
+
+async def test_on_the_embedded_default_one_click_signs_in_as_the_development_user(
+    developer_console: httpx.AsyncClient,
+) -> None:
+    form = await developer_console.get("/sign-in")
+    assert "Sign in as the development user" in form.text
+    answer = await developer_console.post(
+        "/sign-in/developer", data={"csrf": hidden(form.text, "csrf"), "next": "/my-reports"}
+    )
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/my-reports"
+    mine = await developer_console.get("/my-reports")
+    assert mine.status_code == 200
+    assert "alice" in mine.text
+
+
+async def test_with_keys_configured_there_is_no_development_user(
+    browser: httpx.AsyncClient,
+) -> None:
+    form = await browser.get("/sign-in")
+    assert "development user" not in form.text
+    answer = await browser.post("/sign-in/developer", data={"csrf": hidden(form.text, "csrf")})
+    assert answer.status_code == 404
+    assert COOKIE not in browser.cookies
