@@ -76,7 +76,9 @@ def block_rows(text: str | None) -> list[tuple[str, str]]:
 
 
 def lifecycle(report: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """Who did what, when: (when, who, what), oldest first."""
+    """Who did what, when: (when, who, what), oldest first, from what the Inbox keeps of a
+    report — its drafting, its submission and its latest review (a triage that a resolution
+    followed shows as the resolution: the read model keeps one review per report)."""
     steps = [(report["draftedAt"], report["reporter"], "drafted")]
     if report["submittedAt"]:
         handed = report["handOver"]["handedOver"]
