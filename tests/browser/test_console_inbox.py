@@ -84,6 +84,11 @@ async def test_a_second_decision_on_a_decided_report_is_shown_plainly(
     await shots.take(second, "already-triaged")
     await accessible(second)
 
+    await second.get_by_role("button", name="Resolve").click()  # saying nothing of what changed
+    await expect(second.get_by_role("alert")).to_contain_text("says what changed")
+    await expect(second.locator("h1")).to_contain_text("Triaged")
+    await shots.take(second, "resolve-refused")
+
 
 async def test_a_requester_sees_no_triage_button_and_a_forged_post_is_refused(
     console: Console, people: People, shots: Shots
