@@ -20,6 +20,7 @@ from contracts.neighbours import (
     RunCompleted,
     SkillCandidateProposed,
 )
+from contracts.roles import Role
 from contracts.runtime_facts import OwnerOutcomeRecorded, TaskClosed
 from contracts.scalars import Instant, NoNul, NotBlank
 
@@ -63,6 +64,11 @@ class InboundEnvelope(CloudEventEnvelope):
 
     tenantid: Attribute
     actor: Attribute | None = None
+    role: Role | None = Field(
+        default=None,
+        description="The role (SPEC C52) the sender acts in, one its `source` is configured "
+        "to hold; left out, it acts in every role its source holds.",
+    )
 
 
 class CommandEnvelope(InboundEnvelope):

@@ -41,16 +41,17 @@ from projections.evidence_items import (
     DATASET_ADDITION,
     IMPROVEMENT,
     RE_EVALUATION,
+    Said,
     Target,
     agent_asset,
     case_failed,
     case_item,
-    feedback_item,
     report_item,
+    said,
     says_wrong,
-    subject_key,
     track_of,
 )
+from projections.evidence_staging import FeedbackStaging
 from projections.read_model import insert_rows
 from services.followers.reader import Connection, Positioned
 
@@ -74,6 +75,14 @@ class EvidenceClusters:
         ev.REPORT_SUBMITTED, ev.REPORT_HANDED_OVER, ev.REPORT_WONT_FIX, ev.CASE_LIFTED,
         ev.CASE_RUN_RECORDED, ev.PROPOSAL_RAISED, ev.PROPOSAL_SUPERSEDED, *SPENDING,
     )  # fmt: skip
+    topics = frozenset(handles)
+    # A rebuild's worker processes make its feedback ahead, which ``apply`` then takes in log
+    # order in place of the events (decisions D70).
+    staged = FeedbackStaging()
+
+    def takes(self, event: object) -> bool:
+        """Whether ``apply`` takes ``event``: one of ``handles``, or feedback made ahead."""
+        return isinstance(event, Said) or ev.topic_of(event) in self.topics
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -118,12 +127,16 @@ class EvidenceClusters:
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
-        feedback: list[Any] = []  # consecutive feedback is looked up and written together
+        feedback: list[Said] = []  # consecutive feedback is looked up and written together
         for p in batch:
-            e, topic = p.event, ev.topic_of(p.event)
+            e = p.event
+            if isinstance(e, Said):  # a rebuild's feedback, made ahead (``evidence_staging``)
+                feedback.append(e)
+                continue
+            topic = ev.topic_of(e)
             if topic == ev.FEEDBACK_RECORDED:
                 if says_wrong(e):
-                    feedback.append(e)
+                    feedback.append(said(e))
                 continue
             if feedback:  # before anything else: a subject's asset may follow its feedback
                 await self.feedback(conn, schema, feedback)
@@ -213,29 +226,27 @@ class EvidenceClusters:
         if item.get("origin") == "drift":  # C40: re-evaluation as well as improvement
             await self.add(conn, schema, e.tenant_id, RE_EVALUATION, target, item)
 
-    async def feedback(self, conn: Connection, schema: str, events: list[Any]) -> None:
+    async def feedback(self, conn: Connection, schema: str, said: list[Said]) -> None:
         """Feedback that says something is wrong, on its subject's asset, or waiting for it:
         one lookup for the whole run of them, and the waiting ones written together (a
         catch-up's pages are mostly feedback on subjects not known here)."""
-        keyed = [(e, *subject_key(e.subject_kind, e.subject_ref)) for e in events]
         rows = await conn.fetch(
             f"SELECT s.* FROM {schema}.subjects s JOIN unnest($1::text[], $2::text[], "
             "$3::text[]) AS k(tenant_id, subject_kind, subject_ref) USING (tenant_id, "
             "subject_kind, subject_ref)",
-            [e.tenant_id for e, _, _ in keyed], [k for _, k, _ in keyed],
-            [r for _, _, r in keyed],
+            [s.tenant_id for s in said], [s.subject_kind for s in said],
+            [s.subject_ref for s in said],
         )  # fmt: skip
         known = {(r["tenant_id"], r["subject_kind"], r["subject_ref"]): r for r in rows}
         waiting = []
-        for e, kind, ref in keyed:
-            item = feedback_item(e)
-            adds_task = bool(e.corrected_artifact_ref) and e.subject_kind != "run"
-            found = known.get((e.tenant_id, kind, ref))
+        for s in said:
+            found = known.get((s.tenant_id, s.subject_kind, s.subject_ref))
             if found is None:
-                waiting.append((e.tenant_id, item["evidenceId"], kind, ref, json.dumps(item),
-                                adds_task))  # fmt: skip
+                waiting.append((s.tenant_id, s.evidence_id, s.subject_kind, s.subject_ref,
+                                s.item, s.adds_task))  # fmt: skip
             else:
-                await self.place(conn, schema, e.tenant_id, target_of(found), item, adds_task)
+                await self.place(conn, schema, s.tenant_id, target_of(found), json.loads(s.item),
+                                 s.adds_task)  # fmt: skip
         await insert_rows(conn, f"{schema}.waiting", WAITING, waiting,
                           conflict="(tenant_id, evidence_id)")  # fmt: skip
 

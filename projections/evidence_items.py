@@ -1,6 +1,7 @@
 """How the log's events read as evidence items of a cluster: pure, no I/O (SPEC C28; decisions
 D55). The evidence clusters read model (``projections.evidence_clusters``) applies them."""
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,29 @@ def feedback_item(e: Any) -> dict[str, Any]:
         "observedAt": e.timestamp.isoformat(),
         "serves": list(getattr(e, "serves", None) or []),  # feedback older than goals has none
     }
+
+
+@dataclass(frozen=True)
+class Said:
+    """Feedback that says something is wrong, as the clusters take it: where its subject's
+    asset is looked up (``subject_key``), its item as JSON text, and whether it adds a task
+    (C27). Live, the clusters make it of the event as they apply it; a rebuild's worker
+    processes make it ahead (``projections.evidence_staging``; decisions D70)."""
+
+    tenant_id: str
+    evidence_id: str
+    subject_kind: str
+    subject_ref: str
+    item: str
+    adds_task: bool
+
+
+def said(e: Any) -> Said:
+    """``e``, feedback that ``says_wrong``, as the clusters take it."""
+    item = feedback_item(e)
+    kind, ref = subject_key(e.subject_kind, e.subject_ref)
+    adds_task = bool(e.corrected_artifact_ref) and e.subject_kind != "run"
+    return Said(e.tenant_id, item["evidenceId"], kind, ref, json.dumps(item), adds_task)
 
 
 def subject_key(subject_kind: str, subject_ref: str) -> tuple[str, str]:

@@ -41,6 +41,7 @@ CLUSTER_TOPICS = frozenset(CLUSTERS.handles)
 class LearningProposals:
     name = "learning_proposals"
     handles = tuple(sorted(OWN | CLUSTER_TOPICS))
+    staged = CLUSTERS.staged  # the clusters' feedback, in a rebuild (decisions D70)
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -80,7 +81,7 @@ class LearningProposals:
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         await self.apply_own(conn, schema, [p for p in batch if ev.topic_of(p.event) in OWN])
-        clustered = [p for p in batch if ev.topic_of(p.event) in CLUSTER_TOPICS]
+        clustered = [p for p in batch if CLUSTERS.takes(p.event)]
         if clustered:  # other tables: the order between the two parts does not matter
             await CLUSTERS.apply(conn, schema, clustered)
 

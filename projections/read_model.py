@@ -28,9 +28,28 @@ class Projection(Protocol):
     # inserts into, through ``insert_rows``, and never reads, updates or deletes from; and
     # ``order_free``, the events (of ``handles``, named alike) its ``apply`` only turns into
     # rows of those tables, reading nothing: a rebuild may apply them in any order, in worker
-    # processes (``services.projecting.apart``).
+    # processes (``services.projecting.apart``). And ``staged``, a ``Staging``: events its
+    # ``apply`` takes in log order, but whose rows a rebuild's worker processes may make ahead.
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None: ...
+
+
+class Staging(Protocol):
+    """Events a read model applies in log order, of which what it takes needs nothing but the
+    event itself: a rebuild's worker processes, decoding them anyway, ``stage`` them and send
+    the items back; the shared pass hands those to the read model's ``apply``, in log order, in
+    place of the events, which it never decodes. ``apply`` must take these items as it takes
+    the events they were made of (decisions D70). A rebuild without worker processes hands
+    ``apply`` the events themselves."""
+
+    @property
+    def handles(self) -> Sequence[str | type]:
+        """The events it stages, named as ``Projection.handles`` names them."""
+
+    def stage(self, batch: Sequence[Positioned]) -> list[Positioned]:
+        """In a worker process, no I/O: what ``apply`` takes of ``batch``, each at its event's
+        position (picklable: it goes back to the rebuild's process)."""
+        ...
 
 
 def schema_of(projection: Projection) -> str:

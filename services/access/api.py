@@ -24,9 +24,8 @@ from contracts.access import (
     RevokeApiKey,
     RevokeRole,
 )
-from contracts.errors import NotPermitted, Refused
+from contracts.errors import Refused
 from projections.access import list_grants, list_keys
-from services.access.handlers import ADMIN
 from services.bus.audit import AuditFilter, audit_page
 from services.edge.auth import SCOPES, Principal, hash_key, new_key
 from services.edge.bodies import no_body, read_command
@@ -35,7 +34,9 @@ from services.edge.openapi import body
 from services.edge.parameters import PAGE, Before, Instant, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.edge.scopes import BEARER
+from services.permissions.rules import require
 
+ADMIN = "PlatformAdmin"
 OBSERVER = "Observer"
 NOTHING_STAMPED: frozenset[str] = frozenset()
 Since = Annotated[Instant | None, Query(description="From this instant (inclusive)")]
@@ -44,9 +45,7 @@ Until = Annotated[Instant | None, Query(description="Up to this instant (exclusi
 
 def holding(principal: Principal, *roles: str) -> None:
     """A read refused as a command of the same caller would be: 403 naming the role."""
-    if not principal.roles & set(roles):
-        needed = " or ".join(roles)
-        raise NotPermitted(f"this needs the role {needed}", field="role", role=roles[0])
+    require(principal.roles, roles, "reading this")
 
 
 def known_scopes(scopes: list[str]) -> None:

@@ -13,14 +13,15 @@ from services.access.handlers import (
     revoke_role,
 )
 from services.declaration import Command, Context
+from services.permissions.rules import ADMIN
 
 ACCESS = Context(
     "access",
     commands=(
-        Command(IssueApiKey, issue_api_key, creates=key_created_by),
-        Command(RevokeApiKey, revoke_api_key),
-        Command(GrantRole, grant_role, creates=holder_created_by),
-        Command(RevokeRole, revoke_role),
+        Command(IssueApiKey, issue_api_key, permits=ADMIN, creates=key_created_by),
+        Command(RevokeApiKey, revoke_api_key, permits=ADMIN),
+        Command(GrantRole, grant_role, permits=ADMIN, creates=holder_created_by),
+        Command(RevokeRole, revoke_role, permits=ADMIN),
     ),
     routes=lambda http, given: access_routes(http),
     read_models=(Access(),),

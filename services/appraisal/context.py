@@ -20,14 +20,15 @@ from services.appraisal.published import PUBLICATIONS
 from services.appraisal.subscriptions import SUBSCRIPTIONS
 from services.declaration import Command, Context
 from services.edge.http import Http
+from services.permissions.rules import ADMIN, FEEDBACK_GIVERS, OPERATOR
 
 COMMANDS = (
-    Command(WriteCharter, write_charter, replays=written_again),
-    Command(RecordOwnerOutcome, record_owner_outcome),
-    Command(OwnerOutcomeRecorded, record_owner_outcome),
-    Command(TaskClosed, note_task_closure),
-    Command(AppraiseClosure, appraise_closure),
-    Command(RecordPassResults, record_pass_results),
+    Command(WriteCharter, write_charter, permits=ADMIN, replays=written_again),
+    Command(RecordOwnerOutcome, record_owner_outcome, permits=FEEDBACK_GIVERS),
+    Command(OwnerOutcomeRecorded, record_owner_outcome, permits=FEEDBACK_GIVERS),
+    Command(TaskClosed, note_task_closure, permits=OPERATOR),
+    Command(AppraiseClosure, appraise_closure, permits=OPERATOR),
+    Command(RecordPassResults, record_pass_results, permits=OPERATOR),
 )
 
 

@@ -99,7 +99,7 @@ class AuditTrail:
                 ids = touched.get((id(unit), index)) or named_ids(issued.command)
                 self._rows.append(
                     (
-                        issued.tenant_id, issued.actor, sorted(issued.roles), issued.service,
+                        issued.tenant_id, issued.actor, sorted(issued.roles or ()), issued.service,
                         issued.at, type(issued.command).__name__, issued.command_id,
                         ids, outcome, reason,
                     )
@@ -160,6 +160,16 @@ def record_view(row: asyncpg.Record) -> dict[str, Any]:
         "result": row["result"],
         "reason": row["reason"],
     }
+
+
+async def forget_actor(pool: asyncpg.Pool, tenant_id: str, actor: str, instead: str) -> int:
+    """An erased person's rows name them no more: their actor becomes ``instead``, the same
+    stand-in the read models show (decisions D43). Answers how many rows changed."""
+    done = await pool.execute(
+        f"UPDATE {TABLE} SET actor = $3 WHERE tenant_id = $1 AND actor = $2",
+        tenant_id, actor, instead,
+    )  # fmt: skip
+    return int(done.split()[-1])
 
 
 async def audit_page(

@@ -22,8 +22,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from contracts.roles import Role
+from contracts.roles import ROLES, Role
 from projections.access import Standing
+from services.permissions.rules import roles_of
 
 Scope = Literal[
     "factory.feedback.write",
@@ -44,7 +45,8 @@ class ApiKeyEntry(BaseModel):
     tenant: str = Field(min_length=1)
     subject: str = Field(min_length=1)
     scopes: tuple[Scope, ...] = ()
-    roles: tuple[Role, ...] = ()
+    # None: the entry predates roles and holds what its scopes imply (decisions D26).
+    roles: tuple[Role, ...] | None = None
     service: bool = False
     revoked: bool = False
 
@@ -88,6 +90,9 @@ class KeyRing:
         def roles(tenant: str, subject: str, own: Iterable[str] = ()) -> frozenset[str]:
             return frozenset(own) | granted.get((tenant, subject), set())
 
+        # A stored key holds the roles granted to its subject; a configured key also those
+        # it names or, naming none, those its scopes imply (decisions D26).
+
         by_hash = {
             key.sha256: Principal(
                 key.tenant_id,
@@ -106,7 +111,7 @@ class KeyRing:
                     entry.subject,
                     frozenset(entry.scopes),
                     entry.service,
-                    roles(entry.tenant, entry.subject, entry.roles),
+                    roles(entry.tenant, entry.subject, roles_of(entry.roles, entry.scopes)),
                 )
                 for entry in self.entries
                 if not entry.revoked  # a revoked key authenticates no one
@@ -171,9 +176,18 @@ def hash_key(key: str) -> str:
 
 
 def new_key(
-    tenant: str, subject: str, scopes: list[str], *, service: bool = False
+    tenant: str,
+    subject: str,
+    scopes: list[str],
+    *,
+    service: bool = False,
+    roles: list[str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """A fresh random key and the entry to configure for it (as JSON-ready data)."""
+    """A fresh random key and the entry to configure for it (as JSON-ready data). Without
+    ``roles`` the entry names none: it holds what its scopes imply (decisions D26)."""
     key = "fl_" + secrets.token_urlsafe(32)
     entry = {"sha256": hash_key(key), "tenant": tenant, "subject": subject, "scopes": scopes}
-    return key, {**entry, "service": service}
+    return key, {**entry, "service": service, **({"roles": roles} if roles is not None else {})}
+
+
+EVERY_ROLE: list[str] = list(ROLES)  # the embedded default's development key (D26)

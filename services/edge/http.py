@@ -18,7 +18,7 @@ from services.edge.auth import KeyRing, Principal
 from services.edge.fast_lane import FastLane
 from services.edge.key_refresh import KeyRefresher
 from services.edge.positions import PositionSeal
-from services.edge.scopes import authorize, authorize_off_loop, requiring
+from services.edge.scopes import authorize, authorize_off_loop, holding, requiring
 from services.edge.tokens import TokenVerifier
 from services.edge.waits import wait_until_applied
 
@@ -44,6 +44,10 @@ class Http:
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""
         return requiring(self.keys, required, self.tokens)
+
+    def holding(self, roles: tuple[str, ...]) -> Callable[..., Awaitable[Principal]]:
+        """A dependency: the caller's principal, if its key holds one of ``roles``."""
+        return holding(self.keys, roles, self.tokens)
 
     def authorize(self, key: str | None, required: str | None) -> Principal:
         """The principal of an API key, if the key is known and holds ``required`` (None: any

@@ -15,6 +15,7 @@ from services.edge.auth import KeyRing, Principal
 from services.edge.problems import Forbidden, Unauthorized
 from services.edge.token_claims import Refusal
 from services.edge.tokens import TokenVerifier, looks_like_jwt
+from services.permissions.rules import require
 
 # Tokens are verified on threads of their own: an issuer slow to answer holds these, never
 # the default executor's threads, which the store's reads and appends run on.
@@ -47,6 +48,23 @@ def authorize(
     if required is not None and required not in principal.scopes:
         raise Forbidden(required)
     return principal
+
+
+def holding(
+    keys: KeyRing, roles: tuple[str, ...], tokens: TokenVerifier | None = None
+) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller's principal, if its key or token holds one of ``roles`` (a
+    read's role rule, decisions D23; 403 ``not-permitted`` naming them otherwise)."""
+
+    async def check(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> Principal:
+        key = None if credentials is None else credentials.credentials
+        principal = await authorize_off_loop(keys, key, None, tokens)
+        require(principal.roles, roles, "this read")
+        return principal
+
+    return check
 
 
 def requiring(

@@ -2,6 +2,7 @@
 
 from contracts.privacy import ErasePerson, ExpireText
 from services.declaration import Command, Context, Order
+from services.permissions.rules import ADMIN, SERVICE_ONLY
 from services.privacy.api import privacy_routes
 from services.privacy.handlers import erase_person, expire_text
 from services.privacy.published import PUBLICATIONS
@@ -10,7 +11,10 @@ from services.scheduling.orders import ExpireOldText
 
 PRIVACY = Context(
     "privacy",
-    commands=(Command(ErasePerson, erase_person), Command(ExpireText, expire_text)),
+    commands=(
+        Command(ErasePerson, erase_person, permits=ADMIN),
+        Command(ExpireText, expire_text, permits=SERVICE_ONLY),
+    ),
     routes=privacy_routes,
     publications=PUBLICATIONS,
     orders=(Order(ExpireOldText, retention_runner),),

@@ -16,11 +16,11 @@ from uuid import UUID
 import asyncpg
 
 from contracts.artifact_refs import SCHEME
-from contracts.errors import NotPermitted
 from contracts.privacy import ErasePerson
+from services.bus.audit import forget_actor
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
-from services.privacy.handlers import ADMIN
+from services.privacy.handlers import require_admin
 from services.privacy.holdings import artifact_refs, person_events
 from services.store.event_store import EventStore
 
@@ -33,12 +33,17 @@ async def erase(
 ) -> dict[str, Any]:  # fmt: skip
     command = issued.command
     assert isinstance(command, ErasePerson)
-    if ADMIN not in issued.roles:  # before reading anything of the person
-        raise NotPermitted("erasing a person takes the PlatformAdmin role", field="person")
+    require_admin(issued.roles)  # before reading anything of the person
     events = await asyncio.to_thread(person_events, store, issued.tenant_id, command.person)
     found = [UUID(event["aggregateId"]) for event in events]
     outcome = await bus.execute(
         replace(issued, command=command.model_copy(update={"aggregates": found}))
+    )
+    # The audit trail names who issued each command: the person's rows are made anonymous,
+    # this process's pending rows written first so none escapes.
+    await bus.flush_audit()
+    await forget_actor(
+        pool, issued.tenant_id, command.person, f"erased:{outcome.result['erasureId'][:12]}"
     )
     refs = artifact_refs(events)
     await pool.execute(
@@ -56,8 +61,7 @@ async def export(
     progress: Progress | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Everything held about the person in this tenant, as JSON (decisions D46)."""
-    if ADMIN not in roles:
-        raise NotPermitted("exporting a person's data takes the PlatformAdmin role", field="person")
+    require_admin(roles)
     events = await asyncio.to_thread(person_events, store, tenant_id, person, progress)
     artifacts = []
     for ref in artifact_refs(events):

@@ -5,26 +5,23 @@ failure between the two leaves the keys destroyed and no event: the command is s
 again (it destroys nothing more and records the erasure).
 """
 
-from contracts.errors import NotPermitted
 from contracts.privacy import ErasePerson, ExpireText
 from services.bus.decisions import Decision
 from services.bus.issued import Issued
+from services.permissions.rules import ADMIN, require
 from services.privacy.domain import Erasure, Expiry, erasure_id_for, expiry_id_for
 from services.store.event_store import EventStore
 
-ADMIN = "PlatformAdmin"
 
-
-def require_admin(issued: Issued) -> None:
+def require_admin(roles: frozenset[str] | None) -> None:
     """SPEC C52: erasure and export are the platform admin's (decisions D43)."""
-    if ADMIN not in issued.roles:
-        raise NotPermitted("erasing a person takes the PlatformAdmin role", field="person")
+    require(roles, ADMIN, "erasing or exporting a person")
 
 
 def erase_person(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, ErasePerson)
-    require_admin(issued)
+    require_admin(issued.roles)
     destroyed = store.data_keys.destroy_person(issued.tenant_id, command.person)
     erasure = Erasure.erase(
         erasure_id=erasure_id_for(issued.tenant_id, issued.command_id),

@@ -7,6 +7,7 @@ import typer
 
 from services.processes import (
     commands_access,
+    commands_agents,
     commands_appraisal,
     commands_backup,
     commands_parked,
@@ -36,6 +37,7 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help=KEYS_HELP)
 parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
+agents_app = typer.Typer(help=commands_agents.HELP, no_args_is_help=True)
 restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 
 tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
@@ -67,6 +69,10 @@ roles_app.command("revoke")(commands_access.roles_revoke)
 roles_app.command("list")(commands_access.roles_list)
 app.add_typer(audit_app, name="audit")
 audit_app.command("export")(commands_access.audit_export)
+
+app.add_typer(agents_app, name="agents")
+agents_app.command("register")(commands_agents.agents_register)
+agents_app.command("show")(commands_agents.agents_show)
 app.command()(contracts)
 app.command()(erase)
 app.command()(export)

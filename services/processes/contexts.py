@@ -3,6 +3,7 @@ the relay and the inbound consumer loop over. A new context is one line here."""
 
 from projections.read_model import Projection
 from services.access.context import ACCESS
+from services.agents.context import AGENTS
 from services.appraisal.context import APPRAISAL
 from services.appraisal.weekly import reports_only_line
 from services.artifacts.context import ARTIFACTS
@@ -30,6 +31,7 @@ CONTEXTS: tuple[Context, ...] = (
     APPRAISAL,
     ACCESS,
     PRIVACY,
+    AGENTS,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

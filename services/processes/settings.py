@@ -16,9 +16,11 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from contracts.roles import Role
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
 from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
 from services.edge.tokens import TokenVerifier
+from services.permissions.sources import DEFAULT_SOURCE_ROLES
 from services.store.data_keys import MasterKeys
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -74,6 +76,10 @@ class Settings(BaseSettings):
     # FEEDBACKLOOP_API_KEYS: a JSON list of entries, as `feedbackloop keys new` prints them.
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)
     api_keys_file: Path | None = None
+    # The roles each Kafka ``source`` acts in (decisions D27); ``*``: any source not named.
+    kafka_source_roles: dict[str, list[Role]] = Field(
+        default_factory=lambda: dict(DEFAULT_SOURCE_ROLES)  # type: ignore[arg-type]
+    )
 
     # FEEDBACKLOOP_OAUTH_ISSUERS: the OAuth2 issuers whose bearer JWTs the API accepts beside
     # the keys, a JSON list: [{"issuer": "https://idp.example.org/realms/x", "audience":

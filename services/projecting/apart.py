@@ -6,7 +6,8 @@ its ``insert_only`` tables, reading nothing (``order_free``): in what order, and
 process, they are applied cannot change what it holds. A rebuild hands those to worker
 processes, split by position: each worker reads, decodes and applies chunks of the log up to
 the head the rebuild started from, while every other event goes through the shared pass in
-order (``services.projecting.shared``).
+order (``services.projecting.shared``). A read model's ``staged`` events are decoded here too,
+and what it takes of them sent back to the rebuild (``services.projecting.staged``).
 
 A read model whose events fail here (one that cannot be decoded, or that its ``apply``
 refuses) is named in the answer, and the rebuild builds it afresh on its own follower, in
@@ -20,7 +21,7 @@ import logging
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import forkserver
 from multiprocessing.util import Finalize
 
@@ -28,10 +29,12 @@ import asyncpg
 import uvloop
 
 from projections.read_model import UNKEYED, Projection
+from services.followers.reader import Positioned
 from services.followers.transient import is_transient
 from services.projecting.collector import collector_paused
 from services.projecting.live import topics_of
 from services.projecting.shared import REBUILD_PAGE, Shared
+from services.projecting.staged import Handed, staged_topics, staging_of
 from services.projecting.timestamps import quick_timestamps
 from services.store.data_keys import MasterKeys
 from services.store.event_store import EventStore
@@ -41,18 +44,28 @@ log = logging.getLogger(__name__)
 
 CHUNK = 50_000  # positions a worker takes at a time, at most: ten pages of the shared pass
 
+Staged = dict[str, list[Positioned]]  # items staged, by schema, in log order
+Loaded = tuple[int, list[tuple[str, str]], Staged]  # a chunk's span, failures, staged items
+
 
 @dataclass(frozen=True)
 class Apart:
-    """A read model's events loaded apart: their topics, and its fresh schema."""
+    """A read model's events loaded apart: their topics (``order_free``), its fresh schema,
+    and the topics it stages (``staged``)."""
 
     projection: Projection
     schema: str
     topics: list[str]
+    staged: list[str] = field(default_factory=list)
 
     @staticmethod
     def topics_of(projection: Projection) -> list[str]:
         return topics_of(getattr(projection, "order_free", ()))
+
+    @property
+    def every(self) -> list[str]:
+        """Every topic read here for it: none of them is in the shared pass."""
+        return self.topics + self.staged
 
 
 def started(
@@ -81,35 +94,51 @@ async def load_apart(
     head: int,
     processes: int,
     covered: Callable[[int], None],
+    handed: Handed | None = None,
 ) -> dict[str, str]:
     """Load ``parts`` over positions up to ``head`` in the ``processes`` worker processes
-    ``started`` them, a chunk at a time; ``covered`` hears how many positions are done.
-    Returns the schemas whose events failed, with why. The ``unkeyed`` tables are copied into
-    (``UNKEYED``). The workers are shut down at the end."""
+    ``started`` them, a chunk at a time; ``covered`` hears how many positions are done, and
+    ``handed`` gets the items staged, in log order. Returns the schemas whose events failed,
+    with why. The ``unkeyed`` tables are copied into (``UNKEYED``). The workers are shut down
+    at the end."""
     names = ", ".join(part.projection.name for part in parts)
     log.info("%d worker processes load the events of %s apart, up to %d", processes, names, head)
     loop = asyncio.get_running_loop()
     failed: dict[str, str] = {}
     loaded = 0
     chunks = spans(head, processes)
-    running: set[asyncio.Future[tuple[int, list[tuple[str, str]]]]] = set()
+    running: set[asyncio.Future[Loaded]] = set()
+    at: dict[asyncio.Future[Loaded], tuple[int, int]] = {}
+    ends: dict[int, tuple[int, Staged]] = {}  # chunks done beyond ``prefix``, by their start
+    prefix = 0
 
     def more() -> None:  # two chunks in hand for each worker: none waits for the next
         for span in itertools.islice(chunks, 2 * processes - len(running)):
-            running.add(loop.run_in_executor(workers, load_chunk, *span, unkeyed))
+            future = loop.run_in_executor(workers, load_chunk, *span, unkeyed)
+            running.add(future)
+            at[future] = span
 
     try:
         more()
         while running:
             done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for answer in await asyncio.gather(*done, return_exceptions=True):
+            finished = list(done)
+            answers = await asyncio.gather(*finished, return_exceptions=True)
+            for future, answer in zip(finished, answers, strict=True):
                 if isinstance(answer, BaseException):
                     raise answer  # a worker's transient failure, or a worker killed
-                span, failures = answer
+                span, failures, staged = answer
                 for schema, why in failures:
                     failed.setdefault(schema, why)
                 loaded += span
+                after, upto = at.pop(future)
+                ends[after] = (upto, staged)
             covered(loaded)
+            if handed is not None:
+                while prefix in ends:
+                    prefix, staged = ends.pop(prefix)
+                    await handed.add(staged, prefix)
+                await handed.room()
             more()
     finally:  # the chunks in hand end (each in a second or so), whatever happened
         await asyncio.gather(*running, return_exceptions=True)
@@ -141,7 +170,11 @@ def ready(projections: Sequence[Projection]) -> None:
     server already running (an earlier rebuild in this process) is kept. The modules of the
     events loaded apart are imported there too, rather than by each worker as it decodes its
     first event."""
-    events = {topic.partition(":")[0] for p in projections for topic in Apart.topics_of(p)}
+    events = {
+        topic.partition(":")[0]
+        for p in projections
+        for topic in Apart.topics_of(p) + staged_topics(p)
+    }
     modules = {__name__, *(type(projection).__module__ for projection in projections), *events}
     multiprocessing.set_forkserver_preload(sorted(modules))
     forkserver.ensure_running()
@@ -157,14 +190,16 @@ class Worker:
     parts: list[Apart]
     topics: list[str]
 
-    async def load(self, after: int, upto: int) -> list[tuple[str, str]]:
+    async def load(self, after: int, upto: int) -> tuple[list[tuple[str, str]], Staged]:
         """Positions after ``after`` up to ``upto``, page by page, every read model's events of
-        a page in one transaction; returns the schemas whose events failed, with why.
+        a page in one transaction; returns the schemas whose events failed, with why, and the
+        items staged, by schema, in log order.
 
         The next page is read and decoded in a thread while this one is applied: PostgreSQL
         copies one page's rows while the next is decoded, instead of each waiting for the
         other."""
         failed: dict[str, str] = {}
+        staged: Staged = {part.schema: [] for part in self.parts if part.staged}
         loop = asyncio.get_running_loop()
         reading = loop.run_in_executor(None, Shared.read, self.store, after, self.topics, upto)
         try:
@@ -176,17 +211,18 @@ class Worker:
                         reading = loop.run_in_executor(
                             None, Shared.read, self.store, after, self.topics, upto
                         )
-                    await self.apply(page, failed)
+                    await self.apply(page, failed, staged)
         finally:  # the store's one connection is free again before the next chunk reads
             await asyncio.gather(reading, return_exceptions=True)
-        return list(failed.items())
+        return list(failed.items()), staged
 
-    async def apply(self, page: Shared, failed: dict[str, str]) -> None:
+    async def apply(self, page: Shared, failed: dict[str, str], staged: Staged) -> None:
         """The page's events of every read model not ``failed`` yet, in one transaction: one
-        commit a page rather than one a read model. A read model whose events fail is added to
-        ``failed`` and the page applied again without it (what the others wrote of it went
-        with the transaction)."""
+        commit a page rather than one a read model; and what each stages of them, kept once
+        that commits. A read model whose events fail is added to ``failed`` and the page
+        applied again without it (what the others wrote of it went with the transaction)."""
         applying: Apart | None = None
+        made: Staged = {}
         try:
             async with self.conn.transaction():
                 for part in self.parts:
@@ -194,13 +230,19 @@ class Worker:
                         applying = part
                         if events := page.of(part.topics):
                             await part.projection.apply(self.conn, part.schema, events)
+                        if part.staged and (events := page.of(part.staged)):
+                            staging = staging_of(part.projection)
+                            assert staging is not None  # its topics come from it
+                            made[part.schema] = staging.stage(events)
                 applying = None
+            for schema, items in made.items():
+                staged[schema] += items
         except Exception as error:
             why = f"{type(error).__name__}: {error}"
             if applying is None or is_transient(error):
                 raise RuntimeError(why) from None  # picklable, whatever it was
             failed[applying.schema] = why
-            await self.apply(page, failed)
+            await self.apply(page, failed, staged)
 
     def close(self) -> None:
         self.loop.run_until_complete(self.conn.close())
@@ -221,7 +263,7 @@ def start(database_url: str, parts: list[Apart], masters: MasterKeys | None = No
     conn = loop.run_until_complete(
         asyncpg.connect(database_url, server_settings={"synchronous_commit": "off"})
     )
-    topics = sorted({topic for part in parts for topic in part.topics})
+    topics = sorted({topic for part in parts for topic in part.every})
     # The rebuild's process made the store's tables; two workers creating them again at once
     # would race on the catalogue ("tuple concurrently updated"). One connection: a worker
     # reads a page at a time.
@@ -232,10 +274,11 @@ def start(database_url: str, parts: list[Apart], masters: MasterKeys | None = No
     Finalize(_worker, _worker.close, exitpriority=10)  # run as the worker process exits
 
 
-def load_chunk(after: int, upto: int, unkeyed: frozenset[str]) -> tuple[int, list[tuple[str, str]]]:
-    """One chunk of positions, in a worker process: how many it covered, and what failed.
-    The ``unkeyed`` tables are copied into (``UNKEYED``)."""
+def load_chunk(after: int, upto: int, unkeyed: frozenset[str]) -> Loaded:
+    """One chunk of positions, in a worker process: how many it covered, what failed, and
+    what was staged. The ``unkeyed`` tables are copied into (``UNKEYED``)."""
     assert _worker is not None, "start() runs first in every worker process"
     UNKEYED.set(unkeyed)  # the loop's task for the chunk starts from this context
     with collector_paused():  # as in the shared pass: pages make no cycles
-        return upto - after, _worker.loop.run_until_complete(_worker.load(after, upto))
+        failures, staged = _worker.loop.run_until_complete(_worker.load(after, upto))
+        return upto - after, failures, staged

@@ -6,7 +6,9 @@ The bulk catch-up is one shared pass over the log for every read model being reb
 (``services.projecting.shared``), with the events a read model applies in any order loaded by
 worker processes beside it (``services.projecting.apart``). A read model's primary keys of
 insert-only tables are dropped for the pass and its secondary indexes (``indexes``: those no
-write relies on) built after it, each once, instead of kept up row by row.
+write relies on) built after it, each once, instead of kept up row by row. What a read model
+takes of the events it ``staged`` is made by the worker processes and handed to it by the
+shared pass in their place (``services.projecting.staged``).
 """
 
 import asyncio
@@ -21,6 +23,7 @@ from services.projecting import apart as workers
 from services.projecting.keys import Key, built, insert_only_of, statements
 from services.projecting.live import ProjectionRunner, ensure_schema, indexes_of
 from services.projecting.shared import REBUILD_PAGE, load_together
+from services.projecting.staged import Handed, staged_topics
 from services.projecting.swapping import cleared, swapped
 from services.store.event_store import EventStore
 
@@ -67,11 +70,17 @@ async def rebuild_many(
     if processes > 1 and database_url is None:
         raise ValueError("worker processes need the database_url to connect to")
     fresh = [f"{schema_of(p)}__rebuild" for p in projections]
-    apart = [
-        workers.Apart(projection, schema, topics)
+    every = [
+        workers.Apart(
+            projection, schema, workers.Apart.topics_of(projection), staged_topics(projection)
+        )
         for projection, schema in zip(projections, fresh, strict=True)
-        if processes > 1 and (topics := workers.Apart.topics_of(projection))
     ]
+    apart = [part for part in every if processes > 1 and part.every]
+    handed = Handed()
+    for part in apart:
+        if part.staged:
+            handed.expect(part.schema)
     # Started now, the workers' imports and connections overlap preparing the fresh schemas.
     pool_apart = None
     if apart:
@@ -87,19 +96,29 @@ async def rebuild_many(
                 keys[schema] = await Key.drop(conn, schema, insert_only_of(projection))
         head = await asyncio.to_thread(store.recorder.max_notification_id) or 0
         reached = Reached(progress, {part.projection.name for part in apart})
-        topics_apart = {part.schema: part.topics for part in apart}
+        topics_apart = {part.schema: part.every for part in apart}
         unkeyed = frozenset(key.table for schema_keys in keys.values() for key in schema_keys)
         started = time.perf_counter()
         loading = None
         async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops both
             tasks.create_task(
                 load_together(
-                    store, pool, projections, fresh, keys, head, topics_apart, reached.together
+                    store,
+                    pool,
+                    projections,
+                    fresh,
+                    keys,
+                    head,
+                    topics_apart,
+                    reached.together,
+                    handed,
                 )
             )
             if pool_apart is not None:
                 loading = tasks.create_task(
-                    workers.load_apart(pool_apart, apart, unkeyed, head, processes, reached.apart)
+                    workers.load_apart(
+                        pool_apart, apart, unkeyed, head, processes, reached.apart, handed
+                    )
                 )
     finally:
         if pool_apart is not None:

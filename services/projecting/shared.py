@@ -19,6 +19,7 @@ from services.followers.transient import is_transient
 from services.projecting.collector import collector_paused
 from services.projecting.keys import Key
 from services.projecting.live import ProjectionReader
+from services.projecting.staged import Handed, pieces
 from services.projecting.timestamps import quick_timestamps
 from services.store.event_store import EventStore
 from services.store.log_reading import read_log
@@ -82,11 +83,13 @@ async def load_together(
     head: int,
     apart: dict[str, list[str]],
     reached: Callable[[str, int], None],
+    handed: Handed | None = None,
 ) -> None:
     """One pass over the log up to ``head`` for every read model being rebuilt, but for the
     topics each loads ``apart`` (by schema); ``reached`` hears where each got to. A read
     model whose page fails leaves the pass where it got to (``rebuild_many`` lets it go on
-    alone).
+    alone). A read model whose events are staged is ``handed`` what the worker processes made
+    of them in their place (``services.projecting.staged``).
 
     Each page is read and decoded once, in a thread (the next page while this one is being
     applied), and handed to every read model. Each read model applies its pages in order in a
@@ -126,10 +129,19 @@ async def load_together(
     async def follow(reader: ProjectionReader) -> None:
         inbox = inboxes[reader.name]
         UNKEYED.set(frozenset(key.table for key in keys[reader.name]))  # this task's only
+        staged = handed is not None and reader.name in handed.items
+        after = 0
         async with pool.acquire() as conn, quick_timestamps(conn):
             while (page := await inbox.get()) is not None:
                 try:  # an event that could not be decoded fails the page (``Shared.of``)
-                    await apply_and_move(conn, reader, page.of(shared[reader.name]), page.upto)
+                    events = page.of(shared[reader.name])
+                    if not staged:
+                        await apply_and_move(conn, reader, events, page.upto)
+                    else:
+                        assert handed is not None
+                        made = pieces(handed, reader.name, events, after, page.upto)
+                        async for piece, upto in made:
+                            await apply_and_move(conn, reader, piece, upto)
                 except Exception as error:
                     if is_transient(error):
                         raise
@@ -140,10 +152,14 @@ async def load_together(
                         error,
                     )
                     left.add(reader.name)
+                    if staged:
+                        assert handed is not None
+                        await handed.leave(reader.name)
                     while not inbox.empty():  # the feeder may be waiting on this one
                         inbox.get_nowait()
                     return
                 reached(reader.projection.name, page.upto)
+                after = page.upto
 
     with collector_paused():
         async with asyncio.TaskGroup() as tasks:  # one failing (PostgreSQL away) stops them all

@@ -35,7 +35,7 @@ def configured(tenant: str, subject: str, roles: tuple[str, ...]) -> tuple[str, 
 @pytest.fixture
 def admins() -> Admins:
     a, b = f"tenant-a-{uuid.uuid4().hex[:6]}", f"tenant-b-{uuid.uuid4().hex[:6]}"
-    admin_a, entry_a = configured(a, "alice", ("PlatformAdmin",))
+    admin_a, entry_a = configured(a, "alice", ("PlatformAdmin", "Requester", "Reviewer"))
     admin_b, entry_b = configured(b, "bob", ("PlatformAdmin",))
     plain_a, entry_plain = configured(a, "anna", ())
     entries = "[" + ",".join(e.model_dump_json() for e in (entry_a, entry_b, entry_plain)) + "]"

@@ -77,7 +77,7 @@ async def test_every_decision_of_the_tenant_is_listed_newest_first_applied_and_r
     refused, granted, issued, _ = found
     assert refused["reason"] == "not-permitted"
     assert refused["roles"] == []
-    assert granted["roles"] == ["PlatformAdmin"]
+    assert granted["roles"] == ["PlatformAdmin", "Requester", "Reviewer"]
     assert granted["reason"] is None
     assert issued["aggregates"] == [told["keyId"]]
     assert all(datetime.fromisoformat(str(a["at"])).tzinfo is not None for a in found)
@@ -159,7 +159,7 @@ async def test_the_cli_exports_the_tenants_audit_as_csv(
         ("alice", "IssueApiKey", "applied"),
         ("alice", "RecordFeedback", "applied"),
     ]
-    assert rows[1]["roles"] == "PlatformAdmin"
+    assert rows[1]["roles"] == "PlatformAdmin Requester Reviewer"
     assert rows[0]["reason"] == "not-permitted"
     only = tmp_path / "anna.csv"
     process = await asyncio.create_subprocess_exec(

@@ -85,8 +85,8 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
     tenant, other_tenant = f"tenant-{uuid.uuid4().hex[:6]}", f"tenant-{uuid.uuid4().hex[:6]}"
     person, other = f"pat-{uuid.uuid4().hex[:8]}", f"kim-{uuid.uuid4().hex[:8]}"
     words, other_words = f"zebra{uuid.uuid4().hex[:10]}", f"okapi{uuid.uuid4().hex[:10]}"
-    pat, pat_entry = key_of(tenant, person, [])
-    kim, kim_entry = key_of(tenant, other, [])
+    pat, pat_entry = key_of(tenant, person, ["Requester", "Reviewer", "AssetMaintainer"])
+    kim, kim_entry = key_of(tenant, other, ["Requester", "Reviewer", "AssetMaintainer"])
     admin, admin_entry = key_of(tenant, "root", ["PlatformAdmin"])
     foreign, foreign_entry = key_of(other_tenant, "root", ["PlatformAdmin"])
     entries = json.dumps([pat_entry, kim_entry, admin_entry, foreign_entry])

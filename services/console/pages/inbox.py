@@ -20,13 +20,16 @@ from contracts.reports import Category, Kind, ReviewReport, ReviewReportCommand,
 from projections.inbox import InboxFilter, get_report, list_inbox
 from services.console.console import Console, Visitor
 from services.console.page import Page
-from services.console.pages.lifting import LIFTERS, lifting_routes, preview
+from services.console.pages.lifting import lifting_routes, preview
 from services.edge.problems import status_of
+from services.permissions.rules import LIFTERS, REVIEWER
 from services.reports.api import says_what_changed
 
-# SPEC C52, decisions D23: a Reviewer decides reports; every role of the tenant may read them.
-DECIDERS = ("Reviewer",)
-READERS = ("Reviewer", "PlatformAdmin", "Observer")
+# SPEC C52, decisions D23: a Reviewer decides reports (the rule engine's own tuple, so the
+# buttons follow the rule). Every role may read the Inbox; the navigation offers it to those
+# who look after reports.
+DECIDERS = REVIEWER
+SHOWN_TO = ("Reviewer", "PlatformAdmin", "Observer")
 PAGE_SIZE = 50
 FILTERS = ("status", "category", "kind", "agent", "addressee")
 CHOICES = {
@@ -225,4 +228,4 @@ def inbox_routes(console: Console) -> APIRouter:
     return router
 
 
-INBOX = Page("inbox", "/inbox", "Inbox", READERS, inbox_routes)
+INBOX = Page("inbox", "/inbox", "Inbox", SHOWN_TO, inbox_routes)

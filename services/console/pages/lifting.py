@@ -20,8 +20,6 @@ from services.edge.problems import status_of
 from services.evals.domain import case_id_for
 from services.evals.lift import lift
 
-# SPEC C52, decisions D23: a Reviewer or an AssetMaintainer makes a report an eval case.
-LIFTERS = ("Reviewer", "AssetMaintainer")
 ASKED = "the user's message the reply answered, as the report keeps it"
 
 
