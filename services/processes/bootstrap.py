@@ -17,6 +17,8 @@ import asyncpg
 from fastapi import FastAPI
 
 from services.bus.command_bus import CommandBus
+from services.console.app import install_console
+from services.console.sessions import SessionSeal
 from services.datasets.grpc import Learning, serve_grpc
 from services.declaration import Given
 from services.digests.builder import DigestBuilder
@@ -37,6 +39,7 @@ from services.nightly.runner import NightlyRunner
 from services.observing.metrics import show_tenant_ids
 from services.permissions.sources import SourceRoles
 from services.processes import scheduled
+from services.processes.console_settings import console_settings
 from services.processes.contexts import SUBSCRIPTIONS, read_models
 from services.processes.embedded import start_embedded_postgres
 from services.processes.health import ReaderHealth, instance_incidents, readiness_body
@@ -85,6 +88,9 @@ class Runtime:
     served_metrics_port: int | None = None
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
+    # The console's cookies: open() seals them with the database's key, so every replica opens
+    # every session; a runtime never opened (one that only draws documents) uses its own.
+    sessions: SessionSeal = field(default_factory=SessionSeal.ephemeral)
     # The trusted issuers' tokens: one verifier for the runtime's life, so every app it makes
     # shares the cached JWKS and its refetch cool-down (decisions D32).
     tokens: TokenVerifier = field(init=False)
@@ -124,6 +130,7 @@ class Runtime:
             keys, dev_key, stop_embedded, role=role,
         )  # fmt: skip
         runtime.positions = PositionSeal(opened.position_key)
+        runtime.sessions = SessionSeal(opened.session_key)
         return runtime
 
     async def close(self) -> None:
@@ -307,6 +314,7 @@ class Runtime:
             refresher=refresher,
         )
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
+        install_console(app, http, self.sessions, console_settings(self.settings, self.dev_key))
         return app
 
 

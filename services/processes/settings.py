@@ -140,6 +140,15 @@ class Settings(BaseSettings):
     digest_page_bound: int = Field(default=200, ge=1)
     digest_wait_seconds: float = Field(default=60.0, gt=0)
 
+    # The console (docs/console.md): a session ends after this long unused, and after this
+    # long in any case; with an issuer and a client id, people sign in there (authorization
+    # code with PKCE) besides with a personal key.
+    console_idle_minutes: float = Field(default=30.0, gt=0)
+    console_session_hours: float = Field(default=12.0, gt=0)
+    console_oidc_issuer: str | None = None
+    console_oidc_client_id: str | None = None
+    console_oidc_client_secret: str | None = None
+
     bus_max_batch: int = 100
     # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.
     reader_max_lag: int = 10_000  # log positions behind the head
