@@ -20,6 +20,7 @@ from contracts.neighbours import (
     RunCompleted,
     SkillCandidateProposed,
 )
+from contracts.roles import Role
 from contracts.scalars import Instant, NoNul, NotBlank
 
 # Bounds of every attribute, checked before anything is stored: a 600 KB tenant id must be
@@ -62,6 +63,11 @@ class InboundEnvelope(CloudEventEnvelope):
 
     tenantid: Attribute
     actor: Attribute | None = None
+    role: Role | None = Field(
+        default=None,
+        description="The role (SPEC C52) the sender acts in, one its `source` is configured "
+        "to hold; left out, it acts in every role its source holds.",
+    )
 
 
 class CommandEnvelope(InboundEnvelope):

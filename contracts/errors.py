@@ -6,7 +6,8 @@ DomainError
 ├── Conflict            409  the request contradicts one already accepted (idempotency key)
 ├── Refused(field)      422  the request is not acceptable as written; ``field`` names why
 ├── NotPermitted(field) 403  this caller may not do this, whatever it writes (a service
-│                            confirming an eval case); ``field`` names what it would set
+│   │                        confirming an eval case); ``field`` names what it would set
+│   └── RoleRequired    403  the caller holds none of the roles needed (``needed`` names them)
 └── NotConfigured       409  the service lacks what this needs (an agent, a model)
 """
 
@@ -65,3 +66,12 @@ MAX_ECHOED = 200  # as long as a dataset id may be over HTTP
 def echoed(text: str) -> str:
     """An id as an error names it: bounded, so a request of megabytes is not sent back."""
     return text if len(text) <= MAX_ECHOED else f"{text[:MAX_ECHOED]}… ({len(text)} characters)"
+
+
+class RoleRequired(NotPermitted):
+    """The caller holds none of the roles this needs (SPEC C52; the rules: decisions D22).
+    ``needed``: the roles any one of which would do, so the caller knows whom to ask."""
+
+    def __init__(self, message: str, *, needed: tuple[str, ...]) -> None:
+        super().__init__(message, field="role", needed=list(needed))
+        self.needed = needed

@@ -6,7 +6,7 @@ body that brings either is refused, naming the field.
 """
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -77,6 +77,9 @@ class RecordFeedback(Contract):
     )
 
 
+GiverRole = Literal["requester", "reviewer", "operator"]
+
+
 class FeedbackRecorded(Contract):
     """Published on ``evaluation.feedback.v1.feedback-recorded``: feedback exists on a subject."""
 
@@ -86,6 +89,11 @@ class FeedbackRecorded(Contract):
     subject_ref: str = Field(alias="subjectRef")
     kind: FeedbackKind
     rating: int | None = None
+    giver_role: GiverRole | None = Field(
+        default=None,
+        alias="giverRole",
+        description="The giver's role (SPEC C05); absent on feedback recorded before roles.",
+    )
 
 
 def artifact_refs(command: RecordFeedback) -> dict[str, str | None]:

@@ -27,6 +27,7 @@ from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.kafka.inbound.subscription import Subscription
 from services.kafka.publication import Publication
+from services.permissions.rules import permitted
 from services.store.event_store import EventStore
 from services.webhooks.declared import OutgoingWebhook
 
@@ -36,10 +37,13 @@ class Command:
     """One command and its handler. ``creates``: the id of the aggregate it creates if new
     (the bus looks up a batch's ids at once). ``replays``: what a repeat of it answers (the
     same Idempotency-Key and request). ``alone``: its handler reads nothing from the store
-    when that aggregate is new, so a batch of only such is decided on the event loop."""
+    when that aggregate is new, so a batch of only such is decided on the event loop.
+    ``permits``: the roles any one of which may issue it (SPEC C52, decisions D22); the bus
+    refuses anyone else before the handler runs. Empty: only the service issues it."""
 
     type: type[BaseModel]
     handler: Handler
+    permits: tuple[str, ...]
     creates: Creates | None = None
     replays: Replay | None = None
     alone: bool = False
@@ -124,11 +128,14 @@ class Registry:
     creates: dict[type[BaseModel], Creates]
     replays: dict[type[BaseModel], Replay]
     alone: frozenset[type[BaseModel]]
+    permits: dict[type[BaseModel], tuple[str, ...]]
 
 
 def registry(contexts: Iterable[Context]) -> Registry:
-    """One registry for the bus; a command declared by two contexts is refused."""
+    """One registry for the bus; a command declared by two contexts is refused. Each
+    handler is registered behind its command's role rule (``permitted``)."""
     handlers: dict[type[BaseModel], Handler] = {}
+    permits: dict[type[BaseModel], tuple[str, ...]] = {}
     creates: dict[type[BaseModel], Creates] = {}
     replays: dict[type[BaseModel], Replay] = {}
     alone: set[type[BaseModel]] = set()
@@ -136,11 +143,14 @@ def registry(contexts: Iterable[Context]) -> Registry:
         for command in context.commands:
             if command.type in handlers:
                 raise ValueError(f"{command.type.__name__} is declared twice ({context.name})")
-            handlers[command.type] = command.handler
+            handlers[command.type] = permitted(
+                command.permits, command.handler, command.type.__name__
+            )
+            permits[command.type] = command.permits
             if command.creates is not None:
                 creates[command.type] = command.creates
             if command.replays is not None:
                 replays[command.type] = command.replays
             if command.alone:
                 alone.add(command.type)
-    return Registry(handlers, creates, replays, frozenset(alone))
+    return Registry(handlers, creates, replays, frozenset(alone), permits)

@@ -26,7 +26,10 @@ class Issued:
     # need not look it up. A lookup per command would be a round trip per command.
     new: bool = False
     service: bool = False  # the actor is a service, not a person (a service's API key)
-    roles: frozenset[str] = frozenset()  # the actor's roles in the tenant (contracts.roles)
+    # The caller's roles in the tenant (contracts.roles), stamped by every door (HTTP, Kafka),
+    # possibly none; None only on the service's own work (scheduler, readers), which no role
+    # rule applies to (services.permissions.rules).
+    roles: frozenset[str] | None = None
     # What the command says (a hash), kept in its receipt: the same identity with another
     # digest is another request under a reused Idempotency-Key, refused (SPEC C11).
     digest: str | None = None

@@ -53,6 +53,7 @@ from services.edge.json_answers import answer_json
 from services.edge.openapi import body
 from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, error
+from services.permissions.rules import OPERATOR, require
 from services.store.artifacts import (
     artifact_exists,
     artifact_ref,
@@ -162,6 +163,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         The same ``Idempotency-Key``, or a ``version`` already published with the same
         content, answers that version (200); a published version with other content is
         refused (409, ``version-immutable``)."""
+        # The role rule before the task set is read and its artifact stored (decisions D23).
+        require(principal.roles, OPERATOR, "PublishVersion")
         raw = await request.body()
         command = SnapshotDataset()
         if raw.strip():
@@ -178,7 +181,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
                                  request_key=key)  # fmt: skip
         # Decided before the artifact is stored: a request refused (409) stores nothing, and a
         # replay stores nothing new (its version's artifact is there already).
-        trial = Issued(publish, principal.tenant_id, principal.subject, "trial", http.clock())
+        trial = Issued(publish, principal.tenant_id, principal.subject, "trial", http.clock(),
+                       roles=principal.roles)  # fmt: skip
         if await asyncio.to_thread(publishes, events, trial):
             try:
                 await keep(http, principal.tenant_id, content)
@@ -305,9 +309,11 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
 
 
 def person(principal: Principal) -> None:
-    """Curation and consent are a person's decisions, never a service key's."""
+    """Curation and consent are a person's decisions, never a service key's; an Operator's
+    (decisions D23), refused before anything is read, as the bus would refuse it."""
     if principal.service:
         raise NotPermitted("a service key cannot curate or share datasets", field="Authorization")
+    require(principal.roles, OPERATOR, "curating and sharing datasets")
 
 
 async def keep(

@@ -24,17 +24,20 @@ from services.datasets.handlers import (
 from services.datasets.published import PUBLICATIONS
 from services.datasets.subscriptions import SUBSCRIPTIONS
 from services.declaration import Command, Context
+from services.permissions.rules import OPERATOR
 
 DATASETS = Context(
     "datasets",
     commands=(
-        Command(RunCompleted, harvest_task, creates=created_run),
-        Command(ArtifactValidated, harvest_validation, creates=created_validation),
-        Command(AddTask, add_task),
-        Command(RemoveTask, remove_task),
-        Command(PublishVersion, publish_version),
-        Command(GrantShareConsent, grant_share_consent),
-        Command(ShareCopy, share_copy),
+        Command(RunCompleted, harvest_task, permits=OPERATOR, creates=created_run),
+        Command(
+            ArtifactValidated, harvest_validation, permits=OPERATOR, creates=created_validation
+        ),
+        Command(AddTask, add_task, permits=OPERATOR),
+        Command(RemoveTask, remove_task, permits=OPERATOR),
+        Command(PublishVersion, publish_version, permits=OPERATOR),
+        Command(GrantShareConsent, grant_share_consent, permits=OPERATOR),
+        Command(ShareCopy, share_copy, permits=OPERATOR),
     ),
     routes=lambda http, given: dataset_routes(http, given.store),
     read_models=(Datasets(),),

@@ -18,6 +18,7 @@ from services.digests.handlers import (
 )
 from services.digests.published import PUBLICATIONS
 from services.digests.webhook import DIGEST_WEBHOOK
+from services.permissions.rules import OPERATOR, SERVICE_ONLY
 from services.scheduling.orders import BuildDigest
 
 
@@ -41,9 +42,9 @@ def digests(appraise: AppraisesReports) -> Context:
     return Context(
         "digests",
         commands=(
-            Command(BuildWeeklyDigest, build_weekly_digest, creates=created_by),
-            Command(PostWeeklyDigest, post_weekly_digest(appraise)),
-            Command(RecordDigestDelivery, record_digest_delivery),
+            Command(BuildWeeklyDigest, build_weekly_digest, permits=OPERATOR, creates=created_by),
+            Command(PostWeeklyDigest, post_weekly_digest(appraise), permits=OPERATOR),
+            Command(RecordDigestDelivery, record_digest_delivery, permits=SERVICE_ONLY),
         ),
         routes=lambda http, given: digest_routes(http),
         read_models=(Digests(),),

@@ -22,7 +22,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from contracts.roles import Role
+from contracts.roles import ROLES, Role
+from services.permissions.rules import roles_of
 
 Scope = Literal[
     "factory.feedback.write",
@@ -69,7 +70,7 @@ class KeyRing:
                 entry.subject,
                 frozenset(entry.scopes),
                 entry.service,
-                frozenset(entry.roles),
+                roles_of(entry.roles, entry.scopes),  # none named: what its scopes imply (D26)
             )
             for entry in self.entries
             if not entry.revoked  # a revoked key authenticates no one
@@ -130,9 +131,18 @@ def hash_key(key: str) -> str:
 
 
 def new_key(
-    tenant: str, subject: str, scopes: list[str], *, service: bool = False
+    tenant: str,
+    subject: str,
+    scopes: list[str],
+    *,
+    service: bool = False,
+    roles: list[str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """A fresh random key and the entry to configure for it (as JSON-ready data)."""
+    """A fresh random key and the entry to configure for it (as JSON-ready data). Without
+    ``roles`` the entry names none: it holds what its scopes imply (decisions D26)."""
     key = "fl_" + secrets.token_urlsafe(32)
     entry = {"sha256": hash_key(key), "tenant": tenant, "subject": subject, "scopes": scopes}
-    return key, {**entry, "service": service}
+    return key, {**entry, "service": service, **({"roles": roles} if roles is not None else {})}
+
+
+EVERY_ROLE: list[str] = list(ROLES)  # the embedded default's development key (D26)

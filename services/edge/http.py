@@ -16,7 +16,7 @@ from services.bus.issued import Issued
 from services.edge.auth import KeyRing, Principal
 from services.edge.fast_lane import FastLane
 from services.edge.positions import PositionSeal
-from services.edge.scopes import authorize, requiring
+from services.edge.scopes import authorize, holding, requiring
 from services.edge.waits import wait_until_applied
 
 
@@ -35,6 +35,10 @@ class Http:
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""
         return requiring(self.keys, required)
+
+    def holding(self, roles: tuple[str, ...]) -> Callable[..., Awaitable[Principal]]:
+        """A dependency: the caller's principal, if its key holds one of ``roles``."""
+        return holding(self.keys, roles)
 
     def authorize(self, key: str | None, required: str | None) -> Principal:
         """The principal of an API key, if the key is known and holds ``required`` (None: any

@@ -24,6 +24,7 @@ from contracts.errors import (
     NotFound,
     NotPermitted,
     Refused,
+    RoleRequired,
 )
 
 STATUS = {
@@ -33,6 +34,7 @@ STATUS = {
     Refused: 422,
     NotConfigured: 409,
     NotPermitted: 403,
+    RoleRequired: 403,
 }
 CODES = {404: "not-found", 405: "method-not-allowed", 413: "too-large", 415: "unsupported"}
 

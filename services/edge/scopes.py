@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.edge.auth import KeyRing, Principal
 from services.edge.problems import Forbidden, Unauthorized
+from services.permissions.rules import require
 
 # Declared as the OpenAPI security scheme; a missing or malformed header is our 401, not
 # FastAPI's 403.
@@ -25,6 +26,21 @@ def authorize(keys: KeyRing, key: str | None, required: str | None) -> Principal
     if required is not None and required not in principal.scopes:
         raise Forbidden(required)
     return principal
+
+
+def holding(keys: KeyRing, roles: tuple[str, ...]) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller's principal, if its key holds one of ``roles`` (a read's
+    role rule, decisions D23; 403 ``not-permitted`` naming them otherwise)."""
+
+    async def check(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
+    ) -> Principal:
+        key = None if credentials is None else credentials.credentials
+        principal = authorize(keys, key, None)
+        require(principal.roles, roles, "this read")
+        return principal
+
+    return check
 
 
 def requiring(keys: KeyRing, required: str) -> Callable[..., Awaitable[Principal]]:

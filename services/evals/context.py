@@ -17,14 +17,15 @@ from services.evals.handlers import (
     shown,
 )
 from services.evals.published import PUBLICATIONS
+from services.permissions.rules import LIFTERS, MAINTAINER
 
 EVALS = Context(
     "evals",
     commands=(
-        Command(LiftEvalCase, lift_eval_case),
-        Command(PatchEvalCaseCommand, patch_eval_case, replays=shown),
-        Command(ConfirmEvalCaseCommand, confirm_eval_case, replays=shown),
-        Command(RecordEvalRun, record_eval_run),
+        Command(LiftEvalCase, lift_eval_case, permits=LIFTERS),
+        Command(PatchEvalCaseCommand, patch_eval_case, permits=MAINTAINER, replays=shown),
+        Command(ConfirmEvalCaseCommand, confirm_eval_case, permits=MAINTAINER, replays=shown),
+        Command(RecordEvalRun, record_eval_run, permits=MAINTAINER),
     ),
     routes=lambda http, given: eval_routes(http, given.case_runner),
     read_models=(EvalCases(),),

@@ -15,6 +15,7 @@ from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.evals.domain import EvalCase, case_id_for
 from services.evals.lift import SourceReport, lift
+from services.permissions.agent_register import require_maintainer
 from services.store.event_store import EventStore
 from services.store.owners import load_owned
 
@@ -76,6 +77,7 @@ def patch_eval_case(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, PatchEvalCaseCommand)
     case = load_case(store, issued.tenant_id, command.case_id)
+    maintained(store, issued, case, "patching this case")
     given: dict[str, Any] = command.patch.model_dump(by_alias=True, exclude_unset=True)
     for name, value in given.items():
         if value is None and name not in NULLABLE:
@@ -88,6 +90,7 @@ def confirm_eval_case(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, ConfirmEvalCaseCommand)
     case = load_case(store, issued.tenant_id, command.case_id)
+    maintained(store, issued, case, "confirming this case")
     case.confirm(command.confirmed, by=issued.actor, by_service=issued.service, at=issued.at)
     return Decision([case], state(case))
 
@@ -96,6 +99,7 @@ def record_eval_run(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, RecordEvalRun)
     case = load_case(store, issued.tenant_id, command.case_id)
+    maintained(store, issued, case, "a run of this case")
     case.record_run(
         run_id=command.run_id,
         ran_by=issued.actor,
@@ -107,6 +111,12 @@ def record_eval_run(store: EventStore, issued: Issued) -> Decision:
         night=command.night,
     )
     return Decision([case], state(case))
+
+
+def maintained(store: EventStore, issued: Issued, case: EvalCase, what: str) -> None:
+    """SPEC C52, decisions D23: a case is confirmed, patched and run by a maintainer of its
+    agent, as the register names them."""
+    require_maintainer(store, issued.tenant_id, issued.actor, issued.roles, case.agent or "", what)
 
 
 def shown(store: EventStore, issued: Issued) -> CaseState:

@@ -30,6 +30,8 @@ from services.evals.agents import AgentClient, AgentUnavailable, ModelConfigurat
 from services.evals.domain import EvalCase
 from services.evals.handlers import load_case
 from services.evals.scoring import ThreadScore, Thresholds, score_reply, summarize
+from services.permissions.agent_register import require_maintainer
+from services.permissions.rules import MAINTAINER, require
 from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
@@ -64,7 +66,14 @@ class CaseRunner:
                 "a run runs as the person who pressed Run, never as a service identity",
                 field="ranBy",
             )
+        # The role rules before the agent is asked anything: a refused run costs no
+        # conversation (decisions D23); the bus asks them again of the record.
+        require(principal.roles, MAINTAINER, "RecordEvalRun")
         case = await self.load(principal.tenant_id, case_id)
+        await asyncio.to_thread(
+            require_maintainer, self.store, principal.tenant_id, principal.subject,
+            principal.roles, case.agent or "", "a run of this case",
+        )  # fmt: skip
         client, model = self.agent_for(case)
         run_id = uuid.uuid4()
         threads = []
@@ -78,7 +87,14 @@ class CaseRunner:
             case, run_id=run_id, model=model, effort=order.effort, threads=threads
         )
         outcome = await self.bus.execute(
-            Issued(record, principal.tenant_id, principal.subject, f"run/{run_id}", self.clock())
+            Issued(
+                record,
+                principal.tenant_id,
+                principal.subject,
+                f"run/{run_id}",
+                self.clock(),
+                roles=principal.roles,
+            )
         )
         return record, outcome
 

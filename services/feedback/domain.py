@@ -45,6 +45,9 @@ class Feedback(Aggregate):
         command_id: str
         request_digest: str
         serves: list[str] | None = None  # goal refs; events older than goals have none
+        # SPEC C05: the giver's role (requester, reviewer or operator); events older than
+        # roles, and the service's own, have none.
+        given_as: str | None = None
 
     def __init__(
         self,
@@ -60,6 +63,7 @@ class Feedback(Aggregate):
         command_id: str,
         request_digest: str,
         serves: list[str] | None = None,
+        given_as: str | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.project_id = project_id
@@ -73,6 +77,7 @@ class Feedback(Aggregate):
         self.command_id = command_id
         self.request_digest = request_digest
         self.serves = serves
+        self.given_as = given_as
 
     @classmethod
     def record(
@@ -85,8 +90,9 @@ class Feedback(Aggregate):
         given_at: datetime,
         command_id: str,
         request_digest: str,
+        given_as: str | None = None,
     ) -> "Feedback":
-        fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest)
+        fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest, given_as)
         return cls._create(cls.Recorded, id=feedback_id, timestamp=given_at, **fields)
 
     @classmethod
@@ -100,13 +106,14 @@ class Feedback(Aggregate):
         given_at: datetime,
         command_id: str,
         request_digest: str,
+        given_as: str | None = None,
     ) -> "Feedback.Recorded":
         """The one event ``record`` creates, without building the aggregate: the bus only
         appends it, so the library's ``_create`` and ``mutate`` (most of the cost of deciding a
         RecordFeedback) stay off the path of Kafka ingest. ``_create`` builds this very event from
         these very values (the id, the first version, the time, the aggregate's topic and the
         same fields); a test compares what both store, byte for byte."""
-        fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest)
+        fields = recorded_fields(command, tenant_id, given_by, command_id, request_digest, given_as)
         # The same fields in the same order, a UUID id, without the frozen dataclass's
         # ``__init__`` (``services.store.fast_frozen``).
         return frozen_from_fields(
@@ -133,7 +140,12 @@ FEEDBACK_TOPIC = get_topic(Feedback)
 
 
 def recorded_fields(
-    command: RecordFeedback, tenant_id: str, given_by: str, command_id: str, request_digest: str
+    command: RecordFeedback,
+    tenant_id: str,
+    given_by: str,
+    command_id: str,
+    request_digest: str,
+    given_as: str | None = None,
 ) -> dict[str, Any]:
     """What a Recorded event says beyond its id and time, once the command is checked: one
     place for both ways of creating it (``Feedback.record``, ``Feedback.recorded``)."""
@@ -151,6 +163,7 @@ def recorded_fields(
         "command_id": command_id,
         "request_digest": request_digest,
         "serves": list(command.serves) if command.serves else None,
+        "given_as": given_as,
     }
 
 

@@ -15,6 +15,7 @@ from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.feedback.domain import Feedback, feedback_id_for
 from services.observing.metrics import FEEDBACK_RECORDED, tenant_label
+from services.permissions.rules import giver_role
 from services.store.event_store import EventStore
 
 
@@ -64,6 +65,7 @@ def record_feedback(store: EventStore, issued: Issued) -> Decision:
         given_at=issued.at,
         command_id=issued.command_id,
         request_digest=digest,
+        given_as=giver_role(issued.roles),
     )
     return Decision(
         [],

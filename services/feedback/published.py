@@ -1,12 +1,12 @@
 """Which feedback events leave the service, on which topic, in which contract."""
 
-from typing import Any
+from typing import Any, get_args
 from uuid import UUID
 
 import orjson
 
 from contracts import topics
-from contracts.feedback import FeedbackKind, FeedbackRecorded, SubjectKind
+from contracts.feedback import FeedbackKind, FeedbackRecorded, GiverRole, SubjectKind
 from services.feedback.domain import Feedback
 from services.kafka.fast_cloudevents import PayloadWriter
 from services.kafka.publication import Publication
@@ -20,11 +20,13 @@ def feedback_recorded(event: Any) -> FeedbackRecorded:
         subject_ref=event.subject_ref,
         kind=FeedbackKind(event.kind),
         rating=event.rating,
+        giver_role=getattr(event, "given_as", None),  # events older than roles have none
     )
 
 
 SUBJECT_KINDS = frozenset(kind.value for kind in SubjectKind)
 FEEDBACK_KINDS = frozenset(kind.value for kind in FeedbackKind)
+GIVER_ROLES = frozenset(get_args(GiverRole))
 INT64 = range(-(2**63), 2**63)  # orjson writes these as pydantic does; past them it refuses
 
 
@@ -36,6 +38,7 @@ def feedback_recorded_json(event: Any) -> bytes | None:
     A test holds the two to the same bytes on any values."""
     feedback_id, tenant, subject_kind = event.originator_id, event.tenant_id, event.subject_kind
     subject_ref, kind, rating = event.subject_ref, event.kind, event.rating
+    given_as = getattr(event, "given_as", None)  # events older than roles have none
     if not (
         type(feedback_id) is UUID
         and type(tenant) is str
@@ -47,6 +50,7 @@ def feedback_recorded_json(event: Any) -> bytes | None:
         and (rating is None or (type(rating) is int and rating in INT64))
         and "\x00" not in tenant
         and "\x00" not in subject_ref
+        and (given_as is None or given_as in GIVER_ROLES)
     ):
         return None
     payload = {
@@ -56,6 +60,7 @@ def feedback_recorded_json(event: Any) -> bytes | None:
         "subjectRef": subject_ref,
         "kind": kind,
         "rating": rating,
+        "giverRole": given_as,
     }
     try:
         return orjson.dumps(payload)

@@ -24,6 +24,7 @@ from services.learning.handlers import (
 from services.learning.published import PUBLICATIONS
 from services.learning.settings import LearningSettings
 from services.learning.subscriptions import SUBSCRIPTIONS
+from services.permissions.rules import MAINTAINER, OPERATOR
 from services.scheduling.orders import RaiseProposals
 
 
@@ -44,14 +45,16 @@ LEARNING = Context(
     commands=(
         # A neighbour's evidence (SPEC C39–C41): RaiseFromEvaluation, RaiseFromDrift,
         # RaiseSkillProposal.
-        Command(EvaluationCompleted, record_evidence, creates=evidence_created),
-        Command(DriftDetected, record_evidence, creates=evidence_created),
-        Command(SkillCandidateProposed, record_evidence, creates=evidence_created),
-        Command(RaiseProposal, raise_proposal, creates=proposal_created),
-        Command(PickUpProposal, pick_up),
-        Command(DecideProposalCommand, decide),
-        Command(RecordReleaseCommand, record_release),
-        Command(DraftReleaseOpened, record_release),
+        Command(EvaluationCompleted, record_evidence, permits=OPERATOR, creates=evidence_created),
+        Command(DriftDetected, record_evidence, permits=OPERATOR, creates=evidence_created),
+        Command(
+            SkillCandidateProposed, record_evidence, permits=OPERATOR, creates=evidence_created
+        ),
+        Command(RaiseProposal, raise_proposal, permits=OPERATOR, creates=proposal_created),
+        Command(PickUpProposal, pick_up, permits=MAINTAINER),
+        Command(DecideProposalCommand, decide, permits=MAINTAINER),
+        Command(RecordReleaseCommand, record_release, permits=MAINTAINER),
+        Command(DraftReleaseOpened, record_release, permits=MAINTAINER),
     ),
     routes=lambda http, given: learning_routes(http),
     read_models=(LearningProposals(),),

@@ -33,6 +33,7 @@ from services.learning.evidence import (
     evidence_id_for,
     skill_item,
 )
+from services.permissions.agent_register import require_maintainer
 from services.store.event_store import EventStore
 from services.store.owners import load_owned
 
@@ -133,6 +134,7 @@ def pick_up(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, PickUpProposal)
     proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
+    maintained(store, issued, proposal, "picking up this proposal")
     proposal.pick_up(by=issued.actor, at=issued.at)  # reviewedBy: the caller (C35)
     return Decision([proposal], shown(proposal))
 
@@ -141,11 +143,20 @@ def decide(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, DecideProposalCommand)
     proposal = load_proposal(store, issued.tenant_id, command.proposal_id)
+    maintained(store, issued, proposal, "deciding this proposal")
     if command.decision == "accept":
         proposal.accept(by=issued.actor, at=issued.at)
     else:
         proposal.reject(by=issued.actor, reason=command.reason, at=issued.at)
     return Decision([proposal], shown(proposal))
+
+
+def maintained(store: EventStore, issued: Issued, proposal: LearningProposal, what: str) -> None:
+    """SPEC C52, decisions D23: a proposal is decided by a maintainer of its target, as the
+    agent register names them (the target asset's id is the register's agent)."""
+    require_maintainer(
+        store, issued.tenant_id, issued.actor, issued.roles, proposal.target_asset_id, what
+    )
 
 
 def record_release(store: EventStore, issued: Issued) -> Decision:

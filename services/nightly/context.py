@@ -15,6 +15,7 @@ from services.nightly.handlers import (
 )
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
+from services.permissions.rules import OPERATOR
 from services.scheduling.orders import PlanNight
 
 log = logging.getLogger(__name__)
@@ -40,10 +41,10 @@ def nightly_runner(given: Given) -> NightlyRunner:
 NIGHTLY = Context(
     "nightly",
     commands=(
-        Command(PlanTenantNight, plan_tenant_night, creates=planned_id),
-        Command(RecordNightConversation, record_night_conversation),
-        Command(FinishNightCase, finish_night_case),
-        Command(FinishNight, finish_night),
+        Command(PlanTenantNight, plan_tenant_night, permits=OPERATOR, creates=planned_id),
+        Command(RecordNightConversation, record_night_conversation, permits=OPERATOR),
+        Command(FinishNightCase, finish_night_case, permits=OPERATOR),
+        Command(FinishNight, finish_night, permits=OPERATOR),
     ),
     routes=lambda http, given: night_routes(http),
     read_models=(Nights(),),

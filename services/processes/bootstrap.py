@@ -33,6 +33,7 @@ from services.kafka.inbound import InboundConsumer
 from services.kafka.relay import Relay
 from services.nightly.runner import NightlyRunner
 from services.observing.metrics import show_tenant_ids
+from services.permissions.sources import SourceRoles
 from services.processes import scheduled
 from services.processes.contexts import SUBSCRIPTIONS, read_models
 from services.processes.embedded import start_embedded_postgres
@@ -224,6 +225,7 @@ class Runtime:
             group_id=self.settings.inbound_group_id,
             topic_prefix=self.settings.topic_prefix,
             prepare=self.ensure_topics,
+            sources=SourceRoles(self.settings.kafka_source_roles),
         )
 
     async def start_inbound(self) -> InboundConsumer | None:

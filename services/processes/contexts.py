@@ -2,6 +2,7 @@
 the relay and the inbound consumer loop over. A new context is one line here."""
 
 from projections.read_model import Projection
+from services.agents.context import AGENTS
 from services.appraisal.context import APPRAISAL
 from services.appraisal.weekly import reports_only_line
 from services.artifacts.context import ARTIFACTS
@@ -26,6 +27,7 @@ CONTEXTS: tuple[Context, ...] = (
     DATASETS,
     LEARNING,
     APPRAISAL,
+    AGENTS,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

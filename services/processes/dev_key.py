@@ -7,7 +7,7 @@ from services.processes.bootstrap import Runtime
 def show_dev_key(runtime: Runtime, host: str, port: int) -> None:
     if runtime.dev_key:
         print(  # plain print: a curl line must not be wrapped
-            f"Development API key (tenant 'dev', every scope): {runtime.dev_key}\n"
+            f"Development API key (tenant 'dev', every scope and role): {runtime.dev_key}\n"
             "Try:\n"
             f"  curl -s -X POST http://{host}:{port}/factory/feedback "
             f"-H 'Authorization: Bearer {runtime.dev_key}' -H 'Content-Type: application/json' "

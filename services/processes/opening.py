@@ -12,7 +12,7 @@ import asyncpg
 from projections.read_model import schema_of
 from services.bus.command_bus import CommandBus
 from services.declaration import registry
-from services.edge.auth import SCOPES, ApiKeyEntry, KeyRing, new_key
+from services.edge.auth import EVERY_ROLE, SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.edge.positions import ensure_position_key
 from services.followers.tables import ensure_tables as ensure_follower_tables
 from services.kafka.inbound import ensure_inbound_tables
@@ -92,7 +92,7 @@ def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
         return keys, None
     path = settings.data_dir / "dev-api-key.json"
     if not path.exists():
-        key, entry = new_key("dev", "developer", list(SCOPES))
+        key, entry = new_key("dev", "developer", list(SCOPES), roles=EVERY_ROLE)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"key": key, "entry": entry}))
         path.chmod(0o600)

@@ -15,7 +15,9 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from contracts.roles import Role
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
+from services.permissions.sources import DEFAULT_SOURCE_ROLES
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]
 # One agent's pass rates by the check they bound (SPEC W66); a name that is not one is refused,
@@ -70,6 +72,10 @@ class Settings(BaseSettings):
     # FEEDBACKLOOP_API_KEYS: a JSON list of entries, as `feedbackloop keys new` prints them.
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)
     api_keys_file: Path | None = None
+    # The roles each Kafka ``source`` acts in (decisions D27); ``*``: any source not named.
+    kafka_source_roles: dict[str, list[Role]] = Field(
+        default_factory=lambda: dict(DEFAULT_SOURCE_ROLES)  # type: ignore[arg-type]
+    )
 
     cloudevents_source: str = "urn:feedbackloop"
     # Where people reach this API (e.g. https://feedback.example.org): links that leave the

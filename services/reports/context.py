@@ -10,6 +10,7 @@ from contracts.reports import (
 )
 from projections.inbox import Inbox
 from services.declaration import Command, Context
+from services.permissions.rules import REQUESTER, REVIEWER, SERVICE_ONLY
 from services.reports.api import report_routes
 from services.reports.handlers import (
     compose_wrong_answer,
@@ -26,12 +27,14 @@ from services.reports.webhook import HAND_OVER_WEBHOOK, REPORTER_WEBHOOK
 REPORTS = Context(
     "reports",
     commands=(
-        Command(DraftReport, draft_report),
-        Command(ComposeWrongAnswer, compose_wrong_answer),
-        Command(SubmitReport, submit_report, replays=shown),
-        Command(ReviewReportCommand, review_report, replays=shown),
-        Command(RecordHandOverDelivery, record_hand_over_delivery),
-        Command(RecordReporterNoticeDelivery, record_reporter_notice_delivery),
+        Command(DraftReport, draft_report, permits=REQUESTER),
+        Command(ComposeWrongAnswer, compose_wrong_answer, permits=REQUESTER),
+        Command(SubmitReport, submit_report, permits=REQUESTER, replays=shown),
+        Command(ReviewReportCommand, review_report, permits=REVIEWER, replays=shown),
+        Command(RecordHandOverDelivery, record_hand_over_delivery, permits=SERVICE_ONLY),
+        Command(
+            RecordReporterNoticeDelivery, record_reporter_notice_delivery, permits=SERVICE_ONLY
+        ),
     ),
     routes=lambda http, given: report_routes(http),
     read_models=(Inbox(),),

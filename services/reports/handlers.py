@@ -19,6 +19,8 @@ from contracts.reports import (
 )
 from services.bus.decisions import Decision
 from services.bus.issued import Issued
+from services.permissions.agent_register import maintainers_of
+from services.permissions.rules import not_own
 from services.reports.domain import Report, report_id_for
 from services.reports.wrong_answer import compose_report
 from services.store.event_store import EventStore
@@ -98,7 +100,9 @@ def draft_report(store: EventStore, issued: Issued) -> Decision:
 
 def compose_wrong_answer(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(issued.command, ComposeWrongAnswer)
-    block, draft = compose_report(issued.command)
+    agent = issued.command.reply.agent_name
+    registered = maintainers_of(store, issued.tenant_id, agent) if agent else ()
+    block, draft = compose_report(issued.command, registered)
     return drafted(store, issued, draft, block, issued.command)
 
 
@@ -113,6 +117,7 @@ def review_report(store: EventStore, issued: Issued) -> Decision:
     command = issued.command
     assert isinstance(command, ReviewReportCommand)
     report = load_for(store, issued, command.report_id)
+    not_own(issued, report.reporter, "reviewing this report")  # SPEC C52, decisions D24
     review = command.review
     report.review(
         review.status,

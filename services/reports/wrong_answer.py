@@ -4,6 +4,8 @@ SPEC W04–W18, §3.3. The classification is a hypothesis with its evidence atta
 reviewer decides (W18). Nothing here edits the node, grants access or answers again (W17).
 """
 
+from collections.abc import Sequence
+
 from contracts.errors import Refused
 from contracts.labelled_block import (
     LabelledBlock,
@@ -69,10 +71,14 @@ def evidence_line(facts: ComposeWrongAnswer) -> str | None:
     return line
 
 
-def compose_report(facts: ComposeWrongAnswer) -> tuple[LabelledBlock, DraftReport]:
+def compose_report(
+    facts: ComposeWrongAnswer, registered: Sequence[str] = ()
+) -> tuple[LabelledBlock, DraftReport]:
     """The block, built from the structured record (the facts the report stores), and
     the draft: message verbatim, thread and message in the side panel, the block's text in
-    extraContext; retrieval is a bug, every other kind an answer."""
+    extraContext; retrieval is a bug, every other kind an answer. ``registered``: the agent's
+    maintainers as the tenant's agent register holds them, which name the addressee (W13,
+    decisions D25); only an agent not registered yet is addressed to whom the report names."""
     kind = classify(facts)
     reply = facts.reply
     requested = reply.requested_model_name
@@ -94,7 +100,7 @@ def compose_report(facts: ComposeWrongAnswer) -> tuple[LabelledBlock, DraftRepor
         # the door (and the eval case's mustAssert lifted from them) hold the bare value.
         expected=unquoted(facts.expected),
         evidence=evidence_line(facts),
-        addressee=addressee_text(kind, reply.agent_name, list(facts.maintainers)),
+        addressee=addressee_text(kind, reply.agent_name, list(registered or facts.maintainers)),
         extra={},
     )
     extra_context = compose(block)

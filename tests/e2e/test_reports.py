@@ -62,7 +62,7 @@ async def test_a_wrong_answer_report_is_composed_submitted_and_triaged_in_the_in
 
     async def review(body: dict[str, Any]) -> httpx.Response:
         return await http.post(
-            f"/factory/reports/{report_id}/review", json=body, headers=auth(keys.a)
+            f"/factory/reports/{report_id}/review", json=body, headers=auth(keys.a_other)
         )
 
     assert (await review({"status": "Triaged"})).json()["status"] == "Triaged"

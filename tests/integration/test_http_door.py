@@ -210,18 +210,20 @@ async def test_submit_and_lift_refuse_a_body(client: httpx.AsyncClient, runtime:
 
 
 async def test_resolved_needs_a_change_or_a_link(
-    client: httpx.AsyncClient, runtime: Runtime
+    client: httpx.AsyncClient, runtime: Runtime, keys: Keys
 ) -> None:
-    """A Resolved report says what changed (docs/reports.md)."""
+    """A Resolved report says what changed (docs/reports.md); reviewed by another person than
+    its reporter (decisions D24)."""
     report_id = await draft_and_submit(client)
     review = f"/factory/reports/{report_id}/review"
-    assert (await client.post(review, json={"status": "Triaged"})).status_code == 200
+    anna = {"Authorization": f"Bearer {keys.a_other}"}
+    assert (await client.post(review, json={"status": "Triaged"}, headers=anna)).status_code == 200
     count = await event_count(runtime)
     for body in ({"status": "Resolved"}, {"status": "Resolved", "change": "  "}):
-        refused(await client.post(review, json=body), 422, "change")
+        refused(await client.post(review, json=body, headers=anna), 422, "change")
     assert await event_count(runtime) == count
     link = {"status": "Resolved", "link": "https://example.org/change/1"}
-    assert (await client.post(review, json=link)).status_code == 200
+    assert (await client.post(review, json=link, headers=anna)).status_code == 200
 
 
 def tenant_of(runtime: Runtime, key: str) -> str:
@@ -386,6 +388,7 @@ BODIES = {
     ("post", "/factory/evaluation/datasets/{datasetId}/snapshot"): "SnapshotDataset",
     ("post", "/factory/evaluation/datasets/{datasetId}/consents"): "RecordShareConsent",
     ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): "ShareVersion",
+    ("put", "/factory/agents/{agent}"): "RegisterAgent",
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka
@@ -467,7 +470,7 @@ async def test_list_positions_and_cursors_are_tokens_of_the_tenant(
 
 
 async def test_submit_review_patch_and_confirm_repeat_by_idempotency_key_as_feedback_does(
-    client: httpx.AsyncClient, runtime: Runtime
+    client: httpx.AsyncClient, runtime: Runtime, keys: Keys
 ) -> None:
     """SPEC C11: every write route behaves as feedback does. A review, submit, patch or
     confirm retried after a lost answer is not decided again (a second review would be a 409
@@ -484,8 +487,13 @@ async def test_submit_review_patch_and_confirm_repeat_by_idempotency_key_as_feed
     lifted = await client.post(f"{report}/lift")
     assert lifted.status_code == 201, lifted.text
     case = f"/factory/evals/cases/{lifted.json()['caseId']}"
+    # Reviewed by another person than its reporter (decisions D24).
+    anna = {"Authorization": f"Bearer {keys.a_other}"}
+    await repeats_by_key(
+        client, runtime, "post", f"{report}/review", {"status": "Triaged"}, {"status": "WontFix"},
+        anna,
+    )  # fmt: skip
     steps = [
-        ("post", f"{report}/review", {"status": "Triaged"}, {"status": "WontFix"}),
         ("patch", case, {"mustAssert": "CHF 150"}, {"mustAssert": "CHF 160"}),
         ("post", f"{case}/confirm", {"confirmed": True}, {"confirmed": False}),
     ]
@@ -500,8 +508,9 @@ async def repeats_by_key(
     route: str,
     body: dict[str, Any] | None,
     other: dict[str, Any] | None,
+    caller: dict[str, str] | None = None,
 ) -> None:
-    key = {"Idempotency-Key": f"k-{uuid.uuid4()}"}
+    key = {"Idempotency-Key": f"k-{uuid.uuid4()}", **(caller or {})}
     first = await client.request(method, route, json=body, headers=key)
     assert first.status_code in (200, 201), (route, first.text)
     count = await event_count(runtime)

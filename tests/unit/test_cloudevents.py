@@ -54,6 +54,7 @@ def test_feedback_recorded_is_a_structured_cloudevent_keyed_by_the_feedback_id()
         "subjectRef": "r1",
         "kind": "rating",
         "rating": 2,
+        "giverRole": None,  # recorded by the service itself: no role (SPEC C05)
     }
 
 

@@ -37,6 +37,7 @@ from services.kafka.inbound.polls import Poll
 from services.kafka.inbound.reading import Command, Refusal, read_slice
 from services.kafka.inbound.settling import Settler, Tally
 from services.kafka.inbound.subscription import Subscription
+from services.permissions.sources import EVERY_ROLE_SOURCES, SourceRoles
 from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,10 @@ class InboundConsumer:
         max_backoff: float = 30.0,
         heartbeat: float = 5.0,
         prepare: Callable[[], Awaitable[None]] | None = None,
+        sources: SourceRoles = EVERY_ROLE_SOURCES,  # the roles of each source (decisions D27)
     ) -> None:
         self._bus, self._store, self._pool = bus, store, pool
+        self._sources = sources
         self._by_topic: dict[str, dict[str, Subscription]] = {}
         for subscription in subscriptions:
             if not bus.handles(subscription.model):
@@ -217,7 +220,7 @@ class InboundConsumer:
             while not self._stop.is_set():
                 polled = await consumer.getmany(timeout_ms=500, max_records=self._max_records)
                 read = {
-                    tp: await read_slice(records, self._by_topic, self._clock)
+                    tp: await read_slice(records, self._by_topic, self._clock, self._sources)
                     for tp, records in polled.items()
                 }
                 while inflight and (len(inflight) >= 2 or inflight[0].done):

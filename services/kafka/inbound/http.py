@@ -41,6 +41,7 @@ from services.edge.problems import (
 from services.edge.scopes import BEARER
 from services.kafka.inbound.parsing import parse_event
 from services.kafka.inbound.subscription import Subscription
+from services.permissions.sources import acting
 
 MEDIA_TYPE = "application/cloudevents+json"
 EXAMPLE = {
@@ -103,7 +104,14 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
         permitted(event, by_type, principal)
         value = stamped(event, principal)
         headers = {"content-type": MEDIA_TYPE.encode()}
-        subscription, issued = parse_event(value, None, headers, by_type, http.clock)
+        subscription, issued = parse_event(
+            value,
+            None,
+            headers,
+            by_type,
+            http.clock,
+            lambda sent: acting(principal.roles, sent.role),
+        )
         issued = replace(issued, service=principal.service)
         if subscription.admit is not None:
             await subscription.admit(http.pool, issued)

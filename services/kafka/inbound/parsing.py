@@ -20,6 +20,7 @@ from services.bus.issued import Issued
 from services.kafka.inbound.fast_cloudevent_reading import read_cloudevent
 from services.kafka.inbound.subscription import Subscription
 from services.observing.tracing import valid_traceparent
+from services.permissions.sources import EVERY_ROLE_SOURCES, SourceRoles
 
 MAX_KEY_BYTES = 1024
 
@@ -37,12 +38,16 @@ def identity(tenant_id: str, source: str, event_id: str) -> str:
 
 
 def parse(
-    record: Any, subscriptions: Mapping[str, Subscription], clock: Callable[[], datetime]
+    record: Any,
+    subscriptions: Mapping[str, Subscription],
+    clock: Callable[[], datetime],
+    sources: SourceRoles = EVERY_ROLE_SOURCES,
 ) -> tuple[Subscription, Issued]:
     """The subscription a Kafka record's structured-mode CloudEvent belongs to (by its
-    ``type``), and the command it carries; raises ``Refused`` naming the field at fault."""
+    ``type``), and the command it carries, acting in the roles its ``source`` holds
+    (``sources``); raises ``Refused`` naming the field at fault."""
     headers = {key: bytes(header) for key, header in record.headers or ()}
-    return parse_event(record.value, record.key, headers, subscriptions, clock)
+    return parse_event(record.value, record.key, headers, subscriptions, clock, sources.sender)
 
 
 def parse_event(
@@ -51,9 +56,11 @@ def parse_event(
     headers: Mapping[str, bytes],
     subscriptions: Mapping[str, Subscription],
     clock: Callable[[], datetime],
+    sender: Callable[[InboundEnvelope], frozenset[str]],
 ) -> tuple[Subscription, Issued]:
     """One structured-mode CloudEvent, however it came (a Kafka record, an HTTP body in the
-    embedded mode): the one reading of both doors, so they refuse and apply alike."""
+    embedded mode): the one reading of both doors, so they refuse and apply alike. ``sender``:
+    the roles the command acts in, as its door knows its sender (a source's, a key's)."""
     if value is None:
         raise Refused("the message has no value", field="value")
     if len(value) > MAX_MESSAGE_BYTES:
@@ -84,6 +91,7 @@ def parse_event(
         # The CloudEvents distributed-tracing extension, or the Kafka header of that name.
         trace=valid_traceparent(values.get("traceparent"))
         or valid_traceparent(headers.get("traceparent", b"").decode("latin-1")),
+        roles=sender(envelope),
     )
 
 

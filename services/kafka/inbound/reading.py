@@ -11,6 +11,7 @@ from contracts.errors import DomainError, Refused
 from services.bus.issued import Issued
 from services.kafka.inbound.parsing import parse
 from services.kafka.inbound.subscription import Subscription
+from services.permissions.sources import EVERY_ROLE_SOURCES, SourceRoles
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ async def read_slice(
     records: list[Any],
     by_topic: Mapping[str, Mapping[str, Subscription]],
     clock: Callable[[], datetime],
+    sources: SourceRoles = EVERY_ROLE_SOURCES,
 ) -> tuple[list[Command], list[Refusal]]:
     """The commands of one partition's slice of a poll, and its refused messages.
 
@@ -42,7 +44,7 @@ async def read_slice(
         if count % READ_STRIDE == 0:
             await asyncio.sleep(0)
         try:
-            subscription, issued = parse(record, by_topic[record.topic], clock)
+            subscription, issued = parse(record, by_topic[record.topic], clock, sources)
             commands.append(Command(record, subscription, issued))
         except DomainError as error:
             refused.append((record, error))

@@ -31,8 +31,9 @@ class Subscription:
     ``stamped``: payload fields the server sets; a message bringing one is refused by name.
     ``scope``: what a key must hold to post this message over HTTP (``POST /factory/events``),
     the scope of the HTTP route that writes the same fact, so that one permission holds
-    whatever the door (SPEC C52). On Kafka there is no key: whoever may write to the topic is
-    trusted with it, and that is the broker's ACL's business (``services.kafka.inbound``).
+    whatever the door (SPEC C52). On Kafka there is no key: who may write to the topic is the
+    broker's ACL's business, and what a source may decide is the roles configured for it
+    (``services.permissions.sources``, decisions D27), checked by the bus as for a key.
     """
 
     topic: str

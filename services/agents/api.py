@@ -1,0 +1,70 @@
+"""``/factory/agents``: the agent→maintainers register of the caller's tenant. A
+PlatformAdmin writes it (the bus refuses anyone else, D22); every role of the tenant reads it
+(D23). Another tenant's agent is absent, as one never registered is."""
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+
+from contracts.agent_register import (
+    AgentRegistered,
+    RegisterAgent,
+    RegisterAgentCommand,
+    RegisteredAgent,
+)
+from contracts.errors import NotFound, echoed
+from services.agents.handlers import shown
+from services.edge.auth import Principal
+from services.edge.bodies import read_command
+from services.edge.http import Http
+from services.edge.openapi import body
+from services.edge.parameters import IdempotencyKey, command_id
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS
+from services.permissions.agent_register import registration
+from services.permissions.rules import READERS
+from services.store.event_store import EventStore
+
+EXAMPLE = {"maintainers": ["maria", "tom"], "repository": "acme/support-agent"}
+
+
+def agent_routes(http: Http, store: EventStore) -> APIRouter:
+    router = APIRouter(prefix="/factory/agents", tags=["agent register"])
+
+    @router.put(
+        "/{agent:path}",
+        response_model=AgentRegistered,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(RegisterAgent, EXAMPLE),
+    )
+    async def register_agent(
+        agent: str,
+        request: Request,
+        principal: Annotated[Principal, Depends(http.holding(READERS))],
+        idempotency_key: IdempotencyKey = None,
+    ) -> dict[str, Any]:
+        """Register an agent's maintainers (its AssetMaintainers, SPEC C52) and, optionally,
+        the tracker repository (`owner/name`) its issues are filed in; what the body says is
+        what the register holds afterwards. PlatformAdmin only (403 `not-permitted` naming
+        the role otherwise)."""
+        said = await read_command(request, RegisterAgent, frozenset())
+        command = RegisterAgentCommand(agent=agent, registration=said)
+        outcome = await http.execute(
+            command, principal, command_id(idempotency_key), idempotency_key
+        )
+        return {
+            **outcome.result.model_dump(),
+            "position": http.position(outcome, principal),
+        }
+
+    @router.get("/{agent:path}", response_model=RegisteredAgent, responses=READ_ERRORS)
+    async def get_agent(
+        agent: str, principal: Annotated[Principal, Depends(http.holding(READERS))]
+    ) -> dict[str, Any]:
+        """The agent as the register holds it: maintainers and repository. Every role reads."""
+        found = await asyncio.to_thread(registration, store, principal.tenant_id, agent)
+        if found is None:
+            raise NotFound(f"no agent {echoed(agent)!r} in the register", field="agent")
+        return shown(found).model_dump()
+
+    return router

@@ -1,0 +1,109 @@
+"""The role rules (SPEC C52, C05; written out as decisions D22–D27): one engine, asked where
+commands are decided, so the HTTP routes, the Kafka door and any later door obey one rule.
+
+Two kinds of rule:
+
+- role-only ("a Reviewer may review"): each command declares ``permits``, the roles any one of
+  which may issue it; ``permitted`` wraps the command's handler with that check, so the bus
+  refuses before the handler loads or decides anything, and nothing is appended;
+- rules that need state ("never their own report", "a maintainer of *this* agent"): the
+  handler asks ``not_own`` or ``services.permissions.agent_register.require_maintainer`` once
+  it has loaded what it decides on, still before it decides.
+
+A command issued by the service's own work (the scheduler, a log reader, the nightly runner)
+carries no roles at all (``Issued.roles`` is None) and is not checked: nobody asked for it,
+the service's configuration did. Every door stamps the caller's roles, possibly none.
+
+These are roles of a person or service in a tenant; ``services.processes.roles`` is about
+something else (which kind of process runs: api, relay, …).
+"""
+
+from collections.abc import Iterable
+
+from contracts.errors import RoleRequired
+from contracts.roles import ROLES, Role
+from services.bus.decisions import Decision, Handler
+from services.bus.issued import Issued
+from services.store.event_store import EventStore
+
+# Who may issue each command, by the rules of decisions D23 (each command's ``permits``).
+# SPEC C05: feedback comes from a requester, a reviewer or an operator.
+FEEDBACK_GIVERS: tuple[Role, ...] = ("Requester", "Reviewer", "Operator")
+REQUESTER: tuple[Role, ...] = ("Requester",)  # files reports
+REVIEWER: tuple[Role, ...] = ("Reviewer",)  # triages, resolves, won't-fixes (not their own)
+LIFTERS: tuple[Role, ...] = ("Reviewer", "AssetMaintainer")  # make a report an eval case
+MAINTAINER: tuple[Role, ...] = ("AssetMaintainer",)  # of the agent in the register
+OPERATOR: tuple[Role, ...] = ("Operator",)  # orders, neighbours' facts, datasets, snapshots
+ADMIN: tuple[Role, ...] = ("PlatformAdmin",)  # keys, roles, the register, the charter
+# Read-side: every role of the tenant reads what the API lists (decisions D23).
+READERS: tuple[Role, ...] = ROLES
+# Commands no door offers: the service issues them to itself (a webhook's delivery record,
+# a night's steps); a door that did send one would be refused for want of a role.
+SERVICE_ONLY: tuple[Role, ...] = ()
+
+# Keys configured before roles existed name only scopes: the roles each scope implies
+# (decisions D26). A read scope makes an Observer; the write scopes the roles whose commands
+# the scope's routes issued before.
+ROLES_OF_SCOPE: dict[str, tuple[Role, ...]] = {
+    "factory.feedback.write": ("Requester", "Reviewer"),
+    "factory.feedback.read": ("Observer",),
+    "factory.evaluation.read": ("Observer",),
+    "factory.evaluation.run": ("AssetMaintainer", "Operator"),
+    "factory.assets.write": ("AssetMaintainer", "PlatformAdmin"),
+}
+
+
+def roles_of(roles: Iterable[str], scopes: Iterable[str]) -> frozenset[str]:
+    """The roles a key holds: those it names, or, naming none, those its scopes imply (D26)."""
+    named = frozenset(roles)
+    if named:
+        return named
+    return frozenset(role for scope in scopes for role in ROLES_OF_SCOPE.get(scope, ()))
+
+
+def holds(roles: frozenset[str] | None, permits: tuple[str, ...]) -> bool:
+    """Whether a caller holding ``roles`` may do what any one of ``permits`` may (None: the
+    service's own work, always)."""
+    return roles is None or not roles.isdisjoint(permits)
+
+
+def require(issued_roles: frozenset[str] | None, permits: tuple[str, ...], what: str) -> None:
+    """Raise ``RoleRequired`` naming the roles that would do, unless the caller holds one."""
+    if holds(issued_roles, permits):
+        return
+    if not permits:
+        raise RoleRequired(f"{what} is issued by the service itself, not by a caller", needed=())
+    raise RoleRequired(f"{what} needs the role {' or '.join(permits)}", needed=permits)
+
+
+def permitted(permits: tuple[str, ...], handler: Handler, what: str) -> Handler:
+    """``handler`` behind the role-only rule of its command (D22): refused before it runs."""
+
+    def checked(store: EventStore, issued: Issued) -> Decision:
+        if issued.roles is not None and issued.roles.isdisjoint(permits):
+            require(issued.roles, permits, what)
+        return handler(store, issued)
+
+    return checked
+
+
+def giver_role(roles: frozenset[str] | None) -> str | None:
+    """SPEC C05, decisions D23: the role feedback is given in, as recorded: the first of
+    requester, reviewer, operator the giver holds (a Kafka message naming its ``role`` holds
+    that one only). None for the service's own feedback."""
+    if roles is None:
+        return None
+    for role in FEEDBACK_GIVERS:
+        if role in roles:
+            return role.lower()
+    return None
+
+
+def not_own(issued: Issued, author: str, what: str) -> None:
+    """SPEC C52 / D24: a Reviewer never decides on their own report, whatever else they hold.
+    Only a caller's command is checked; the service's own work has no author of its own."""
+    if issued.roles is not None and issued.actor == author:
+        raise RoleRequired(
+            f"{what}: a report is reviewed by a Reviewer other than its reporter",
+            needed=("Reviewer",),
+        )

@@ -1,0 +1,79 @@
+"""``feedbackloop agents``: the agent→maintainers register of a tenant, from the command line.
+
+Who runs this holds the database's credentials, which is more than any key: its writes are
+issued as a PlatformAdmin (the one role that writes the register, decisions D25) under the
+name given by ``--by``, and every change is an event of the log, as one made over HTTP."""
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from services.processes.bootstrap import Runtime
+from services.processes.lifetime import console, process_settings, run_operator
+
+HELP = (
+    "The agent register of a tenant: who maintains each agent (its AssetMaintainers, who "
+    "confirm and run its eval cases and decide its proposals) and the tracker repository "
+    "its issues are filed in. The same register as PUT/GET /factory/agents/{agent}."
+)
+TENANT = typer.Option(help="The tenant whose register it is")
+
+
+def agents_register(
+    agent: Annotated[str, typer.Argument(help="The agent's path, e.g. AgenticOffice/Agent/Coach")],
+    tenant: Annotated[str, TENANT],
+    maintainer: Annotated[
+        list[str], typer.Option(help="Repeatable: a subject who maintains the agent")
+    ],
+    repository: Annotated[
+        str | None, typer.Option(help="owner/name of the tracker repository of its issues")
+    ] = None,
+    by: Annotated[str, typer.Option(help="Who makes the change, as the log records it")] = "cli",
+) -> None:
+    """Register an agent, or replace its maintainers and repository: afterwards the register
+    holds exactly what is given here."""
+    from pydantic import ValidationError
+
+    from contracts.agent_register import RegisterAgent, RegisterAgentCommand
+    from services.bus.issued import Issued
+
+    try:
+        said = RegisterAgent(maintainers=maintainer, repository=repository)
+        command = RegisterAgentCommand(agent=agent, registration=said)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise typer.BadParameter(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+    async def work(rt: Runtime) -> str:
+        issued = Issued(
+            command, tenant, by, f"cli/{uuid.uuid4()}", datetime.now(UTC),
+            roles=frozenset({"PlatformAdmin"}),
+        )  # fmt: skip
+        outcome = await rt.bus.execute(issued)
+        shown = outcome.result
+        return f"{shown.agent}: {', '.join(shown.maintainers)} (repository: {shown.repository})"
+
+    console.print(run_operator(process_settings(), work))
+
+
+def agents_show(
+    agent: Annotated[str, typer.Argument(help="The agent's path")],
+    tenant: Annotated[str, TENANT],
+) -> None:
+    """What the register holds of one agent: its maintainers and repository (exit 1 if none)."""
+    from services.permissions.agent_register import registration
+
+    async def work(rt: Runtime) -> str | None:
+        found = await asyncio.to_thread(registration, rt.store, tenant, agent)
+        if found is None:
+            return None
+        return f"{found.agent}: {', '.join(found.maintainers)} (repository: {found.repository})"
+
+    shown = run_operator(process_settings(), work)
+    if shown is None:
+        console.print(f"no agent {agent!r} in the register of tenant {tenant!r}")
+        raise typer.Exit(1)
+    console.print(shown)
