@@ -20,6 +20,8 @@ from services.bus.command_bus import CommandBus
 from services.datasets.grpc import Learning, serve_grpc
 from services.declaration import Given
 from services.digests.builder import DigestBuilder
+from services.digests.intake import TriageIntake
+from services.digests.tracker import GitHubTracker
 from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.edge.positions import PositionSeal
@@ -215,6 +217,23 @@ class Runtime:
             self.follow(reader)
         return readers[0] if readers else None
 
+    def triage_intake(self) -> TriageIntake:
+        """The triage intake of the weekly digest, with each tenant's tracker (decisions D66)."""
+        trackers = {
+            tenant: GitHubTracker(tracker.url, tracker.token.get_secret_value())
+            for tenant, tracker in self.settings.trackers.items()
+        }
+        return TriageIntake(
+            self.store, self.bus, trackers,
+            backoff_seconds=self.settings.tracker_backoff_seconds,
+            max_backoff_seconds=self.settings.tracker_max_backoff_seconds,
+        )  # fmt: skip
+
+    def start_intake(self) -> Reader:
+        intake = self.triage_intake()
+        self.follow(intake)
+        return intake
+
     def inbound_consumer(self) -> InboundConsumer:
         return InboundConsumer(
             self.bus,
@@ -291,6 +310,7 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
         if everything:
             runtime.start_projections()
             runtime.start_handover_webhook()
+            runtime.start_intake()
             await runtime.start_relay()
             broker = await runtime.start_inbound()
             runtime.start_scheduler()

@@ -5,7 +5,7 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_agents, commands_backup, commands_parked
+from services.processes import commands_agents, commands_backup, commands_intake, commands_parked
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
@@ -30,6 +30,7 @@ keys_app = typer.Typer(help=KEYS_HELP)
 parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
 restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 agents_app = typer.Typer(help=commands_agents.HELP, no_args_is_help=True)
+intake_app = typer.Typer(help=commands_intake.HELP, no_args_is_help=True)
 
 
 @app.callback()
@@ -50,6 +51,9 @@ keys_app.command("new")(keys_new)
 app.add_typer(agents_app, name="agents")
 agents_app.command("register")(commands_agents.agents_register)
 agents_app.command("show")(commands_agents.agents_show)
+app.add_typer(intake_app, name="intake")
+intake_app.command("run")(commands_intake.intake_run)
+intake_app.command("show")(commands_intake.intake_show)
 app.command()(contracts)
 app.command()(commands_backup.backup)
 app.add_typer(restore_app, name="restore")
