@@ -24,7 +24,7 @@ item meanwhile (decisions D66).
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -158,7 +158,7 @@ class TriageIntake:
             return None
         return found
 
-    async def _retried(self, call: Callable[[], Any]) -> str:
+    async def _retried(self, call: Callable[[], Awaitable[str]]) -> str:
         """The tracker's call until it answers: what may pass later (network, 5xx, rate
         limits) is retried with growing pauses, said in the reader's status; a refusal for
         good is raised (the follower parks the post with it)."""
@@ -175,6 +175,10 @@ class TriageIntake:
             before_sleep=waiting,
             reraise=True,
         )
-        answer: str = await retrying(call)
+
+        async def attempt() -> str:
+            return await call()
+
+        answer: str = await retrying(attempt)
         self.say("following")
         return answer
