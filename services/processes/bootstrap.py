@@ -229,9 +229,15 @@ class Runtime:
             max_backoff_seconds=self.settings.tracker_max_backoff_seconds,
         )  # fmt: skip
 
-    def start_intake(self) -> Reader:
+    def start_intake(self) -> Reader | None:
+        """The triage intake, when a tracker is configured (none: the digest's posts go to
+        Kafka and the webhook only, and the log says so)."""
+        if not self.settings.trackers:
+            log.info("triage intake: no tracker configured (FEEDBACKLOOP_TRACKERS)")
+            return None
         intake = self.triage_intake()
         self.follow(intake)
+        log.info("triage intake: trackers of %d tenant(s)", len(self.settings.trackers))
         return intake
 
     def inbound_consumer(self) -> InboundConsumer:

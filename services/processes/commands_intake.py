@@ -5,35 +5,17 @@ from typing import Annotated
 
 import typer
 
-from services.processes import roles
 from services.processes.bootstrap import Runtime
-from services.processes.lifetime import (
-    Stop,
-    console,
-    nothing_more,
-    process_settings,
-    run_operator,
-    run_readers,
-)
+from services.processes.lifetime import console, process_settings, run_operator
 
 HELP = (
     "The triage intake of the weekly digest: each agent's weekly post goes to the agent's "
     "standing issue in the repository the agent register names (`feedbackloop agents "
     "register --repository owner/name`): filed once as 'Wrong answers — <agent>', commented "
-    "on every following week. Trackers are configured per tenant in FEEDBACKLOOP_TRACKERS."
+    "on every following week. Trackers are configured per tenant in FEEDBACKLOOP_TRACKERS; "
+    "the intake runs in `serve` and in `handover` (its reader `triage-intake` in "
+    "`feedbackloop status` says when a tracker is down and it waits)."
 )
-
-
-def intake_run() -> None:
-    """Take the weekly digest's posts into the standing issues (one active intake; others
-    stand by). `serve` runs it too. A tracker that is down delays it, retried with growing
-    pauses: `feedbackloop status` shows the reader `triage-intake` saying so."""
-
-    async def begin(runtime: Runtime) -> Stop:
-        runtime.start_intake()
-        return nothing_more
-
-    run_readers(process_settings(), roles.HANDOVER, begin)
 
 
 def intake_show(

@@ -77,7 +77,7 @@ async def live(
 
 
 class IntakeProcess:
-    """``feedbackloop intake run`` as its own process, started and SIGKILLed by the test."""
+    """``feedbackloop handover`` (which runs the intake), started and SIGKILLed by the test."""
 
     def __init__(self, database_url: str, keys: Keys, tracker: GitHubStandin, log: Path):
         self.env = {
@@ -94,7 +94,7 @@ class IntakeProcess:
     def start(self) -> None:
         with self.log.open("a") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "services.processes.cli", "intake", "run"],
+                [sys.executable, "-m", "services.processes.cli", "handover"],
                 cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
 
@@ -141,14 +141,16 @@ async def digest_week(runtime: Runtime, tenant: str, week: str, reports: int) ->
 
 
 async def taken(runtime: Runtime, tenant: str, week: str, log: Path) -> dict[str, Any]:
-    """The ledger once both agents' items of ``week`` are in it."""
-    async with asyncio.timeout(120):
-        while True:
-            ledger = {s["agent"]: s for s in await list_standing_issues(runtime.pool, tenant)}
-            if len(ledger) == 2 and all(s["lastWeek"] == week for s in ledger.values()):
-                return ledger
-            await asyncio.sleep(0.2)
-    raise AssertionError(log.read_text()[-3000:])  # pragma: no cover
+    """The ledger once both agents' items of ``week`` are in it (the intake's log if not)."""
+    try:
+        async with asyncio.timeout(120):
+            while True:
+                ledger = {s["agent"]: s for s in await list_standing_issues(runtime.pool, tenant)}
+                if len(ledger) == 2 and all(s["lastWeek"] == week for s in ledger.values()):
+                    return ledger
+                await asyncio.sleep(0.2)
+    except TimeoutError:
+        raise AssertionError(await asyncio.to_thread(log.read_text)) from None
 
 
 def comments_of(tracker: GitHubStandin, repository: str) -> list[str]:
