@@ -31,7 +31,7 @@ from services.followers.follower import Follower
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from services.scheduling.orders import BuildDigest
-from tests.conftest import Keys, settings_for
+from tests.conftest import Keys, client_for, settings_for
 from tests.github_standin import GitHubStandin, github_standin
 from tests.integration.test_digest import COACH, WRITER, submit, tenant_of
 
@@ -249,3 +249,21 @@ async def test_an_agent_without_a_repository_is_a_finding_and_nothing_is_filed(
     assert len(tracker.issues_of(REPOSITORIES[COACH])) == 1
     assert tracker.issues_of("Systemorph/MeshWeaver.Feedback") == []
     assert tracker.violations == []
+
+    # The finding is visible over HTTP, to the tenant only.
+    async with client_for(live, keys.a) as http:
+        listed = await http.get("/factory/feedback/standing-issues")
+        assert listed.status_code == 200, listed.text
+        by_agent = {s["agent"]: s for s in listed.json()["items"]}
+        assert by_agent[WRITER]["repository"] is None
+        assert "no repository" in by_agent[WRITER]["finding"]
+        assert by_agent[COACH]["issueUrl"] == tracker.html(tracker.issues[0])
+        one = await http.get(f"/factory/feedback/standing-issues/{WRITER}")
+        assert one.status_code == 200, one.text
+        assert [i["outcome"] for i in one.json()["items"]] == ["unrouted"]
+    async with client_for(live, keys.b) as http:
+        other = await http.get("/factory/feedback/standing-issues")
+        assert other.json()["items"] == []
+        absent = await http.get(f"/factory/feedback/standing-issues/{COACH}")
+        assert absent.status_code == 404, absent.text
+        assert "agent" in absent.text
