@@ -11,8 +11,9 @@ from services.processes.lifetime import console, process_settings, run_operator
 HELP = (
     "The triage intake of the weekly digest: each agent's weekly post goes to the agent's "
     "standing issue in the repository the agent register names (`feedbackloop agents "
-    "register --repository owner/name`): filed once as 'Wrong answers — <agent>', commented "
-    "on every following week. Trackers are configured per tenant in FEEDBACKLOOP_TRACKERS; "
+    "register --repository owner/name`): filed once as 'Wrong answers — AGENT', commented "
+    "on every following week. Trackers are configured per tenant in FEEDBACKLOOP_TRACKERS "
+    '(`{"tenant": {"url": "https://api.github.com", "token": "…"}}`); '
     "the intake runs in `serve` and in `handover` (its reader `triage-intake` in "
     "`feedbackloop status` says when a tracker is down and it waits)."
 )
@@ -27,6 +28,7 @@ def intake_show(
     """The standing-issue ledger: per agent its repository, issue, digests taken in (W136),
     comments made and a finding where nothing could be filed; with AGENT, its weekly items
     (exit 1 when the ledger has no such agent)."""
+    from rich.console import Console
     from rich.table import Table
 
     from projections.standing_issues import get_standing_issue, list_standing_issues
@@ -56,4 +58,4 @@ def intake_show(
     if shown is None:
         console.print(f"no standing issue of agent {agent!r} in tenant {tenant!r}")
         raise typer.Exit(1)
-    console.print(shown)
+    Console().print(shown)  # the answer, on stdout

@@ -267,3 +267,21 @@ async def test_an_agent_without_a_repository_is_a_finding_and_nothing_is_filed(
         absent = await http.get(f"/factory/feedback/standing-issues/{COACH}")
         assert absent.status_code == 404, absent.text
         assert "agent" in absent.text
+
+    # And on the command line (`feedbackloop intake show`).
+    shown = await asyncio.to_thread(intake_show, live, tenant)
+    assert shown.returncode == 0, shown.stderr
+    assert "acme/office-coach" in shown.stdout
+    assert "no repository" in shown.stdout
+    absent_agent = await asyncio.to_thread(intake_show, live, tenant, "Nobody/Agent")
+    assert absent_agent.returncode == 1
+    assert "no standing issue" in absent_agent.stderr
+
+
+def intake_show(runtime: Runtime, tenant: str, *agent: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DATABASE_URL": str(runtime.settings.database_url), "COLUMNS": "400"}
+    return subprocess.run(
+        [sys.executable, "-m", "services.processes.cli", "intake", "show", "--tenant", tenant,
+         *agent],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
