@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from contracts import topics
 from contracts.agent_register import RegisterAgent, RegisterAgentCommand
 from contracts.weeks import due_at
 from projections.standing_issues import get_standing_issue, list_standing_issues
@@ -34,6 +35,7 @@ from services.scheduling.orders import BuildDigest
 from tests.conftest import Keys, client_for, settings_for
 from tests.github_standin import GitHubStandin, github_standin
 from tests.integration.test_digest import COACH, WRITER, submit, tenant_of
+from tests.kafka_peer import consume
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -72,6 +74,7 @@ async def live(
     )  # fmt: skip
     runtime = await Runtime.open(settings)
     runtime.start_projections()
+    await runtime.start_relay()
     yield runtime
     await runtime.close()
 
@@ -159,7 +162,7 @@ def comments_of(tracker: GitHubStandin, repository: str) -> list[str]:
 
 
 async def test_three_weeks_file_once_comment_after_and_survive_a_kill_and_a_replay(
-    live: Runtime, keys: Keys, tracker: GitHubStandin, intake: IntakeProcess
+    live: Runtime, keys: Keys, tracker: GitHubStandin, intake: IntakeProcess, kafka_bootstrap: str
 ) -> None:
     tenant = tenant_of(keys)
     for agent, repository in REPOSITORIES.items():
@@ -216,6 +219,16 @@ async def test_three_weeks_file_once_comment_after_and_survive_a_kill_and_a_repl
     view = await get_standing_issue(live.pool, tenant, COACH)
     assert view is not None
     assert [i["outcome"] for i in view["items"]] == ["commented", "commented", "filed"]
+    # W138: each item is the one a neighbour reads on `digest-posted` (its itemId).
+    topic = live.settings.topic_prefix + topics.DIGEST_POSTED
+    published = await consume(kafka_bootstrap, topic, count=6)
+    posted = {json.loads(r.value)["data"]["itemId"] for r in published}
+    ledger_items = {
+        i["itemId"]
+        for agent in REPOSITORIES
+        for i in ((await get_standing_issue(live.pool, tenant, agent)) or {"items": []})["items"]
+    }
+    assert ledger_items == posted
     assert tracker.violations == []
 
 
