@@ -33,6 +33,10 @@ system-deps:
 		echo "installing Java 17 and Maven"; \
 		apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless maven; }
 	$(PYTHON) ops/localservers.py jars
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+		echo "installing Node.js and npm (the tests' OpenID Connect issuer)"; \
+		apt-get update -qq && apt-get install -y -qq nodejs npm; }
+	$(PYTHON) ops/oidc_issuer.py install
 
 test: $(STAMP) system-deps
 	$(PYTEST) tests

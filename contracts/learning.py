@@ -32,6 +32,8 @@ class ProposalKind(StrEnum):
     threshold_change = "threshold-change"
     dataset_addition = "dataset-addition"
     profile_change = "profile-change"
+    # C40: drift asks for the asset to be evaluated again, beside its improvement (decisions D55)
+    re_evaluation = "re-evaluation"
 
 
 class ProposalState(StrEnum):

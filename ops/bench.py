@@ -86,6 +86,7 @@ from bench_processes import (  # noqa: E402
     rebuild_process,
     relay_process,
 )
+from bench_proposals import bench_proposals  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.bus.issued import Issued  # noqa: E402
@@ -885,6 +886,26 @@ def part_relay(bench: Bench) -> list[dict[str, Any]]:
     ]
 
 
+def part_proposals(bench: Bench) -> list[dict[str, Any]]:
+    """8. The daily proposal run with 10,000 and with ``--evidence`` evidence events behind it
+    (``ops/bench_proposals.py``): flat means at most 50 % more."""
+    sizes = (10_000, bench.args.evidence)
+    console.print(f"[bold]8.[/] the proposal run with {sizes[0]:,} and {sizes[1]:,} evidence …")
+    small, large = asyncio.run(bench_proposals(bench.url, sizes))
+    bench.details |= {"proposal_runs": [small, large]}
+    ready = small["ready_clusters"]
+    return [
+        row(
+            f"Proposal run, {ready} ready clusters, {sizes[1]:,} evidence events behind it",
+            round(large["median_s"] * 1000, 1),
+            "ms",
+            f"same, {sizes[0]:,} evidence events",
+            round(small["median_s"] * 1000, 1),
+            Target(1.5, of="ratio", at_most=True),
+        ),
+    ]
+
+
 # Each part a function returning rows; another module adds its own (``PARTS["x"] = part``).
 PARTS: dict[str, Part] = {
     "http": part_http,
@@ -893,6 +914,7 @@ PARTS: dict[str, Part] = {
     "kafka": part_kafka,
     "relay": part_relay,
     "memory": part_memory,
+    "proposals": part_proposals,
 }
 
 
@@ -1004,6 +1026,11 @@ def main(argv: list[str] | None = None) -> int:
         "FEEDBACKLOOP_TOPIC_PARTITIONS]",
     )
     parser.add_argument("--relay-events", type=int, help="events to relay [50,000; quick 10,000]")
+    parser.add_argument(
+        "--evidence",
+        type=int,
+        help="evidence events behind the larger proposal run [1,000,000; quick 100,000]",
+    )
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
     # 60,000: a sustained rate, about ten seconds (5,000 took a second and a half, mostly start
@@ -1012,6 +1039,7 @@ def main(argv: list[str] | None = None) -> int:
     args.seconds = args.seconds or (10 if args.quick else 60)
     args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)
     args.events = args.events or (20_000 if args.quick else 1_000_000)
+    args.evidence = args.evidence or (100_000 if args.quick else 1_000_000)
     args.history = args.history or (20_000 if args.quick else 1_000_000)
     args.window = args.window or (5_000 if args.quick else 20_000)
     args.relay_events = args.relay_events or (10_000 if args.quick else 50_000)

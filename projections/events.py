@@ -38,9 +38,11 @@ NIGHT_CONVERSATION_RECORDED = "services.nightly.domain:Night.ConversationRecorde
 NIGHT_CASE_FINISHED = "services.nightly.domain:Night.CaseFinished"
 NIGHT_FINISHED = "services.nightly.domain:Night.Finished"
 
+EVIDENCE_RECORDED = "services.learning.evidence:Evidence.Recorded"
 PROPOSAL_RAISED = "services.learning.domain:LearningProposal.Raised"
 PROPOSAL_PICKED_UP = "services.learning.domain:LearningProposal.PickedUp"
 PROPOSAL_ACCEPTED = "services.learning.domain:LearningProposal.Accepted"
+PROPOSAL_APPROVED = "services.learning.domain:LearningProposal.ApprovedForRelease"
 PROPOSAL_REJECTED = "services.learning.domain:LearningProposal.Rejected"
 PROPOSAL_SUPERSEDED = "services.learning.domain:LearningProposal.Superseded"
 PROPOSAL_RELEASE_RECORDED = "services.learning.domain:LearningProposal.ReleaseRecorded"

@@ -3,6 +3,10 @@
 Answers ``GET /factory/learning/proposals`` and ``GET /factory/learning/proposals/{id}``;
 tenant-scoped (C51); the appraisal context's ``proposal_wait`` sensor asks ``undecided``. Only
 event data is used, so a rebuild reproduces the view.
+
+The evidence clusters the ProposalGenerator reads (``projections.evidence_clusters``, which
+owns their tables and queries) run on this read model's reader, in its schema: one reader of
+the log, one connection, for the learning context's read models (decisions D57).
 """
 
 import json
@@ -15,21 +19,28 @@ import asyncpg
 
 from contracts.goals import GoalKind, read_goal_refs
 from projections import events as ev
+from projections.evidence_clusters import EvidenceClusters
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_learning_proposals"
-
-
-class LearningProposals:
-    name = "learning_proposals"
-    handles = (
+OWN = frozenset(
+    (
         ev.PROPOSAL_RAISED,
         ev.PROPOSAL_PICKED_UP,
         ev.PROPOSAL_ACCEPTED,
+        ev.PROPOSAL_APPROVED,
         ev.PROPOSAL_REJECTED,
         ev.PROPOSAL_SUPERSEDED,
         ev.PROPOSAL_RELEASE_RECORDED,
     )
+)
+CLUSTERS = EvidenceClusters()
+CLUSTER_TOPICS = frozenset(CLUSTERS.handles)
+
+
+class LearningProposals:
+    name = "learning_proposals"
+    handles = tuple(sorted(OWN | CLUSTER_TOPICS))
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -46,6 +57,7 @@ class LearningProposals:
             reason text,
             superseded_by uuid,
             resulting_release_id text,
+            approved boolean NOT NULL DEFAULT false,
             summary_ref text NOT NULL,
             evidence_hash text NOT NULL,
             evidence_count int NOT NULL,
@@ -54,7 +66,7 @@ class LearningProposals:
             profile text NOT NULL,
             position bigint NOT NULL
         );
-        """
+        """ + CLUSTERS.ddl(schema)
 
     def indexes(self, schema: str) -> str:
         """A secondary index, for reads only (every write goes by the primary key): a rebuild
@@ -64,9 +76,15 @@ class LearningProposals:
             ON {schema}.learning_proposals (tenant_id, state, kind, target_asset_id);
         CREATE INDEX IF NOT EXISTS learning_proposals_by_count
             ON {schema}.learning_proposals (tenant_id, evidence_count DESC);
-        """
+        """ + CLUSTERS.indexes(schema)
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        await self.apply_own(conn, schema, [p for p in batch if ev.topic_of(p.event) in OWN])
+        clustered = [p for p in batch if ev.topic_of(p.event) in CLUSTER_TOPICS]
+        if clustered:  # other tables: the order between the two parts does not matter
+            await CLUSTERS.apply(conn, schema, clustered)
+
+    async def apply_own(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         table = f"{schema}.learning_proposals"
         for p in batch:
             e = p.event
@@ -91,6 +109,12 @@ class LearningProposals:
                         "WHERE proposal_id = $1",
                         e.originator_id, e.reviewed_by, p.position,
                     )  # fmt: skip
+                case ev.PROPOSAL_APPROVED:  # decisions D54: still InReview, decided
+                    await conn.execute(
+                        f"UPDATE {table} SET approved = true, reviewed_by = $2, "
+                        "decided_at = $3, position = $4 WHERE proposal_id = $1",
+                        e.originator_id, e.reviewed_by, e.timestamp, p.position,
+                    )  # fmt: skip
                 case ev.PROPOSAL_ACCEPTED | ev.PROPOSAL_REJECTED:
                     state = "Accepted" if topic == ev.PROPOSAL_ACCEPTED else "Rejected"
                     await conn.execute(
@@ -107,8 +131,8 @@ class LearningProposals:
                     )  # fmt: skip
                 case ev.PROPOSAL_RELEASE_RECORDED:
                     await conn.execute(
-                        f"UPDATE {table} SET resulting_release_id = $2, position = $3 "
-                        "WHERE proposal_id = $1",
+                        f"UPDATE {table} SET resulting_release_id = $2, state = 'Accepted', "
+                        "position = $3 WHERE proposal_id = $1",
                         e.originator_id, e.release_id, p.position,
                     )  # fmt: skip
                 case _:
@@ -259,8 +283,10 @@ def proposal_json(row: asyncpg.Record, charter: Sequence[str] = ()) -> dict[str,
         "reason": row["reason"],
         "supersededBy": row["superseded_by"] and str(row["superseded_by"]),
         "resultingReleaseId": row["resulting_release_id"],
-        # C53: the agent registry degrades; an accepted proposal says it waits for its release.
-        "waitingForRelease": row["state"] == "Accepted" and row["resulting_release_id"] is None,
+        # C53: the agent registry degrades; an accepted proposal says it waits for its release
+        # (decisions D54: approved and still InReview, or accepted before that rule).
+        "waitingForRelease": (row["approved"] or row["state"] == "Accepted")
+        and row["resulting_release_id"] is None,
         "profile": row["profile"],
     }
     return shown | {"charterLine": charter_line(shown, charter)}
@@ -285,10 +311,11 @@ async def undecided(
     pool: asyncpg.Pool, tenant_id: str, *, schema: str = SCHEMA
 ) -> tuple[int, datetime | None]:
     """How many of the tenant's proposals wait for a decision, and the oldest one's
-    ``raised_at``. Raises if the table cannot be read (no read model yet)."""
+    ``raised_at``; one a maintainer approved waits for its release, not for a decision
+    (decisions D54). Raises if the table cannot be read (no read model yet)."""
     row = await pool.fetchrow(
         f"SELECT count(*) AS waiting, min(raised_at) AS oldest FROM {schema}.learning_proposals "
-        "WHERE tenant_id = $1 AND NOT (lower(state) = ANY($2::text[]))",
+        "WHERE tenant_id = $1 AND NOT approved AND NOT (lower(state) = ANY($2::text[]))",
         tenant_id,
         list(DECIDED),
     )

@@ -5,7 +5,8 @@ PlatformAdmin writes it (the bus refuses anyone else, D22); every role of the te
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
+from pydantic import ValidationError
 
 from contracts.agent_register import (
     AgentRegistered,
@@ -13,7 +14,7 @@ from contracts.agent_register import (
     RegisterAgentCommand,
     RegisteredAgent,
 )
-from contracts.errors import NotFound, echoed
+from contracts.errors import NotFound, Refused, echoed
 from services.agents.handlers import shown
 from services.edge.auth import Principal
 from services.edge.bodies import read_command
@@ -25,6 +26,8 @@ from services.permissions.agent_register import registration
 from services.permissions.rules import READERS
 from services.store.event_store import EventStore
 
+# An agent's path, as the register's ``Name`` bounds it.
+AgentPath = Annotated[str, Path(min_length=1, max_length=200)]
 EXAMPLE = {"maintainers": ["maria", "tom"], "repository": "acme/support-agent"}
 
 
@@ -38,7 +41,7 @@ def agent_routes(http: Http, store: EventStore) -> APIRouter:
         openapi_extra=body(RegisterAgent, EXAMPLE),
     )
     async def register_agent(
-        agent: str,
+        agent: AgentPath,
         request: Request,
         principal: Annotated[Principal, Depends(http.holding(READERS))],
         idempotency_key: IdempotencyKey = None,
@@ -48,7 +51,10 @@ def agent_routes(http: Http, store: EventStore) -> APIRouter:
         what the register holds afterwards. PlatformAdmin only (403 `not-permitted` naming
         the role otherwise)."""
         said = await read_command(request, RegisterAgent, frozenset())
-        command = RegisterAgentCommand(agent=agent, registration=said)
+        try:
+            command = RegisterAgentCommand(agent=agent, registration=said)
+        except ValidationError as error:  # the path's agent: bounded, no NUL, not blank
+            raise Refused(f"agent: {error.errors()[0]['msg']}", field="agent") from None
         outcome = await http.execute(
             command, principal, command_id(idempotency_key), idempotency_key
         )
@@ -59,7 +65,7 @@ def agent_routes(http: Http, store: EventStore) -> APIRouter:
 
     @router.get("/{agent:path}", response_model=RegisteredAgent, responses=READ_ERRORS)
     async def get_agent(
-        agent: str, principal: Annotated[Principal, Depends(http.holding(READERS))]
+        agent: AgentPath, principal: Annotated[Principal, Depends(http.holding(READERS))]
     ) -> dict[str, Any]:
         """The agent as the register holds it: maintainers and repository. Every role reads."""
         found = await asyncio.to_thread(registration, store, principal.tenant_id, agent)

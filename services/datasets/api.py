@@ -5,6 +5,7 @@ Every read and write is the caller's tenant's (C16, C51): another tenant's datas
 """
 
 import asyncio
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import asyncpg
@@ -38,6 +39,7 @@ from services.datasets.commands import (
     RemoveTask,
     ShareCopy,
 )
+from services.datasets.consent import ConsentService, ConsentUnavailable
 from services.datasets.domain import (
     Dataset,
     dataset_key,
@@ -84,7 +86,17 @@ class ArtifactStoreUnavailable(Exception):
     """SPEC C53: the artifact store is required; without it nothing is published."""
 
 
-def dataset_routes(http: Http, events: EventStore) -> APIRouter:
+def no_consent_service(tenant_id: str) -> ConsentService | None:
+    return None
+
+
+def dataset_routes(
+    http: Http,
+    events: EventStore,
+    consent_service: Callable[[str], ConsentService | None] = no_consent_service,
+) -> APIRouter:
+    """``consent_service``: the tenant's MemoryPromotionService as configured now, or None
+    where consent is recorded locally (C17, decisions D56)."""
     router = APIRouter(prefix="/factory/evaluation/datasets", tags=["datasets"])
 
     @router.get("", response_model=DatasetList, responses=READ_ERRORS)
@@ -143,7 +155,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
 
     @router.post("/{datasetId:path}/snapshot", status_code=201, response_model=VersionPublished,
                  responses={200: {"model": VersionPublished, "description": "A replay"},
-                            503: {"description": "The artifact store failed (C53)"},
+                            503: {"description": "The artifact store failed, or the consent "
+                                  "service could not answer; nothing shared (C53)"},
                             **WRITE_ERRORS},
                  openapi_extra=body(SnapshotDataset, {"version": 1}))  # fmt: skip
     async def snapshot(
@@ -244,7 +257,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         principal: Annotated[Principal, Depends(http.scope(RUN))],
     ) -> dict[str, Any]:
         """Record this tenant's consent to share the dataset, anonymised, with another (C17).
-        MemoryPromotionService is not reached from here: the consent is recorded locally."""
+        It is used only where the tenant has no MemoryPromotionService configured: one that
+        is configured decides every share alone (decisions D56)."""
         person(principal)
         command = await read_command(request, RecordShareConsent, frozenset())
         outcome = await http.execute(
@@ -256,7 +270,8 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
     @router.post("/{datasetId:path}/versions/{version}/shares", status_code=201,
                  response_model=VersionShared,
                  responses={200: {"model": VersionShared, "description": "A replay"},
-                            503: {"description": "The artifact store failed (C53)"},
+                            503: {"description": "The artifact store failed, or the consent "
+                                  "service could not answer; nothing shared (C53)"},
                             **WRITE_ERRORS},
                  openapi_extra=body(ShareVersion, {"toTenant": "tenant-b"}))  # fmt: skip
     async def share(
@@ -265,14 +280,33 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
         version: VersionPath,
         principal: Annotated[Principal, Depends(http.scope(RUN))],
     ) -> Response:
-        """Copy a version, anonymised, into another tenant (C17): refused without a recorded
-        consent (403, ``consent-required``). The copy is a version of a dataset of its own
-        there (``shared:<opaque id>``), classified ``anonymised``."""
+        """Copy a version, anonymised, into another tenant (C17). Consent comes from the
+        tenant's MemoryPromotionService where one is configured: it refuses → 403
+        (``consent-refused``, with its reason); it cannot answer → 503
+        (``consent-service-unavailable``, with why), nothing shared (C53). Without one, a
+        consent recorded here is needed (403, ``consent-required``). The copy is a version of
+        a dataset of its own there (``shared:<opaque id>``), classified ``anonymised``."""
         person(principal)
         command = await read_command(request, ShareVersion, frozenset())
         found = await published_version(events, principal, dataset_id, version)
         source = await asyncio.to_thread(load_dataset, events, principal.tenant_id, dataset_id)
-        source.check_share(version, command.to_tenant)  # before anything is copied
+        service = consent_service(principal.tenant_id)
+        # before anything is copied: the dataset's own rules, then the consent
+        source.check_share(version, command.to_tenant, local_consent=service is None)
+        if service is not None:
+            try:
+                consent = await service.check(
+                    tenant_id=principal.tenant_id, dataset_id=dataset_id, version=version,
+                    to_tenant=command.to_tenant,
+                )  # fmt: skip
+            except ConsentUnavailable as exc:
+                return consent_unavailable(exc)
+            if not consent.granted:
+                raise NotPermitted(
+                    f"the memory service refused to share {dataset_id} with "
+                    f"{command.to_tenant}: {consent.reason or 'no reason given'}",
+                    field="toTenant", reason="consent-refused", cause=consent.reason,
+                )  # fmt: skip
         _media, content = await get_artifact(http.pool, principal.tenant_id, found["snapshotRef"])
         copy_id = shared_dataset_id(principal.tenant_id, dataset_id)
         present = {
@@ -290,7 +324,7 @@ def dataset_routes(http: Http, events: EventStore) -> APIRouter:
             return unavailable(exc)
         outcome = await http.execute(
             ShareCopy(dataset_id=dataset_id, version=version, to_tenant=command.to_tenant,
-                      snapshot_ref=ref, task_count=count),
+                      snapshot_ref=ref, task_count=count, service_consent=service is not None),
             principal, command_id(None),
         )  # fmt: skip
         published: Published = outcome.result
@@ -342,6 +376,20 @@ def unavailable(exc: ArtifactStoreUnavailable) -> Response:
         f"the snapshot was not published: the artifact store failed ({exc})",
     )
     response.headers["Retry-After"] = "5"
+    return response
+
+
+def consent_unavailable(exc: ConsentUnavailable) -> Response:
+    """C53: MemoryPromotionService degrades; for a share that means refused, nothing shared."""
+    response = error(
+        503,
+        "consent-service-unavailable",
+        f"nothing was shared: the consent service could not answer ({exc})",
+        field="toTenant",
+        reason="consent-service-unavailable",
+        cause=str(exc),
+    )
+    response.headers["Retry-After"] = "30"
     return response
 
 

@@ -36,10 +36,13 @@ class GrantShareConsent(Internal):
 
 
 class ShareCopy(Internal):
-    """Publish an anonymised copy of a version in another tenant (C17)."""
+    """Publish an anonymised copy of a version in another tenant (C17). ``service_consent``:
+    the tenant's MemoryPromotionService granted it (decisions D56), so no local consent is
+    looked for."""
 
     dataset_id: str
     version: int
     to_tenant: str
     snapshot_ref: str
     task_count: int
+    service_consent: bool = False

@@ -10,6 +10,7 @@ from services.datasets.commands import (
     RemoveTask,
     ShareCopy,
 )
+from services.datasets.consent import consent_service_for
 from services.datasets.handlers import (
     add_task,
     created_run,
@@ -39,7 +40,9 @@ DATASETS = Context(
         Command(GrantShareConsent, grant_share_consent, permits=OPERATOR),
         Command(ShareCopy, share_copy, permits=OPERATOR),
     ),
-    routes=lambda http, given: dataset_routes(http, given.store),
+    routes=lambda http, given: dataset_routes(
+        http, given.store, lambda tenant: consent_service_for(given.environ, tenant)
+    ),
     read_models=(Datasets(),),
     publications=PUBLICATIONS,
     subscriptions=SUBSCRIPTIONS,

@@ -333,12 +333,15 @@ class Dataset(Aggregate):
     ) -> None:
         self.consents.add(to_tenant)
 
-    def check_share(self, version: int, to_tenant: str) -> None:
-        """Sharing needs a recorded consent for that tenant (C17); refused before anything
-        is copied."""
+    def check_share(self, version: int, to_tenant: str, *, local_consent: bool = True) -> None:
+        """Sharing needs consent for that tenant (C17); refused before anything is copied.
+        ``local_consent``: the consent is the one recorded here (a tenant without a
+        MemoryPromotionService, decisions D56); otherwise that service granted it."""
+        if to_tenant == self.tenant_id:
+            raise NotPermitted("a dataset is not shared with its own tenant", field="toTenant")
         if version not in self.versions:
             raise Conflict(f"{self.dataset_id} has no version {version}", reason="no-version")
-        if to_tenant not in self.consents:
+        if local_consent and to_tenant not in self.consents:
             raise NotPermitted(
                 f"no consent is recorded to share {self.dataset_id} with {to_tenant}",
                 field="toTenant",
@@ -346,8 +349,8 @@ class Dataset(Aggregate):
             )
 
     def share(self, version: int, to_tenant: str, to_dataset_id: str, *, by: str,
-              at: datetime) -> bool:  # fmt: skip
-        self.check_share(version, to_tenant)
+              at: datetime, local_consent: bool = True) -> bool:  # fmt: skip
+        self.check_share(version, to_tenant, local_consent=local_consent)
         if (version, to_tenant) in self.shares:
             return False
         self._shared(tenant_id=self.tenant_id, version=version, to_tenant=to_tenant,

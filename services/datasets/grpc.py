@@ -1,11 +1,12 @@
 """gRPC ``Learning.GetDatasetSnapshot`` (SPEC C22): a dataset version resolved to its snapshot.
 
 A grpcio (asyncio) server in the same process as the API, on its own port
-(``FEEDBACKLOOP_GRPC_PORT``; 0 = off). It takes the API's keys as the ``authorization: Bearer
-<key>`` metadata and the scope ``factory.evaluation.read``; a key sees its own tenant's
-datasets only, so another tenant's answers NOT_FOUND exactly as one that does not exist
-(C16, C51). The version is read from the dataset itself, not a read model: a version just
-published resolves at once, and the same request answers the same snapshot forever (C15).
+(``FEEDBACKLOOP_GRPC_PORT``; 0 = off). It takes the API's keys, or a trusted issuer's token
+(``services.edge.tokens``), as the ``authorization: Bearer <key>`` metadata and the scope
+``factory.evaluation.read``; a key sees its own tenant's datasets only, so another tenant's
+answers NOT_FOUND exactly as one that does not exist (C16, C51). The version is read from
+the dataset itself, not a read model: a version just published resolves at once, and the
+same request answers the same snapshot forever (C15).
 
 The messages are generated from ``contracts/learning.proto`` (``make grpc``); the service is
 registered by a generic handler, so nothing here leans on the generated servicer. The request
@@ -18,6 +19,7 @@ a ``DatasetId`` (at most 200 characters): a longer one is refused without being 
 """
 
 import asyncio
+import contextlib
 import logging
 
 import asyncpg
@@ -33,6 +35,9 @@ from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
 from contracts.scalars import DatasetVersion
 from services.datasets.domain import Dataset, dataset_key
 from services.edge.auth import KeyRing
+from services.edge.problems import Unauthorized
+from services.edge.scopes import authorize_off_loop
+from services.edge.tokens import TokenVerifier
 from services.store.artifacts import get_artifact
 from services.store.event_store import EventStore
 
@@ -63,10 +68,17 @@ def refused_field(request: GetDatasetSnapshotRequest) -> str | None:
 
 
 class Learning:
-    """The service's one method, with the store, the artifacts' pool and the keys."""
+    """The service's one method, with the store, the artifacts' pool, the keys and the
+    trusted issuers' tokens."""
 
-    def __init__(self, store: EventStore, pool: asyncpg.Pool, keys: KeyRing) -> None:
-        self.store, self.pool, self.keys = store, pool, keys
+    def __init__(
+        self,
+        store: EventStore,
+        pool: asyncpg.Pool,
+        keys: KeyRing,
+        tokens: TokenVerifier | None = None,
+    ) -> None:
+        self.store, self.pool, self.keys, self.tokens = store, pool, keys, tokens
 
     async def get_dataset_snapshot(self, raw: bytes, context: Context) -> DatasetSnapshot:
         tenant_id = await self.tenant_of(context)
@@ -119,7 +131,10 @@ class Learning:
             )
         header = given[0] if given else ""
         scheme, _, key = str(header).partition(" ")
-        principal = self.keys.identify(key.strip()) if scheme.lower() == "bearer" else None
+        principal = None
+        if scheme.lower() == "bearer":
+            with contextlib.suppress(Unauthorized):
+                principal = await authorize_off_loop(self.keys, key.strip(), None, self.tokens)
         if principal is None:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED, "send a valid API key: authorization: Bearer"

@@ -171,15 +171,17 @@ def grant_share_consent(store: EventStore, issued: Issued) -> Decision:
 
 
 def share_copy(store: EventStore, issued: Issued) -> Decision:
-    """SPEC C17: with consent recorded, the anonymised copy is published as a version of a
-    dataset of the other tenant (its own id, classified anonymised); once per version."""
+    """SPEC C17: with consent (the memory service's, or one recorded here), the anonymised
+    copy is published as a version of a dataset of the other tenant (its own id, classified
+    anonymised); once per version."""
     command = issued.command
     assert isinstance(command, ShareCopy)
     source = existing_dataset(store, issued, command.dataset_id)
     to_dataset_id = shared_dataset_id(issued.tenant_id, command.dataset_id)
     if not source.share(
-        command.version, command.to_tenant, to_dataset_id, by=issued.actor, at=issued.at
-    ):
+        command.version, command.to_tenant, to_dataset_id, by=issued.actor, at=issued.at,
+        local_consent=not command.service_consent,
+    ):  # fmt: skip
         copy = dataset_of(store, issued, to_dataset_id, command.to_tenant, ANONYMISED)
         known = next(v for v in copy.versions.values() if v.request_key == key_of(command))
         return Decision([], Published(copy, known, False))

@@ -16,7 +16,8 @@ from services.bus.issued import Issued
 from services.edge.auth import KeyRing, Principal
 from services.edge.fast_lane import FastLane
 from services.edge.positions import PositionSeal
-from services.edge.scopes import authorize, holding, requiring
+from services.edge.scopes import authorize, authorize_off_loop, holding, requiring
+from services.edge.tokens import TokenVerifier
 from services.edge.waits import wait_until_applied
 
 
@@ -31,19 +32,25 @@ class Http:
     positions: PositionSeal
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     lanes: list[FastLane] = field(default_factory=list)  # create_app routes them first
+    # The trusted OAuth2 issuers' tokens, beside the keys (none configured: keys only).
+    tokens: TokenVerifier | None = None
 
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""
-        return requiring(self.keys, required)
+        return requiring(self.keys, required, self.tokens)
 
     def holding(self, roles: tuple[str, ...]) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds one of ``roles``."""
-        return holding(self.keys, roles)
+        return holding(self.keys, roles, self.tokens)
 
     def authorize(self, key: str | None, required: str | None) -> Principal:
         """The principal of an API key, if the key is known and holds ``required`` (None: any
         known key, where the scope needed is known only once the body is read)."""
-        return authorize(self.keys, key, required)
+        return authorize(self.keys, key, required, self.tokens)
+
+    async def authorized(self, key: str | None, required: str | None) -> Principal:
+        """``authorize`` for a route's coroutine: a token's keys are fetched off the loop."""
+        return await authorize_off_loop(self.keys, key, required, self.tokens)
 
     async def execute(
         self, command: BaseModel, principal: Principal, command_id: str, key: str | None = None

@@ -84,7 +84,7 @@ def feedback_routes(http: Http) -> APIRouter:
     async def record_in_lane(
         raw: bytes, key: str, idempotency_key: str | None
     ) -> tuple[int, bytes]:
-        principal = http.authorize(key, "factory.feedback.write")
+        principal = await http.authorized(key, "factory.feedback.write")
         return await record(raw, principal, idempotency_key)
 
     http.lanes.append(FastLane("/factory/feedback", record_in_lane))

@@ -151,8 +151,9 @@ def learning_routes(http: Http) -> APIRouter:
         request: Request,
         principal: Annotated[Principal, Depends(http.scope(WRITE))],
     ) -> dict[str, Any]:
-        """C34: InReview → Accepted (a Draft release is requested, C32) or Rejected (a
-        reason required, C33). Another state: 409 naming both states."""
+        """C34: accept approves an InReview proposal and requests its Draft release (C32); it
+        becomes Accepted when the release exists (decisions D54). Reject: Rejected, a reason
+        required (C33). Another state: 409 naming both states."""
         said = await read_command(request, DecideProposal, STAMPED_PROPOSAL_FIELDS)
         command = DecideProposalCommand(
             proposal_id=proposal_id, decision=said.decision, reason=said.reason

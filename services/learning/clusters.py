@@ -19,7 +19,11 @@ Kind from the evidence (C27), first rule that holds:
 | drift only (no failure, no feedback)                | threshold-change             |
 | anything else (failed gates, regressions, feedback) | prompt-improvement           |
 
-``dataset-addition`` is not raised from evidence here: the datasets context adds tasks itself.
+That is the ``improvement`` track. Two more tracks cluster apart, on their own proposals
+(decisions D55): ``re-evaluation`` (drift, C40: the asset evaluated again, beside its
+improvement) and ``dataset-addition`` (corrections carrying a corrected artifact for a task
+the agent's dataset lacks, on that dataset, C27). A track other than ``improvement`` is named
+in the evidence hash, so the same evidence on two tracks names two proposals.
 """
 
 import hashlib
@@ -30,6 +34,11 @@ from dataclasses import dataclass
 from contracts.learning import EvidenceItem, EvidenceOrigin, ProposalKind
 
 DEFAULT_MIN_EVIDENCE_ITEMS = 3  # SPEC C29, C47
+IMPROVEMENT, RE_EVALUATION, DATASET_ADDITION = "improvement", "re-evaluation", "dataset-addition"
+TRACK_KINDS = {
+    RE_EVALUATION: ProposalKind.re_evaluation,
+    DATASET_ADDITION: ProposalKind.dataset_addition,
+}
 SPENT_STATES = frozenset({"InReview", "Accepted", "Rejected"})
 
 
@@ -62,20 +71,26 @@ class Cluster:
     target_kind: str
     target_version: str | None
     items: tuple[EvidenceItem, ...]  # sorted by evidence id
+    track: str = IMPROVEMENT
 
     @property
     def evidence_hash(self) -> str:
-        return evidence_hash(item.evidence_id for item in self.items)
+        return evidence_hash((item.evidence_id for item in self.items), self.track)
 
     @property
     def kind(self) -> ProposalKind:
+        if self.track in TRACK_KINDS:
+            return TRACK_KINDS[self.track]
         return kind_of(self.target_kind, [item.origin for item in self.items])
 
 
-def evidence_hash(evidence_ids: Iterable[str]) -> str:
-    """C43: the hash of the sorted evidence ids; the order they were found in never matters."""
-    joined = "\n".join(sorted(set(evidence_ids)))
-    return hashlib.sha256(joined.encode()).hexdigest()
+def evidence_hash(evidence_ids: Iterable[str], track: str = IMPROVEMENT) -> str:
+    """C43: the hash of the sorted evidence ids; the order they were found in never matters.
+    A track other than ``improvement`` leads the hashed text (decisions D55)."""
+    lines = sorted(set(evidence_ids))
+    if track != IMPROVEMENT:
+        lines.insert(0, f"track:{track}")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def kind_of(target_kind: str, origins: Sequence[EvidenceOrigin]) -> ProposalKind:
@@ -101,7 +116,9 @@ def spent(known: Iterable[Known]) -> set[tuple[str, str]]:
     }
 
 
-def clusters(facts: Iterable[Fact], known: Iterable[Known]) -> list[Cluster]:
+def clusters(
+    facts: Iterable[Fact], known: Iterable[Known], track: str = IMPROVEMENT
+) -> list[Cluster]:
     """C42: the unspent evidence per (tenant, target), one item per evidence id, in a stable
     order (tenant, target). The version is the one the latest item names."""
     used = spent(known)
@@ -123,6 +140,7 @@ def clusters(facts: Iterable[Fact], known: Iterable[Known]) -> list[Cluster]:
                 target_version=latest.target_version
                 or next((f.target_version for f in reversed(mine) if f.target_version), None),
                 items=tuple(f.item for f in mine),
+                track=track,
             )
         )
     return found

@@ -57,7 +57,7 @@ LEARNING = Context(
         Command(DraftReleaseOpened, record_release, permits=MAINTAINER),
     ),
     routes=lambda http, given: learning_routes(http),
-    read_models=(LearningProposals(),),
+    read_models=(LearningProposals(),),  # the evidence clusters run on its reader
     publications=PUBLICATIONS,
     subscriptions=SUBSCRIPTIONS,
     orders=(Order(RaiseProposals, proposal_generator),),

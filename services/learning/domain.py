@@ -1,10 +1,17 @@
 """The LearningProposal aggregate and its state machine, exactly SPEC C34.
 
 ```
-Proposed ──PickUp──► InReview ──Decide(accept)──► Accepted (──release id──► Accepted+release)
+Proposed ──PickUp──► InReview ──Decide(accept)──► InReview, approved ──release id──► Accepted
    │                     └─────Decide(reject, reason)──► Rejected
    └──newer proposal on the same target──► Superseded
 ```
+
+Decision (decisions D54, C34 "InReview→Accepted (ReleaseCandidateOpened)"): the maintainer's
+accept is a flag of InReview (``ApprovedForRelease``), not a state; the proposal becomes
+Accepted when the agent registry answers with the Draft release it opened, so Accepted always
+means a release exists. A proposal approved this way is decided: a reject after it is refused.
+Proposals accepted before this rule (their log holds ``Accepted``) stay Accepted and still take
+their release id once.
 
 Every other transition is refused (``InvalidTransition``, 409) naming the current and the
 requested state. Decision (C35, "idempotency is natural"): asking again for the state a
@@ -12,7 +19,7 @@ proposal is already in by the same move (a second pick-up of an InReview proposa
 accept of an Accepted one) is the same request again, answered with the proposal as it is and
 appending nothing; any other move from there is a transition and refused.
 
-Accepting appends ``Accepted`` and ``DraftReleaseRequested`` together: the second is the
+Approving appends ``ApprovedForRelease`` and ``DraftReleaseRequested`` together: the second is the
 request to the agent registry (C32, C53), published apart. The proposal itself changes no
 asset (C31); the registry's answer is recorded with ``ReleaseRecorded``.
 
@@ -32,6 +39,7 @@ from contracts.scalars import is_blank
 
 PROPOSAL_NAMESPACE = UUID("b3f1a7d2-5c64-5e09-8a1b-9d7e6f5c4b32")
 RELEASED = "Accepted with its release"  # the requested "state" of a release id
+APPROVED = "InReview (approved, waiting for its release)"  # decisions D54
 
 
 def proposal_id_for(tenant_id: str, target_asset_id: str, evidence_hash: str) -> UUID:
@@ -66,6 +74,15 @@ class LearningProposal(Aggregate):
         reviewed_by: str
 
     class Accepted(Aggregate.Event):
+        """Kept for the proposals accepted before decisions D54; no longer appended."""
+
+        tenant_id: str
+        reviewed_by: str
+
+    class ApprovedForRelease(Aggregate.Event):
+        """The maintainer's accept (decisions D54): the proposal stays InReview until its
+        Draft release exists."""
+
         tenant_id: str
         reviewed_by: str
 
@@ -117,6 +134,7 @@ class LearningProposal(Aggregate):
         self.state = ProposalState.proposed
         self.reviewed_by: str | None = None
         self.release_id: str | None = None
+        self.approved = False  # decisions D54: accepted by a maintainer, waiting for a release
 
     @classmethod
     def raise_(cls, *, tenant_id: str, command: RaiseProposal, at: datetime) -> "LearningProposal":
@@ -155,12 +173,13 @@ class LearningProposal(Aggregate):
         self.reviewed_by = reviewed_by
 
     def accept(self, *, by: str, at: datetime) -> None:
-        """C34: InReview → Accepted, with the request for a Draft release (C32)."""
-        if self.state == ProposalState.accepted:
-            return
+        """C34, decisions D54: the maintainer's accept approves the proposal and requests its
+        Draft release (C32); the move to Accepted waits for the release (``record_release``)."""
+        if self.state == ProposalState.accepted or self.approved:
+            return  # the same request again (C35)
         if self.state != ProposalState.in_review:
             raise refuse(self.state, ProposalState.accepted)
-        self._accepted(tenant_id=self.tenant_id, reviewed_by=by, timestamp=at)
+        self._approved(tenant_id=self.tenant_id, reviewed_by=by, timestamp=at)
         self._draft_release_requested(
             tenant_id=self.tenant_id,
             kind=self.kind,
@@ -172,9 +191,14 @@ class LearningProposal(Aggregate):
             timestamp=at,
         )
 
+    @event(ApprovedForRelease)
+    def _approved(self, tenant_id: str, reviewed_by: str, timestamp: datetime) -> None:
+        self.approved = True
+        self.reviewed_by = reviewed_by
+
     @event(Accepted)
     def _accepted(self, tenant_id: str, reviewed_by: str, timestamp: datetime) -> None:
-        self.state = ProposalState.accepted
+        self.state = ProposalState.accepted  # a proposal accepted before decisions D54
         self.reviewed_by = reviewed_by
 
     @event(DraftReleaseRequested)
@@ -197,6 +221,8 @@ class LearningProposal(Aggregate):
             return
         if self.state != ProposalState.in_review:
             raise refuse(self.state, ProposalState.rejected)
+        if self.approved:  # decisions D54: decided already, its release is on its way
+            raise refuse(APPROVED, ProposalState.rejected)
         if reason is None or is_blank(reason):  # zero-width characters say nothing either
             raise Refused("rejecting a proposal requires a reason (SPEC C33)", field="reason")
         self._rejected(tenant_id=self.tenant_id, reviewed_by=by, reason=reason, timestamp=at)
@@ -220,8 +246,9 @@ class LearningProposal(Aggregate):
         self.state = ProposalState.superseded
 
     def record_release(self, *, release_id: str, at: datetime) -> None:
-        """C32: the Draft release's id becomes resultingReleaseId, once."""
-        if self.state != ProposalState.accepted:
+        """C32, C34 (ReleaseCandidateOpened), decisions D54: the Draft release's id becomes
+        resultingReleaseId, once, and an approved proposal becomes Accepted with it."""
+        if not (self.approved or self.state == ProposalState.accepted):
             raise refuse(self.state, RELEASED)
         if self.release_id == release_id:
             return
@@ -236,3 +263,4 @@ class LearningProposal(Aggregate):
     @event(ReleaseRecorded)
     def _release_recorded(self, tenant_id: str, release_id: str, timestamp: datetime) -> None:
         self.release_id = release_id
+        self.state = ProposalState.accepted

@@ -1,12 +1,12 @@
 """The ProposalGenerator as the scheduler orders it: ``RaiseProposals(date, now)`` (C42–C47).
 
 Daily at 06:00 UTC (and again at every tick of that day, and for a downtime's missed days:
-the order is idempotent). Each run reads its settings afresh (C46, C47), reads the evidence and
-the proposals raised so far (``sources``), clusters the evidence per (tenant, target asset)
-(``clusters``), and for every cluster with at least MinEvidenceItems items (C29) whose
-proposal does not exist yet: drafts it (C44), stores the summary as an artifact (C06) and
-raises it through the command bus under the service's identity, superseding the target's
-proposals still Proposed (C34).
+the order is idempotent). Each run reads its settings afresh (C46, C47), reads the clusters
+of evidence per (tenant, track, target asset) that are ready (``sources``), and for every
+cluster with at least MinEvidenceItems items (C29) whose proposal does not exist yet: drafts
+it (C44), stores the summary as an artifact (C06) and raises it through the command bus
+under the service's identity, superseding the target's proposals on the same track still
+Proposed (C34).
 
 Idempotent (C43): a proposal's id derives from (tenant, target, evidence hash), so the same
 evidence — a second run, a replay of the same neighbour events, a second scheduler at the
@@ -21,9 +21,9 @@ fixed (C43): the scheduler orders the day's run again at every tick (hourly), an
 that fails outright is tried at the next ticks. The generator never applies anything (C44,
 C31).
 
-Cost: each run reads every evidence and proposal event of the store (by topic, paged), which
-is what keeps it exact across processes; at a scale where that matters, a projection of the
-open clusters would take its place.
+Cost: a run reads only the clusters that changed since their last proposal and hold enough
+evidence, from the evidence clusters read model (``sources``), once that read model has
+applied the store's head: it grows with the new evidence, not with the history.
 """
 
 import asyncio
@@ -40,7 +40,7 @@ from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
 from services.followers.waiting import wait_for_position
 from services.learning import sources
-from services.learning.clusters import Cluster, Fact, Known, clusters, ready, superseded_by_new
+from services.learning.clusters import Cluster
 from services.learning.domain import proposal_id_for
 from services.learning.drafting import Drafter, DrafterUnavailable, drafter_for
 from services.learning.settings import LearningSettings
@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 class NotCaughtUp(RuntimeError):
-    """A read model the feedback is read from is behind the store's head."""
+    """The evidence clusters read model is behind the store's head."""
 
 
 ACTOR = "system:proposals"
@@ -67,7 +67,7 @@ class RunReport:
 
     raised: list[UUID]
     existing: list[UUID]  # clusters whose proposal stands already
-    waiting: list[str]  # clusters that wait: too little evidence, or no drafter
+    waiting: list[str]  # ready clusters that wait for the drafter
     unavailable: str | None = None  # why the drafter could not draft, if it could not
     failed: list[Failure] = field(default_factory=list)  # clusters that failed, with why
 
@@ -81,12 +81,12 @@ class ProposalGenerator:
         *,
         settings: Callable[[], LearningSettings],
         drafter: Callable[[LearningSettings], Drafter] = drafter_for,
-        read_feedback: bool = True,
         wait_seconds: float = 60.0,
+        schema: str = sources.READ_MODEL,
     ) -> None:
         self.store, self.bus, self.pool = store, bus, pool
         self.settings, self.drafter = settings, drafter
-        self.read_feedback, self.wait_seconds = read_feedback, wait_seconds
+        self.wait_seconds, self.schema = wait_seconds, schema
 
     async def __call__(self, order: RaiseProposals) -> None:
         report = await self.run(order)
@@ -100,34 +100,28 @@ class ProposalGenerator:
             f" (drafter unavailable: {report.unavailable})" if report.unavailable else "",
         )
 
-    async def facts(self, order: RaiseProposals) -> tuple[list[Fact], list[Failure]]:
-        """The facts to cluster, and the failures of the targets whose evidence cannot be
-        read (those targets are not clustered this run: a part of a cluster raises nothing)."""
-        recorded, evaluations, unreadable = await asyncio.to_thread(
-            sources.recorded_evidence, self.store
-        )
-        if self.read_feedback:
-            await self.caught_up()
-            feedback, unread = await sources.feedback_evidence(self.pool, evaluations)
-            recorded, unreadable = recorded + feedback, unreadable + unread
-        first = {(u.tenant_id, u.target_asset_id): u.error for u in reversed(unreadable)}
+    async def ready(
+        self, min_items: int, order: RaiseProposals
+    ) -> tuple[list[sources.Ready], list[Failure]]:
+        """The ready clusters, and the failures of the targets whose evidence cannot be read
+        (those are not raised this run: a part of a cluster raises nothing)."""
+        await self.caught_up()
+        ready, unreadable = await sources.ready_clusters(self.pool, min_items, schema=self.schema)
+        first = {(u.tenant_id, u.unit): u.error for u in reversed(unreadable)}
         failures = [  # one per target, whatever the number of its rows that do not read
             failed(Unit(PROPOSALS, tenant, target, order.name), error)
             for (tenant, target), error in first.items()
         ]
-        broken = {(f.unit.tenant_id, f.unit.unit) for f in failures}
-        kept = [f for f in recorded if (f.tenant_id, f.target_asset_id) not in broken]
-        return kept, failures
+        return ready, failures
 
     async def caught_up(self) -> None:
-        """Wait until the read models the feedback comes from have applied the store's head:
-        a lagging one would raise a proposal on part of a cluster. Still behind: the order
-        fails loudly and the scheduler gives it again at the next tick."""
+        """Wait until the evidence clusters have applied the store's head: a lagging read
+        model would raise a proposal on part of a cluster, or one raised already. Still
+        behind: the order fails loudly and the scheduler gives it again at the next tick."""
         head = await asyncio.to_thread(self.store.recorder.max_notification_id) or 0
-        for reader in sources.FEEDBACK_READ_MODELS:
-            reached = await wait_for_position(self.pool, reader, head, self.wait_seconds)
-            if reached < head:
-                raise NotCaughtUp(f"{reader} is at {reached}, the store at {head}")
+        reached = await wait_for_position(self.pool, self.schema, head, self.wait_seconds)
+        if reached < head:
+            raise NotCaughtUp(f"{self.schema} is at {reached}, the store at {head}")
 
     async def run(self, order: RaiseProposals) -> RunReport:
         settings = self.settings()  # C46, C47: read at each run
@@ -136,30 +130,30 @@ class ProposalGenerator:
                 "learning: default used for %s (did not parse)", ", ".join(settings.unparsed)
             )
         drafter = self.drafter(settings)
-        facts, failures = await self.facts(order)
-        known = await asyncio.to_thread(sources.known_proposals, self.store)
-        found = clusters(facts, known)
-        ids = {c: proposal_id_for(c.tenant_id, c.target_asset_id, c.evidence_hash) for c in found}
+        ready, failures = await self.ready(settings.min_evidence_items, order)
+        ids = {
+            r.cluster: proposal_id_for(
+                r.cluster.tenant_id, r.cluster.target_asset_id, r.cluster.evidence_hash
+            )
+            for r in ready
+        }
         standing = await asyncio.to_thread(existing, self.store, set(ids.values()))
         raised: list[UUID] = []
         kept: list[UUID] = []
         waiting: list[str] = []
         unavailable = None
-        for cluster in found:
-            name = f"{cluster.tenant_id}/{cluster.target_asset_id}"
-            if not ready(cluster, settings.min_evidence_items):
-                waiting.append(name)
-                continue
+        for found in ready:
+            cluster = found.cluster
+            unit_name = sources.unit_of(cluster.track, cluster.target_asset_id)
+            name = f"{cluster.tenant_id}/{unit_name}"
             if ids[cluster] in standing:
                 kept.append(ids[cluster])
                 continue
             if unavailable is not None:
                 waiting.append(name)  # the drafter failed this run already: do not hammer it
                 continue
-            unit = Unit(PROPOSALS, cluster.tenant_id, cluster.target_asset_id, order.name)
-            outcome = await isolated(
-                unit, partial(self.raise_or_wait, cluster, drafter, known, order)
-            )
+            unit = Unit(PROPOSALS, cluster.tenant_id, unit_name, order.name)
+            outcome = await isolated(unit, partial(self.raise_or_wait, found, drafter, order))
             if isinstance(outcome, Failure):
                 failures.append(outcome)  # this cluster's alone: the others go on (bulkhead)
             elif outcome is not None:
@@ -174,18 +168,19 @@ class ProposalGenerator:
         return RunReport(raised, kept, waiting, unavailable, failures)
 
     async def raise_or_wait(
-        self, cluster: Cluster, drafter: Drafter, known: Sequence[Known], order: RaiseProposals
+        self, found: sources.Ready, drafter: Drafter, order: RaiseProposals
     ) -> str | None:
         """Raise the cluster's proposal; answers why the drafter could not draft, if so."""
         try:
-            await self.raise_one(cluster, drafter, known, order)
+            await self.raise_one(found.cluster, drafter, found.open_proposals, order)
         except DrafterUnavailable as error:
             return str(error)
         return None
 
     async def raise_one(
-        self, cluster: Cluster, drafter: Drafter, known: Sequence[Known], order: RaiseProposals
-    ) -> None:
+        self, cluster: Cluster, drafter: Drafter, open_proposals: Sequence[str],
+        order: RaiseProposals,
+    ) -> None:  # fmt: skip
         draft = await drafter.draft(cluster)  # raises DrafterUnavailable: nothing raised (C45)
         summary_ref = await put_artifact(
             self.pool, cluster.tenant_id, draft.summary.encode(), SUMMARY_MEDIA_TYPE
@@ -199,7 +194,8 @@ class ProposalGenerator:
             summary_ref=summary_ref,
             expected_effect=draft.expected_effect,
             profile=drafter.profile,
-            supersedes=[UUID(p) for p in superseded_by_new(cluster, known)],
+            # C34: the target's proposals on this track still Proposed
+            supersedes=[UUID(p) for p in sorted(open_proposals)],
         )
         await self.bus.execute(
             Issued(

@@ -2,10 +2,12 @@
 
 A neighbour sees each proposal's events once per change, in order per proposal: every change
 of a proposal after it is raised publishes one LearningProposalDecided with the state it moved
-to: InReview (picked up), Accepted, Rejected, Superseded, and Accepted once more with
-``resultingReleaseId`` when the registry's answer is recorded. All are keyed by the proposal
-id, so one partition holds a proposal's history in order. Accepting also publishes
-DraftReleaseRequested for the agent registry (C32), on a topic of its own.
+to: InReview (picked up), Rejected, Superseded, and Accepted with ``resultingReleaseId`` when
+the registry's answer is recorded (C34: InReview→Accepted on ReleaseCandidateOpened, decisions
+D54). A maintainer's accept moves no state: it publishes DraftReleaseRequested for the agent
+registry (C32), on a topic of its own. A proposal accepted before D54 published Accepted
+without the release id, then Accepted again with it; those messages stay in the log as they
+were. All are keyed by the proposal id, so one partition holds a proposal's history in order.
 """
 
 from typing import Any
@@ -21,9 +23,10 @@ from services.kafka.publication import Publication
 from services.learning.domain import LearningProposal
 
 DECIDED_DESCRIPTION = (
-    "A proposal changed state (SPEC C38): InReview, Accepted, Rejected or Superseded, one "
-    "message per change, and Accepted again with resultingReleaseId once the agent registry "
-    "opened the Draft release (C32)."
+    "A proposal changed state (SPEC C38): InReview, Rejected or Superseded, one message per "
+    "change; Accepted, with resultingReleaseId, once the agent registry opened the Draft "
+    "release a maintainer's accept asked for (C32, C34). A proposal accepted before that rule "
+    "published Accepted without resultingReleaseId first."
 )
 
 

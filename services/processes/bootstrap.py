@@ -25,6 +25,7 @@ from services.digests.tracker import GitHubTracker
 from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.edge.positions import PositionSeal
+from services.edge.tokens import TokenVerifier
 from services.followers.follower import Follower
 from services.followers.reader import Reader
 from services.followers.status import ReaderStatus
@@ -84,10 +85,14 @@ class Runtime:
     served_metrics_port: int | None = None
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
+    # The trusted issuers' tokens: one verifier for the runtime's life, so every app it makes
+    # shares the cached JWKS and its refetch cool-down (decisions D32).
+    tokens: TokenVerifier = field(init=False)
     role: Role = SERVE  # its metrics port and connection budget (services/processes/roles.py)
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
+        self.tokens = self.settings.token_verifier()
 
     @classmethod
     async def open(cls, settings: Settings, role: Role = SERVE, *, wait: bool = False) -> "Runtime":
@@ -161,7 +166,7 @@ class Runtime:
         if not port:
             log.info("grpc: off (FEEDBACKLOOP_GRPC_PORT=0)")
             return None
-        learning = Learning(self.store, self.pool, self.keys)
+        learning = Learning(self.store, self.pool, self.keys, self.tokens)
         self.grpc_server, bound = await serve_grpc(learning, self.settings.grpc_host, port)
         return bound
 
@@ -300,7 +305,7 @@ class Runtime:
 
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds
-        http = Http(self.bus, self.pool, self.keys, wait, self.positions)
+        http = Http(self.bus, self.pool, self.keys, wait, self.positions, tokens=self.tokens)
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
         return app
 

@@ -15,6 +15,8 @@ from services.processes.commands_readers import handover, inbound, projector, re
 from services.processes.commands_rebuild import rebuild
 from services.processes.commands_scheduler import scheduler
 from services.processes.commands_status import status
+from services.processes.commands_tokens import HELP as TOKENS_HELP
+from services.processes.commands_tokens import tokens_check, tokens_issuers
 
 app = typer.Typer(
     help="Feedback Loop: records feedback on AI agents' answers as events, keeps read models, "
@@ -28,9 +30,10 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help=KEYS_HELP)
 parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
-restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 agents_app = typer.Typer(help=commands_agents.HELP, no_args_is_help=True)
+restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 intake_app = typer.Typer(help=commands_intake.HELP, no_args_is_help=True)
+tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 
 
 @app.callback()
@@ -59,6 +62,10 @@ app.add_typer(restore_app, name="restore")
 restore_app.command("prepare")(commands_backup.restore_prepare)
 restore_app.command("check")(commands_backup.restore_check)
 restore_app.command("acknowledge")(commands_backup.restore_acknowledge)
+
+app.add_typer(tokens_app, name="tokens")
+tokens_app.command("issuers")(tokens_issuers)
+tokens_app.command("check")(tokens_check)
 
 
 if __name__ == "__main__":

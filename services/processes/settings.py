@@ -17,6 +17,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contracts.roles import Role
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
+from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
+from services.edge.tokens import TokenVerifier
 from services.permissions.sources import DEFAULT_SOURCE_ROLES
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -87,6 +89,18 @@ class Settings(BaseSettings):
         default_factory=lambda: dict(DEFAULT_SOURCE_ROLES)  # type: ignore[arg-type]
     )
 
+    # FEEDBACKLOOP_OAUTH_ISSUERS: the OAuth2 issuers whose bearer JWTs the API accepts beside
+    # the keys, a JSON list: [{"issuer": "https://idp.example.org/realms/x", "audience":
+    # "feedbackloop", "tenant_claim": "tenant", "roles_claim": "roles"}]. Empty: keys only.
+    oauth_issuers: list[TrustedIssuer] = Field(default_factory=list)
+    # Their discovery documents and JWKS are fetched with this timeout, the JWKS kept this
+    # long, and refetched for an unknown kid at most once per cool-down (decisions D32).
+    oauth_timeout_seconds: float = Field(default=5.0, gt=0)
+    oauth_jwks_lifespan_seconds: float = Field(default=300.0, gt=0)
+    oauth_jwks_cooldown_seconds: float = Field(default=30.0, ge=0)
+    # Clock skew allowed on exp and nbf.
+    oauth_leeway_seconds: float = Field(default=30.0, ge=0)
+
     cloudevents_source: str = "urn:feedbackloop"
     # Where people reach this API (e.g. https://feedback.example.org): links that leave the
     # service, such as a digest post's url, are absolute under it; empty: relative paths.
@@ -147,6 +161,11 @@ class Settings(BaseSettings):
         # text when the settings are built in code (tests, tools).
         return API_KEY_ENTRIES.validate_json(value) if isinstance(value, str) else value
 
+    @field_validator("oauth_issuers", mode="before")
+    @classmethod
+    def _issuers_given_as_json(cls, value: object) -> object:
+        return TRUSTED_ISSUERS.validate_json(value) if isinstance(value, str) else value
+
     @field_validator("agent_kind", mode="before")
     @classmethod
     def _kind_in_any_case(cls, value: object) -> object:
@@ -155,6 +174,16 @@ class Settings(BaseSettings):
     @property
     def embedded(self) -> bool:
         return self.database_url is None
+
+    def token_verifier(self) -> TokenVerifier:
+        """The verifier of the configured issuers' bearer JWTs (false when none is)."""
+        return TokenVerifier(
+            self.oauth_issuers,
+            timeout_seconds=self.oauth_timeout_seconds,
+            jwks_lifespan_seconds=self.oauth_jwks_lifespan_seconds,
+            jwks_cooldown_seconds=self.oauth_jwks_cooldown_seconds,
+            leeway_seconds=self.oauth_leeway_seconds,
+        )
 
     @property
     def agent(self) -> AgentSettings:

@@ -6,7 +6,8 @@ consumer records them as evidence; the scheduler's ``proposals/<date>`` order ra
 one proposal (and a replay of the same events raises none); a maintainer picks it up and
 accepts it over HTTP; the registry answers with DraftReleaseOpened. A neighbour reading
 ``learning-proposal-raised`` and ``learning-proposal-decided`` from offset 0 sees each
-change once, in order, with the seed's payload fields.
+change once, in order, with the seed's payload fields: Accepted once, with the release it
+became Accepted by (C34, decisions D54).
 """
 
 import asyncio
@@ -159,7 +160,8 @@ async def test_three_failed_evaluations_raise_one_proposal_which_a_maintainer_ac
     assert picked.status_code == 200, picked.text
     accepted = await http.post(f"{base}/decide", headers=auth(keys.a), json={"decision": "accept"})
     assert accepted.status_code == 200, accepted.text
-    assert (accepted.json()["state"], accepted.json()["reviewedBy"]) == ("Accepted", "alice")
+    # C34, decisions D54: the maintainer's accept leaves it InReview until the release exists.
+    assert (accepted.json()["state"], accepted.json()["reviewedBy"]) == ("InReview", "alice")
     waiting = await http.get(
         base, headers=auth(keys.a), params={"minPosition": accepted.json()["position"]}
     )
@@ -174,7 +176,7 @@ async def test_three_failed_evaluations_raise_one_proposal_which_a_maintainer_ac
 
     async def released() -> bool:
         view = (await http.get(base, headers=auth(keys.a))).json()
-        return bool(view["resultingReleaseId"] == "release-77")
+        return bool(view["resultingReleaseId"] == "release-77" and view["state"] == "Accepted")
 
     await until(released)
     # C49, on the metrics port: the read model's count, though another process (the one-shot
@@ -195,9 +197,9 @@ async def test_three_failed_evaluations_raise_one_proposal_which_a_maintainer_ac
         kafka_bootstrap, service.prefix + topics.LEARNING_PROPOSAL_RAISED, 1, timeout=30
     )
     decided = await consume(
-        kafka_bootstrap, service.prefix + topics.LEARNING_PROPOSAL_DECIDED, 3, timeout=30
+        kafka_bootstrap, service.prefix + topics.LEARNING_PROPOSAL_DECIDED, 2, timeout=30
     )
-    assert [r.key.decode() for r in raised + decided] == [proposal_id] * 4
+    assert [r.key.decode() for r in raised + decided] == [proposal_id] * 3
     [raised_event] = [json.loads(r.value) for r in raised]
     assert raised_event["type"] == "evaluation.learning.v1.LearningProposalRaised"
     assert raised_event["data"] == {
@@ -209,12 +211,10 @@ async def test_three_failed_evaluations_raise_one_proposal_which_a_maintainer_ac
         {"proposalId": proposal_id, "tenantId": tenant, "state": "InReview",
          "resultingReleaseId": None},
         {"proposalId": proposal_id, "tenantId": tenant, "state": "Accepted",
-         "resultingReleaseId": None},
-        {"proposalId": proposal_id, "tenantId": tenant, "state": "Accepted",
          "resultingReleaseId": "release-77"},
     ]  # fmt: skip
     ids = [json.loads(r.value)["id"] for r in raised + decided]
-    assert len(set(ids)) == 4
+    assert len(set(ids)) == 3
     # Nothing more arrives: no change was published twice.
     more = await quiet_for(kafka_bootstrap, service.prefix + topics.LEARNING_PROPOSAL_DECIDED, 3)
-    assert len(more) == 3
+    assert len(more) == 2

@@ -316,7 +316,8 @@ async def test_an_instant_at_the_edges_of_years_one_to_9999_is_applied_and_nothi
             answer = await post_event(client, cloudevent(kind, unique, f"{kind}-{n}-{i}"))
             assert answer.status_code == 201, answer.text
     report = await generator(live).run(ORDER)
-    assert len(report.raised) == 2, report  # on agent-42 (drifts, evaluations) and on skill s
+    # on agent-42 (drifts, evaluations), on skill s, and the drifts' re-evaluation (C40)
+    assert len(report.raised) == 3, report
     await nothing_parked(live, client)
 
 

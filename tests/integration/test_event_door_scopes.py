@@ -134,7 +134,7 @@ async def test_a_draft_release_opened_event_needs_what_the_release_callback_need
     accepted = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
     )
-    assert accepted.json()["state"] == "Accepted", accepted.text
+    assert accepted.json()["state"] == "InReview", accepted.text  # approved (decisions D54)
     opened = {"proposalId": str(proposal_id), "releaseId": "rel-forged"}
     no_callback = keys.without["factory.assets.write"]
     callback = await client.post(

@@ -80,15 +80,13 @@ async def stored_count(runtime: Runtime, event: type) -> int:
     return int(count)
 
 
-def generator(
-    runtime: Runtime, env: dict[str, str] | None = None, *, feedback: bool = False
-) -> ProposalGenerator:
+def generator(runtime: Runtime, env: dict[str, str] | None = None) -> ProposalGenerator:
+    """The generator reads the evidence clusters read model, which ``live`` runs."""
     return ProposalGenerator(
         runtime.store,
         runtime.bus,
         runtime.pool,
         settings=lambda: LearningSettings.from_environ(env or {}),
-        read_feedback=feedback,
     )
 
 
@@ -104,57 +102,58 @@ async def live(runtime: Runtime) -> Runtime:
 
 
 async def test_three_failed_evaluations_raise_one_proposal_however_often_it_runs(
-    runtime: Runtime, keys: Keys
+    live: Runtime, keys: Keys
 ) -> None:
     """C39, C43: run twice, then replay the same neighbour events (again, and under other
     CloudEvent ids): still one proposal, and no evidence recorded twice."""
     tenant = tenant_of(keys)
     for n in range(2):
-        await neighbour(runtime, tenant, failed_evaluation(n), f"ce-{n}")
-    gen = generator(runtime)
+        await neighbour(live, tenant, failed_evaluation(n), f"ce-{n}")
+    gen = generator(live)
     assert (await gen.run(ORDER)).raised == []  # C29: two items wait for a third
-    await neighbour(runtime, tenant, failed_evaluation(2), "ce-2")
+    await neighbour(live, tenant, failed_evaluation(2), "ce-2")
     first = await gen.run(ORDER)
     second = await gen.run(ORDER)
     assert len(first.raised) == 1
-    assert (second.raised, second.existing) == ([], first.raised)
+    # C43: the raised proposal stands on exactly that evidence: the cluster is not ready again
+    assert (second.raised, second.existing) == ([], [])
     for n in range(3):  # the replay: same CloudEvents, then the same facts under new ids
-        await neighbour(runtime, tenant, failed_evaluation(n), f"ce-{n}")
-        await neighbour(runtime, tenant, failed_evaluation(n), f"replayed-{n}")
-    assert await stored_count(runtime, Evidence.Recorded) == 3
+        await neighbour(live, tenant, failed_evaluation(n), f"ce-{n}")
+        await neighbour(live, tenant, failed_evaluation(n), f"replayed-{n}")
+    assert await stored_count(live, Evidence.Recorded) == 3
     assert (await gen.run(ORDER)).raised == []
     # A second scheduler at the same time: both name the same proposal, the bus creates it once.
-    other = await Runtime.open(runtime.settings)
+    other = await Runtime.open(live.settings)
     try:
         await asyncio.gather(gen.run(ORDER), generator(other).run(ORDER))
     finally:
         await other.close()
-    assert await stored_count(runtime, LearningProposal.Raised) == 1
-    proposal: LearningProposal = runtime.store.repository.get(first.raised[0])
+    assert await stored_count(live, LearningProposal.Raised) == 1
+    proposal: LearningProposal = live.store.repository.get(first.raised[0])
     assert (proposal.kind, proposal.target_asset_id, proposal.target_version) == (
         "prompt-improvement",
         AGENT,
         "v7",
     )
     assert sorted(proposal.evidence_refs) == [f"evaluation:ev-{n}" for n in range(3)]
-    media_type, summary = await get_artifact(runtime.pool, tenant, proposal.summary_ref)  # C06
+    media_type, summary = await get_artifact(live.pool, tenant, proposal.summary_ref)  # C06
     assert media_type.startswith("text/markdown")
     assert "| evaluation:ev-0 | failed-evaluation |" in summary.decode()
 
 
-async def test_min_evidence_items_is_read_at_each_run(runtime: Runtime, keys: Keys) -> None:
+async def test_min_evidence_items_is_read_at_each_run(live: Runtime, keys: Keys) -> None:
     """C47: reloadable; a passing evaluation is no evidence (C39)."""
     tenant = tenant_of(keys)
-    await neighbour(runtime, tenant, failed_evaluation(0), "a")
+    await neighbour(live, tenant, failed_evaluation(0), "a")
     passing = failed_evaluation(1).model_copy(update={"passed": True, "gates": []})
-    await neighbour(runtime, tenant, passing, "b")
+    await neighbour(live, tenant, passing, "b")
     env: dict[str, str] = {}
-    gen = generator(runtime, env)
+    gen = generator(live, env)
     assert (await gen.run(ORDER)).raised == []
     env["FEEDBACKLOOP_LEARNING_MIN_EVIDENCE_ITEMS"] = "1"
     report = await gen.run(ORDER)
     assert len(report.raised) == 1
-    proposal: LearningProposal = runtime.store.repository.get(report.raised[0])
+    proposal: LearningProposal = live.store.repository.get(report.raised[0])
     assert proposal.evidence_refs == ["evaluation:ev-0"]
 
 
@@ -168,12 +167,12 @@ def model_endpoint(port: int, tmp_path: Path) -> Iterator[str]:
 
 
 async def test_while_the_model_drafter_is_down_evidence_waits_and_is_raised_once_it_is_up(
-    runtime: Runtime, keys: Keys, tmp_path: Path
+    live: Runtime, keys: Keys, tmp_path: Path
 ) -> None:
     """C45: connection refused → nothing raised, nothing stored; up → raised at the next run."""
     tenant = tenant_of(keys)
     for n in range(3):
-        await neighbour(runtime, tenant, failed_evaluation(n), f"ce-{n}")
+        await neighbour(live, tenant, failed_evaluation(n), f"ce-{n}")
     port = free_port()
     env = {
         "FEEDBACKLOOP_LEARNING_PROPOSAL_PROFILE": "model",
@@ -181,20 +180,20 @@ async def test_while_the_model_drafter_is_down_evidence_waits_and_is_raised_once
         "FEEDBACKLOOP_LEARNING_MODEL_NAME": "drafter-1",
         "FEEDBACKLOOP_LEARNING_MODEL_TIMEOUT_SECONDS": "5",
     }
-    gen = generator(runtime, env)
-    before = await event_count(runtime)
+    gen = generator(live, env)
+    before = await event_count(live)
     down: RunReport = await gen.run(ORDER)
     assert (down.raised, down.waiting) == ([], [f"{tenant}/{AGENT}"])
     assert down.unavailable is not None
     assert "ConnectError" in down.unavailable
-    assert await event_count(runtime) == before
+    assert await event_count(live) == before
     with model_endpoint(port, tmp_path):
         up = await gen.run(ORDER)
     assert len(up.raised) == 1
     assert up.unavailable is None
-    proposal: LearningProposal = runtime.store.repository.get(up.raised[0])
+    proposal: LearningProposal = live.store.repository.get(up.raised[0])
     assert proposal.profile == "model"
-    _, summary = await get_artifact(runtime.pool, tenant, proposal.summary_ref)
+    _, summary = await get_artifact(live.pool, tenant, proposal.summary_ref)
     assert "Grounding fails on agent-42." in summary.decode()
     assert proposal.expected_effect == {
         "metric": "groundedness",
@@ -215,7 +214,7 @@ async def test_wrong_answer_reports_on_an_agent_are_a_feedback_cluster(
         await submit(live, tenant, NOW - timedelta(days=n), agent=coach)
     head = await asyncio.to_thread(live.store.recorder.max_notification_id) or 0
     assert await wait_for_position(live.pool, "rm_inbox", head, 30) >= head
-    report = await generator(live, feedback=True).run(ORDER)
+    report = await generator(live).run(ORDER)
     assert len(report.raised) == 1
     proposal: LearningProposal = live.store.repository.get(report.raised[0])
     assert proposal.target_asset_id == "AgenticOffice_Agent_OfficeCoach"
@@ -241,7 +240,7 @@ async def test_a_low_rating_on_an_evaluation_counts_on_the_evaluation_s_target(
         await live.bus.execute(Issued(rating, tenant, "rita", uuid.uuid4().hex, NOW))
     head = await asyncio.to_thread(live.store.recorder.max_notification_id) or 0
     assert await wait_for_position(live.pool, "rm_feedback_list", head, 30) >= head
-    report = await generator(live, feedback=True).run(ORDER)
+    report = await generator(live).run(ORDER)
     assert len(report.raised) == 1
     proposal: LearningProposal = live.store.repository.get(report.raised[0])
     assert proposal.target_asset_id == AGENT
@@ -256,9 +255,9 @@ async def test_feedback_is_not_read_from_a_read_model_that_lags(
     is given again (no read model follows the log here); nothing was raised."""
     for n in range(3):
         await neighbour(runtime, tenant_of(keys), failed_evaluation(n), f"ce-{n}")
-    lagging = generator(runtime, feedback=True)
+    lagging = generator(runtime)
     lagging.wait_seconds = 0.5
-    with pytest.raises(NotCaughtUp, match="rm_inbox is at 0"):
+    with pytest.raises(NotCaughtUp, match="rm_learning_proposals is at 0"):
         await lagging.run(ORDER)
     assert await stored_count(runtime, LearningProposal.Raised) == 0
 
@@ -359,23 +358,24 @@ async def test_the_api_picks_up_decides_and_refuses_what_the_state_machine_refus
 async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
     live: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
-    """C32, C53: accepted → DraftReleaseRequested; the proposal says it waits; the callback
-    records the release id once. C49: the count, read from the read model, follows each change."""
+    """C32, C53: accepted → DraftReleaseRequested; the proposal says it waits, InReview until
+    the release exists (C34, decisions D54); the callback records the release id once and
+    makes it Accepted. C49: the count, read from the read model, follows each change."""
     proposal_id = await raise_on(live, tenant_of(keys), 0)
     assert await proposals_in(live, "Proposed") == 1
     await client.post(f"/factory/learning/proposals/{proposal_id}/pick-up")
     accepted = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
     )
-    assert accepted.json()["state"] == "Accepted"
+    assert accepted.json()["state"] == "InReview"
     assert await stored_count(live, LearningProposal.DraftReleaseRequested) == 1
     again = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}
     )
     assert again.status_code == 200  # C35: natural idempotency, nothing appended
-    assert {state: await proposals_in(live, state) for state in ("Proposed", "Accepted")} == {
-        "Proposed": 0,
-        "Accepted": 1,  # counted once, the repeat counted nothing
+    assert {state: await proposals_in(live, state) for state in ("InReview", "Accepted")} == {
+        "InReview": 1,  # counted once, the repeat counted nothing
+        "Accepted": 0,
     }
     assert await stored_count(live, LearningProposal.DraftReleaseRequested) == 1
     await visible(live)
@@ -386,6 +386,7 @@ async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
         f"/factory/learning/proposals/{proposal_id}/release", json={"releaseId": "rel-9"}
     )
     assert released.json()["resultingReleaseId"] == "rel-9"
+    assert released.json()["state"] == "Accepted"
     conflicting = await client.post(
         f"/factory/learning/proposals/{proposal_id}/release", json={"releaseId": "rel-10"}
     )
@@ -399,16 +400,19 @@ async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
 async def test_a_second_runtime_sees_the_first_ones_proposals(
     database_url: str, keys: Keys
 ) -> None:
-    """The generator reads the store, not a lagging view: another process raises nothing new."""
+    """The generator waits for the evidence clusters to reach the store's head: another process
+    (whose read model follows the same log) raises nothing new."""
     first = await Runtime.open(settings_for(database_url, keys))
     try:
+        first.start_projections(["learning_proposals"])
         await raise_on(first, tenant_of(keys), 0)
     finally:
         await first.close()
     second = await Runtime.open(settings_for(database_url, keys))
     try:
+        second.start_projections(["learning_proposals"])
         report = await generator(second).run(ORDER)
-        assert (report.raised, len(report.existing)) == ([], 1)
+        assert (report.raised, report.failed) == ([], [])
     finally:
         await second.close()
 

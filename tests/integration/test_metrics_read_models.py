@@ -66,7 +66,9 @@ async def test_proposals_raised_by_a_one_shot_scheduler_and_decided_here_count_a
     base = f"/factory/learning/proposals/{proposal['proposalId']}"
     assert (await client.post(f"{base}/pick-up")).status_code == 200
     decided = await client.post(f"{base}/decide", json={"decision": "accept"})
-    assert decided.json()["state"] == "Accepted"
+    assert decided.json()["state"] == "InReview"  # approved; Accepted with its release (D54)
+    released = await client.post(f"{base}/release", json={"releaseId": "rel-1"})
+    assert released.json()["state"] == "Accepted"
     await visible(runtime)
 
     await refresh(runtime.pool)

@@ -102,6 +102,7 @@ async def test_an_overflowing_cluster_fails_alone_and_every_other_tenant_s_propo
 ) -> None:
     """Item 3 (SPEC C42, C43): the daily proposal run. Tenant A sorts before tenant B, so
     before the bulkhead A's overflow stopped B's proposal, every day."""
+    runtime.start_projections(["learning_proposals"])
     a, b = tenant_of(keys, 0), tenant_of(keys, 1)
     assert a < b
     for n in range(3):
@@ -123,58 +124,66 @@ async def test_an_overflowing_cluster_fails_alone_and_every_other_tenant_s_propo
     assert len(raised) == 1
     proposal: LearningProposal = runtime.store.repository.get(raised[0].originator_id)
     assert proposal.tenant_id == b  # B's proposal, in the same run
-    [failure] = await recorded_failures(runtime.pool)
-    assert (failure["job"], failure["tenant_id"], failure["unit"], failure["attempts"]) == (
-        "proposals", a, DRIFTING, 1,
-    )  # fmt: skip
-    assert str(failure["reason"]).startswith("OverflowError")
+    # The drift's two clusters (improvement and re-evaluation, C40) fail, A's alone.
+    failures = await recorded_failures(runtime.pool)
+    assert sorted((f["job"], f["tenant_id"], f["unit"], f["attempts"]) for f in failures) == [
+        ("proposals", a, DRIFTING, 1), ("proposals", a, f"re-evaluation:{DRIFTING}", 1),
+    ]  # fmt: skip
+    assert all(str(f["reason"]).startswith("OverflowError") for f in failures)
     incidents, ok = await scheduler_incidents(runtime)
-    assert incidents == "units failing, tried again at every tick: proposals 1 (OverflowError)"
+    assert incidents == "units failing, tried again at every tick: proposals 2 (OverflowError)"
     assert ok  # one tenant's failure does not make the scheduler (or /readyz) unready
     readiness = await runtime.readiness()
     assert readiness["status"] == "ok"
     assert readiness["degraded"] is True
     assert readiness["incidents"] == {"scheduler": [incidents]}
-    assert failures_counted("proposals") == counted + 1
+    assert failures_counted("proposals") == counted + 2
     await refresh(runtime.pool)
-    assert failing_now("proposals") == 1
+    assert failing_now("proposals") == 2
     assert a not in generate_latest().decode()
 
     # The next tick runs it again: A is tried again (and fails again), B's stands.
     clock.set((NOW + timedelta(hours=1)).replace(tzinfo=None).isoformat())
     await scheduler.tick()
-    [again] = await recorded_failures(runtime.pool)
-    assert again["attempts"] == 2
-    assert failures_counted("proposals") == counted + 2
+    again = await recorded_failures(runtime.pool)
+    assert [f["attempts"] for f in again] == [2, 2]
+    assert failures_counted("proposals") == counted + 4
 
 
 async def test_a_read_model_row_that_does_not_read_as_evidence_fails_only_its_target(
     runtime: Runtime, keys: Keys
 ) -> None:
-    """Item 3 (SPEC C28): a failed eval-case run of tenant A whose summary no one foresaw (its
-    reasons are not text) fails A's agent's cluster alone; B's proposal is raised."""
+    """Item 3 (SPEC C28): evidence of tenant A whose row no one foresaw (its note is not
+    text) fails A's agent's cluster alone; B's proposal is raised."""
+    runtime.start_projections(["learning_proposals"])
     a, b = tenant_of(keys, 0), tenant_of(keys, 1)
-    case_id, run_id = uuid.uuid4(), uuid.uuid4()
-    await runtime.pool.execute(
-        "INSERT INTO rm_eval_cases.cases (case_id, tenant_id, ref, source, agent, definition, "
-        "lifted_at, position) VALUES ($1, $2, 'ref-1', $3, 'Office/Coach', '{}', $4, 0)",
-        case_id, a, uuid.uuid4(), NOW,
-    )  # fmt: skip
-    await runtime.pool.execute(
-        "INSERT INTO rm_eval_cases.runs (run_id, case_id, tenant_id, ran_by, effort, summary, "
-        "threads, recorded_at, position) VALUES ($1, $2, $3, 'alice', 'medium', $4, '[]', $5, 0)",
-        run_id, case_id, a, '{"passed": false, "reasons": [1, 2]}', NOW,
-    )  # fmt: skip
     for n in range(3):
         await neighbour(runtime, b, failed_evaluation(n), f"ce-b-{n}")
-    runtime.start_projections(["inbox", "eval_cases", "feedback_list"])
+    head = await asyncio.to_thread(runtime.store.recorder.max_notification_id) or 0
+    assert await wait_for_position(runtime.pool, "rm_learning_proposals", head, 30) >= head
+    item = (
+        '{"evidenceId": "eval-run:%d", "origin": "eval-case-failure", "note": [1, 2], '
+        '"observedAt": "2026-11-30T06:00:00Z"}'
+    )
+    for n in range(3):
+        await runtime.pool.execute(
+            "INSERT INTO rm_learning_proposals.evidence (tenant_id, track, evidence_id, "
+            "target_asset_id, target_kind, item) VALUES ($1, 'improvement', $2, "
+            "'Office_Coach', 'agent', $3)",
+            a, f"eval-run:{n}", item % n,
+        )  # fmt: skip
+    await runtime.pool.execute(
+        "INSERT INTO rm_learning_proposals.clusters (tenant_id, track, target_asset_id, unspent, "
+        "version) VALUES ($1, 'improvement', 'Office_Coach', 3, 3)",
+        a,
+    )
 
-    report = await generator(runtime, feedback=True).run(PROPOSALS_ORDER)
+    report = await generator(runtime).run(PROPOSALS_ORDER)
 
     assert len(report.raised) == 1
     [failure] = await recorded_failures(runtime.pool)
     assert (failure["tenant_id"], failure["unit"]) == (a, "Office_Coach")
-    assert str(failure["reason"]).startswith("TypeError")
+    assert str(failure["reason"]).startswith("ValidationError")
 
 
 class BreakingDigests(DigestBuilder):

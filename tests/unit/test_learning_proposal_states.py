@@ -1,4 +1,7 @@
-"""The LearningProposal state machine, exactly SPEC C34: every transition, allowed and refused."""
+"""The LearningProposal state machine, exactly SPEC C34: every transition, allowed and refused.
+
+InReview→Accepted happens when the Draft release exists (ReleaseCandidateOpened); the
+maintainer's accept before it approves the proposal, which stays InReview (decisions D54)."""
 
 from datetime import UTC, datetime
 from uuid import uuid4
@@ -53,6 +56,7 @@ def in_state(state: ProposalState) -> LearningProposal:
         proposal.pick_up(by="maria", at=AT)
     if state == ProposalState.accepted:
         proposal.accept(by="maria", at=AT)
+        proposal.record_release(release_id="rel-0", at=AT)
     if state == ProposalState.rejected:
         proposal.reject(by="maria", reason="no", at=AT)
     assert proposal.state == state
@@ -77,13 +81,44 @@ def test_proposed_to_in_review_stamps_the_reviewer() -> None:
     assert proposal.reviewed_by == "maria"
 
 
-def test_in_review_to_accepted_requests_a_draft_release() -> None:  # C32
+def test_a_maintainer_s_accept_requests_a_draft_release_and_stays_in_review() -> None:
+    """C32, C34, decisions D54: approved, InReview, until the release exists."""
     proposal = in_state(ProposalState.in_review)
     proposal.collect_events()
     proposal.accept(by="maria", at=AT)
     events = proposal.collect_events()
-    assert [type(e).__name__ for e in events] == ["Accepted", "DraftReleaseRequested"]
+    assert [type(e).__name__ for e in events] == ["ApprovedForRelease", "DraftReleaseRequested"]
     assert events[1].target_asset_id == "agent-1"  # type: ignore[attr-defined]
+    assert (proposal.state, proposal.approved) == (ProposalState.in_review, True)
+
+
+def test_the_release_candidate_opened_moves_an_approved_proposal_to_accepted() -> None:  # C34
+    proposal = in_state(ProposalState.in_review)
+    proposal.accept(by="maria", at=AT)
+    proposal.record_release(release_id="rel-7", at=AT)
+    assert (proposal.state, proposal.release_id) == (ProposalState.accepted, "rel-7")
+
+
+def test_an_approved_proposal_is_decided_a_reject_is_refused_an_accept_is_a_repeat() -> None:
+    proposal = in_state(ProposalState.in_review)
+    proposal.accept(by="maria", at=AT)
+    proposal.collect_events()
+    proposal.accept(by="maria", at=AT)  # C35: the same request again
+    assert proposal.collect_events() == []
+    with pytest.raises(InvalidTransition) as refused:
+        proposal.reject(by="maria", reason="changed my mind", at=AT)
+    assert refused.value.details["requested"] == "Rejected"
+    assert "approved" in refused.value.details["current"]
+
+
+def test_a_proposal_accepted_before_the_rule_still_takes_its_release_once() -> None:
+    """A log written before decisions D54 holds ``Accepted`` (no release yet): it stays
+    Accepted, and the registry's answer is recorded on it once."""
+    proposal = in_state(ProposalState.in_review)
+    proposal._accepted(tenant_id="t", reviewed_by="maria", timestamp=AT)
+    assert proposal.state == ProposalState.accepted
+    proposal.record_release(release_id="rel-1", at=AT)
+    assert proposal.release_id == "rel-1"
 
 
 def test_in_review_to_rejected_needs_a_reason() -> None:  # C33
@@ -129,7 +164,10 @@ def test_every_other_transition_is_refused_naming_both_states(
 ) -> None:
     proposal = in_state(current)
     proposal.collect_events()
-    if (current, requested) in ALLOWED:
+    if (current, requested) == (ProposalState.in_review, ProposalState.accepted):
+        MOVES[requested](proposal)  # decisions D54: approved; Accepted with its release
+        assert (proposal.state, proposal.approved) == (ProposalState.in_review, True)
+    elif (current, requested) in ALLOWED:
         MOVES[requested](proposal)
         assert proposal.state == requested
     elif current == requested:  # C35: the same request again, nothing appended
@@ -149,11 +187,12 @@ def test_a_decision_on_a_superseded_proposal_is_refused() -> None:
         proposal.accept(by="x", at=AT)
 
 
-def test_the_release_id_is_recorded_once_on_an_accepted_proposal_only() -> None:
+def test_the_release_id_is_recorded_once_on_an_approved_proposal_only() -> None:
     for state in (ProposalState.proposed, ProposalState.in_review, ProposalState.rejected):
         with pytest.raises(InvalidTransition):
             in_state(state).record_release(release_id="r1", at=AT)
-    proposal = in_state(ProposalState.accepted)
+    proposal = in_state(ProposalState.in_review)
+    proposal.accept(by="maria", at=AT)
     proposal.record_release(release_id="r1", at=AT)
     proposal.collect_events()
     proposal.record_release(release_id="r1", at=AT)  # the registry's redelivery
@@ -167,7 +206,9 @@ def published(proposal: LearningProposal) -> list[tuple[str, dict[str, object]]]
     """What the relay would publish of the proposal's pending events: (topic, payload)."""
     shown = []
     for event in proposal.collect_events():
-        publication = by_event()[type(event)]
+        publication = by_event().get(type(event))
+        if publication is None:
+            continue  # a private event (ApprovedForRelease: DraftReleaseRequested says it)
         payload = publication.to_contract(event).model_dump(mode="json", by_alias=True)
         shown.append((publication.topic, payload))
     return shown
@@ -175,7 +216,8 @@ def published(proposal: LearningProposal) -> list[tuple[str, dict[str, object]]]
 
 def test_every_change_publishes_one_message_keyed_by_the_proposal() -> None:
     """C37, C38: raised once; each later change one LearningProposalDecided with the state it
-    moved to; accepting also asks the registry for a Draft release (C32)."""
+    moved to; accepting asks the registry for a Draft release (C32) and Accepted is published
+    once, with the release (C34, decisions D54)."""
     proposal = raised()
     proposal.pick_up(by="maria", at=AT)
     proposal.accept(by="maria", at=AT)
@@ -199,10 +241,10 @@ def test_every_change_publishes_one_message_keyed_by_the_proposal() -> None:
         {"proposalId": pid, "tenantId": "t", "kind": "prompt-improvement",
          "targetAssetId": "agent-1", "targetVersion": "v3"},
     )  # fmt: skip
-    assert shown[1:3] == [change("InReview"), change("Accepted")]
-    assert shown[3][0] == "evaluation.learning.v1.draft-release-requested"
-    assert shown[3][1]["evidenceRefs"] == proposal.evidence_refs
-    assert shown[4] == change("Accepted", "rel-1")
+    assert shown[1] == change("InReview")
+    assert shown[2][0] == "evaluation.learning.v1.draft-release-requested"
+    assert shown[2][1]["evidenceRefs"] == proposal.evidence_refs
+    assert shown[3:] == [change("Accepted", "rel-1")]
     assert published(rejected) == [change("Rejected")]
     assert published(superseded) == [change("Superseded")]
     assert {p.key for p in PUBLICATIONS} == {"proposalId"}

@@ -85,7 +85,8 @@ def event_routes(http: Http, subscriptions: Sequence[Subscription]) -> APIRouter
     ) -> Principal:
         """The key's principal, whatever its scopes: which scope is needed depends on the
         event's type, checked once the type is read (``permitted``)."""
-        return http.authorize(None if credentials is None else credentials.credentials, None)
+        key = None if credentials is None else credentials.credentials
+        return await http.authorized(key, None)
 
     @router.post("", status_code=201, response_model=EventApplied,
                  responses={200: {"model": EventApplied, "description": "A repeat"},
