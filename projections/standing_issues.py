@@ -5,6 +5,10 @@ Answers ``GET /factory/feedback/standing-issues`` and ``…/standing-issues/{age
 ``feedbackloop intake show``; tenant-scoped. W136: the ledger counts the digests it took in
 in a column of their own (``digests``), apart from the comments made (``comments``). Only
 event data is used, so a rebuild reproduces the ledger.
+
+It runs on the digests read model's reader, in its schema (``projections.digests``): one
+reader of the log, one connection, for the digests context's read models (as decisions D57
+does for the learning context's); this module owns its tables, its apply and its queries.
 """
 
 from collections.abc import Sequence
@@ -15,7 +19,7 @@ import asyncpg
 from projections import events as ev
 from services.followers.reader import Connection, Positioned
 
-SCHEMA = "rm_standing_issues"
+SCHEMA = "rm_digests"  # the digests read model's, whose reader applies this part
 TRIAGE_FILED = "services.digests.triage:TriageItem.Filed"
 TRIAGE_COMMENTED = "services.digests.triage:TriageItem.Commented"
 TRIAGE_UNROUTED = "services.digests.triage:TriageItem.Unrouted"
@@ -23,7 +27,8 @@ OUTCOMES = {TRIAGE_FILED: "filed", TRIAGE_COMMENTED: "commented", TRIAGE_UNROUTE
 
 
 class StandingIssues:
-    name = "standing_issues"
+    """A part of the digests read model: its events, tables and apply."""
+
     handles = (TRIAGE_FILED, TRIAGE_COMMENTED, TRIAGE_UNROUTED)
 
     def ddl(self, schema: str) -> str:

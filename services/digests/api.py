@@ -70,7 +70,7 @@ def standing_issue_routes(http: Http) -> APIRouter:
         """Every agent's standing issue: its repository, its issue, the digests taken in (a
         column of their own, W136), the comments made, and a finding where nothing could be
         filed (no repository in the agent register, W134)."""
-        await http.read_at("standing_issues", min_position, principal)
+        await http.read_at("digests", min_position, principal)
         return {"items": await list_standing_issues(http.pool, principal.tenant_id)}
 
     @router.get("/{agent:path}", response_model=StandingIssueView, responses=READ_ERRORS)
@@ -80,7 +80,7 @@ def standing_issue_routes(http: Http) -> APIRouter:
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One agent's standing issue and every weekly item taken into it, newest first."""
-        await http.read_at("standing_issues", min_position, principal)
+        await http.read_at("digests", min_position, principal)
         found = await get_standing_issue(http.pool, principal.tenant_id, agent)
         if found is None:
             raise NotFound(f"no standing issue of agent {echoed(agent)!r}", field="agent")

@@ -9,7 +9,6 @@ from fastapi import APIRouter
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
 from contracts.intake import RecordTriage
 from projections.digests import Digests
-from projections.standing_issues import StandingIssues
 from services.declaration import Command, Context, Given, Order
 from services.digests.api import digest_routes, standing_issue_routes
 from services.digests.build import AppraisesReports
@@ -63,7 +62,7 @@ def digests(appraise: AppraisesReports) -> Context:
             Command(RecordTriage, record_triage, permits=SERVICE_ONLY, creates=triage_created_by),
         ),
         routes=lambda http, given: routes(http),
-        read_models=(Digests(), StandingIssues()),
+        read_models=(Digests(),),
         publications=PUBLICATIONS,
         orders=(Order(BuildDigest, digest_builder),),
         webhooks=(DIGEST_WEBHOOK,),

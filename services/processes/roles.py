@@ -43,10 +43,10 @@ class Role:
         return self.pool_size + self.library + self.bus
 
 
-# serve runs everything: the nine read models, the relay, the three webhooks (hand-overs,
+# serve runs everything: the eight read models, the relay, the three webhooks (hand-overs,
 # reporters' notices, digests' posts) and the digest's triage intake read the log.
-SERVE = Role("serve", 9464, readers=14, queries=10, library=12, bus=2)
-PROJECTOR = Role("projector", 9465, readers=9, queries=1, library=2, bus=0)
+SERVE = Role("serve", 9464, readers=13, queries=10, library=12, bus=2)
+PROJECTOR = Role("projector", 9465, readers=8, queries=1, library=2, bus=0)
 RELAY = Role("relay", 9466, readers=1, queries=1, library=2, bus=0)
 INBOUND = Role("inbound", 9467, readers=0, queries=2, library=2, bus=2)
 SCHEDULER = Role("scheduler", 9468, readers=0, queries=2, library=2, bus=2)
