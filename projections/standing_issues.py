@@ -20,16 +20,14 @@ from projections import events as ev
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_digests"  # the digests read model's, whose reader applies this part
-TRIAGE_FILED = "services.digests.triage:TriageItem.Filed"
-TRIAGE_COMMENTED = "services.digests.triage:TriageItem.Commented"
-TRIAGE_UNROUTED = "services.digests.triage:TriageItem.Unrouted"
-OUTCOMES = {TRIAGE_FILED: "filed", TRIAGE_COMMENTED: "commented", TRIAGE_UNROUTED: "unrouted"}
+OUTCOMES = {ev.TRIAGE_FILED: "filed", ev.TRIAGE_COMMENTED: "commented",
+            ev.TRIAGE_UNROUTED: "unrouted"}  # fmt: skip
 
 
 class StandingIssues:
     """A part of the digests read model: its events, tables and apply."""
 
-    handles = (TRIAGE_FILED, TRIAGE_COMMENTED, TRIAGE_UNROUTED)
+    handles = (ev.TRIAGE_FILED, ev.TRIAGE_COMMENTED, ev.TRIAGE_UNROUTED)
 
     def ddl(self, schema: str) -> str:
         return f"""
