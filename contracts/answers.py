@@ -6,7 +6,7 @@ added on the way out (``extra="forbid"``). Each model a route answers carries it
 a test holds model, example and document together.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict, JsonValue
@@ -356,3 +356,29 @@ class ArtifactStored(Answer):
 
     ref: str
     bytes: int
+
+
+class PersonErasure(Answer):
+    """A person erased (decisions D43): how many data keys were destroyed, how many of the
+    log's events were theirs, how many of their artifacts were deleted."""
+
+    model_config = shown_as(examples.PERSON_ERASURE)
+
+    erasure_id: str = Field(alias="erasureId")
+    keys_destroyed: int = Field(alias="keysDestroyed")
+    events: int
+    artifacts_deleted: int = Field(alias="artifactsDeleted")
+    position: str
+
+
+class PersonExport(Answer):
+    """Everything held about a person (decisions D46): their events, decoded, in log order,
+    and the artifacts they reference."""
+
+    model_config = shown_as(examples.PERSON_EXPORT)
+
+    tenant_id: str = Field(alias="tenantId")
+    person: str
+    exported_at: str = Field(alias="exportedAt")
+    events: list[dict[str, Any]]
+    artifacts: list[dict[str, Any]]

@@ -28,7 +28,7 @@ class WriteCharter(Contract):
 POSITION = examples.FEEDBACK_WRITTEN["position"]
 EXAMPLE_RUN = "5d0c9a4e-1f7b-4c53-8e21-6a9b3f0d7c18"
 READING: JsonDict = {
-    "kind": "inbox_age",
+    "kind": "request_closure",
     "setpoint": "2d",
     "state": "observed",
     "value": 313200.0,
@@ -77,7 +77,7 @@ CHARTER_WRITTEN: JsonDict = {"lines": 2, "findings": [], "position": POSITION}
 CHARTER_VIEW: JsonDict = {
     "document": '[[line]]\nid = "grounded"\ntext = "Answers rest on sources the asker can '
     'read."\n\n[[line]]\nid = "inbox-short"\ntext = "Nobody\'s report waits long."\n'
-    'sensor = { kind = "inbox_age", setpoint = "2d" }\n',
+    'sensor = { kind = "request_closure", setpoint = "2d" }\n',
     "lines": [
         {"rank": 1, "id": "grounded", "text": "Answers rest on sources the asker can read.",
          "sensor": None},
@@ -90,6 +90,7 @@ CHARTER_VIEW: JsonDict = {
 RUN_APPRAISAL: JsonDict = {
     "runId": EXAMPLE_RUN,
     **_appraisal("distress", 0.0, 3.0, "\u22123.0", RUN_OUTCOMES, COUNTS),
+    "steps": [{"stepId": "s2", "finding": "null-step", "check": "unverified", "checkChanges": 0}],
 }
 AGENT_ID: JsonDict = {"agent": "Office/Agent/Coach"}
 AGENT_APPRAISAL: JsonDict = (
@@ -117,13 +118,13 @@ LINE_ID: JsonDict = {"lineId": "inbox-short"}
 LINE_APPRAISAL: JsonDict = (
     LINE_ID
     | _appraisal(
-        "embarrassment",
+        "distress",
         0.0,
         0.5,
         "\u22120.5",
         [
             _outcome(
-                "report-left-new",
+                "report-left-open",
                 "commitment",
                 -0.5,
                 "owner",
@@ -219,10 +220,20 @@ class AppraisalView(Answer):
     until: Timestamp | None
 
 
+class StepReadingView(Answer):
+    """SPEC M52, M53: a completed step's finding and its declared check."""
+
+    step_id: str = Field(alias="stepId")
+    finding: Literal["null-step", "ended-on-failure", "ended-on-refusal"] | None
+    check: Literal["passed", "failed", "unverified"] | None
+    check_changes: int = Field(alias="checkChanges", description="Written after completion.")
+
+
 class RunAppraisal(AppraisalView):
     model_config = shown_as(RUN_APPRAISAL)
 
     run_id: str = Field(alias="runId")
+    steps: list[StepReadingView] = Field(default_factory=list)
 
 
 class ShareView(Answer):

@@ -21,6 +21,7 @@ from contracts.neighbours import (
     SkillCandidateProposed,
 )
 from contracts.roles import Role
+from contracts.runtime_facts import OwnerOutcomeRecorded, TaskClosed
 from contracts.scalars import Instant, NoNul, NotBlank
 
 # Bounds of every attribute, checked before anything is stored: a 600 KB tenant id must be
@@ -126,6 +127,20 @@ class SkillCandidateProposedMessage(NeighbourEnvelope):
 
     type: Literal["factory.memory.v1.SkillCandidateProposed"]
     data: SkillCandidateProposed
+
+
+class OwnerOutcomeRecordedMessage(NeighbourEnvelope):
+    """``factory.agents.v1.owner-outcome-recorded``, from the agents' runtime."""
+
+    type: Literal["factory.agents.v1.OwnerOutcomeRecorded"]
+    data: OwnerOutcomeRecorded
+
+
+class TaskClosedMessage(NeighbourEnvelope):
+    """``factory.tasks.v1.task-closed``, from the task system."""
+
+    type: Literal["factory.tasks.v1.TaskClosed"]
+    data: TaskClosed
 
 
 def self_contained_schema(model: type[Contract]) -> dict[str, Any]:

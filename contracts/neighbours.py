@@ -9,7 +9,8 @@ JSON mode) whose ``tenantid`` attribute says whose it is; ``actor`` is optional 
 ``source`` stands for it).
 
 - RunCompleted (run control, ``factory.runs.v1.run-completed``): the run becomes a dataset
-  task candidate (HarvestTask); its counters feed appraisal.
+  task candidate (HarvestTask); its counters, drafts, questions, stops and steps feed
+  appraisal (``contracts.runtime_facts``).
 - ArtifactValidated (artifact service, ``factory.artifacts.v1.artifact-validated``): validator
   outcomes enrich tasks (HarvestValidation).
 - EvaluationCompleted (quality scoring, ``factory.quality.v1.evaluation-completed``): failed
@@ -28,6 +29,7 @@ from enum import StrEnum
 from pydantic import ConfigDict, Field
 
 from contracts.feedback import Contract
+from contracts.runtime_facts import MAX_ITEMS, OwnerStop, RunDraft, RunQuestion, RunStep
 from contracts.scalars import (
     Count,
     DatasetVersion,
@@ -74,6 +76,23 @@ class RunCounters(Neighbour):
         default=None, alias="goalDriftWrites", description="Plan writes that changed the goal."
     )
     goal_unnamed_writes: Count | None = Field(default=None, alias="goalUnnamedWrites")
+    goal_put_to_owner: bool | None = Field(
+        default=None, alias="goalPutToOwner", description="A goal question was stored."
+    )
+    goal_confirmed: bool | None = Field(
+        default=None, alias="goalConfirmed", description="The owner answered it."
+    )
+    # The agent's outbox and questions as the run ended (SPEC M09's outbox and question
+    # sensors; decisions D35). Pending and parked carry no verdict (M30).
+    pending_drafts: Count | None = Field(default=None, alias="pendingDrafts")
+    oldest_pending_draft_at: Instant | None = Field(default=None, alias="oldestPendingDraftAt")
+    parked_questions: Count | None = Field(default=None, alias="parkedQuestions")
+    oldest_parked_question_at: Instant | None = Field(default=None, alias="oldestParkedQuestionAt")
+    owner_stops: Count | None = Field(default=None, alias="ownerStops")
+    # Not rejections (M30): counted so that a reader sees them, contributing nothing.
+    shutdowns: Count | None = None
+    parkings: Count | None = None
+    legacy_interrupts: Count | None = Field(default=None, alias="legacyInterrupts")
 
 
 class RunCompleted(Neighbour):
@@ -105,6 +124,14 @@ class RunCompleted(Neighbour):
         default=False, description="A development or test session (excluded from appraisal, M54)."
     )
     counters: RunCounters | None = None
+    surface: Name | None = Field(
+        default=None, description="Where the run was asked from (web, task, …): `--kind`."
+    )
+    compacted: bool = Field(default=False, description="The run's context was compacted (M43).")
+    drafts: list[RunDraft] = Field(default_factory=list, max_length=MAX_ITEMS)
+    questions: list[RunQuestion] = Field(default_factory=list, max_length=MAX_ITEMS)
+    stops: list[OwnerStop] = Field(default_factory=list, max_length=MAX_ITEMS)
+    steps: list[RunStep] = Field(default_factory=list, max_length=MAX_ITEMS)
     completed_at: Instant = Field(alias="completedAt")
 
 

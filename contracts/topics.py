@@ -16,6 +16,9 @@ DATASET_PUBLISHED = "evaluation.datasets.v1.dataset-published"  # SPEC C23, as t
 LEARNING_PROPOSAL_RAISED = "evaluation.learning.v1.learning-proposal-raised"  # SPEC C37
 LEARNING_PROPOSAL_DECIDED = "evaluation.learning.v1.learning-proposal-decided"  # SPEC C38
 DRAFT_RELEASE_REQUESTED = "evaluation.learning.v1.draft-release-requested"  # SPEC C32, for BC-04
+# A follow-up task staged by a closure appraisal, for the task system to take (SPEC M45, M46).
+FOLLOW_UP_STAGED = "evaluation.appraisal.v1.follow-up-staged"
+PERSON_ERASED = "evaluation.privacy.v1.person-erased"  # decisions D44
 
 
 # Other services' events (``contracts.neighbours``): their owners name these topics.
@@ -26,6 +29,9 @@ DRIFT_DETECTED = "factory.quality.v1.drift-detected"
 SKILL_CANDIDATE_PROPOSED = "factory.memory.v1.skill-candidate-proposed"
 # The agent registry's answer to a DraftReleaseRequested (SPEC C32).
 DRAFT_RELEASE_OPENED = "factory.registry.v1.draft-release-opened"
+# The agents' runtime and the task system, as appraisal reads them (SPEC M33, M45).
+OWNER_OUTCOME_RECORDED = "factory.agents.v1.owner-outcome-recorded"
+TASK_CLOSED = "factory.tasks.v1.task-closed"
 NEIGHBOURS = (
     RUN_COMPLETED,
     ARTIFACT_VALIDATED,
@@ -33,6 +39,8 @@ NEIGHBOURS = (
     DRIFT_DETECTED,
     SKILL_CANDIDATE_PROPOSED,
     DRAFT_RELEASE_OPENED,
+    OWNER_OUTCOME_RECORDED,
+    TASK_CLOSED,
 )
 
 

@@ -87,6 +87,7 @@ from bench_processes import (  # noqa: E402
     relay_process,
 )
 from bench_proposals import bench_proposals  # noqa: E402
+from eventsourcing.persistence import Mapper  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.bus.issued import Issued  # noqa: E402
@@ -446,17 +447,19 @@ def fill(store: EventStore, total: int, batch: int = 500) -> float:
     return round(time.perf_counter() - t0, 2)
 
 
-def bench_read_decode(store: EventStore, page: int = 5000) -> dict[str, Any]:
+def bench_read_decode(
+    store: EventStore, page: int = 5000, after: int = 0, upto: int | None = None
+) -> dict[str, Any]:
     """The rebuild's baseline: the log read page by page and every event decoded, by the
     fastest reader the service has (``read_log``, which the rebuild and every follower use),
-    so that a faster read counts for both sides."""
+    so that a faster read counts for both sides. ``after``/``upto``: only those positions."""
     with store.recorder.datastore.get_connection() as conn:  # type: ignore[attr-defined]
         topics = [
             row["topic"] for row in conn.execute(f"SELECT DISTINCT topic FROM {EVENTS_TABLE}")
         ]
-    decoded, position = 0, 0
+    decoded, position = 0, after
     t0 = time.perf_counter()
-    head = store.recorder.max_notification_id() or 0  # read once, as the rebuild does
+    head = upto or store.recorder.max_notification_id() or 0  # read once, as the rebuild does
     while True:
         position, notifications = read_log(store, position, page, topics, head)
         if not notifications:
@@ -886,6 +889,91 @@ def part_relay(bench: Bench) -> list[dict[str, Any]]:
     ]
 
 
+async def drive_people(
+    store: EventStore, url: str, first: int, total: int, clients: int, people: int
+) -> dict[str, Any]:
+    """RecordFeedback through the bus as ``drive_bus`` sends it, given by ``people`` people in
+    turn (each one's data key made once, then cached: decisions D42)."""
+    bus, loop_store = await feedback_bus(store, url)
+    numbers = itertools.count(first)
+
+    async def worker() -> None:
+        while (n := next(numbers)) < first + total:
+            command = RecordFeedback.model_validate(body(n))
+            actor = f"person-{n % people}"
+            await bus.execute(Issued(command, TENANT, actor, str(uuid.uuid4()), datetime.now(UTC)))
+
+    t0 = time.perf_counter()
+    try:
+        await asyncio.gather(*(worker() for _ in range(clients)))
+    finally:
+        await bus.aclose()
+        await loop_store.close()
+    seconds = time.perf_counter() - t0
+    return {
+        "events": total,
+        "seconds": round(seconds, 3),
+        "events_per_s": round(total / seconds, 1),
+    }
+
+
+def part_privacy(bench: Bench) -> list[dict[str, Any]]:
+    """9. What sealing personal fields costs (decisions D42), each figure against the same work
+    through the plain mapper (the same transcoder, nothing sealed or opened), measured before
+    and after it: RecordFeedback through the command bus in-process (what every HTTP and Kafka
+    command runs; its ``givenBy`` is sealed), and reading and decoding the log those commands
+    wrote (the part of every rebuild no read model avoids; every event opened)."""
+    store, url, args = bench.store, bench.url, bench.args
+    sealing, plain = store.mapper, Mapper(store.mapper.transcoder)
+    total, clients, people = args.privacy_commands, args.connections, 1000
+    console.print(f"[bold]9.[/] sealing: {total:,} commands of {people} people, plain and sealed …")
+
+    def through(mapper: Mapper[Any], first: int, count: int) -> dict[str, Any]:
+        store.mapper = mapper
+        try:
+            return asyncio.run(drive_people(store, url, first, count, clients, people))
+        finally:
+            store.mapper = sealing
+
+    def decoded(mapper: Mapper[Any], after: int, upto: int) -> dict[str, Any]:
+        """The rows the sealed run wrote, every one read through ``mapper``."""
+        store.mapper = mapper
+        try:
+            return bench_read_decode(store, after=after, upto=upto)
+        finally:
+            store.mapper = sealing
+
+    before = through(plain, 0, total // 2)
+    first = store.recorder.max_notification_id() or 0
+    sealed = through(sealing, 10**7, total)
+    last = store.recorder.max_notification_id() or 0
+    unsealed = bracketing(before, through(plain, 2 * 10**7, total // 2))
+    settle_log(url)
+    read_before = decoded(plain, first, last)
+    opened = decoded(sealing, first, last)
+    read_plain = bracketing(read_before, decoded(plain, first, last))
+    bench.details |= {"sealing": {"bus_sealed": sealed, "bus_plain": unsealed,
+                                  "decode_sealed": opened, "decode_plain": read_plain}}  # fmt: skip
+    return [
+        row(
+            "RecordFeedback through the bus, givenBy sealed",
+            sealed["events_per_s"],
+            "commands/s",
+            "the same, plain mapper",
+            unsealed["events_per_s"],
+            Target(0.8, of="ratio"),
+        ),
+        row(
+            "Read + decode the log, personal fields opened",
+            opened["events_per_s"],
+            "events/s",
+            "the same rows, plain mapper",
+            read_plain["events_per_s"],
+            Target(0.7, of="ratio"),
+        ),
+    ]
+
+
 def part_proposals(bench: Bench) -> list[dict[str, Any]]:
     """8. The daily proposal run with 10,000 and with ``--evidence`` evidence events behind it
     (``ops/bench_proposals.py``): flat means at most 50 % more."""
@@ -914,6 +1002,7 @@ PARTS: dict[str, Part] = {
     "kafka": part_kafka,
     "relay": part_relay,
     "memory": part_memory,
+    "privacy": part_privacy,
     "proposals": part_proposals,
 }
 
@@ -1027,6 +1116,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--relay-events", type=int, help="events to relay [50,000; quick 10,000]")
     parser.add_argument(
+        "--privacy-commands", type=int, help="commands of the sealing part [40,000; quick 4,000]"
+    )
+    parser.add_argument(
         "--evidence",
         type=int,
         help="evidence events behind the larger proposal run [1,000,000; quick 100,000]",
@@ -1036,6 +1128,7 @@ def main(argv: list[str] | None = None) -> int:
     # 60,000: a sustained rate, about ten seconds (5,000 took a second and a half, mostly start
     # and end; 20,000 about three).
     args.commands = args.commands or (2_000 if args.quick else 60_000)
+    args.privacy_commands = args.privacy_commands or (4_000 if args.quick else 40_000)
     args.seconds = args.seconds or (10 if args.quick else 60)
     args.batch_seconds = args.batch_seconds or (10 if args.quick else 30)
     args.events = args.events or (20_000 if args.quick else 1_000_000)

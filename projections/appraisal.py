@@ -18,7 +18,7 @@ from typing import Any
 
 import asyncpg
 
-from contracts.neighbours import RunCompleted
+from contracts.neighbours import RunCompleted, RunOutcome
 from contracts.report_facts import block_of
 from projections import events as ev
 from projections.read_model import insert_rows
@@ -72,6 +72,11 @@ class AppraisalFacts:
             ev.CASE_RUN_RECORDED,
             ev.CHARTER_ADOPTED,
             ev.CHARTER_AMENDED,
+            ev.OWNER_OUTCOME_RECORDED,
+            ev.OWNER_OUTCOME_WITHDRAWN,
+            ev.PASS_RECORDED,
+            ev.CLOSURE_NOTED,
+            ev.CLOSURE_APPRAISED,
             *self.run_events,
         )
 
@@ -102,7 +107,22 @@ class AppraisalFacts:
         CREATE TABLE IF NOT EXISTS {schema}.runs (
             tenant_id text NOT NULL, run_id text NOT NULL, agent text NOT NULL,
             development boolean NOT NULL, counters jsonb, serves jsonb NOT NULL,
-            completed_at timestamptz NOT NULL, PRIMARY KEY (tenant_id, run_id)
+            completed_at timestamptz NOT NULL, surface text, succeeded boolean NOT NULL,
+            compacted boolean NOT NULL, items jsonb NOT NULL, PRIMARY KEY (tenant_id, run_id)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.owner_outcomes (
+            tenant_id text NOT NULL, draft_id text NOT NULL, outcome_id text NOT NULL,
+            run_id text NOT NULL, verdict text NOT NULL, at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, draft_id)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.passes (
+            tenant_id text NOT NULL, run_id text NOT NULL, kind text NOT NULL,
+            results jsonb NOT NULL, at timestamptz NOT NULL, PRIMARY KEY (tenant_id, run_id, kind)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.closures (
+            closure_id uuid PRIMARY KEY, tenant_id text NOT NULL, transition_id text NOT NULL,
+            task_id text NOT NULL, status text NOT NULL, run_ids jsonb NOT NULL,
+            closed_at timestamptz NOT NULL, label text, follow_up boolean
         );
         """
 
@@ -162,6 +182,38 @@ class AppraisalFacts:
                         e.run_id, e.tenant_id, e.agent, bool(summary.get("passed")), invented,
                         e.timestamp,
                     )  # fmt: skip
+                case ev.OWNER_OUTCOME_RECORDED:  # one active outcome per draft (M33)
+                    await conn.execute(
+                        f"INSERT INTO {schema}.owner_outcomes VALUES ($1, $2, $3, $4, $5, $6) "
+                        "ON CONFLICT (tenant_id, draft_id) DO UPDATE SET outcome_id = $3, "
+                        "run_id = $4, verdict = $5, at = $6",
+                        e.tenant_id, e.draft_id, e.outcome_id, e.run_id, e.verdict, e.timestamp,
+                    )  # fmt: skip
+                case ev.OWNER_OUTCOME_WITHDRAWN:
+                    await conn.execute(
+                        f"DELETE FROM {schema}.owner_outcomes WHERE tenant_id = $1 "
+                        "AND draft_id = $2 AND outcome_id = $3",
+                        e.tenant_id, e.draft_id, e.withdrawn,
+                    )  # fmt: skip
+                case ev.PASS_RECORDED:
+                    await conn.execute(
+                        f"INSERT INTO {schema}.passes VALUES ($1, $2, $3, $4, $5) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.run_id, e.kind, json.dumps(e.results), e.timestamp,
+                    )  # fmt: skip
+                case ev.CLOSURE_NOTED:
+                    await conn.execute(
+                        f"INSERT INTO {schema}.closures VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                        "ON CONFLICT DO NOTHING",
+                        e.originator_id, e.tenant_id, e.transition_id, e.task_id, e.status,
+                        json.dumps(e.run_ids), e.closed_at,
+                    )  # fmt: skip
+                case ev.CLOSURE_APPRAISED:
+                    await conn.execute(
+                        f"UPDATE {schema}.closures SET label = $2, follow_up = $3 "
+                        "WHERE closure_id = $1",
+                        e.originator_id, e.label, e.follow_up,
+                    )  # fmt: skip
                 case _ if (run := run_of(e)) is not None:
                     await self.completed(conn, schema, e, run)
                 case _:
@@ -194,17 +246,21 @@ class AppraisalFacts:
     @staticmethod
     async def completed(conn: Connection, schema: str, e: Any, run: RunCompleted) -> None:
         counters = None if run.counters is None else run.counters.model_dump_json(by_alias=True)
+        items = run.model_dump_json(
+            by_alias=True, include={"drafts", "questions", "stops", "steps"}
+        )
         await conn.execute(
-            f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7) "
+            f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
             "ON CONFLICT DO NOTHING",
             getattr(e, "tenant_id", ""), run.run_id, run.agent_id, run.development, counters,
-            json.dumps(list(run.serves)), run.completed_at,
+            json.dumps(list(run.serves)), run.completed_at, run.surface,
+            run.outcome is RunOutcome.succeeded, run.compacted, items,
         )  # fmt: skip
 
 
 # Queries: the rows as recorded (what they mean is the appraisal context's). The sources of
 # facts, each read on its own: one may be unreadable while the others are not.
-FACT_SOURCES = ("feedback", "reports", "evals", "runs")
+FACT_SOURCES = ("feedback", "reports", "evals", "runs", "outcomes", "passes")
 
 
 async def charter_row(
@@ -263,6 +319,16 @@ def fact_query(source: str, schema: str) -> str:
                 "AND ($2::text IS NULL OR run_id = $2) AND ($3::text IS NULL OR agent = $3)"
                 + window("completed_at", 4)
             )
+        case "outcomes" | "passes":  # of the runs in scope, whenever recorded
+            table = "owner_outcomes" if source == "outcomes" else "passes"
+            return (
+                f"SELECT * FROM {schema}.{table} WHERE tenant_id = $1 "
+                "AND ($2::text IS NULL OR run_id = $2) "
+                f"AND ($3::text IS NULL OR run_id IN {runs_of_agent}) AND run_id IN "
+                f"(SELECT run_id FROM {schema}.runs WHERE tenant_id = $1"
+                + window("completed_at", 4)
+                + ")"
+            )
     raise ValueError(f"no source of facts named {source!r}")
 
 
@@ -298,3 +364,75 @@ async def eval_runs_since(
         since,
     )
     return (0, 0) if row is None else (row["runs"], row["failed"])
+
+
+async def agents_outbox(
+    pool: asyncpg.Pool, tenant_id: str, schema: str = SCHEMA
+) -> list[asyncpg.Record]:
+    """Each agent's latest appraised run's outbox and questions, as it reported them
+    (``pendingDrafts``, ``oldestPendingDraftAt``, ``parkedQuestions``,
+    ``oldestParkedQuestionAt``; null where that run did not measure them)."""
+    return await pool.fetch(
+        f"SELECT DISTINCT ON (agent) agent, counters->>'pendingDrafts' AS pending, "
+        "counters->>'oldestPendingDraftAt' AS oldest_draft, "
+        "counters->>'parkedQuestions' AS parked, "
+        "counters->>'oldestParkedQuestionAt' AS oldest_question "
+        f"FROM {schema}.runs WHERE tenant_id = $1 AND NOT development "
+        "ORDER BY agent, completed_at DESC",
+        tenant_id,
+    )
+
+
+async def intervened_runs(
+    pool: asyncpg.Pool, tenant_id: str, since: datetime | None, schema: str = SCHEMA
+) -> tuple[int, int]:
+    """The tenant's appraised runs since ``since``, and how many of them had an escalation or
+    a correction (the intervention_rate sensor, decisions D35)."""
+    row = await pool.fetchrow(
+        f"SELECT count(*) AS runs, count(*) FILTER (WHERE EXISTS (SELECT 1 FROM "
+        f"{schema}.feedback f WHERE f.tenant_id = r.tenant_id AND f.run_id = r.run_id "
+        "AND f.kind IN ('escalation', 'correction'))) AS intervened "
+        f"FROM {schema}.runs r WHERE r.tenant_id = $1 AND NOT r.development "
+        "AND ($2::timestamptz IS NULL OR r.completed_at >= $2)",
+        tenant_id,
+        since,
+    )
+    return (0, 0) if row is None else (row["runs"], row["intervened"])
+
+
+async def latest_runs(
+    pool: asyncpg.Pool, tenant_id: str, count: int, schema: str = SCHEMA
+) -> list[asyncpg.Record]:
+    """The tenant's last ``count`` appraised runs, newest first (``completed_at``,
+    ``counters`` as JSON text)."""
+    return await pool.fetch(
+        f"SELECT run_id, agent, completed_at, counters FROM {schema}.runs "
+        "WHERE tenant_id = $1 AND NOT development ORDER BY completed_at DESC LIMIT $2",
+        tenant_id,
+        count,
+    )
+
+
+async def open_closures(
+    pool: asyncpg.Pool, tenant_id: str, limit: int, schema: str = SCHEMA
+) -> list[asyncpg.Record]:
+    """Closed-task transitions noted but not yet appraised (``transition_id``, ``task_id``,
+    ``status``, ``run_ids`` as JSON text), oldest first."""
+    return await pool.fetch(
+        f"SELECT transition_id, task_id, status, run_ids FROM {schema}.closures "
+        "WHERE tenant_id = $1 AND label IS NULL ORDER BY closed_at LIMIT $2",
+        tenant_id,
+        limit,
+    )
+
+
+async def closure_row(
+    pool: asyncpg.Pool, tenant_id: str, transition_id: str, schema: str = SCHEMA
+) -> asyncpg.Record | None:
+    """One transition's closure (``task_id``, ``status``, ``label``, ``follow_up``)."""
+    return await pool.fetchrow(
+        f"SELECT task_id, status, label, follow_up FROM {schema}.closures "
+        "WHERE tenant_id = $1 AND transition_id = $2",
+        tenant_id,
+        transition_id,
+    )

@@ -59,6 +59,16 @@ DATASET_VERSION_PUBLISHED = "services.datasets.domain:Dataset.VersionPublished"
 
 CHARTER_ADOPTED = "services.appraisal.domain:TenantCharter.Adopted"
 CHARTER_AMENDED = "services.appraisal.domain:TenantCharter.Amended"
+OWNER_OUTCOME_RECORDED = "services.appraisal.owner_outcomes:DraftOutcomes.Recorded"
+OWNER_OUTCOME_WITHDRAWN = "services.appraisal.owner_outcomes:DraftOutcomes.Withdrawn"
+PASS_RECORDED = "services.appraisal.pass_records:PaidPass.Recorded"
+CLOSURE_NOTED = "services.appraisal.closure:TaskClosure.Noted"
+CLOSURE_APPRAISED = "services.appraisal.closure:TaskClosure.Appraised"
+
+KEY_ISSUED = "services.access.domain:ApiKey.Issued"
+KEY_REVOKED = "services.access.domain:ApiKey.Revoked"
+ROLE_GRANTED = "services.access.domain:RoleHolder.Granted"
+ROLE_REVOKED = "services.access.domain:RoleHolder.Revoked"
 
 # Every topic above: what a test resolves.
 READ: tuple[str, ...] = tuple(v for k, v in dict(globals()).items() if k.isupper() and k != "READ")

@@ -12,7 +12,7 @@ A context names what it needs from the running service through ``Given``, which 
 fills; it never reads settings or opens connections of its own.
 """
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -64,6 +64,9 @@ class ContextSettings(Protocol):
     @property
     def read_wait_seconds(self) -> float: ...
 
+    @property
+    def text_retention_months(self) -> dict[str, int]: ...
+
 
 @dataclass(frozen=True)
 class Given:
@@ -86,6 +89,9 @@ class Given:
     key_store: Callable[[], KeyRing]
     case_runner: Any
     digest_routes: tuple[str, ...] = ()
+    # Every read model rebuilt and swapped in (an erasure: live read models then hold what a
+    # rebuild from the log gives, decisions D43).
+    rebuild: Callable[[], Awaitable[Any]] | None = None
 
     @property
     def scheduled_wait_seconds(self) -> float:

@@ -4,7 +4,8 @@
   with ``factory.assets.write`` (a service's or an agent's key is refused, 403); a document
   that does not parse is a 422 naming the line (SPEC M07–M16).
 - ``GET /factory/appraisal/charter``: the charter as stored, its findings and each sensored
-  line's current reading (M20).
+  line's current reading in one of five states (M20); with ``minPosition``, a store whose read
+  model is behind it reads ``deferred``.
 - ``GET /factory/appraisal/runs/{runId}``, ``/agents/{agent}``, ``/lines/{lineId}``: the
   appraisal derived now from the recorded facts in the window (``since``/``until``); an agent's
   also carries its health counters (M47–M51). An instant that is not one in UTC, or a window
@@ -29,6 +30,7 @@ from contracts.appraisal import (
 )
 from contracts.errors import NotFound, Refused, echoed
 from contracts.goals import GoalKind, GoalRef
+from projections.read_model import schema_named
 from services.appraisal.appraise import appraise
 from services.appraisal.charter import EMPTY, Charter
 from services.appraisal.facts import Facts
@@ -41,20 +43,23 @@ from services.appraisal.reads import (
     StoredCharter,
     read_charter,
     read_facts,
-    sample_evals,
-    sample_inbox,
-    sample_proposals,
+    sample_interventions,
+    sample_requests,
+    sample_runtime,
 )
 from services.appraisal.setpoints import SensorKind
+from services.appraisal.steps import read_steps
 from services.edge.auth import Principal
 from services.edge.bodies import media_type
 from services.edge.http import Http
 from services.edge.openapi import raw_body
 from services.edge.parameters import IdempotencyKey, Instant, MinPosition, PathRef, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
+from services.followers.positions import read_position
 
 READ_MODEL = "appraisal"
-EVAL_WINDOW = timedelta(days=30)  # eval_fail_rate reads the last 30 days' runs
+INBOX_READ_MODEL = "inbox"  # request_closure reads the inbox's open reports
+RATE_WINDOW = timedelta(days=30)  # intervention_rate reads the last 30 days' runs
 Since = Annotated[Instant | None, Query(description="From this instant (inclusive)")]
 Until = Annotated[Instant | None, Query(description="Up to this instant (exclusive)")]
 # The charter is a TOML document: as TOML, as the plain text it is (the README's two), or as
@@ -86,7 +91,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
             [[line]]
             id = "inbox-short"
             text = "Nobody's report waits long."
-            sensor = { kind = "inbox_age", setpoint = "2d" }
+            sensor = { kind = "request_closure", setpoint = "2d" }
 
         Sent as `application/toml` or `text/plain` (or `application/octet-stream`), UTF-8;
         another Content-Type is refused (415). With an `Idempotency-Key`, the same key and
@@ -116,7 +121,10 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         await http.read_at(READ_MODEL, min_position, principal)
         stored = await read_charter(http.pool, principal.tenant_id)
         now = http.clock()
-        samples = await sensor_samples(http, principal.tenant_id, stored.charter, now)
+        wanted = (
+            None if min_position is None else http.positions.open(min_position, principal.tenant_id)
+        )
+        samples = await sensor_samples(http, principal.tenant_id, stored.charter, now, wanted)
         return charter_json(stored, samples)
 
     async def charter_or_unreadable(tenant_id: str) -> tuple[Charter, bool]:
@@ -129,12 +137,15 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     async def appraisal_of(
         principal: Principal, scope: Scope, goal: GoalRef | None = None
     ) -> tuple[dict[str, Any], Facts]:
-        """Read the facts, derive now: nothing derived is ever stored."""
+        """Read the facts, derive now: nothing derived is ever stored. One run's reading is
+        neutral and partial if it compacted (M43)."""
         charter, readable = await charter_or_unreadable(principal.tenant_id)
         facts = await read_facts(http.pool, principal.tenant_id, scope)
+        compacted = scope.run_id is not None and any(run.compacted for run in facts.runs)
         derived = appraise(
-            facts, charter, http.clock(), table, charter_readable=readable, goal=goal
-        )
+            facts, charter, http.clock(), table, charter_readable=readable, goal=goal,
+            compacted=compacted,
+        )  # fmt: skip
         return derived | {"since": iso(scope.since), "until": iso(scope.until)}, facts
 
     @router.get("/runs/{run_id}", response_model=RunAppraisal, responses=READ_ERRORS)
@@ -145,8 +156,9 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     ) -> dict[str, Any]:
         """One run's appraisal: its feedback, reports, eval verdict and counters."""
         await http.read_at(READ_MODEL, min_position, principal)
-        derived, _ = await appraisal_of(principal, Scope(run_id=run_id))
-        return {"runId": run_id} | derived
+        derived, facts = await appraisal_of(principal, Scope(run_id=run_id))
+        steps = [reading.as_json() for run in facts.runs for reading in read_steps(run.steps)]
+        return {"runId": run_id} | derived | {"steps": steps}
 
     @router.get("/agents/{agent:path}", response_model=AgentAppraisal, responses=READ_ERRORS)
     async def get_agent(
@@ -215,20 +227,34 @@ async def read_document(request: Request) -> str:
 
 
 async def sensor_samples(
-    http: Http, tenant_id: str, charter: Charter, now: datetime
+    http: Http, tenant_id: str, charter: Charter, now: datetime, wanted: int | None = None
 ) -> dict[SensorKind, Sample]:
-    """A sample of each store a line watches (only those: an unwatched store is not read)."""
+    """A sample of each store a line watches (only those: an unwatched store is not read).
+    With ``wanted`` (the position the caller asked to read at), a store whose read model is
+    behind it reads ``deferred`` rather than an old value or a wait (SPEC M20)."""
     kinds = {line.sensor.kind for line in charter.lines if line.sensor is not None}
     samples: dict[SensorKind, Sample] = {}
-    if kinds & {SensorKind.inbox_waiting, SensorKind.inbox_age}:
-        inbox = await sample_inbox(http.pool, tenant_id, now)
-        samples[SensorKind.inbox_waiting] = samples[SensorKind.inbox_age] = inbox
-    if SensorKind.proposal_wait in kinds:
-        samples[SensorKind.proposal_wait] = await sample_proposals(http.pool, tenant_id, now)
-    if SensorKind.eval_fail_rate in kinds:
-        since = now - EVAL_WINDOW
-        samples[SensorKind.eval_fail_rate] = await sample_evals(http.pool, tenant_id, since)
+    if kinds & {SensorKind.outbox_waiting, SensorKind.outbox_age, SensorKind.question_latency}:
+        outbox, questions = await sample_runtime(http.pool, tenant_id, now)
+        samples[SensorKind.outbox_waiting] = samples[SensorKind.outbox_age] = outbox
+        samples[SensorKind.question_latency] = questions
+    if SensorKind.request_closure in kinds:
+        if wanted is not None and await behind(http, INBOX_READ_MODEL, wanted):
+            samples[SensorKind.request_closure] = Sample(deferred=True)
+        else:
+            samples[SensorKind.request_closure] = await sample_requests(http.pool, tenant_id, now)
+    if SensorKind.intervention_rate in kinds:
+        since = now - RATE_WINDOW
+        rate = await sample_interventions(http.pool, tenant_id, since)
+        samples[SensorKind.intervention_rate] = rate
     return samples
+
+
+async def behind(http: Http, read_model: str, wanted: int) -> bool:
+    try:
+        return await read_position(http.pool, schema_named(read_model)) < wanted
+    except UNREADABLE:
+        return False  # its own read says unreadable if it is
 
 
 def charter_json(stored: StoredCharter, samples: Mapping[SensorKind, Sample]) -> dict[str, Any]:

@@ -9,9 +9,10 @@ from datetime import datetime
 
 from contracts.goals import GoalRef
 from services.appraisal.charter import Charter
+from services.appraisal.derivation import goal_errors
 from services.appraisal.facts import Facts
 from services.appraisal.labels import label, valence
-from services.appraisal.outcomes import CONTRIBUTIONS, Contribution, GoalError, goal_errors
+from services.appraisal.outcomes import CONTRIBUTIONS, Contribution, GoalError
 
 
 def outcome_json(error: GoalError) -> dict[str, object]:
@@ -35,19 +36,21 @@ def appraise(
     *,
     charter_readable: bool = True,
     goal: GoalRef | None = None,
+    compacted: bool = False,
 ) -> dict[str, object]:
-    """SPEC M34, M41: the label, the two sums, each outcome, and what could not be read;
-    with ``goal``, only the outcomes counted against it (a charter line's appraisal)."""
+    """SPEC M34, M41, M43: the label, the two sums, each outcome, and what could not be read;
+    with ``goal``, only the outcomes counted against it (a charter line's appraisal). A
+    compacted run reads neutral and its valence partial."""
     errors = goal_errors(facts, charter, now, table)
     if goal is not None:
         errors = [error for error in errors if error.goal == goal]
     sums = valence(errors)
     unreadable = list(facts.unreadable) + ([] if charter_readable else ["charter"])
     return {
-        "label": label(errors, charter).value,
+        "label": label(errors, charter, compacted=compacted).value,
         "valence": {"positive": sums.positive, "negative": sums.negative, "shown": str(sums)},
         "outcomes": [outcome_json(error) for error in errors],
-        "partial": bool(unreadable),
+        "partial": bool(unreadable) or compacted,
         "sources": {
             "read": len(facts.read) + (1 if charter_readable else 0),
             "unreadable": len(unreadable),

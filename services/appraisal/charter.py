@@ -7,7 +7,7 @@
     [[line]]
     id = "inbox-short"
     text = "Nobody's report waits long."
-    sensor = { kind = "inbox_age", setpoint = "2d" }
+    sensor = { kind = "request_closure", setpoint = "2d" }
 
 Order is rank (M07): there is no priority or weight field, and one written is refused like any
 other unknown key (M08). Every refusal refuses the whole document — there is never a partial
@@ -23,6 +23,7 @@ from typing import Any
 from contracts.errors import Refused
 from contracts.scalars import is_blank
 from services.appraisal.setpoints import (
+    RETIRED,
     STORES,
     UNITS,
     SensorKind,
@@ -169,6 +170,12 @@ def parse_sensor(place: int, line_id: str, raw: Any) -> Sensor:
     for key in sorted(raw.keys() - SENSOR_KEYS):
         raise refuse(f"unknown sensor key {key!r}", place, line_id, f"sensor.{key}")
     kind = raw.get("kind")
+    if isinstance(kind, str) and kind in RETIRED:  # decisions D35: named, not guessed
+        raise refuse(
+            f"sensor kind {kind!r} is retired; SPEC M09 names it {RETIRED[kind].value!r} "
+            f"({UNITS[RETIRED[kind]].value})",
+            place, line_id, "sensor.kind",
+        )  # fmt: skip
     if kind not in SensorKind.__members__:  # M09, M10: the closed set
         known = ", ".join(SensorKind.__members__)
         raise refuse(f"unknown sensor kind {kind!r}; the kinds are {known}", place, line_id,

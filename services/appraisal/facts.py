@@ -11,6 +11,7 @@ from datetime import datetime
 
 from contracts.goals import GoalRef
 from contracts.neighbours import RunCounters
+from contracts.runtime_facts import OwnerStop, OwnerVerdict, RunDraft, RunQuestion, RunStep
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,37 @@ class RunFact:
     development: bool = False
     counters: RunCounters | None = None  # None: an old record, nothing measured (M49)
     serves: tuple[GoalRef, ...] = ()
+    succeeded: bool = True  # the run completed (an answered question counts only then)
+    surface: str | None = None
+    compacted: bool = False  # M43
+    drafts: tuple[RunDraft, ...] = ()
+    questions: tuple[RunQuestion, ...] = ()
+    stops: tuple[OwnerStop, ...] = ()
+    steps: tuple[RunStep, ...] = ()
+
+
+@dataclass(frozen=True)
+class OwnerOutcomeFact:
+    """The active owner outcome on a draft (SPEC M33: at most one); a withdrawn one is none."""
+
+    outcome_id: str
+    run_id: str
+    draft_id: str
+    verdict: OwnerVerdict
+
+
+@dataclass(frozen=True)
+class PassFact:
+    """A paid pass's recorded numbers for a run (SPEC M44): a probe's result for the error it
+    cites, or the appraiser's one signed error (``sign`` 0: it found nothing further)."""
+
+    run_id: str
+    kind: str  # probe | appraiser
+    cite: str
+    result: str  # probe: mattered, redundant, inconclusive, skipped; appraiser: found, nothing
+    sign: float = 0.0
+    agency: str = "self"
+    visible: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,8 +105,11 @@ class Facts:
     reports: tuple[ReportFact, ...] = ()
     evals: tuple[EvalRunFact, ...] = ()
     runs: tuple[RunFact, ...] = ()
+    owner_outcomes: tuple[OwnerOutcomeFact, ...] = ()
+    passes: tuple[PassFact, ...] = ()
     read: tuple[str, ...] = ()
     unreadable: tuple[str, ...] = field(default=())
+    damaged_runs: int = 0  # run rows that could not be read: missing evidence (M54)
 
     @property
     def partial(self) -> bool:

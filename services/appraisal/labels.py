@@ -1,16 +1,21 @@
-"""The label of a record, and its valence: one pure function each (SPEC M35–M43).
+"""The label of a record, and its valence: one pure function each (SPEC M35–M44).
 
     any negative?
       ├─ yes → the most negative errors decide (M39); each is named:
-      │          agency other/world → anger (read before exposure, M36)
-      │          else a probe's answer → regret (mattered) / disappointment (redundant) (M44)
-      │          else visible → embarrassment, otherwise distress (M37)
+      │          the appraiser's error (channel appraisal, a paid pass):
+      │            agency other/world → anger (read before exposure, M36)
+      │            else visible → embarrassment, otherwise distress (M37)
+      │          a probed error (a paid pass): mattered → regret, redundant → disappointment
+      │          (M44); any other → distress
       │        ties → the name that says more (SAYS_MORE);
-      │        ≥2 self errors of one outcome on one goal → frustration, which only ever
-      │        displaces a name that says less (M39). Positives are kept, not netted (M40).
+      │        ≥2 probe-resolved self errors of one outcome on one goal → frustration, which
+      │        only ever displaces a name that says less (M39). Positives are kept (M40).
       └─ no  → a positive delivery against a line the charter has → pride (M38), else neutral
     a compacted record → neutral, its valence partial (M43)
 
+So the free readout (no pass ran: nothing probed, no appraiser error) can only read neutral,
+distress or pride (M42); ``reachable`` enumerates it. guilt, shame and excitement are members
+with no rule yet: nothing produces them (``UNREACHABLE``), so adding a rule is the only change.
 No field of any record carries a label (M35): it is computed here, every time it is read.
 """
 
@@ -21,7 +26,7 @@ from enum import StrEnum
 
 from contracts.goals import GoalKind
 from services.appraisal.charter import Charter
-from services.appraisal.outcomes import Agency, GoalError
+from services.appraisal.outcomes import Agency, Channel, GoalError
 
 
 class Label(StrEnum):
@@ -33,6 +38,15 @@ class Label(StrEnum):
     frustration = "frustration"
     regret = "regret"
     disappointment = "disappointment"
+    # Kept for later, unreachable today (the seed: no producer yet). Adding the rule is the
+    # only change they need: the wire format already has them.
+    guilt = "guilt"  # adverse impact against a recorded commitment, confirmed after delivery
+    shame = "shame"  # such harm as a pattern across runs: no cross-run aggregate yet
+    excitement = "excitement"  # a positive predicted outcome: no anticipatory appraisal yet
+
+
+UNREACHABLE = frozenset({Label.guilt, Label.shame, Label.excitement})
+FREE = frozenset({Label.neutral, Label.distress, Label.pride})  # SPEC M42
 
 
 # Exact ties go to the name that says more about what happened (M39), most first.
@@ -70,14 +84,18 @@ def valence(errors: Sequence[GoalError]) -> Valence:
 
 
 def name_of(error: GoalError) -> Label:
-    """SPEC M36, M37, M44: the name of one negative error."""
-    if error.agency in (Agency.other, Agency.world):
-        return Label.anger
+    """SPEC M36, M37, M42, M44: the name of one negative error. Agency and exposure are read
+    only from the quarantined appraiser's verdict; a deterministic error is distress until a
+    probe splits it."""
+    if error.channel is Channel.appraisal:
+        if error.agency in (Agency.other, Agency.world):
+            return Label.anger
+        return Label.embarrassment if error.visible else Label.distress
     if error.controllable is True:
         return Label.regret
     if error.controllable is False:
         return Label.disappointment
-    return Label.embarrassment if error.visible else Label.distress
+    return Label.distress
 
 
 def label(errors: Sequence[GoalError], charter: Charter, *, compacted: bool = False) -> Label:
@@ -105,6 +123,11 @@ def label(errors: Sequence[GoalError], charter: Charter, *, compacted: bool = Fa
 
 
 def frustrated(negatives: Sequence[GoalError]) -> bool:
-    """SPEC M39: repeated self-caused errors of one outcome on one (named) goal."""
-    repeats = Counter((e.outcome, e.goal) for e in negatives if e.agency is Agency.self)
+    """SPEC M39: repeated self-caused errors of one outcome on one (named) goal, each
+    resolved by a probe (the seed's producer: probe-resolved errors)."""
+    repeats = Counter(
+        (e.outcome, e.goal)
+        for e in negatives
+        if e.agency is Agency.self and e.controllable is not None
+    )
     return any(count >= 2 and goal is not None for (_, goal), count in repeats.items())

@@ -2,8 +2,8 @@
 
 A GoalError says: toward which goal (or none, M06), on which channel, how much and which way
 (``sign``), who caused it (``agency``), whether it reached somebody (``visible``, computed,
-M25), whether a probe found it avoidable (``controllable``: no probe exists here yet, so it
-stays unset, M26), and ``cite`` — always an id or a counter name, never prose (M27).
+M25), whether a probe found it avoidable (``controllable``: unset until a paid probe fills
+it, M26), and ``cite`` — always an id or a counter name, never prose (M27).
 
 ``CONTRIBUTIONS`` is the one place that says what each recorded outcome is worth; it is
 rendered into the README (``contribution_rows``). The derivation takes the table as a
@@ -16,8 +16,9 @@ from datetime import datetime
 from enum import StrEnum
 
 from contracts.goals import GoalKind, GoalRef
+from contracts.runtime_facts import DraftStatus
 from services.appraisal.charter import Charter
-from services.appraisal.facts import EvalRunFact, Facts, FeedbackFact, ReportFact, RunFact
+from services.appraisal.facts import EvalRunFact, FeedbackFact, ReportFact, RunFact
 from services.appraisal.setpoints import SensorKind, Store
 
 
@@ -51,13 +52,23 @@ class Contribution:
 
 
 C, A = Channel, Agency
-# The contribution table, adapted from SPEC M28–M34 to what this service records. Keyed by the
-# outcome's name; an outcome absent from the table contributes nothing (M29).
+# The contribution table, SPEC M28–M34 as this service records them (decisions D37). Keyed by
+# the outcome's name; an outcome absent from the table contributes nothing (M29, M30).
 CONTRIBUTIONS: Mapping[str, Contribution] = {
     "reply-accepted": Contribution(C.edit, +1.0, A.self, True, "a rating of 5 on the run"),
     "correction": Contribution(C.edit, -1.0, A.owner, note="a person corrected the reply"),
     "low-rating": Contribution(C.edit, -1.0, A.owner, note="a rating of 1 or 2"),
     "escalation": Contribution(C.intervention, -1.0, A.owner, note="a person stepped in"),
+    "draft-sent-unchanged": Contribution(C.edit, +1.0, A.self, True, "the text reached them"),
+    "draft-sent-edited": Contribution(C.edit, -1.0, A.owner, note="a verdict, not proof"),
+    "draft-rejected": Contribution(C.edit, -1.0, A.owner, note="a verdict, not proof"),
+    "question-answered": Contribution(C.commitment, +0.5, A.self, True, "and the run completed"),
+    "question-abandoned": Contribution(C.commitment, -0.5, A.owner),
+    "owner-stop-redirect": Contribution(C.intervention, -0.5, A.owner, note="re-prompted"),
+    "owner-stop-abandoned": Contribution(C.intervention, -0.5, A.owner, note="never resumed"),
+    "owner-error_exposed": Contribution(C.commitment, -1.0, A.self, note="replaces the draft's"),
+    "owner-harm": Contribution(C.commitment, -1.0, A.self, note="replaces the draft's"),
+    "owner-expectation_missed": Contribution(C.commitment, -1.0, A.self, note="replaces it"),
     "report-not-found": Contribution(C.counter, -1.0, A.self, note="wrong-answer report"),
     "report-fabricated": Contribution(C.counter, -1.0, A.self, note="wrong-answer report"),
     "report-retrieval": Contribution(C.counter, -1.0, A.world, note="the search failed it"),
@@ -65,7 +76,7 @@ CONTRIBUTIONS: Mapping[str, Contribution] = {
     "report-outdated": Contribution(C.counter, -1.0, A.world, note="the source moved on"),
     "report-other": Contribution(C.counter, -1.0, A.self, note="any other or no kind"),
     "report-resolved-with-change": Contribution(C.commitment, +0.5, A.self),
-    "report-left-new": Contribution(C.commitment, -0.5, A.owner, note="New past inbox_age"),
+    "report-left-open": Contribution(C.commitment, -0.5, A.owner, note="open past request_closure"),
     "eval-invented": Contribution(C.counter, -1.0, A.self, note="not-invented failed"),
     "eval-failed": Contribution(C.counter, -0.5, A.self, note="failed, nothing invented"),
     "eval-passed": Contribution(C.counter, +0.5, A.self),
@@ -76,6 +87,13 @@ CONTRIBUTIONS: Mapping[str, Contribution] = {
     "stepNulls": Contribution(C.counter, -0.5, A.self, note="RunCompleted counter"),
 }
 RUN_COUNTERS = ("loopStops", "emptyOutputs", "failedFinalCalls", "ceilingHits", "stepNulls")
+# A run cut short (SPEC M45's cut_short): a negative counter naming the stop or silent failure.
+CUT_SHORT = ("loopStops", "emptyOutputs", "failedFinalCalls", "ceilingHits")
+DRAFT_OUTCOMES = {
+    DraftStatus.sent_unchanged: "draft-sent-unchanged",
+    DraftStatus.sent_edited: "draft-sent-edited",
+    DraftStatus.rejected: "draft-rejected",
+}  # pending: no verdict yet (M30)
 TOP_RATING, LOW_RATING = 5, 2
 REPORT_KINDS = ("not-found", "fabricated", "retrieval", "no-access", "outdated")
 
@@ -128,7 +146,8 @@ def of_feedback(
     """Feedback is the owner's channel: whoever corrects, rates or steps in reviews the
     agent's work, so the error did not reach somebody outside through it (visible False);
     exposure is computed where a reply is known to have reached its asker (a report)."""
-    goal = goal_of(fact.serves, charter, None)
+    store = Store.interventions if fact.kind in ("correction", "escalation") else None
+    goal = goal_of(fact.serves, charter, store)
     outcome = {"correction": "correction", "escalation": "escalation"}.get(fact.kind)
     if fact.kind == "rating" and fact.rating is not None:
         if fact.rating >= TOP_RATING:
@@ -145,18 +164,18 @@ def of_report(
     table: Mapping[str, Contribution],
     now: datetime,
 ) -> Iterator[GoalError]:
-    goal = goal_of(fact.serves, charter, Store.inbox)
+    goal = goal_of(fact.serves, charter, Store.requests)
     kind = fact.kind if fact.kind in REPORT_KINDS else "other"
     cite = fact.report_id
     yield from signed(table, f"report-{kind}", goal=goal, visible=fact.reached_reporter, cite=cite)
     if fact.resolved_with_change:
         yield from signed(table, "report-resolved-with-change", goal=goal, visible=True, cite=cite)
-    line = charter.sensing(SensorKind.inbox_age)
+    line = charter.sensing(SensorKind.request_closure)
     if fact.status == "New" and line is not None and line.sensor is not None:
         waited = (now - fact.submitted_at).total_seconds()
         if waited > line.sensor.setpoint.value:  # missed against that line's own setpoint
             missed = goal_of(fact.serves, charter, None) or GoalRef(GoalKind.charter, line.id)
-            yield from signed(table, "report-left-new", goal=missed, visible=True, cite=cite)
+            yield from signed(table, "report-left-open", goal=missed, visible=True, cite=cite)
 
 
 def of_eval(
@@ -180,25 +199,6 @@ def of_run(
     for name in RUN_COUNTERS:
         if counted.get(name):
             yield from signed(table, name, goal=goal, visible=False, cite=name)
-
-
-def goal_errors(
-    facts: Facts,
-    charter: Charter,
-    now: datetime,
-    table: Mapping[str, Contribution] = CONTRIBUTIONS,
-) -> list[GoalError]:
-    """Every signed outcome of the facts, in a stable order (feedback, reports, evals, runs)."""
-    errors: list[GoalError] = []
-    for feedback in facts.feedback:
-        errors += of_feedback(feedback, charter, table)
-    for report in facts.reports:
-        errors += of_report(report, charter, table, now)
-    for run in facts.evals:
-        errors += of_eval(run, charter, table)
-    for completed in facts.runs:
-        errors += of_run(completed, charter, table)
-    return errors
 
 
 def contribution_rows(table: Mapping[str, Contribution] = CONTRIBUTIONS) -> str:

@@ -1,7 +1,8 @@
 """A sensored line's current reading, in one of five states (SPEC M20).
 
     unreadable           the store could not be read — never shown as zero (M16, M34)
-    deferred             this reader does not scan that store (a per-run snapshot of a rate)
+    deferred             not read here: its source is behind the position asked for, or this
+                         reader does not scan it (a per-run snapshot of a rate)
     nothing-waiting      the queue it watches is empty: no age, no count to judge
     too-little-evidence  a rate over fewer runs than MIN_EVIDENCE: not "within" either
     observed             a value, its setpoint and whether it is within
@@ -16,7 +17,7 @@ from enum import StrEnum
 from services.appraisal.charter import Sensor
 from services.appraisal.setpoints import Unit, render
 
-MIN_EVIDENCE = 5  # eval runs a rate needs before it says anything
+MIN_EVIDENCE = 5  # runs a rate needs before it says anything
 
 
 class ReadingState(StrEnum):
@@ -37,7 +38,7 @@ class Sample:
     waiting: int = 0
     oldest_wait: float | None = None
     runs: int = 0
-    failed: int = 0
+    hits: int = 0  # a rate's runs that had it (an intervention)
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def reading(sensor: Sensor, sample: Sample) -> Reading:
     if unit is Unit.rate:
         if sample.runs < MIN_EVIDENCE:
             return Reading(ReadingState.too_little_evidence)
-        rate = sample.failed / sample.runs
+        rate = sample.hits / sample.runs
         return Reading(ReadingState.observed, rate, rate <= limit)
     if sample.waiting == 0:
         return Reading(ReadingState.nothing_waiting)

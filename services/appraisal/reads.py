@@ -13,14 +13,24 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+from pydantic import BaseModel
 
 from contracts.goals import read_goal_refs
 from contracts.neighbours import RunCounters
+from contracts.runtime_facts import OwnerStop, OwnerVerdict, RunDraft, RunQuestion, RunStep
 from projections import appraisal as facts_model
-from projections import inbox, learning_proposals
+from projections import inbox
 from services.appraisal.charter import EMPTY, Charter
 from services.appraisal.domain import charter_of
-from services.appraisal.facts import EvalRunFact, Facts, FeedbackFact, ReportFact, RunFact
+from services.appraisal.facts import (
+    EvalRunFact,
+    Facts,
+    FeedbackFact,
+    OwnerOutcomeFact,
+    PassFact,
+    ReportFact,
+    RunFact,
+)
 from services.appraisal.readings import Sample
 
 LIMIT = 10_000
@@ -78,10 +88,26 @@ async def read_facts(pool: asyncpg.Pool, tenant_id: str, scope: Scope) -> Facts:
             EvalRunFact(r["run_id"], r["agent"], r["passed"], r["invented"], r["at"])
             for r in found["evals"]
         ),
-        runs=tuple(run_fact(row) for row in found["runs"]),
+        runs=tuple(run for run in map(run_or_none, found["runs"]) if run is not None),
+        owner_outcomes=tuple(
+            OwnerOutcomeFact(
+                r["outcome_id"], r["run_id"], r["draft_id"], OwnerVerdict(r["verdict"])
+            )
+            for r in found["outcomes"]
+        ),
+        passes=tuple(p for row in found["passes"] for p in pass_fact(row)),
         read=tuple(read),
         unreadable=tuple(unreadable),
+        damaged_runs=sum(1 for row in found["runs"] if run_or_none(row) is None),
     )
+
+
+def run_or_none(row: asyncpg.Record) -> RunFact | None:
+    """A run row, or None when it cannot be read: counted as missing, never dropped (M54)."""
+    try:
+        return run_fact(row)
+    except ValueError:
+        return None
 
 
 def feedback_fact(row: asyncpg.Record) -> FeedbackFact:
@@ -107,6 +133,7 @@ def report_fact(row: asyncpg.Record) -> ReportFact:
 
 def run_fact(row: asyncpg.Record) -> RunFact:
     counters = row["counters"]
+    items = RunItems.model_validate_json(row["items"])
     return RunFact(
         run_id=row["run_id"],
         agent=row["agent"],
@@ -114,20 +141,40 @@ def run_fact(row: asyncpg.Record) -> RunFact:
         development=row["development"],
         counters=None if counters is None else RunCounters.model_validate_json(counters),
         serves=read_goal_refs(json.loads(row["serves"])),
+        succeeded=row["succeeded"],
+        surface=row["surface"],
+        compacted=row["compacted"],
+        drafts=tuple(items.drafts),
+        questions=tuple(items.questions),
+        stops=tuple(items.stops),
+        steps=tuple(items.steps),
     )
+
+
+class RunItems(BaseModel):
+    """A run's drafts, questions, stops and steps as the read model keeps them."""
+
+    drafts: list[RunDraft] = []
+    questions: list[RunQuestion] = []
+    stops: list[OwnerStop] = []
+    steps: list[RunStep] = []
+
+
+def pass_fact(row: asyncpg.Record) -> tuple[PassFact, ...]:
+    return tuple(
+        PassFact(row["run_id"], row["kind"], r["cite"], r["result"], float(r.get("sign", 0.0)),
+                 r.get("agency", "self"), bool(r.get("visible", False)))
+        for r in json.loads(row["results"])
+    )  # fmt: skip
 
 
 # ---- What the sensors watch (SPEC M20): each an honest sample or unreadable ----------------
 
 
-async def sample_inbox(pool: asyncpg.Pool, tenant_id: str, now: datetime) -> Sample:
-    """Reports waiting New in the Inbox, and the oldest one's wait."""
+async def sample_requests(pool: asyncpg.Pool, tenant_id: str, now: datetime) -> Sample:
+    """request_closure: reports still open (New in the Inbox), and the oldest one's wait — a
+    lower bound of its time to Resolved."""
     return await queue_sample(inbox.waiting_new(pool, tenant_id), now)
-
-
-async def sample_proposals(pool: asyncpg.Pool, tenant_id: str, now: datetime) -> Sample:
-    """Undecided learning proposals; no read model of them yet is unreadable, never zero."""
-    return await queue_sample(learning_proposals.undecided(pool, tenant_id), now)
 
 
 async def queue_sample(queue: Awaitable[tuple[int, datetime | None]], now: datetime) -> Sample:
@@ -141,10 +188,39 @@ async def queue_sample(queue: Awaitable[tuple[int, datetime | None]], now: datet
     return Sample(waiting=waiting, oldest_wait=wait)
 
 
-async def sample_evals(pool: asyncpg.Pool, tenant_id: str, since: datetime | None) -> Sample:
-    """Eval runs since ``since`` and how many failed."""
+async def sample_runtime(
+    pool: asyncpg.Pool, tenant_id: str, now: datetime
+) -> tuple[Sample, Sample]:
+    """The agents' outbox and questions (decisions D35): each agent's latest run says how many
+    drafts wait pending and questions parked, and since when. No run that measured it: the
+    store is not read, which is never zero (M20)."""
     try:
-        runs, failed = await facts_model.eval_runs_since(pool, tenant_id, since)
+        rows = await facts_model.agents_outbox(pool, tenant_id)
+    except UNREADABLE:
+        return Sample(readable=False), Sample(readable=False)
+    return (
+        runtime_sample(rows, "pending", "oldest_draft", now),
+        runtime_sample(rows, "parked", "oldest_question", now),
+    )
+
+
+def runtime_sample(rows: list[Any], count: str, oldest: str, now: datetime) -> Sample:
+    measured = [row for row in rows if row[count] is not None]
+    if not measured:
+        return Sample(readable=False)
+    waiting = sum(int(row[count]) for row in measured)
+    instants = [datetime.fromisoformat(row[oldest]) for row in measured if row[oldest]]
+    wait = max((now - min(instants)).total_seconds(), 0.0) if instants else None
+    return Sample(waiting=waiting, oldest_wait=wait)
+
+
+async def sample_interventions(
+    pool: asyncpg.Pool, tenant_id: str, since: datetime | None
+) -> Sample:
+    """intervention_rate: appraised runs since ``since`` and how many had an escalation or
+    a correction."""
+    try:
+        runs, intervened = await facts_model.intervened_runs(pool, tenant_id, since)
     except UNREADABLE:
         return Sample(readable=False)
-    return Sample(runs=runs, failed=failed)
+    return Sample(runs=runs, hits=intervened)

@@ -1,4 +1,4 @@
-"""Sensors and their setpoints (SPEC M09–M12, adapted to this service's own stores).
+"""Sensors and their setpoints (SPEC M09–M12): the SPEC's closed set of kinds.
 
 Each sensor kind fixes the unit of its setpoint; a setpoint in another unit, or of zero, is
 refused, because nothing could ever be within it (M11). The grammar (M12):
@@ -27,34 +27,49 @@ class Unit(StrEnum):
 
 
 class SensorKind(StrEnum):
-    """The closed set: each reads one of this service's own stores."""
+    """SPEC M09: the closed set, as the SPEC names it. What each reads here is decisions D35."""
 
-    inbox_waiting = "inbox_waiting"  # reports New in the Inbox (count)
-    inbox_age = "inbox_age"  # the oldest New report's wait (duration)
-    proposal_wait = "proposal_wait"  # the oldest undecided learning proposal's wait (duration)
-    eval_fail_rate = "eval_fail_rate"  # failed eval runs among the window's runs (rate)
+    outbox_waiting = "outbox_waiting"  # drafts the agents hold pending for their owner (count)
+    outbox_age = "outbox_age"  # the oldest pending draft's wait (duration)
+    question_latency = "question_latency"  # the oldest parked question's wait (duration)
+    request_closure = "request_closure"  # the oldest open report's time not yet Resolved
+    intervention_rate = "intervention_rate"  # runs with an escalation or correction (rate)
+
+
+# The kinds this service used to accept, before the SPEC's names: each is refused, naming the
+# SPEC kind that now reads what it read (decisions D35).
+RETIRED: dict[str, SensorKind] = {
+    "inbox_waiting": SensorKind.request_closure,
+    "inbox_age": SensorKind.request_closure,
+    "proposal_wait": SensorKind.question_latency,
+    "eval_fail_rate": SensorKind.intervention_rate,
+}
 
 
 class Store(StrEnum):
     """The stores the sensors watch; two sensors may watch one store (M18)."""
 
-    inbox = "inbox"
-    proposals = "proposals"
-    evals = "evals"
+    outbox = "outbox"  # the agents' pending drafts (RunCompleted)
+    questions = "questions"  # the agents' parked questions (RunCompleted)
+    requests = "requests"  # wrong-answer reports, this service's own
+    interventions = "interventions"  # escalations and corrections, this service's own
+    evals = "evals"  # watched by no sensor: an eval reply reaches nobody
 
 
 STORES: dict[SensorKind, Store] = {
-    SensorKind.inbox_waiting: Store.inbox,
-    SensorKind.inbox_age: Store.inbox,
-    SensorKind.proposal_wait: Store.proposals,
-    SensorKind.eval_fail_rate: Store.evals,
+    SensorKind.outbox_waiting: Store.outbox,
+    SensorKind.outbox_age: Store.outbox,
+    SensorKind.question_latency: Store.questions,
+    SensorKind.request_closure: Store.requests,
+    SensorKind.intervention_rate: Store.interventions,
 }
 
 UNITS: dict[SensorKind, Unit] = {
-    SensorKind.inbox_waiting: Unit.number,
-    SensorKind.inbox_age: Unit.duration,
-    SensorKind.proposal_wait: Unit.duration,
-    SensorKind.eval_fail_rate: Unit.rate,
+    SensorKind.outbox_waiting: Unit.number,
+    SensorKind.outbox_age: Unit.duration,
+    SensorKind.question_latency: Unit.duration,
+    SensorKind.request_closure: Unit.duration,
+    SensorKind.intervention_rate: Unit.rate,
 }
 
 SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}

@@ -32,6 +32,7 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.utils import get_topic
 from pydantic import BaseModel
 
+from services.bus.audit import AuditTrail
 from services.bus.committing import Committing
 from services.bus.deciding import Deciding
 from services.bus.decisions import Creates, Handler, Outcome, Replay, Result
@@ -110,12 +111,15 @@ class CommandBus:
         replays: dict[type[BaseModel], Replay] | None = None,
         loop_store: LoopStore | None = None,
         alone: frozenset[type[BaseModel]] = frozenset(),
+        audit: AuditTrail | None = None,
     ) -> None:
         """``loop_store``: PostgreSQL through asyncpg, for what the bus can ask of it on the
         event loop (``LoopStore``): which aggregates exist, and the append of a batch with no
         tracking record. ``alone``: commands whose handler reads nothing from the store when
         the aggregate it creates is new (``Issued.new``); a batch of only such, all new, is
-        decided on the event loop too, with no thread at all."""
+        decided on the event loop too, with no thread at all. ``audit``: where each
+        command's outcome is recorded once its caller has it (``services.bus.audit``)."""
+        self.audit = audit
         self._loop_store = loop_store
         self._handlers = handlers
         self._deciding = Deciding(
@@ -174,6 +178,17 @@ class CommandBus:
         if self._worker is not None:
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
+        if self.audit is not None:
+            await self.audit.aclose()
+
+    async def flush_audit(self) -> None:
+        """Write this process's audit rows now (a reader of the audit asks first)."""
+        if self.audit is not None:
+            await self.audit.flush()
+
+    def _audited(self, batch: list[Unit], prepared: Prepared | None = None) -> None:
+        if self.audit is not None:
+            self.audit.record(batch, () if prepared is None else prepared.decided)
 
     async def _work(self) -> None:
         """A batch is decided (and its events written as stored events) while the
@@ -197,6 +212,7 @@ class CommandBus:
                     if before == "failed":
                         error = NotTried("not tried: the batch before it failed")
                         settle(batch, error)
+                        self._audited(batch)
                         continue
                     if before == "redone" and not isinstance(prepared, BaseException):
                         for unit in batch:
@@ -204,6 +220,7 @@ class CommandBus:
                         prepared = await self._prepared(batch)
                 if isinstance(prepared, BaseException):
                     settle(batch, prepared)
+                    self._audited(batch)
                     continue
                 appending = asyncio.create_task(self._stored(batch, prepared))
         except asyncio.CancelledError:
@@ -254,9 +271,11 @@ class CommandBus:
             raise
         except Exception as error:  # a store outage fails the batch, not the bus
             settle(batch, error)
+            self._audited(batch, prepared)
             # Order matters to a batch's caller (a partition's polls), not to single commands.
             return "failed" if any(unit.batch for unit in batch) else "appended"
         settle(batch, None)
+        self._audited(batch, prepared)
         return outcome
 
     async def _stored_on_loop(

@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from contracts.roles import ROLES, Role
+from projections.access import Standing
 from services.permissions.rules import roles_of
 
 Scope = Literal[
@@ -44,7 +45,8 @@ class ApiKeyEntry(BaseModel):
     tenant: str = Field(min_length=1)
     subject: str = Field(min_length=1)
     scopes: tuple[Scope, ...] = ()
-    roles: tuple[Role, ...] = ()
+    # None: the entry predates roles and holds what its scopes imply (decisions D26).
+    roles: tuple[Role, ...] | None = None
     service: bool = False
     revoked: bool = False
 
@@ -62,20 +64,62 @@ class Principal:
 
 
 class KeyRing:
+    """The keys a process authenticates with: the configured ones (settings or file), fixed
+    for the ring's life, and those issued through the store with the roles granted there
+    (``stand``), replaced whenever the access read model moves (decisions D29)."""
+
     def __init__(self, entries: Iterable[ApiKeyEntry]) -> None:
         self.entries = tuple(entries)
-        self._by_hash: dict[str, Principal] = {
-            entry.sha256: Principal(
-                entry.tenant,
-                entry.subject,
-                frozenset(entry.scopes),
-                entry.service,
-                roles_of(entry.roles, entry.scopes),  # none named: what its scopes imply (D26)
-            )
-            for entry in self.entries
-            if not entry.revoked  # a revoked key authenticates no one
-        }
+        self.standing = Standing((), (), 0)
+        self._by_hash: dict[str, Principal] = {}
         self._verified: dict[int, tuple[bytes, Principal]] = {}
+        self._stand(self.standing)
+
+    def stand(self, standing: Standing) -> None:
+        """Authenticate from now on with the store's keys and grants as ``standing`` has
+        them: the next request of a revoked key, or of a subject whose role was revoked,
+        finds it gone. An older standing than the one held is ignored."""
+        if standing.position >= self.standing.position:
+            self._stand(standing)
+
+    def _stand(self, standing: Standing) -> None:
+        granted: dict[tuple[str, str], set[str]] = {}
+        for tenant, subject, role in standing.grants:
+            granted.setdefault((tenant, subject), set()).add(role)
+
+        def roles(tenant: str, subject: str, own: Iterable[str] = ()) -> frozenset[str]:
+            return frozenset(own) | granted.get((tenant, subject), set())
+
+        # A stored key holds the roles granted to its subject; a configured key also those
+        # it names or, naming none, those its scopes imply (decisions D26).
+
+        by_hash = {
+            key.sha256: Principal(
+                key.tenant_id,
+                key.subject,
+                frozenset(key.scopes),
+                key.service,
+                roles(key.tenant_id, key.subject),
+            )
+            for key in standing.keys
+        }
+        # A configured key is the machine's own: it wins over a stored key of the same hash.
+        by_hash.update(
+            {
+                entry.sha256: Principal(
+                    entry.tenant,
+                    entry.subject,
+                    frozenset(entry.scopes),
+                    entry.service,
+                    roles(entry.tenant, entry.subject, roles_of(entry.roles, entry.scopes)),
+                )
+                for entry in self.entries
+                if not entry.revoked  # a revoked key authenticates no one
+            }
+        )
+        # Swapped whole, never changed in place: a request on another thread reads either
+        # the old ring or the new one.
+        self._by_hash, self._verified, self.standing = by_hash, {}, standing
 
     @classmethod
     def load(
@@ -99,12 +143,11 @@ class KeyRing:
         """Whether a person (not a service) still holds a live key of ``tenant`` with
         ``scope``: what the nightly runner asks of a case's confirmer (SPEC W99)."""
         return any(
-            entry.tenant == tenant
-            and entry.subject == subject
-            and scope in entry.scopes
-            and not entry.service
-            and not entry.revoked
-            for entry in self.entries
+            principal.tenant_id == tenant
+            and principal.subject == subject
+            and scope in principal.scopes
+            and not principal.service
+            for principal in self._by_hash.values()
         )
 
     def identify(self, key: str) -> Principal | None:
@@ -115,14 +158,16 @@ class KeyRing:
         not hash it again: under Python's hash of it, which is keyed afresh in each process,
         and its text is compared in constant time before it is trusted. Only keys that
         matched an entry are remembered, so there are never more than the ring's live
-        entries; the ring's keys are fixed for its life, so a key revoked in the settings
-        stops working when the ring is loaded again."""
-        seen = self._verified.get(hash(key))
+        entries; what is remembered is forgotten whenever the store's keys and grants move
+        (``stand``), and a key revoked in the settings stops working when the ring is
+        loaded again."""
+        verified = self._verified
+        seen = verified.get(hash(key))
         if seen is not None and hmac.compare_digest(seen[0], key.encode()):
             return seen[1]
         principal = self._by_hash.get(hash_key(key))
         if principal is not None:
-            self._verified[hash(key)] = (key.encode(), principal)
+            verified[hash(key)] = (key.encode(), principal)
         return principal
 
 

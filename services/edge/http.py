@@ -2,6 +2,7 @@
 the keys, the position seal and the clock — behind the methods the routes call."""
 
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,10 +16,13 @@ from services.bus.decisions import Outcome, Result
 from services.bus.issued import Issued
 from services.edge.auth import KeyRing, Principal
 from services.edge.fast_lane import FastLane
+from services.edge.key_refresh import KeyRefresher
 from services.edge.positions import PositionSeal
 from services.edge.scopes import authorize, authorize_off_loop, holding, requiring
 from services.edge.tokens import TokenVerifier
 from services.edge.waits import wait_until_applied
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -34,6 +38,8 @@ class Http:
     lanes: list[FastLane] = field(default_factory=list)  # create_app routes them first
     # The trusted OAuth2 issuers' tokens, beside the keys (none configured: keys only).
     tokens: TokenVerifier | None = None
+    # Stands ``keys`` on the store's keys and grants; None where nothing is served.
+    refresher: KeyRefresher | None = None
 
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""
@@ -60,7 +66,10 @@ class Http:
         repeat with the same request answers what it shows now, another request a 409."""
         identity = digest = None
         if key is not None:
-            identity = f"http/{principal.tenant_id}/{principal.subject}/{key}"
+            # The caller by digest: the receipt is kept in the log for good, and a person's id
+            # must not outlive their erasure there (decisions D43).
+            caller = hashlib.sha256(principal.subject.encode()).hexdigest()[:32]
+            identity = f"http/{principal.tenant_id}/{caller}/{key}"
             said = f"{type(command).__name__}:{command.model_dump_json()}"
             digest = hashlib.sha256(said.encode()).hexdigest()
         issued = Issued(
@@ -145,6 +154,14 @@ class Http:
 
     def with_position(self, item: dict[str, Any], principal: Principal) -> dict[str, Any]:
         return {**item, "position": self.sealed(item["position"], principal)}
+
+    async def keys_moved(self, outcome: Outcome) -> None:
+        """A change of keys or grants is in this process's ring before it is answered, so
+        the caller's next request meets it (decisions D29)."""
+        if self.refresher is None:
+            return
+        if not await self.refresher.caught_up(outcome.position, self.read_wait_seconds):
+            log.warning("keys: the ring is not at position %d yet", outcome.position)
 
     async def read_at(
         self, read_model: str, min_position: str | None, principal: Principal

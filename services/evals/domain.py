@@ -15,6 +15,7 @@ from eventsourcing.domain import Aggregate, event
 
 from contracts.errors import NotPermitted, Refused
 from services.evals.lift import Definition
+from services.store.sealing import Personal
 
 CASE_NAMESPACE = UUID("5a1d7c3e-8f42-5e19-b6a0-3c2d1e0f9b87")
 
@@ -41,6 +42,11 @@ class EvalCase(Aggregate):
         ref: str
 
     class Lifted(Aggregate.Event):
+        # The reporter's words, lifted from the report: sealed under that report's key.
+        personal = Personal(
+            text=("prompt", "context", "must_not_assert", "must_assert"), of="source", binds=True
+        )
+
         tenant_id: str
         source: str
         ref: str
@@ -53,6 +59,8 @@ class EvalCase(Aggregate):
         model: str | None
 
     class Patched(Aggregate.Event):
+        personal = Personal(text=("changes",))  # sealed as the case's lift is
+
         changes: dict[str, Any]
 
     class Confirmed(Aggregate.Event):

@@ -15,6 +15,7 @@ from contracts.errors import Conflict, Refused
 from contracts.feedback import FeedbackKind, RecordFeedback
 from services.store.fast_frozen import frozen_from_fields
 from services.store.fast_uuid5 import uuid5_in
+from services.store.sealing import Personal
 
 # Namespace of the deterministic ids: the same natural key always names the same feedback.
 FEEDBACK_NAMESPACE = UUID("7b0c1e0e-2f7c-5b7e-9a51-3f1f0c2d9a11")
@@ -33,6 +34,9 @@ def feedback_id_for(tenant_id: str, command_key: str) -> UUID:
 
 class Feedback(Aggregate):
     class Recorded(Aggregate.Created):
+        # Who gave it decides nothing here: sealed under their key (decisions D42).
+        personal = Personal(identity=("given_by",), person="given_by")
+
         tenant_id: str
         project_id: str
         subject_kind: str

@@ -53,11 +53,12 @@ ROLES_OF_SCOPE: dict[str, tuple[Role, ...]] = {
 }
 
 
-def roles_of(roles: Iterable[str], scopes: Iterable[str]) -> frozenset[str]:
-    """The roles a key holds: those it names, or, naming none, those its scopes imply (D26)."""
-    named = frozenset(roles)
-    if named:
-        return named
+def roles_of(roles: Iterable[str] | None, scopes: Iterable[str]) -> frozenset[str]:
+    """The roles a configured key holds: those it names (an empty list: none), or, when its
+    entry has no ``roles`` at all (written before roles existed), those its scopes imply
+    (D26)."""
+    if roles is not None:
+        return frozenset(roles)
     return frozenset(role for scope in scopes for role in ROLES_OF_SCOPE.get(scope, ()))
 
 

@@ -67,6 +67,7 @@ class ApiWorker:
     async def start(self) -> None:
         workers = int(os.environ.get(WORKERS_VARIABLE, "1"))
         runtime = self.runtime = await start(self.settings, roles.API, workers=workers)
+        await runtime.start_key_refresher()
         self.app = runtime.app()
         settle_collector()  # the app's routes and schemas, too
         show_dev_key(runtime, self.settings.host, self.settings.port)

@@ -24,6 +24,7 @@ from services.digests.intake import TriageIntake
 from services.digests.tracker import GitHubTracker
 from services.edge.auth import KeyRing
 from services.edge.http import Http
+from services.edge.key_refresh import KeyRefresher
 from services.edge.positions import PositionSeal
 from services.edge.tokens import TokenVerifier
 from services.followers.follower import Follower
@@ -62,6 +63,7 @@ __all__ = ["Runtime", "read_models", "serving"]
 
 log = logging.getLogger("feedbackloop")
 GAUGES = "metrics-gauges"  # the supervised task that refreshes the read-model gauges
+KEYS = "keys"  # the supervised task that keeps the key ring at the store's keys and grants
 
 
 @dataclass
@@ -89,6 +91,7 @@ class Runtime:
     # shares the cached JWKS and its refetch cool-down (decisions D32).
     tokens: TokenVerifier = field(init=False)
     role: Role = SERVE  # its metrics port and connection budget (services/processes/roles.py)
+    refresher: KeyRefresher | None = None  # keeps ``keys`` at the store's keys and grants
 
     def __post_init__(self) -> None:
         self.supervisor = Supervisor(self.stop)
@@ -303,9 +306,31 @@ class Runtime:
         report = await self.health(only=self.running())
         return readiness_body(report, await instance_incidents(self.pool))
 
+    async def start_key_refresher(self) -> KeyRefresher:
+        """The store's keys and grants in ``keys`` before the first request, and again
+        whenever they change (decisions D29)."""
+        refresher = self.key_refresher()
+        await refresher.refresh()
+        self.supervisor.start(KEYS, lambda: refresher.run(self.stop))
+        return refresher
+
+    def key_refresher(self) -> KeyRefresher:
+        if self.refresher is None:
+            self.refresher = KeyRefresher(self.pool, self.keys)
+        return self.refresher
+
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds
-        http = Http(self.bus, self.pool, self.keys, wait, self.positions, tokens=self.tokens)
+        refresher = None if self.pool is None else self.key_refresher()
+        http = Http(
+            self.bus,
+            self.pool,
+            self.keys,
+            wait,
+            self.positions,
+            tokens=self.tokens,
+            refresher=refresher,
+        )
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
         return app
 
@@ -317,6 +342,7 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
     the server's shutdown, because uvicorn re-raises SIGTERM once it has shut down."""
     broker = None
     try:
+        await runtime.start_key_refresher()
         await runtime.start_grpc()  # the API's processes answer gRPC too (SPEC C22)
         if everything:
             runtime.start_projections()

@@ -5,12 +5,20 @@ every command that opens a runtime follows one template (``services.processes.li
 
 import typer
 
-from services.processes import commands_agents, commands_backup, commands_intake, commands_parked
+from services.processes import (
+    commands_access,
+    commands_agents,
+    commands_appraisal,
+    commands_backup,
+    commands_intake,
+    commands_parked,
+)
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
 from services.processes.commands_http import api, serve
 from services.processes.commands_keys import HELP as KEYS_HELP
 from services.processes.commands_keys import keys_new
+from services.processes.commands_privacy import erase, export, rewrap
 from services.processes.commands_readers import handover, inbound, projector, relay
 from services.processes.commands_rebuild import rebuild
 from services.processes.commands_scheduler import scheduler
@@ -35,6 +43,9 @@ restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 intake_app = typer.Typer(help=commands_intake.HELP, no_args_is_help=True)
 tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 
+roles_app = typer.Typer(help=commands_access.ROLES_HELP, no_args_is_help=True)
+audit_app = typer.Typer(help=commands_access.AUDIT_HELP, no_args_is_help=True)
+
 
 @app.callback()
 def started() -> None:
@@ -51,12 +62,24 @@ parked_app.command("show")(commands_parked.parked_show)
 parked_app.command("retry")(commands_parked.parked_retry)
 parked_app.command("skip")(commands_parked.parked_skip)
 keys_app.command("new")(keys_new)
+keys_app.command("revoke")(commands_access.keys_revoke)
+keys_app.command("list")(commands_access.keys_list)
+app.add_typer(roles_app, name="roles")
+roles_app.command("grant")(commands_access.roles_grant)
+roles_app.command("revoke")(commands_access.roles_revoke)
+roles_app.command("list")(commands_access.roles_list)
+app.add_typer(audit_app, name="audit")
+audit_app.command("export")(commands_access.audit_export)
+
 app.add_typer(agents_app, name="agents")
 agents_app.command("register")(commands_agents.agents_register)
 agents_app.command("show")(commands_agents.agents_show)
 app.add_typer(intake_app, name="intake")
 intake_app.command("show")(commands_intake.intake_show)
 app.command()(contracts)
+app.command()(erase)
+app.command()(export)
+app.command()(rewrap)
 app.command()(commands_backup.backup)
 app.add_typer(restore_app, name="restore")
 restore_app.command("prepare")(commands_backup.restore_prepare)
@@ -66,6 +89,7 @@ restore_app.command("acknowledge")(commands_backup.restore_acknowledge)
 app.add_typer(tokens_app, name="tokens")
 tokens_app.command("issuers")(tokens_issuers)
 tokens_app.command("check")(tokens_check)
+commands_appraisal.register(app)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 the relay and the inbound consumer loop over. A new context is one line here."""
 
 from projections.read_model import Projection
+from services.access.context import ACCESS
 from services.agents.context import AGENTS
 from services.appraisal.context import APPRAISAL
 from services.appraisal.weekly import reports_only_line
@@ -15,6 +16,7 @@ from services.kafka.inbound.subscription import Subscription
 from services.kafka.publication import Publication
 from services.learning.context import LEARNING
 from services.nightly.context import NIGHTLY
+from services.privacy.context import PRIVACY
 from services.reports.context import REPORTS
 
 CONTEXTS: tuple[Context, ...] = (
@@ -27,6 +29,8 @@ CONTEXTS: tuple[Context, ...] = (
     DATASETS,
     LEARNING,
     APPRAISAL,
+    ACCESS,
+    PRIVACY,
     AGENTS,
 )
 

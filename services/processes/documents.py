@@ -16,14 +16,17 @@ from pydantic import BaseModel
 
 from contracts import topics
 from contracts.agent import AgentError, AgentReply, AgentRequest
+from contracts.appraisal_records import RecordOwnerOutcome
 from contracts.datasets import CurateTask, RecordShareConsent, ShareVersion, SnapshotDataset
 from contracts.envelope import (
     ArtifactValidatedMessage,
     DriftDetectedMessage,
     EvaluationCompletedMessage,
+    OwnerOutcomeRecordedMessage,
     RecordFeedbackMessage,
     RunCompletedMessage,
     SkillCandidateProposedMessage,
+    TaskClosedMessage,
 )
 from contracts.evals import ConfirmEvalCase, LiftEvalCase, PatchEvalCase, RunEvalCase
 from contracts.feedback import RecordFeedback
@@ -52,6 +55,9 @@ ACCEPTED_MODELS: tuple[type[BaseModel], ...] = (
     EvaluationCompletedMessage,
     DriftDetectedMessage,
     SkillCandidateProposedMessage,
+    OwnerOutcomeRecordedMessage,
+    TaskClosedMessage,
+    RecordOwnerOutcome,  # appraisal (SPEC M33): an owner outcome recorded by hand
     DraftReport,
     ComposeWrongAnswer,
     ReviewReport,

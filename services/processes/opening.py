@@ -9,7 +9,10 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from contracts.roles import ROLES
 from projections.read_model import schema_of
+from services.bus.audit import AuditTrail
+from services.bus.audit import ensure_table as ensure_audit_table
 from services.bus.command_bus import CommandBus
 from services.declaration import registry
 from services.edge.auth import EVERY_ROLE, SCOPES, ApiKeyEntry, KeyRing, new_key
@@ -53,6 +56,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
                 store = await asyncio.to_thread(
                     open_store,
                     database_url,
+                    settings.master_key_ring,
                     POSTGRES_POOL_SIZE=str(role.library_kept_open),
                     POSTGRES_MAX_OVERFLOW=str(role.library - role.library_kept_open),
                 )
@@ -61,6 +65,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
                 await ensure_inbound_tables(conn)
                 await ensure_artifacts_table(conn)
                 await ensure_scheduler_tables(conn)
+                await ensure_audit_table(conn)
                 position_key = await ensure_position_key(conn)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
@@ -81,6 +86,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
         replays=commands.replays,
         loop_store=loop_store,
         alone=commands.alone,
+        audit=AuditTrail(pool),
     )
     return Opened(store, pool, loop_store, bus, position_key)
 
@@ -97,4 +103,7 @@ def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:
         path.write_text(json.dumps({"key": key, "entry": entry}))
         path.chmod(0o600)
     saved = json.loads(path.read_text())
-    return KeyRing([ApiKeyEntry.model_validate(saved["entry"])]), str(saved["key"])
+    # The developer's key holds every role too (a key saved before roles existed gains them):
+    # on the embedded default one person is every role, the PlatformAdmin who issues the rest.
+    developer = ApiKeyEntry.model_validate({**saved["entry"], "roles": list(ROLES)})
+    return KeyRing([developer]), str(saved["key"])

@@ -43,19 +43,21 @@ class Role:
         return self.pool_size + self.library + self.bus
 
 
-# serve runs everything: the eight read models, the relay, the three webhooks (hand-overs,
-# reporters' notices, digests' posts) and the digest's triage intake read the log.
-SERVE = Role("serve", 9464, readers=13, queries=10, library=12, bus=2)
-PROJECTOR = Role("projector", 9465, readers=8, queries=1, library=2, bus=0)
+# serve runs everything: the read models, the relay, the three webhooks (hand-overs,
+# reporters' notices, digests' posts) and the digest's triage intake read the log, and one
+# connection LISTENs for changes of keys and grants (services/edge/key_refresh.py).
+SERVE = Role("serve", 9464, readers=15, queries=8, library=12, bus=2)
+PROJECTOR = Role("projector", 9465, readers=9, queries=1, library=2, bus=0)
 RELAY = Role("relay", 9466, readers=1, queries=1, library=2, bus=0)
 INBOUND = Role("inbound", 9467, readers=0, queries=2, library=2, bus=2)
 SCHEDULER = Role("scheduler", 9468, readers=0, queries=2, library=2, bus=2)
 # handover: what leaves for the outside, the three webhooks and the triage intake.
 HANDOVER = Role("handover", 9469, readers=4, queries=1, library=2, bus=2)
-API = Role("api", 9470, readers=0, queries=4, library=2, bus=2)  # per worker
+# Per worker; its one "reader" LISTENs for changes of keys and grants.
+API = Role("api", 9470, readers=1, queries=3, library=2, bus=2)
 # `feedbackloop api` runs a worker per core, but no more than this unless told: each worker
 # holds its own pools, and a default that grows with the host's cores would not let the
-# README's layout fit a default PostgreSQL (two stacks: 86 of 97 connections with two).
+# README's layout fit a default PostgreSQL (two stacks: 88 of 97 connections with two).
 API_DEFAULT_WORKERS = 2
 # One-shot commands for operators: status, parked.
 OPERATOR = Role("operator", 0, readers=0, queries=2, library=1, bus=0)

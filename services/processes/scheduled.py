@@ -14,10 +14,11 @@ from services.evals.agents import agent_client_from_settings
 from services.evals.runs import CaseRunner
 from services.evals.scoring import Thresholds
 from services.nightly.confirmer import read_key_store
-from services.processes.contexts import CONTEXTS
+from services.processes.contexts import CONTEXTS, read_models
 from services.processes.settings import Settings
 from services.processes.webhooks import digest_routes
-from services.scheduling.orders import BuildDigest, PlanNight, RaiseProposals
+from services.projecting.rebuild import rebuild_many
+from services.scheduling.orders import BuildDigest, ExpireOldText, PlanNight, RaiseProposals
 from services.scheduling.scheduler import Scheduler
 from services.store.event_store import EventStore
 
@@ -51,12 +52,14 @@ def given(
     environ: Mapping[str, str],
 ) -> Given:
     # On the embedded default without configured keys, the development key is the only one
-    # there is; otherwise the configured keys, read afresh for each check.
-    key_store: Callable[[], KeyRing] = (
-        (lambda: keys)
-        if dev_key
-        else (lambda: read_key_store(settings.api_keys, settings.api_keys_file))
-    )
+    # there is; otherwise the configured keys, read afresh for each check, with the store's
+    # keys and grants as this process last read them (kept fresh where it serves the API).
+    def configured_and_stored() -> KeyRing:
+        ring = read_key_store(settings.api_keys, settings.api_keys_file)
+        ring.stand(keys.standing)
+        return ring
+
+    key_store: Callable[[], KeyRing] = (lambda: keys) if dev_key else configured_and_stored
     return Given(
         store,
         bus,
@@ -67,6 +70,7 @@ def given(
         key_store,
         case_runner(settings, store, bus),
         digest_routes(settings),
+        rebuild=lambda: rebuild_many(store, pool, read_models()),
     )
 
 
@@ -84,6 +88,7 @@ def new_scheduler(given: Given, tick_seconds: float) -> Scheduler:
         nights,
         carried_out_by(given, BuildDigest),
         proposals=carried_out_by(given, RaiseProposals),
+        retention=carried_out_by(given, ExpireOldText),
         night_hour=nights.settings.start_hour_utc if nights.settings.enabled else None,
         tick_seconds=tick_seconds,
     )

@@ -9,6 +9,7 @@ parsed by pydantic-settings from the same JSON values as always, so a bad value 
 process at start with a validation error that names the setting and the field.
 """
 
+import base64
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -20,6 +21,7 @@ from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
 from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
 from services.edge.tokens import TokenVerifier
 from services.permissions.sources import DEFAULT_SOURCE_ROLES
+from services.store.data_keys import MasterKeys
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]
 # One agent's pass rates by the check they bound (SPEC W66); a name that is not one is refused,
@@ -114,6 +116,15 @@ class Settings(BaseSettings):
     topic_replication_factor: int = 1
     inbound_group_id: str = "feedbackloop-inbound"
 
+    # FEEDBACKLOOP_MASTER_KEYS: the master keys that wrap the data keys personal data is
+    # sealed under (docs/privacy.md), a JSON list of base64 AES keys, the current one first;
+    # older ones stay listed until `feedbackloop privacy rewrap` has run. Empty: the
+    # development key, which protects nothing.
+    master_keys: list[str] = Field(default_factory=list)
+    # Per tenant, months after which report and comment text is erased (decisions D45),
+    # JSON: {"<tenant>": 12}. A tenant not named keeps text until its people are erased.
+    text_retention_months: dict[str, int] = Field(default_factory=dict)
+
     # Hand-overs also go to this webhook, signed with the secret (HMAC-SHA256), if set.
     handover_webhook_url: str | None = None
     handover_webhook_secret: str | None = None
@@ -184,6 +195,13 @@ class Settings(BaseSettings):
             jwks_cooldown_seconds=self.oauth_jwks_cooldown_seconds,
             leeway_seconds=self.oauth_leeway_seconds,
         )
+
+    @property
+    def master_key_ring(self) -> MasterKeys:
+        """The master keys, decoded; the development key when none is set."""
+        if not self.master_keys:
+            return MasterKeys()
+        return MasterKeys(tuple(base64.b64decode(key, validate=True) for key in self.master_keys))
 
     @property
     def agent(self) -> AgentSettings:

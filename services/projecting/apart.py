@@ -33,6 +33,7 @@ from services.projecting.collector import collector_paused
 from services.projecting.live import topics_of
 from services.projecting.shared import REBUILD_PAGE, Shared
 from services.projecting.timestamps import quick_timestamps
+from services.store.data_keys import MasterKeys
 from services.store.event_store import EventStore
 from services.store.opening import open_store
 
@@ -54,7 +55,9 @@ class Apart:
         return topics_of(getattr(projection, "order_free", ()))
 
 
-def started(database_url: str, parts: Sequence[Apart], processes: int) -> ProcessPoolExecutor:
+def started(
+    database_url: str, parts: Sequence[Apart], processes: int, masters: MasterKeys | None = None
+) -> ProcessPoolExecutor:
     """The worker processes that load ``parts``, started now: a worker takes a second or so to
     start (imports, connections), which ``rebuild_many`` spends preparing the fresh schemas
     instead of waiting for it once they are ready."""
@@ -63,7 +66,8 @@ def started(database_url: str, parts: Sequence[Apart], processes: int) -> Proces
         processes,
         mp_context=multiprocessing.get_context("forkserver"),  # see ``ready``
         initializer=start,
-        initargs=(database_url, list(parts)),
+        # The parent's master keys: a worker opens personal fields as the parent does.
+        initargs=(database_url, list(parts), masters),
     )
     for _ in range(processes):  # each call finding no idle worker starts one
         workers.submit(int)
@@ -207,7 +211,7 @@ class Worker:
 _worker: Worker | None = None  # this worker process's
 
 
-def start(database_url: str, parts: list[Apart]) -> None:
+def start(database_url: str, parts: list[Apart], masters: MasterKeys | None = None) -> None:
     """A worker process's start: its store, connection and loop, kept for every chunk."""
     global _worker
     loop = uvloop.new_event_loop()  # as the API's: the rows' COPY goes through it
@@ -222,7 +226,7 @@ def start(database_url: str, parts: list[Apart]) -> None:
     # would race on the catalogue ("tuple concurrently updated"). One connection: a worker
     # reads a page at a time.
     store = open_store(
-        database_url, CREATE_TABLE="n", POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0"
+        database_url, masters, CREATE_TABLE="n", POSTGRES_POOL_SIZE="1", POSTGRES_MAX_OVERFLOW="0"
     )
     _worker = Worker(loop, store, conn, parts, topics)
     Finalize(_worker, _worker.close, exitpriority=10)  # run as the worker process exits

@@ -76,7 +76,7 @@ async def rebuild_many(
     pool_apart = None
     if apart:
         assert database_url is not None
-        pool_apart = workers.started(database_url, apart, processes)
+        pool_apart = workers.started(database_url, apart, processes, store.data_keys.masters)
     try:
         for schema in fresh:
             await cleared(pool, schema)

@@ -25,6 +25,7 @@ from contracts.report_facts import ReportFacts, block_of, facts_of
 from contracts.report_kinds import canonical_kind, parse_kind
 from contracts.reports import DraftReport
 from services.reports.routing import addressee_text, is_agent_owner_kind, should_hand_over
+from services.store.sealing import Personal
 
 REPORT_NAMESPACE = UUID("0c9e6f2a-6d41-5c7b-a1d3-9b8e7f605a42")
 
@@ -39,6 +40,18 @@ def report_id_for(tenant_id: str, command_key: str) -> UUID:
 class Report(Aggregate):
     class Drafted(Aggregate.Created):
         class_version = 2  # v2 stores the block's facts; v1 held only the text
+        # The reporter's words and name, sealed under their key of the month (decisions D42,
+        # D45); the report's later events are sealed under the same key.
+        personal = Personal(
+            text=(
+                "message", "extra_context", "prompt", "context", "facts.message",
+                "facts.answer_excerpt", "facts.expected", "facts.evidence",
+            ),
+            identity=("reporter",),
+            person="reporter",
+            binds=True,
+            dated=True,
+        )  # fmt: skip
 
         tenant_id: str
         reporter: str
@@ -65,6 +78,8 @@ class Report(Aggregate):
         pass
 
     class HandedOver(Aggregate.Event):
+        personal = Personal(text=("message", "extra_context"))  # the draft's key
+
         tenant_id: str
         category: str
         message: str
@@ -91,17 +106,24 @@ class Report(Aggregate):
         reviewed_by: str
 
     class Resolved(Aggregate.Event):
+        personal = Personal(text=("change", "link"))  # the reviewer's words, with the report's
+
         reviewed_by: str
         change: str | None
         link: str | None
 
     class WontFix(Aggregate.Event):
+        personal = Personal(text=("reason",))  # the reviewer's words, with the report's
+
         reviewed_by: str
         reason: str | None
 
     class ReporterNotified(Aggregate.Event):
         """The outcome told to the reporter (published as ``report-resolved``): it carries
         the reporter, whom ``Resolved`` and ``WontFix`` do not name (decisions D51)."""
+
+        # The reporter and the review's words, under the draft's key (decisions D42).
+        personal = Personal(text=("change", "link", "reason"), identity=("reporter",))
 
         tenant_id: str
         reporter: str

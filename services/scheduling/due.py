@@ -9,14 +9,21 @@ import re
 from datetime import UTC, date, datetime, time, timedelta
 
 from contracts.weeks import due_at, last_completed, previous
-from services.scheduling.orders import BuildDigest, Order, PlanNight, RaiseProposals
+from services.scheduling.orders import (
+    BuildDigest,
+    ExpireOldText,
+    Order,
+    PlanNight,
+    RaiseProposals,
+)
 
 NIGHTS_KEPT = 7  # after a longer downtime, only the last week's nights are caught up
 WEEKS_KEPT = 52
 PROPOSAL_HOUR = 6  # SPEC C42: the ProposalGenerator's cron is 0 6 * * *
+RETENTION_HOUR = 3  # decisions D45: before the working day, after the night's heavy work
 ORDER = re.compile(
     r"^(night/(?P<date>\d{4}-\d{2}-\d{2})|digest/(?P<week>\d{4}-W\d{2})"
-    r"|proposals/(?P<day>\d{4}-\d{2}-\d{2}))$"
+    r"|proposals/(?P<day>\d{4}-\d{2}-\d{2})|retention/(?P<retained>\d{4}-\d{2}-\d{2}))$"
 )
 
 
@@ -29,6 +36,8 @@ def due_time(order: Order, night_hour: int) -> datetime:
         return night_at(order.date, night_hour)
     if isinstance(order, RaiseProposals):
         return night_at(order.date, PROPOSAL_HOUR)
+    if isinstance(order, ExpireOldText):
+        return night_at(order.date, RETENTION_HOUR)
     return due_at(order.week)
 
 
@@ -47,6 +56,7 @@ def due(
     *,
     night_hour: int | None,
     proposal_hour: int | None = None,
+    retention_hour: int | None = None,
 ) -> list[Order]:
     """The orders a tick hands over, in the order they fell due: the nights (``night_hour``
     UTC of each date, SPEC §3.8) and the weeks' digests (the Monday 06:00 UTC after the week,
@@ -55,7 +65,8 @@ def due(
     recorded* (§3.8, W106): a night switched on today still runs today and nothing missed is
     lost, while the runner and the builder find a recorded one done and do nothing.
     ``night_hour`` None: nights are off (W80). The proposals of each day (``proposal_hour``
-    UTC, C42) fall due the same way as nights; None: no generator here."""
+    UTC, C42) fall due the same way as nights; None: no generator here. So does each day's
+    expiry of old text (``retention_hour`` UTC, decisions D45); None: no retention here."""
     now = now.astimezone(UTC)
     since = (previous_tick or now).astimezone(UTC)
     orders: list[Order] = []
@@ -63,6 +74,8 @@ def due(
         orders += [PlanNight(day, now) for day in daily(since, now, night_hour)]
     if proposal_hour is not None:
         orders += [RaiseProposals(day, now) for day in daily(since, now, proposal_hour)]
+    if retention_hour is not None:
+        orders += [ExpireOldText(day, now) for day in daily(since, now, retention_hour)]
     latest = last_completed(now)
     if due_at(latest) > now:  # a Monday before 06:00: the week just ended is not due yet
         latest = previous(latest)[0]
@@ -72,13 +85,16 @@ def due(
 
 
 def parse_order(text: str, now: datetime) -> Order:
-    """``night/2026-11-29``, ``digest/2026-W48`` or ``proposals/2026-11-30``, as ``--order``
-    takes them."""
+    """``night/2026-11-29``, ``digest/2026-W48``, ``proposals/2026-11-30`` or
+    ``retention/2026-11-30``, as ``--order`` takes them."""
     found = ORDER.match(text)
     if found is None:
         raise ValueError(
-            f"{text!r} is neither night/YYYY-MM-DD, digest/YYYY-Www nor proposals/YYYY-MM-DD"
+            f"{text!r} is neither night/YYYY-MM-DD, digest/YYYY-Www, proposals/YYYY-MM-DD "
+            "nor retention/YYYY-MM-DD"
         )
+    if found["retained"]:
+        return ExpireOldText(date.fromisoformat(found["retained"]), now)
     if found["date"]:
         return PlanNight(date.fromisoformat(found["date"]), now)
     if found["day"]:

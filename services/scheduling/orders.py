@@ -47,4 +47,18 @@ class RaiseProposals:
         return f"proposals/{self.date.isoformat()}"
 
 
-Order = PlanNight | BuildDigest | RaiseProposals
+@dataclass(frozen=True)
+class ExpireOldText:
+    """Erase, for every tenant with a retention period, report and comment text older than
+    it (decisions D45): daily at ``RETENTION_HOUR`` UTC; erasing what is erased already
+    destroys nothing more."""
+
+    date: date
+    now: datetime
+
+    @property
+    def name(self) -> str:
+        return f"retention/{self.date.isoformat()}"
+
+
+Order = PlanNight | BuildDigest | RaiseProposals | ExpireOldText

@@ -40,14 +40,27 @@ from services.followers.heartbeats import Beat, beat, beating
 from services.followers.reader import Connection
 from services.followers.status import ReaderStatus
 from services.followers.transient import is_transient
-from services.scheduling.due import PROPOSAL_HOUR, due, due_time, parse_order, too_old
+from services.scheduling.due import (
+    PROPOSAL_HOUR,
+    RETENTION_HOUR,
+    due,
+    due_time,
+    parse_order,
+    too_old,
+)
 from services.scheduling.failures import (
     SCHEDULER,
     failing_orders,
     forget_order,
 )
 from services.scheduling.failures import ensure_table as ensure_failures_table
-from services.scheduling.orders import BuildDigest, Order, PlanNight, RaiseProposals
+from services.scheduling.orders import (
+    BuildDigest,
+    ExpireOldText,
+    Order,
+    PlanNight,
+    RaiseProposals,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +86,7 @@ class Nights(Protocol):
 
 Digests = Callable[[BuildDigest], Awaitable[None]]
 Proposals = Callable[[RaiseProposals], Awaitable[None]]
+Retention = Callable[[ExpireOldText], Awaitable[None]]
 
 
 async def ensure_tables(conn: Connection) -> None:
@@ -91,12 +105,14 @@ class Scheduler:
         *,
         night_hour: int | None,
         proposals: Proposals | None = None,
+        retention: Retention | None = None,
         tick_seconds: float = 3600.0,
         heartbeat: float = 5.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.pool, self.nights, self.digests = pool, nights, digests
         self.proposals = proposals
+        self.retention = retention
         self.night_hour = night_hour if nights is not None else None
         self.tick_seconds, self.heartbeat, self.clock = tick_seconds, heartbeat, clock
         self.status = ReaderStatus(NAME)
@@ -142,6 +158,7 @@ class Scheduler:
                 now,
                 night_hour=self.night_hour,
                 proposal_hour=PROPOSAL_HOUR if self.proposals is not None else None,
+                retention_hour=RETENTION_HOUR if self.retention is not None else None,
             )
             if order.name not in given_up
         ]
@@ -209,6 +226,9 @@ class Scheduler:
             elif isinstance(order, RaiseProposals):
                 if self.proposals is not None:
                     await self.proposals(order)
+            elif isinstance(order, ExpireOldText):
+                if self.retention is not None:
+                    await self.retention(order)
             elif self.digests is not None:
                 await self.digests(order)
         except Exception as error:

@@ -10,12 +10,20 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import Application
-from eventsourcing.persistence import JSONTranscoder, ProcessRecorder, Transcoder, Transcoding
+from eventsourcing.persistence import (
+    JSONTranscoder,
+    Mapper,
+    ProcessRecorder,
+    Transcoder,
+    Transcoding,
+)
 from pydantic import BaseModel
 
 from contracts.neighbours import RunCompleted
 from contracts.scalars import STORED
+from services.store.data_keys import DataKeys, MasterKeys, MemoryDataKeys
 from services.store.fast_event_json import FastJSONTranscoder
+from services.store.sealing import SealingMapper
 
 STORE_NAME = "FeedbackLoop"
 EVENTS_TABLE = "feedbackloop_events"  # the library's naming: lower(name) + "_events"
@@ -43,6 +51,18 @@ CONTRACTS_IN_EVENTS: tuple[type[BaseModel], ...] = (RunCompleted,)
 
 class EventStore(Application[UUID]):
     name = STORE_NAME
+    data_keys: DataKeys
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        """The mapper that seals declared personal fields (services.store.sealing). The
+        recorder is built after the mapper, so the keys reach its datastore when first asked;
+        ``open_store`` sets the master keys from the settings."""
+        if self.env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
+            keys = DataKeys(lambda: self.recorder.datastore, MasterKeys())  # type: ignore[attr-defined]
+        else:
+            keys = MemoryDataKeys(MasterKeys())
+        self.data_keys = keys
+        return SealingMapper(self.construct_transcoder(), self.data_keys)
 
     def construct_transcoder(self) -> Transcoder:
         transcoder = FastJSONTranscoder()

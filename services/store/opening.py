@@ -9,6 +9,7 @@ from eventsourcing.utils import get_topic
 
 from services.store.appending import ensure_append_function
 from services.store.columns_recorder import ColumnsRecorder
+from services.store.data_keys import MasterKeys
 from services.store.event_store import EventStore
 from services.store.owners import ensure_tenants_table
 
@@ -40,8 +41,11 @@ def postgres_env(database_url: str) -> dict[str, str]:
     }
 
 
-def open_store(database_url: str, **overrides: Any) -> EventStore:
-    """Open (and on first use create) the event store, refusing DB functions."""
+def open_store(
+    database_url: str, master_keys: MasterKeys | None = None, **overrides: Any
+) -> EventStore:
+    """Open (and on first use create) the event store, refusing DB functions. ``master_keys``
+    wrap the data keys personal data is sealed under (by default the development key)."""
     from_env = os.environ.get("POSTGRES_ENABLE_DB_FUNCTIONS", "").strip().lower()
     if from_env in {"y", "yes", "t", "true", "on", "1"}:
         raise StoreMisconfigured(
@@ -58,5 +62,9 @@ def open_store(database_url: str, **overrides: Any) -> EventStore:
         raise StoreMisconfigured("the event store's events must be stored as plain JSON")
     assert isinstance(recorder, ColumnsRecorder), "PROCESS_RECORDER_TOPIC names it"
     ensure_tenants_table(store)
+    if master_keys is not None:
+        store.data_keys.masters = master_keys
+    if overrides.get("CREATE_TABLE", "y") != "n":
+        store.data_keys.ensure_tables()
     ensure_append_function(recorder, recorder.events_table_name, recorder.channel_name)
     return store

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests import servers
+from tests.integration.access_keys import access_runtime, admins  # noqa: F401  (fixtures)
 from tests.servers import localservers
 
 

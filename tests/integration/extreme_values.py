@@ -209,7 +209,13 @@ def body(event: Any, raw_nul: bool = False) -> bytes:
 
 # ---- The charter -----------------------------------------------------------------------------
 
-SENSOR_KINDS = ["inbox_waiting", "inbox_age", "proposal_wait", "eval_fail_rate", "priority"]
+SENSOR_KINDS = [
+    "outbox_waiting",
+    "request_closure",
+    "question_latency",
+    "intervention_rate",
+    "priority",
+]
 setpoints = st.one_of(
     st.integers(-(10**400), 10**400).map(str),
     st.integers(0, 10**12).map(str),

@@ -38,17 +38,17 @@ text = "Answers rest on sources the asker can read."
 [[line]]
 id = "inbox-short"
 text = "Nobody's report waits long."
-sensor = { kind = "inbox_age", setpoint = "2d" }
+sensor = { kind = "request_closure", setpoint = "2d" }
 
 [[line]]
 id = "proposals"
 text = "Proposals get a decision."
-sensor = { kind = "proposal_wait", setpoint = "1w" }
+sensor = { kind = "question_latency", setpoint = "1w" }
 
 [[line]]
 id = "evals"
 text = "Eval cases pass."
-sensor = { kind = "eval_fail_rate", setpoint = "20%" }
+sensor = { kind = "intervention_rate", setpoint = "20%" }
 """
 
 
@@ -93,14 +93,14 @@ async def test_a_person_writes_the_charter_and_reads_it_back_with_readings(
     states = {line["id"]: line["sensor"]["state"] for line in got["lines"][1:]}
     assert states == {
         "inbox-short": "nothing-waiting",  # M20: an empty Inbox, not "0 within"
-        "proposals": "nothing-waiting",  # the learning proposals' read model, empty
+        "proposals": "unreadable",  # no run has reported its agent's questions: not zero
         "evals": "too-little-evidence",
     }
     assert all(line["sensor"]["within"] is None for line in got["lines"][1:])
-    await runtime.pool.execute("DROP SCHEMA rm_learning_proposals CASCADE")
+    await runtime.pool.execute("DROP SCHEMA rm_inbox CASCADE")
     gone = (await client.get("/factory/appraisal/charter")).json()
-    assert gone["lines"][2]["sensor"]["state"] == "unreadable"  # M16, M20: never zero
-    assert gone["lines"][2]["sensor"]["value"] is None
+    assert gone["lines"][1]["sensor"]["state"] == "unreadable"  # M16, M20: never zero
+    assert gone["lines"][1]["sensor"]["value"] is None
 
 
 async def test_a_service_key_may_not_write_the_charter(
@@ -277,7 +277,9 @@ async def test_a_changed_table_rereads_every_past_run_without_a_migration(
         assert old["valence"]["shown"] == "\u22123.0"
         assert new["valence"]["shown"] == "\u22123.0"  # −2.0 correction, −1.0 report
         assert sorted(o["outcome"] for o in new["outcomes"]) == ["correction", "report-not-found"]
-        assert new["label"] == "anger"  # M36, M39: the most negative is the world's now
+        # M42: the free readout names it distress; the world's agency is the paid
+        # appraiser's to read (M36), not the table's to label
+        assert new["label"] == "distress"
         assert [o["sign"] for o in new["outcomes"] if o["outcome"] == "correction"] == [-2.0]
     rows = await runtime.pool.fetch("SELECT * FROM rm_appraisal.feedback ORDER BY feedback_id")
     assert all("sign" not in dict(row) and "label" not in dict(row) for row in rows)
@@ -351,7 +353,7 @@ async def test_the_live_read_model_serves_the_charter_and_eval_runs_by_agent(
     assert evals["state"] == "too-little-evidence"  # two runs are too few for a rate (M20)
     agent = (await client.get("/factory/appraisal/agents/coach")).json()
     assert sorted(o["outcome"] for o in agent["outcomes"]) == ["eval-invented", "eval-passed"]
-    assert all(o["goal"] == "charter:evals" for o in agent["outcomes"])  # M18: its line
+    assert all(o["goal"] is None for o in agent["outcomes"])  # M18: no sensor watches evals
     assert agent["valence"]["shown"] == "+0.5 \u22121.0"  # M41: never netted to −0.5
     assert agent["label"] == "distress"  # M40: mixed evidence follows the negative
     since = (NOW - timedelta(hours=1)).isoformat()
@@ -359,7 +361,7 @@ async def test_the_live_read_model_serves_the_charter_and_eval_runs_by_agent(
     assert later["outcomes"] == []  # the window leaves the day-old runs out
     line = (await client.get("/factory/appraisal/lines/evals")).json()
     assert line["reading"]["state"] == "too-little-evidence"
-    assert len(line["outcomes"]) == 2
+    assert line["outcomes"] == []
 
 
 # An offset that takes the instant past year 9999 (or before year 1) in UTC: no instant

@@ -160,17 +160,17 @@ async def test_a_first_charter_holding_nul_is_refused(
 @pytest.mark.parametrize(
     ("kind", "setpoint"),
     [
-        ("inbox_waiting", '"²"'),
-        ("inbox_waiting", '"' + "9" * 400 + '"'),
-        ("inbox_waiting", "9" * 400),
-        ("inbox_waiting", '"٣"'),
-        ("inbox_age", '"' + "9" * 400 + 's"'),
-        ("inbox_age", '"٣d"'),
-        ("eval_fail_rate", '"' + "9" * 400 + '%"'),
-        ("eval_fail_rate", '"NaN"'),
-        ("eval_fail_rate", "9" * 400),
-        ("eval_fail_rate", "2"),
-        ("eval_fail_rate", "nan"),
+        ("outbox_waiting", '"²"'),
+        ("outbox_waiting", '"' + "9" * 400 + '"'),
+        ("outbox_waiting", "9" * 400),
+        ("outbox_waiting", '"٣"'),
+        ("request_closure", '"' + "9" * 400 + 's"'),
+        ("request_closure", '"٣d"'),
+        ("intervention_rate", '"' + "9" * 400 + '%"'),
+        ("intervention_rate", '"NaN"'),
+        ("intervention_rate", "9" * 400),
+        ("intervention_rate", "2"),
+        ("intervention_rate", "nan"),
     ],
 )
 async def test_a_setpoint_out_of_its_grammar_or_range_is_refused_naming_the_line(

@@ -55,6 +55,19 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "reinforcements": 4,
         "proposedAt": AT,
     },
+    "factory.agents.v1.OwnerOutcomeRecorded": {
+        "outcomeId": "oc-1",
+        "runId": "r-1",
+        "draftId": "d-1",
+        "verdict": "no_issue",
+        "recordedAt": AT,
+    },
+    "factory.tasks.v1.TaskClosed": {
+        "taskId": "task-1",
+        "transitionId": "tr-1",
+        "status": "done",
+        "closedAt": AT,
+    },
     "evaluation.feedback.v1.RecordFeedback": {
         "projectId": "p",
         "subjectKind": "run",

@@ -388,7 +388,11 @@ BODIES = {
     ("post", "/factory/evaluation/datasets/{datasetId}/snapshot"): "SnapshotDataset",
     ("post", "/factory/evaluation/datasets/{datasetId}/consents"): "RecordShareConsent",
     ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): "ShareVersion",
+    ("post", "/factory/keys"): "NewApiKey",
+    ("post", "/factory/roles/grant"): "GrantRole",
+    ("post", "/factory/roles/revoke"): "RevokeRole",
     ("put", "/factory/agents/{agent}"): "RegisterAgent",
+    ("post", "/factory/appraisal/outcomes"): "RecordOwnerOutcome",
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka

@@ -51,6 +51,15 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): {OP},
     ("put", "/factory/appraisal/charter"): {A},
     ("put", "/factory/agents/{agent}"): {A},
+    # An owner's outcome is the owner's feedback on a draft (the scope of feedback).
+    ("post", "/factory/appraisal/outcomes"): GIVERS,
+    # Appraises what closed since; the readouts it decides are the service's own commands.
+    ("post", "/factory/appraisal/closures:appraise"): None,
+    ("post", "/factory/keys"): {A},
+    ("post", "/factory/keys/{key_id}/revoke"): {A},
+    ("post", "/factory/roles/grant"): {A},
+    ("post", "/factory/roles/revoke"): {A},
+    ("delete", "/factory/people/{person}"): {A},
     ("post", "/factory/events"): None,  # per event type: ``EVENT_ALLOWED``
     # A published version is immutable: refused to everyone, no command behind it.
     ("put", "/factory/evaluation/datasets/{datasetId}/versions/{version}"): None,
@@ -65,6 +74,8 @@ EVENT_ALLOWED: dict[str, set[str]] = {
     "factory.quality.v1.DriftDetected": {OP},
     "factory.memory.v1.SkillCandidateProposed": {OP},
     "evaluation.feedback.v1.RecordFeedback": GIVERS,
+    "factory.agents.v1.OwnerOutcomeRecorded": GIVERS,
+    "factory.tasks.v1.TaskClosed": {OP},
 }
 PATH_VALUES = {
     "report_id": str(uuid.uuid4()),
@@ -74,6 +85,8 @@ PATH_VALUES = {
     "taskId": "t-1",
     "version": "1",
     "agent": "AgenticOffice/Agent/OfficeCoach",
+    "key_id": str(uuid.uuid4()),
+    "person": "someone",
 }
 CHARTER = b'[[line]]\nid = "inbox-short"\ntext = "Nobody\'s report waits long."\n'
 

@@ -1,8 +1,11 @@
 """Labels and valence (SPEC M35–M44): table tests over every branch, a property test that the
 two sums never net, and an enumeration of every label over the finite input space, derived
-from the code (which labels the derivation can reach today and which it cannot)."""
+from the code: the free readout reaches neutral, distress and pride only (M42); regret and
+disappointment come only through a probe, anger and embarrassment only through the appraiser;
+guilt, shame and excitement are kept for later and reached by nothing."""
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,22 +14,32 @@ from hypothesis import strategies as st
 
 from contracts.goals import GoalKind, GoalRef
 from contracts.neighbours import RunCounters
-from services.appraisal.charter import Charter, parse_charter
-from services.appraisal.facts import EvalRunFact, Facts, FeedbackFact, ReportFact, RunFact
-from services.appraisal.labels import Label, label, valence
-from services.appraisal.outcomes import (
-    CONTRIBUTIONS,
-    REPORT_KINDS,
-    Agency,
-    Channel,
-    GoalError,
-    goal_errors,
+from contracts.runtime_facts import (
+    DraftStatus,
+    OwnerStop,
+    OwnerVerdict,
+    QuestionStatus,
+    RunDraft,
+    RunQuestion,
 )
+from services.appraisal.charter import Charter, parse_charter
+from services.appraisal.derivation import goal_errors
+from services.appraisal.facts import (
+    EvalRunFact,
+    Facts,
+    FeedbackFact,
+    OwnerOutcomeFact,
+    PassFact,
+    ReportFact,
+    RunFact,
+)
+from services.appraisal.labels import FREE, UNREACHABLE, Label, frustrated, label, valence
+from services.appraisal.outcomes import REPORT_KINDS, Agency, Channel, GoalError
 
 CHARTER = parse_charter(
     '[[line]]\nid = "grounded"\ntext = "Answers are grounded."\n'
     '[[line]]\nid = "inbox"\ntext = "Reports do not wait."\n'
-    'sensor = { kind = "inbox_age", setpoint = "1d" }\n'
+    'sensor = { kind = "request_closure", setpoint = "1d" }\n'
 )
 KNOWN = GoalRef(GoalKind.charter, "grounded")
 GONE = GoalRef(GoalKind.charter, "removed")
@@ -43,10 +56,14 @@ def err(
     outcome: str = "x",
     controllable: bool | None = None,
     delivery: bool = False,
+    channel: Channel = Channel.edit,
 ) -> GoalError:
-    return GoalError(
-        goal, Channel.edit, sign, agency, visible, "id-1", outcome, controllable, delivery
-    )
+    return GoalError(goal, channel, sign, agency, visible, "id-1", outcome, controllable, delivery)
+
+
+def opinion(sign: float = -1.0, agency: Agency = Agency.self, visible: bool = False) -> GoalError:
+    """The quarantined appraiser's one signed error (a paid pass, channel appraisal)."""
+    return err(sign, agency, visible, outcome="appraiser", channel=Channel.appraisal)
 
 
 @pytest.mark.parametrize(
@@ -58,29 +75,51 @@ def err(
         ([err(+1.0, delivery=True, goal=TASK)], Label.neutral),  # against no charter line
         ([err(+1.0, delivery=True, goal=GONE)], Label.neutral),  # M19: the line is gone
         ([err(+1.0, delivery=True, goal=KNOWN)], Label.pride),  # M38
-        ([err(-1.0)], Label.distress),  # M37: reached nobody
-        ([err(-1.0, visible=True)], Label.embarrassment),  # M37: reached somebody
-        ([err(-1.0, Agency.owner, True)], Label.embarrassment),
-        ([err(-1.0, Agency.world, True)], Label.anger),  # M36: agency before exposure
-        ([err(-1.0, Agency.other)], Label.anger),
+        ([opinion(+1.0)], Label.neutral),  # M38: an appraiser's positive opinion is no pride
+        ([err(-1.0)], Label.distress),  # M37
+        # M42: the free readout names every negative distress, whoever caused it and
+        # whether it reached somebody: agency and exposure are the paid appraiser's to read.
+        ([err(-1.0, visible=True)], Label.distress),
+        ([err(-1.0, Agency.owner, True)], Label.distress),
+        ([err(-1.0, Agency.world, True)], Label.distress),
+        ([err(-1.0, Agency.other)], Label.distress),
+        ([opinion(-1.0, visible=True)], Label.embarrassment),  # M37: reached somebody
+        ([opinion(-1.0, Agency.world, True)], Label.anger),  # M36: agency before exposure
+        ([opinion(-1.0, Agency.other)], Label.anger),
+        ([opinion(-1.0, Agency.owner)], Label.distress),
         ([err(-1.0, controllable=True)], Label.regret),  # M44: mattered
         ([err(-1.0, controllable=False)], Label.disappointment),  # M44: redundant
-        ([err(-1.0, Agency.world, controllable=True)], Label.anger),  # probe refines self/owner
-        ([err(-1.0), err(-0.5, Agency.world)], Label.distress),  # M39: most negative decides
-        ([err(-0.5), err(-1.0, Agency.world)], Label.anger),
-        ([err(-1.0), err(-1.0, visible=True)], Label.embarrassment),  # M39: tie → says more
-        ([err(-1.0, visible=True), err(-1.0, Agency.world)], Label.anger),
-        ([err(-1.0, goal=TASK), err(-1.0, goal=TASK)], Label.frustration),  # M39
-        ([err(-1.0, goal=TASK, outcome="a"), err(-1.0, goal=TASK, outcome="b")], Label.distress),
+        ([err(-1.0, Agency.world, controllable=True)], Label.regret),  # the probe's word
+        ([err(-1.0), opinion(-0.5, Agency.world)], Label.distress),  # M39: most negative
+        ([err(-0.5), opinion(-1.0, Agency.world)], Label.anger),
+        ([err(-1.0), opinion(-1.0, visible=True)], Label.embarrassment),  # M39: says more
+        ([opinion(-1.0, visible=True), err(-1.0, controllable=False)], Label.disappointment),
+        ([err(-1.0, goal=TASK, controllable=c) for c in (True, False)], Label.regret),
+        ([err(-1.0, goal=TASK, controllable=None)] * 2, Label.distress),  # not probe-resolved
+        ([err(-0.5), err(-1.0, goal=TASK, controllable=False, outcome="a"),
+          err(-1.0, goal=TASK, controllable=True, outcome="b")], Label.regret),
+        ([err(-1.0, goal=TASK, controllable=False)] * 2,
+         Label.disappointment),  # frustration never displaces a name that says more
+        ([err(-1.0, goal=TASK), err(-1.0, goal=TASK), opinion(-1.0)], Label.distress),
         ([err(-1.0), err(-1.0)], Label.distress),  # no goal named: not frustration
-        ([err(-1.0, Agency.owner, goal=TASK)] * 2, Label.distress),  # not self-caused
-        ([err(-1.0, visible=True, goal=TASK)] * 2,
-         Label.embarrassment),  # frustration never displaces a name that says more
+        ([err(-1.0, Agency.owner, goal=TASK, controllable=True)] * 2,
+         Label.regret),  # not self-caused: no frustration
         ([err(+1.0, delivery=True, goal=KNOWN), err(-1.0)], Label.distress),  # M40
     ],
 )  # fmt: skip
 def test_the_label_of_a_record(errors: list[GoalError], expected: Label) -> None:
     assert label(errors, CHARTER) is expected
+
+
+def test_frustration_is_two_probe_resolved_self_errors_of_one_kind_on_one_goal() -> None:
+    """SPEC M39: it needs a probe's answer on both, and says less than regret or
+    disappointment, so it shows only beside a name that says less: here the appraiser's
+    distress is the most negative, and frustration displaces it."""
+    probed = err(-0.5, goal=TASK, controllable=True, outcome="loop")
+    assert label([probed, probed, opinion(-1.0)], CHARTER) is Label.frustration
+    assert label([probed, probed], CHARTER) is Label.regret
+    assert frustrated([probed, probed])
+    assert not frustrated([replace(probed, controllable=None)] * 2)
 
 
 def test_a_compacted_record_reads_neutral() -> None:  # M43
@@ -120,35 +159,63 @@ def test_one_sign_never_moves_the_other_sum(errors: list[GoalError], added: Goal
 # ---- Every label, and what reaches it: explored over the finite input space -----------------
 
 
-def reachable_errors() -> set[GoalError]:
-    """Every signed outcome the derivation can produce today, found by running it over a
-    finite space of recorded facts (every kind, rating, report state, counter, goal shape)."""
-    serves_options = [(), (KNOWN,), (GONE,), (TASK,)]
+def recorded_facts(serves: tuple[GoalRef, ...]) -> Facts:
+    """Every kind of recorded fact the derivation reads, in each state, for one goal shape."""
+    feedback = [
+        FeedbackFact("f", "r", kind, rating, NOW, serves)
+        for kind, rating in [("comment", None), ("correction", None),
+                             ("escalation", None)] + [("rating", n) for n in range(1, 6)]
+    ]  # fmt: skip
+    reports = [
+        ReportFact("p", "r", "a", kind, reached, NOW - age, status, change, serves)
+        for kind in (*REPORT_KINDS, "other", None)
+        for reached in (True, False)
+        for status in ("New", "Resolved")
+        for change in (True, False)
+        for age in (timedelta(0), timedelta(days=3))
+    ]
+    evals = [EvalRunFact("e", "a", p, i, NOW) for p in (True, False) for i in (True, False)]
+    runs = [
+        RunFact("r", "a", NOW, dev, RunCounters(**{name: one}), serves)
+        for dev in (True, False)
+        for name in RunCounters.model_fields
+        if not name.startswith("oldest_")  # instants: no sign of their own
+        for one in ((1, 0) if name not in ("goal_anchor", "goal_put_to_owner",
+                                           "goal_confirmed") else (True,))
+    ]  # fmt: skip
+    runtime = [
+        RunFact(f"rt-{i}", "a", NOW + timedelta(seconds=i), False, RunCounters(), serves, ok,
+                drafts=(RunDraft(draft_id=f"d-{i}", status=d),),
+                questions=(RunQuestion(question_id=f"q-{i}", status=q),),
+                stops=(OwnerStop(stop_id=f"s-{i}", resumed=resumed),))
+        for i, (d, q, resumed, ok) in enumerate(itertools.product(
+            DraftStatus, QuestionStatus, (True, False), (True, False)))
+    ]  # fmt: skip
+    outcomes = [
+        OwnerOutcomeFact(f"o-{i}", f"rt-{i}", f"d-{i}", verdict)
+        for i, verdict in enumerate(v for v in OwnerVerdict if v is not OwnerVerdict.withdrawn)
+    ]
+    return Facts(tuple(feedback), tuple(reports), tuple(evals), (*runs, *runtime),
+                 tuple(outcomes))  # fmt: skip
+
+
+def reachable_errors(*, paid: bool = False) -> set[GoalError]:
+    """Every signed outcome the derivation produces from recorded facts; with ``paid``, also
+    with every probe result on every error and every appraiser verdict joined in."""
     found: set[GoalError] = set()
     for charter in (Charter(), CHARTER):
-        for serves in serves_options:
-            feedback = [
-                FeedbackFact("f", "r", kind, rating, NOW, serves)
-                for kind, rating in [("comment", None), ("correction", None),
-                                     ("escalation", None)] + [("rating", n) for n in range(1, 6)]
-            ]  # fmt: skip
-            reports = [
-                ReportFact("p", "r", "a", kind, reached, NOW - age, status, change, serves)
-                for kind in (*REPORT_KINDS, "other", None)
-                for reached in (True, False)
-                for status in ("New", "Resolved")
-                for change in (True, False)
-                for age in (timedelta(0), timedelta(days=3))
-            ]
-            evals = [EvalRunFact("e", "a", p, i, NOW) for p in (True, False) for i in (True, False)]
-            runs = [
-                RunFact("r", "a", NOW, dev, RunCounters(**{name: one}), serves)
-                for dev in (True, False)
-                for name in RunCounters.model_fields
-                for one in ((1, 0) if name != "goal_anchor" else (True,))
-            ]
-            facts = Facts(tuple(feedback), tuple(reports), tuple(evals), tuple(runs))
-            found |= set(goal_errors(facts, charter, NOW))
+        for serves in [(), (KNOWN,), (GONE,), (TASK,)]:
+            facts = recorded_facts(serves)
+            free = goal_errors(facts, charter, NOW)
+            found |= set(free)
+            if not paid:
+                continue
+            for result in ("mattered", "redundant", "inconclusive", "skipped"):
+                probed = [PassFact("r", "probe", e.cite, result) for e in free]
+                found |= set(goal_errors(replace(facts, passes=tuple(probed)), charter, NOW))
+            for agency, visible in itertools.product(Agency, (True, False)):
+                said = (PassFact("r", "appraiser", "appraiser", "found", -0.5, agency, visible),)
+                found |= set(goal_errors(replace(facts, passes=said), charter, NOW))
     return found
 
 
@@ -163,62 +230,74 @@ def labels_over(errors: set[GoalError]) -> dict[Label, tuple[GoalError, ...]]:
 
 
 def every_input() -> set[GoalError]:
-    """The whole finite space the label function reads, probes included."""
+    """The whole finite space the label function reads (sign, agency, exposure, goal, a
+    probe's answer, delivery, the appraiser's channel), paid passes included."""
     return {
-        err(row.sign, row.agency, visible, goal=goal, outcome=name, controllable=probe,
-            delivery=row.delivery)
-        for name, row in CONTRIBUTIONS.items()
+        err(sign, agency, visible, goal=goal, controllable=probe, delivery=delivery,
+            channel=channel)
+        for sign in (-1.0, -0.5, +0.5, +1.0)
+        for agency in Agency
         for visible in (True, False)
-        for goal in (None, KNOWN, GONE, TASK)
+        for goal in (None, KNOWN, TASK)
         for probe in (None, True, False)
+        for delivery in ((False, True) if sign > 0 else (False,))
+        for channel in (Channel.edit, Channel.appraisal)
     }  # fmt: skip
 
 
-def test_every_label_is_reachable_by_some_input_and_says_which_today() -> None:
+def test_every_label_but_the_three_kept_for_later_is_reachable() -> None:
     over_everything = labels_over(every_input())
-    assert set(over_everything) == set(Label)  # no label is dead code
+    assert set(Label) - set(over_everything) == UNREACHABLE == {
+        Label.guilt, Label.shame, Label.excitement,
+    }  # fmt: skip
 
-    today = labels_over(reachable_errors())
-    unreachable = set(Label) - set(today)
-    # No probe fills ``controllable`` yet (M26), so the two labels a probe gives are
-    # unreachable today; everything else is reached by the derivation from real facts.
-    assert unreachable == {Label.regret, Label.disappointment}
-    for name, record in today.items():
+
+def test_the_free_readout_reaches_only_neutral_distress_and_pride() -> None:  # M42
+    free = labels_over(reachable_errors())
+    assert set(free) == FREE == {Label.neutral, Label.distress, Label.pride}
+    assert free[Label.pride][0].delivery
+
+
+def test_regret_and_disappointment_come_only_through_a_probe() -> None:  # M42, M44
+    errors = reachable_errors(paid=True)
+    paid = labels_over(errors)
+    # frustration needs three: two probe-resolved self errors of one kind on one goal beside
+    # a more negative error the appraiser named distress (M39)
+    assert set(Label) - set(paid) == UNREACHABLE | {Label.frustration}
+    probed = next(e for e in errors if e.controllable and e.agency is Agency.self and e.goal
+                  and -1.0 < e.sign < 0)  # fmt: skip
+    distress = next(e for e in errors if e.channel is Channel.appraisal
+                    and e.agency is Agency.self and not e.visible)  # fmt: skip
+    assert label([probed, probed, replace(distress, sign=-1.0)], CHARTER) is Label.frustration
+    for name in (Label.regret, Label.disappointment):
+        assert all(e.controllable is not None for e in paid[name] if e.sign < 0)
+    for name in (Label.anger, Label.embarrassment):
+        assert any(e.channel is Channel.appraisal for e in paid[name])
+    for name, record in paid.items():
         assert label(record, CHARTER) is name
-    assert today[Label.pride][0].outcome == "reply-accepted"
-    assert {e.outcome for e in today[Label.anger]} & {"report-retrieval", "report-outdated"}
 
 
-# What reaches each label on its own today, as the exploration above finds it (visible or not);
+# What reaches each label on its own in the free readout, as the exploration above finds it;
 # a change to the table or the function that moves an outcome shows up here.
-ALONE_TODAY = {
-    Label.anger: {"report-outdated", "report-retrieval"},
+ALONE_FREE = {
     Label.distress: {
-        "ceilingHits", "correction", "emptyOutputs", "escalation", "eval-failed",
-        "eval-invented", "failedFinalCalls", "loopStops", "low-rating", "report-fabricated",
-        "report-no-access", "report-not-found", "report-other", "stepNulls",
+        "ceilingHits", "correction", "draft-rejected", "draft-sent-edited", "emptyOutputs",
+        "escalation", "eval-failed", "eval-invented", "failedFinalCalls", "loopStops",
+        "low-rating", "owner-error_exposed", "owner-expectation_missed", "owner-harm",
+        "owner-stop-abandoned", "owner-stop-redirect", "question-abandoned",
+        "report-fabricated", "report-left-open", "report-no-access", "report-not-found",
+        "report-other", "report-outdated", "report-retrieval", "stepNulls",
     },
-    Label.embarrassment: {
-        "report-fabricated", "report-left-new", "report-no-access", "report-not-found",
-        "report-other",
+    Label.neutral: {
+        "draft-sent-unchanged", "eval-passed", "question-answered", "reply-accepted",
+        "report-resolved-with-change",
     },
-    Label.neutral: {"eval-passed", "reply-accepted", "report-resolved-with-change"},
-    Label.pride: {"reply-accepted"},  # only serving a line the charter has
+    Label.pride: {"draft-sent-unchanged", "question-answered", "reply-accepted"},
 }  # fmt: skip
 
 
-def test_which_outcomes_reach_each_label_today() -> None:
+def test_which_outcomes_reach_each_label_in_the_free_readout() -> None:
     alone: dict[Label, set[str]] = {}
     for error in reachable_errors():
         alone.setdefault(label([error], CHARTER), set()).add(error.outcome)
-    assert alone == ALONE_TODAY
-    # frustration needs two: the same self-caused outcome twice on one named goal (M39)
-    pairs = {
-        record[0].outcome
-        for record in itertools.combinations_with_replacement(
-            sorted(reachable_errors(), key=repr), 2
-        )
-        if label(record, CHARTER) is Label.frustration
-    }
-    assert pairs
-    assert all(CONTRIBUTIONS[name].agency is Agency.self for name in pairs)
+    assert alone == ALONE_FREE

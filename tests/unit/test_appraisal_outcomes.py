@@ -9,15 +9,10 @@ import pytest
 from contracts.goals import GoalKind, GoalRef
 from contracts.neighbours import RunCounters
 from services.appraisal.charter import Charter, parse_charter
+from services.appraisal.derivation import goal_errors
 from services.appraisal.facts import EvalRunFact, Facts, FeedbackFact, ReportFact, RunFact
 from services.appraisal.health import health
-from services.appraisal.outcomes import (
-    CONTRIBUTIONS,
-    Agency,
-    Channel,
-    contribution_rows,
-    goal_errors,
-)
+from services.appraisal.outcomes import CONTRIBUTIONS, Agency, Channel, contribution_rows
 from services.appraisal.weekly import reports_only_line
 from services.digests.build import ReportFact as DigestReport
 from services.digests.build import as_text, build
@@ -26,9 +21,9 @@ NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 CHARTER = parse_charter(
     '[[line]]\nid = "grounded"\ntext = "Answers are grounded."\n'
     '[[line]]\nid = "inbox"\ntext = "Reports do not wait."\n'
-    'sensor = { kind = "inbox_age", setpoint = "1d" }\n'
+    'sensor = { kind = "request_closure", setpoint = "1d" }\n'
     '[[line]]\nid = "queue"\ntext = "The queue stays short."\n'
-    'sensor = { kind = "inbox_waiting", setpoint = 5 }\n'
+    'sensor = { kind = "outbox_waiting", setpoint = 5 }\n'
 )
 
 
@@ -93,26 +88,26 @@ def test_a_report_resolved_with_a_change_is_a_kept_commitment() -> None:
     ) in outcomes
 
 
-def test_a_report_left_new_past_the_inbox_age_setpoint_is_a_missed_commitment() -> None:
+def test_a_report_left_new_past_the_request_closure_setpoint_is_a_missed_commitment() -> None:
     late = report("not-found", status="New", age=timedelta(days=2))
     early = report("not-found", status="New", age=timedelta(hours=2))
     errors = goal_errors(Facts(reports=(late,)), CHARTER, NOW)
-    missed = [e for e in errors if e.outcome == "report-left-new"]
+    missed = [e for e in errors if e.outcome == "report-left-open"]
     assert missed
     assert missed[0].sign == -0.5
     assert missed[0].goal == GoalRef(GoalKind.charter, "inbox")
     assert not [
         e
         for e in goal_errors(Facts(reports=(early,)), CHARTER, NOW)
-        if e.outcome == "report-left-new"
+        if e.outcome == "report-left-open"
     ]
-    # without an inbox_age line there is no setpoint to be past
-    assert "report-left-new" not in [o[0] for o in one(Facts(reports=(late,)))]
+    # without an request_closure line there is no setpoint to be past
+    assert "report-left-open" not in [o[0] for o in one(Facts(reports=(late,)))]
 
 
 def test_an_outcome_without_a_goal_goes_to_the_line_watching_its_store() -> None:  # M18
     errors = goal_errors(Facts(reports=(report("not-found"),)), CHARTER, NOW)
-    # M18: the highest-ranked line watching the Inbox (inbox_age, rank 2, above inbox_waiting)
+    # M18: the highest-ranked line watching the reports (request_closure)
     assert errors[0].goal == GoalRef(GoalKind.charter, "inbox")
     own = goal_errors(
         Facts(reports=(report("not-found", serves=(GoalRef(GoalKind.task, "t"),)),)), CHARTER, NOW
@@ -211,5 +206,5 @@ def test_the_digest_reads_its_week_s_reports_with_the_appraisal_s_own_functions(
         truncated=False,
         appraise=reports_only_line,
     )
-    # retrieval is the world's doing: at an equal −1.0 it says more than distress (M36, M39)
-    assert text.splitlines()[-1] == "Appraisal (from reports only): anger, \u22123.0"
+    # the weekly line is a free readout: every negative is distress, whoever caused it (M42)
+    assert text.splitlines()[-1] == "Appraisal (from reports only): distress, \u22123.0"

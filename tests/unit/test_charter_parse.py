@@ -15,13 +15,13 @@ text = "Answers rest on sources the asker can read."
 [[line]]
 id = " inbox-short "
 text = "Nobody's report waits long."
-sensor = { kind = "inbox_age", setpoint = "1d12h" }
+sensor = { kind = "request_closure", setpoint = "1d12h" }
 
 [[line]]
 id = "evals-green"
 text = "The eval cases pass."
 [line.sensor]
-kind = "eval_fail_rate"
+kind = "intervention_rate"
 setpoint = "20%"
 """
 
@@ -41,7 +41,7 @@ def test_order_is_rank_and_ids_are_trimmed() -> None:  # M07
     ]
     sensor = charter.lines[1].sensor
     assert sensor is not None
-    assert sensor.kind is SensorKind.inbox_age
+    assert sensor.kind is SensorKind.request_closure
     assert sensor.setpoint.value == 36 * 3600
     assert charter.findings == ()
 
@@ -73,15 +73,15 @@ def test_an_unknown_sensor_kind_is_refused_naming_the_line() -> None:  # M09, M1
 def test_an_unknown_sensor_key_is_refused_naming_the_line() -> None:  # M08
     doc = (
         '[[line]]\nid = "a"\ntext = "t"\n'
-        'sensor = { kind = "inbox_waiting", setpoint = 3, weight = 1 }\n'
+        'sensor = { kind = "outbox_waiting", setpoint = 3, weight = 1 }\n'
     )
     assert refused(doc).field == "line[1].sensor.weight"
 
 
 @pytest.mark.parametrize(
     ("kind", "setpoint"),
-    [("inbox_age", "5"), ("inbox_age", 5), ("inbox_waiting", '"2d"'), ("eval_fail_rate", "1.5"),
-     ("proposal_wait", '"3 days"'), ("inbox_waiting", "2.5")],
+    [("request_closure", "5"), ("request_closure", 5), ("outbox_waiting", '"2d"'),
+     ("intervention_rate", "1.5"), ("question_latency", '"3 days"'), ("outbox_waiting", "2.5")],
 )  # fmt: skip
 def test_a_setpoint_in_the_wrong_unit_is_refused_naming_the_line(kind: str, setpoint: str) -> None:
     doc = (
@@ -96,8 +96,8 @@ def test_a_setpoint_in_the_wrong_unit_is_refused_naming_the_line(kind: str, setp
 
 @pytest.mark.parametrize(
     ("kind", "setpoint"),
-    [("inbox_age", '"0h"'), ("inbox_waiting", "0"), ("eval_fail_rate", '"0%"'),
-     ("eval_fail_rate", "0.0")],
+    [("request_closure", '"0h"'), ("outbox_waiting", "0"), ("intervention_rate", '"0%"'),
+     ("intervention_rate", "0.0")],
 )  # fmt: skip
 def test_a_setpoint_of_zero_is_refused_naming_the_line(kind: str, setpoint: str) -> None:
     doc = f'[[line]]\nid = "z"\ntext = "t"\nsensor = {{ kind = "{kind}", setpoint = {setpoint} }}\n'
@@ -128,8 +128,8 @@ def test_an_empty_text_is_refused_naming_the_line() -> None:  # M13
 
 def test_two_lines_with_the_same_sensor_kind_are_refused_naming_the_line() -> None:  # M13
     doc = (
-        '[[line]]\nid = "a"\ntext = "t"\nsensor = { kind = "inbox_waiting", setpoint = 3 }\n'
-        '[[line]]\nid = "b"\ntext = "u"\nsensor = { kind = "inbox_waiting", setpoint = 9 }\n'
+        '[[line]]\nid = "a"\ntext = "t"\nsensor = { kind = "outbox_waiting", setpoint = 3 }\n'
+        '[[line]]\nid = "b"\ntext = "u"\nsensor = { kind = "outbox_waiting", setpoint = 9 }\n'
     )
     error = refused(doc)
     assert error.details["line"] == 2

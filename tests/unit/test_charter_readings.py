@@ -18,7 +18,7 @@ AT = datetime(2026, 11, 30, 8, tzinfo=UTC)
 DOCUMENT = (
     '[[line]]\nid = "grounded"\ntext = "Answers are grounded."\n'
     '[[line]]\nid = "queue"\ntext = "The queue stays short."\n'
-    'sensor = { kind = "inbox_waiting", setpoint = "5" }\n'
+    'sensor = { kind = "outbox_waiting", setpoint = "5" }\n'
 )
 
 
@@ -26,9 +26,9 @@ def sensor(kind: SensorKind, unit: Unit, setpoint: object) -> Sensor:
     return Sensor(kind, parse_setpoint(unit, setpoint))
 
 
-AGE = sensor(SensorKind.inbox_age, Unit.duration, "2d")
-WAITING = sensor(SensorKind.inbox_waiting, Unit.number, 5)
-FAILS = sensor(SensorKind.eval_fail_rate, Unit.rate, "20%")
+AGE = sensor(SensorKind.request_closure, Unit.duration, "2d")
+WAITING = sensor(SensorKind.outbox_waiting, Unit.number, 5)
+FAILS = sensor(SensorKind.intervention_rate, Unit.rate, "20%")
 
 
 @pytest.mark.parametrize(
@@ -38,14 +38,14 @@ FAILS = sensor(SensorKind.eval_fail_rate, Unit.rate, "20%")
         (FAILS, Sample(deferred=True), ReadingState.deferred, None),
         (AGE, Sample(waiting=0), ReadingState.nothing_waiting, None),
         (WAITING, Sample(waiting=0), ReadingState.nothing_waiting, None),
-        (FAILS, Sample(runs=MIN_EVIDENCE - 1, failed=0), ReadingState.too_little_evidence, None),
+        (FAILS, Sample(runs=MIN_EVIDENCE - 1, hits=0), ReadingState.too_little_evidence, None),
         (AGE, Sample(waiting=2, oldest_wait=3 * 86_400), ReadingState.observed, False),
         (AGE, Sample(waiting=2, oldest_wait=3600), ReadingState.observed, True),
         (AGE, Sample(waiting=2, oldest_wait=None), ReadingState.unreadable, None),
         (WAITING, Sample(waiting=6), ReadingState.observed, False),
         (WAITING, Sample(waiting=5), ReadingState.observed, True),
-        (FAILS, Sample(runs=10, failed=3), ReadingState.observed, False),
-        (FAILS, Sample(runs=10, failed=2), ReadingState.observed, True),
+        (FAILS, Sample(runs=10, hits=3), ReadingState.observed, False),
+        (FAILS, Sample(runs=10, hits=2), ReadingState.observed, True),
     ],
 )
 def test_a_reading_is_in_one_of_five_states_and_missing_is_never_within(

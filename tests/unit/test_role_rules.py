@@ -64,6 +64,17 @@ MAY: dict[str, set[str]] = {
     "DraftReleaseOpened": {M},
     "WriteCharter": {A},
     "RegisterAgentCommand": {A},
+    "RecordOwnerOutcome": GIVERS,
+    "OwnerOutcomeRecorded": GIVERS,
+    "TaskClosed": {OP},
+    "AppraiseClosure": {OP},
+    "RecordPassResults": {OP},
+    "IssueApiKey": {A},
+    "RevokeApiKey": {A},
+    "GrantRole": {A},
+    "RevokeRole": {A},
+    "ErasePerson": {A},
+    "ExpireText": SERVICE_ONLY,
 }
 REGISTRY = registry(CONTEXTS)
 BY_NAME = {command.__name__: command for command in REGISTRY.handlers}

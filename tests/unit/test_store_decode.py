@@ -57,6 +57,7 @@ def make_store_and_library() -> tuple[EventStore, FastJSONTranscoder, JSONTransc
 STORE, FAST, LIBRARY = make_store_and_library()
 THEIRS = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
 THEIRS.mapper.transcoder = LIBRARY  # the library's reading, through the same mapper
+THEIRS.mapper.keys = STORE.data_keys  # type: ignore[attr-defined]  # personal fields: same keys
 
 
 def store_and_library() -> tuple[EventStore, FastJSONTranscoder, JSONTranscoder]:

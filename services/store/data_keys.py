@@ -1,0 +1,322 @@
+"""The data keys that personal data in events is sealed under, wrapped by a master key.
+
+Envelope encryption (decisions D42): each person of a tenant has data keys of their own
+(AES-256-GCM), kept in ``feedbackloop_data_keys`` wrapped by a master key (AES key wrap,
+RFC 3394) that only the settings hold. A key has a scope: ``""`` for what is kept as long as
+the person is not erased, or a month (``2026-12``) for text a tenant's retention may erase
+(decisions D45). Destroying a key row is erasure: every value sealed under it becomes
+unreadable, in the log and in every copy of the log, while the events themselves stay.
+
+``feedbackloop_data_key_bindings`` says which key an aggregate's later events are sealed
+under (a report's hand-over names no person: its draft did). Ids only, nothing personal.
+
+Keys are cached per process (``DataKeys``): an erasure reaches every other process within
+``CACHE_SECONDS`` (decisions D42); the erasing process forgets the keys at once.
+"""
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID, uuid4
+
+from cryptography.hazmat.primitives.keywrap import aes_key_unwrap, aes_key_wrap
+from psycopg.rows import tuple_row
+
+KEYS_TABLE = "feedbackloop_data_keys"
+BINDINGS_TABLE = "feedbackloop_data_key_bindings"
+ERASURES_TABLE = "feedbackloop_data_key_erasures"
+CACHE_SECONDS = 5.0
+# Used when the settings name no master key: fine for development and tests, never for data
+# that matters (docs/privacy.md says how to set one).
+DEVELOPMENT_MASTER_KEY = hashlib.sha256(b"feedbackloop development master key").digest()
+
+DDL = f"""
+CREATE TABLE IF NOT EXISTS {KEYS_TABLE} (
+    key_id uuid PRIMARY KEY,
+    tenant_id text NOT NULL,
+    person text NOT NULL,
+    scope text NOT NULL,
+    master text NOT NULL,
+    wrapped bytea NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (tenant_id, person, scope)
+);
+CREATE TABLE IF NOT EXISTS {BINDINGS_TABLE} (
+    aggregate_id uuid PRIMARY KEY,
+    key_id uuid NOT NULL REFERENCES {KEYS_TABLE} (key_id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS {BINDINGS_TABLE}_key ON {BINDINGS_TABLE} (key_id);
+CREATE TABLE IF NOT EXISTS {ERASURES_TABLE} (
+    seq bigserial PRIMARY KEY,
+    key_id uuid NOT NULL,
+    erased_at timestamptz NOT NULL DEFAULT now()
+);
+"""
+
+
+def master_id(master: bytes) -> str:
+    """A master key's name in the table: enough to know which wrapped a key, nothing more."""
+    return hashlib.sha256(b"master:" + master).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class MasterKeys:
+    """The master keys from the settings: the first wraps new keys, every one unwraps."""
+
+    keys: tuple[bytes, ...] = (DEVELOPMENT_MASTER_KEY,)
+
+    def __post_init__(self) -> None:
+        if not self.keys or any(len(k) not in (16, 24, 32) for k in self.keys):
+            raise ValueError("a master key is 16, 24 or 32 bytes")
+
+    @property
+    def current(self) -> bytes:
+        return self.keys[0]
+
+    def unwrap(self, master: str, wrapped: bytes) -> bytes:
+        for key in self.keys:
+            if master_id(key) == master:
+                return aes_key_unwrap(key, wrapped)
+        raise LookupError(f"no master key {master} in the settings (rotated away too early?)")
+
+
+@dataclass(frozen=True)
+class DataKey:
+    key_id: UUID
+    key: bytes
+
+
+class DataKeys:
+    """The data keys of one database, as the event store's mapper asks for them.
+
+    A process loads every key once, on its first need (one query; a rebuild would otherwise
+    ask once per person), then only the keys made since, one at a time. A destroyed key is
+    written to ``feedbackloop_data_key_erasures`` too, which every process reads at most every
+    ``CACHE_SECONDS`` (one small query) to forget it: nothing else expires."""
+
+    def __init__(self, datastore: Callable[[], Any], masters: MasterKeys) -> None:
+        self._datastore = datastore
+        self.masters = masters
+        self._by_id: dict[UUID, bytes | None] = {}
+        self._by_owner: dict[tuple[str, str, str], DataKey] = {}
+        self._by_aggregate: dict[UUID, UUID] = {}
+        self._loaded = False
+        self._erasures_seen = 0
+        self._checked = -CACHE_SECONDS
+        self._lock = threading.Lock()
+
+    def _connection(self) -> Any:
+        """A connection of the store's own pool, in autocommit: each statement commits."""
+        return self._datastore().get_connection()
+
+    def ensure_tables(self) -> None:
+        with self._connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext('feedbackloop_data_keys'))")
+            try:
+                conn.execute(DDL)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop_data_keys'))")
+
+    def _fresh(self) -> None:
+        """Every key loaded once; keys destroyed elsewhere since the last look forgotten."""
+        now = time.monotonic()
+        if self._loaded and now - self._checked < CACHE_SECONDS:
+            return
+        with self._lock, self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(
+                f"SELECT seq, key_id FROM {ERASURES_TABLE} WHERE seq > %s ORDER BY seq",
+                (self._erasures_seen,),
+            )
+            for seq, key_id in curs.fetchall():
+                self._erasures_seen = seq
+                self._drop(key_id)
+            if not self._loaded:
+                curs.execute(
+                    f"SELECT key_id, tenant_id, person, scope, master, wrapped FROM {KEYS_TABLE}"
+                )
+                for key_id, tenant, person, scope, master, wrapped in curs.fetchall():
+                    key = DataKey(key_id, self.masters.unwrap(master, bytes(wrapped)))
+                    self._by_id[key_id] = key.key
+                    self._by_owner[(tenant, person, scope)] = key
+                curs.execute(f"SELECT aggregate_id, key_id FROM {BINDINGS_TABLE}")
+                self._by_aggregate.update(curs.fetchall())
+                self._loaded = True
+            self._checked = now
+
+    def key_for(self, tenant_id: str, person: str, scope: str) -> DataKey:
+        """The person's key of this scope, made on first use."""
+        self._fresh()
+        cached = self._by_owner.get((tenant_id, person, scope))
+        if cached is not None:
+            return cached
+        wrapped = aes_key_wrap(self.masters.current, os.urandom(32))
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(
+                f"INSERT INTO {KEYS_TABLE} (key_id, tenant_id, person, scope, master, wrapped) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, person, scope) "
+                "DO NOTHING",
+                (uuid4(), tenant_id, person, scope, master_id(self.masters.current), wrapped),
+            )
+            curs.execute(
+                f"SELECT key_id, master, wrapped FROM {KEYS_TABLE} "
+                "WHERE tenant_id = %s AND person = %s AND scope = %s",
+                (tenant_id, person, scope),
+            )
+            row = curs.fetchone()
+        assert row is not None, "inserted or already there"
+        key = DataKey(row[0], self.masters.unwrap(row[1], bytes(row[2])))
+        with self._lock:
+            self._by_owner[(tenant_id, person, scope)] = key
+            self._by_id[key.key_id] = key.key
+        return key
+
+    def bind(self, aggregate_id: UUID, key_id: UUID) -> None:
+        """Later events of this aggregate are sealed under this key (they name no person)."""
+        if self._by_aggregate.get(aggregate_id) == key_id:
+            return
+        with self._connection() as conn:
+            conn.execute(
+                f"INSERT INTO {BINDINGS_TABLE} (aggregate_id, key_id) VALUES (%s, %s) "
+                "ON CONFLICT DO NOTHING",
+                (aggregate_id, key_id),
+            )
+        with self._lock:
+            self._by_aggregate[aggregate_id] = key_id
+
+    def bound_key(self, aggregate_id: UUID) -> DataKey | None:
+        """The key an aggregate's earlier event was sealed under, if any (and not destroyed)."""
+        self._fresh()
+        key_id = self._by_aggregate.get(aggregate_id)
+        if key_id is None:  # bound since the load, or never (an aggregate older than sealing)
+            with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+                curs.execute(
+                    f"SELECT key_id FROM {BINDINGS_TABLE} WHERE aggregate_id = %s",
+                    (aggregate_id,),
+                )
+                row = curs.fetchone()
+            if row is None:
+                return None
+            key_id = self._by_aggregate[aggregate_id] = row[0]
+        key = self.key(key_id)
+        return None if key is None else DataKey(key_id, key)
+
+    def key(self, key_id: UUID) -> bytes | None:
+        """The data key itself, or None once destroyed."""
+        self._fresh()
+        if key_id in self._by_id:
+            return self._by_id[key_id]
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(f"SELECT master, wrapped FROM {KEYS_TABLE} WHERE key_id = %s", (key_id,))
+            row = curs.fetchone()
+        key = None if row is None else self.masters.unwrap(row[0], bytes(row[1]))
+        with self._lock:
+            self._by_id[key_id] = key
+        return key
+
+    def person_keys(self, tenant_id: str, person: str) -> list[UUID]:
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(
+                f"SELECT key_id FROM {KEYS_TABLE} WHERE tenant_id = %s AND person = %s",
+                (tenant_id, person),
+            )
+            return [key_id for (key_id,) in curs.fetchall()]
+
+    def destroy_person(self, tenant_id: str, person: str) -> list[UUID]:
+        """Erasure: every key of the person in this tenant destroyed. Answers their ids."""
+        return self._destroy("tenant_id = %s AND person = %s", (tenant_id, person))
+
+    def destroy_scopes_before(self, tenant_id: str, scope: str) -> list[UUID]:
+        """Retention: every dated key of the tenant for a month before ``scope`` destroyed."""
+        return self._destroy("tenant_id = %s AND scope <> '' AND scope < %s", (tenant_id, scope))
+
+    def _destroy(self, where: str, arguments: tuple[str, str]) -> list[UUID]:
+        """The keys deleted and their ids written to the erasures, in one transaction."""
+        statement = (
+            f"WITH gone AS (DELETE FROM {KEYS_TABLE} WHERE {where} RETURNING key_id) "
+            f"INSERT INTO {ERASURES_TABLE} (key_id) SELECT key_id FROM gone RETURNING key_id"
+        )
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(statement, arguments)
+            destroyed = [key_id for (key_id,) in curs.fetchall()]
+        with self._lock:
+            for key_id in destroyed:
+                self._drop(key_id)
+        return destroyed
+
+    def rewrap(self) -> int:
+        """Key rotation: every data key wrapped by another master key wrapped again by the
+        current one. The data keys, and so the log, stay as they are. Answers how many."""
+        current = master_id(self.masters.current)
+        done = 0
+        with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(
+                f"SELECT key_id, master, wrapped FROM {KEYS_TABLE} WHERE master <> %s", (current,)
+            )
+            for key_id, master, wrapped in curs.fetchall():
+                key = self.masters.unwrap(master, bytes(wrapped))
+                curs.execute(
+                    f"UPDATE {KEYS_TABLE} SET master = %s, wrapped = %s WHERE key_id = %s",
+                    (current, aes_key_wrap(self.masters.current, key), key_id),
+                )
+                done += 1
+        return done
+
+    def _drop(self, key_id: UUID) -> None:
+        """Forget a destroyed key (the caller holds the lock)."""
+        self._by_id[key_id] = None
+        for owner in [o for o, k in self._by_owner.items() if k.key_id == key_id]:
+            del self._by_owner[owner]
+        for aggregate in [a for a, k in self._by_aggregate.items() if k == key_id]:
+            del self._by_aggregate[aggregate]
+
+
+class MemoryDataKeys(DataKeys):
+    """The same keys in memory, for a store without PostgreSQL (the library's in-memory
+    recorder the unit tests use)."""
+
+    def __init__(self, masters: MasterKeys) -> None:
+        super().__init__(lambda: None, masters)
+        self._keys: dict[tuple[str, str, str], DataKey] = {}
+        self._bindings: dict[UUID, UUID] = {}
+
+    def ensure_tables(self) -> None:
+        pass
+
+    def key_for(self, tenant_id: str, person: str, scope: str) -> DataKey:
+        owner = (tenant_id, person, scope)
+        if owner not in self._keys:
+            self._keys[owner] = DataKey(uuid4(), os.urandom(32))
+        return self._keys[owner]
+
+    def bind(self, aggregate_id: UUID, key_id: UUID) -> None:
+        self._bindings.setdefault(aggregate_id, key_id)
+
+    def bound_key(self, aggregate_id: UUID) -> DataKey | None:
+        key_id = self._bindings.get(aggregate_id)
+        key = None if key_id is None else self.key(key_id)
+        return None if key_id is None or key is None else DataKey(key_id, key)
+
+    def key(self, key_id: UUID) -> bytes | None:
+        return next((k.key for k in self._keys.values() if k.key_id == key_id), None)
+
+    def person_keys(self, tenant_id: str, person: str) -> list[UUID]:
+        return [k.key_id for (t, p, _), k in self._keys.items() if (t, p) == (tenant_id, person)]
+
+    def destroy_person(self, tenant_id: str, person: str) -> list[UUID]:
+        destroyed = self.person_keys(tenant_id, person)
+        self._keys = {o: k for o, k in self._keys.items() if k.key_id not in destroyed}
+        return destroyed
+
+    def destroy_scopes_before(self, tenant_id: str, scope: str) -> list[UUID]:
+        gone = [
+            k.key_id for (t, _, s), k in self._keys.items() if t == tenant_id and "" < s < scope
+        ]
+        self._keys = {o: k for o, k in self._keys.items() if k.key_id not in gone}
+        return gone
+
+    def rewrap(self) -> int:
+        return 0

@@ -1,0 +1,244 @@
+"""Personal data in events, sealed on the way into the log and opened on the way out.
+
+An event class declares which of its fields are personal with one class attribute,
+``personal = Personal(...)`` (decisions D42): the text a person wrote and the fields that
+name them. The store's mapper (``SealingMapper``, the one place every event is written and
+read through) seals those fields under the person's data key (``services.store.data_keys``)
+and opens them when the event is read, so aggregates, handlers, read models and the relay
+see plain values. Once the key is destroyed, a sealed field reads as erased (``ERASED`` for
+text, ``erased:<key>`` for an identity, so that distinct people stay distinct in counts) and
+the event still decodes.
+
+A sealed field is stored as ``{"sealed": "<key id>", "box": "<base64 nonce + AES-GCM>"}``
+(with a list's length, or the shape of a value that is no text, so that an erased value keeps
+its type and a list its count).
+The nonce is derived from the key and the field's place (aggregate, version, field): the same
+event is always stored as the same bytes (a repeated command, the bus's fast twin of an
+aggregate's ``_create``), and a place holds one value under one key. The place is also the
+associated data, so a box moved to another event does not open.
+"""
+
+import base64
+import hashlib
+import hmac
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.persistence import (
+    Mapper,
+    MapperDeserialisationError,
+    StoredEvent,
+    Transcoder,
+)
+from eventsourcing.utils import get_topic, resolve_topic
+
+from services.store.data_keys import DataKey, DataKeys
+
+ERASED = "[erased]"
+SEALED = "sealed"
+BOX = "box"
+LENGTH = "n"  # a sealed list's length
+SHAPE = "shape"  # what a sealed value that is no text or list erases to
+_NONCE = 12
+
+
+@dataclass(frozen=True)
+class Personal:
+    """What of an event is personal, and whose key seals it.
+
+    ``text``: fields a person wrote (``"facts.expected"`` names a key inside a dict field).
+    ``identity``: fields that name the person. ``person``: the field holding the person (their
+    key, in the event's tenant); without it, the key the aggregate named by ``of`` (a field
+    holding an aggregate id; by default this event's own aggregate) was sealed under.
+    ``binds``: later events of this aggregate, which name no person, use this event's key
+    (a report's hand-over uses its draft's; a case lifted from a report, and its patches, the
+    report's).
+    ``dated``: the key is the person's key of the event's month, which a tenant's retention
+    destroys (decisions D45); otherwise their key kept until they are erased."""
+
+    text: tuple[str, ...] = ()
+    identity: tuple[str, ...] = ()
+    person: str | None = None
+    of: str | None = None
+    binds: bool = False
+    dated: bool = False
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return self.text + self.identity
+
+
+def personal_of(cls: type) -> Personal | None:
+    declared = getattr(cls, "personal", None)
+    return declared if isinstance(declared, Personal) else None
+
+
+def month_of(at: datetime) -> str:
+    return f"{at.year:04d}-{at.month:02d}"
+
+
+def is_sealed(value: Any) -> bool:
+    return type(value) is dict and SEALED in value and BOX in value
+
+
+class SealingMapper(Mapper[UUID]):
+    """The library's mapper, sealing and opening the declared personal fields."""
+
+    def __init__(self, transcoder: Transcoder, keys: DataKeys) -> None:
+        super().__init__(transcoder)
+        self.keys = keys
+        self._ciphers: dict[UUID, AESGCM] = {}
+
+    # Writing ---------------------------------------------------------------------------
+
+    def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
+        declared = personal_of(type(domain_event))
+        if declared is None:
+            return super().to_stored_event(domain_event)
+        # The library's own steps (no compressor or cipher: ``open_store`` refuses them), on
+        # the state with its personal fields sealed.
+        state = self._sealed_state(domain_event, declared)
+        originator_id = state.pop("originator_id")
+        originator_version = state.pop("originator_version")
+        class_version = getattr(type(domain_event), "class_version", 1)
+        if class_version > 1:
+            state["class_version"] = class_version
+        return StoredEvent(
+            originator_id=originator_id,
+            originator_version=originator_version,
+            topic=get_topic(type(domain_event)),
+            state=self.transcoder.encode(state),
+        )
+
+    def _key_of(self, state: dict[str, Any], declared: Personal) -> DataKey | None:
+        aggregate = state["originator_id"]
+        if declared.person is not None:
+            person = state[declared.person]
+            if person is None:
+                return None
+            scope = month_of(state["timestamp"]) if declared.dated else ""
+            key = self.keys.key_for(state["tenant_id"], str(person), scope)
+            if declared.binds:
+                self.keys.bind(aggregate, key.key_id)
+            return key
+        of = aggregate if declared.of is None else _as_uuid(state.get(declared.of))
+        bound = None if of is None else self.keys.bound_key(of)
+        if bound is not None and declared.binds and of != aggregate:
+            self.keys.bind(aggregate, bound.key_id)
+        return bound
+
+    def _sealed_state(self, event: Any, declared: Personal) -> dict[str, Any]:
+        state = dict(vars(event))
+        key = self._key_of(state, declared)
+        if key is None:
+            return state  # nobody's key: an aggregate from before sealing, or one erased
+        place = (state["originator_id"], state["originator_version"])
+        for path in declared.fields:
+            field, _, inner = path.partition(".")
+            value = state.get(field)
+            if inner:
+                if type(value) is dict and value.get(inner) is not None:
+                    state[field] = {**value, inner: self._seal(key, place, path, value[inner])}
+            elif value is not None:
+                state[field] = self._seal(key, place, path, value)
+        return state
+
+    def _seal(self, key: DataKey, place: tuple[UUID, int], path: str, value: Any) -> Any:
+        plain = self.transcoder.encode({"v": value})
+        nonce = hmac.new(key.key, _place(place, path), hashlib.sha256).digest()[:_NONCE]
+        box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, _place(place, path))
+        sealed: dict[str, Any] = {
+            SEALED: str(key.key_id),
+            BOX: base64.b64encode(nonce + box).decode(),
+        }
+        if type(value) is list:
+            sealed[LENGTH] = len(value)  # an erased list keeps its length: counts stay
+        elif type(value) is not str:
+            sealed[SHAPE] = "dict" if type(value) is dict else "other"
+        return sealed
+
+    # Reading ---------------------------------------------------------------------------
+
+    def to_domain_event(self, stored_event: StoredEvent) -> DomainEventProtocol[UUID]:
+        cls = resolve_topic(stored_event.topic)
+        declared = personal_of(cls)
+        if declared is None:
+            return super().to_domain_event(stored_event)
+        # The library's steps, with the personal fields opened before any upcaster reads them.
+        try:
+            state: dict[str, Any] = self.transcoder.decode(stored_event.state)
+        except Exception as error:
+            raise MapperDeserialisationError(
+                f"Failed to deserialise state of stored event with topic "
+                f"'{stored_event.topic}', originator_id '{stored_event.originator_id}' and "
+                f"originator_version {stored_event.originator_version}: {error}"
+            ) from error
+        place = (
+            _as_uuid(stored_event.originator_id) or UUID(int=0),
+            stored_event.originator_version,
+        )
+        for path in declared.fields:
+            field, _, inner = path.partition(".")
+            value: Any = state.get(field)
+            if inner and type(value) is dict and is_sealed(value.get(inner)):
+                value[inner] = self._open(place, path, value[inner], path in declared.identity)
+            elif is_sealed(value):
+                state[field] = self._open(place, path, value, path in declared.identity)
+        state["originator_id"] = stored_event.originator_id
+        state["originator_version"] = stored_event.originator_version
+        class_version = getattr(cls, "class_version", 1)
+        from_version = state.pop("class_version", 1)
+        while from_version < class_version:
+            getattr(cls, f"upcast_v{from_version}_v{from_version + 1}")(state)
+            from_version += 1
+        domain_event = object.__new__(cls)
+        object.__setattr__(domain_event, "__dict__", state)
+        return domain_event  # type: ignore[no-any-return]
+
+    def _open(
+        self, place: tuple[UUID, int], path: str, sealed: dict[str, Any], identity: bool
+    ) -> Any:
+        key_id = UUID(sealed[SEALED])
+        key = self.keys.key(key_id)
+        if key is not None:
+            raw = base64.b64decode(sealed[BOX])
+            try:
+                plain = self._cipher(key_id, key).decrypt(
+                    raw[:_NONCE], raw[_NONCE:], _place(place, path)
+                )
+            except InvalidTag:
+                pass  # not this place's box: read as erased rather than as another's words
+            else:
+                return self.transcoder.decode(plain)["v"]
+        if identity:
+            return f"erased:{key_id.hex[:12]}"
+        if LENGTH in sealed:
+            return [ERASED] * int(sealed[LENGTH])
+        return {"dict": {}, "other": None}.get(sealed.get(SHAPE, ""), ERASED)
+
+    def _cipher(self, key_id: UUID, key: bytes) -> AESGCM:
+        cipher = self._ciphers.get(key_id)
+        if cipher is None:
+            cipher = self._ciphers[key_id] = AESGCM(key)
+        return cipher
+
+
+def opened_key(value: Any) -> UUID | None:
+    """The key a stored field was sealed under, or None if it is not sealed."""
+    return UUID(value[SEALED]) if is_sealed(value) else None
+
+
+def _place(place: tuple[UUID, int], path: str) -> bytes:
+    return place[0].bytes + place[1].to_bytes(8, "big", signed=True) + path.encode()
+
+
+def _as_uuid(value: Any) -> UUID | None:
+    try:
+        return value if isinstance(value, UUID) else UUID(str(value))
+    except ValueError:
+        return None

