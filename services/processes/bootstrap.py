@@ -22,6 +22,8 @@ from services.console.sessions import SessionSeal
 from services.datasets.grpc import Learning, serve_grpc
 from services.declaration import Given
 from services.digests.builder import DigestBuilder
+from services.digests.intake import TriageIntake
+from services.digests.tracker import GitHubTracker
 from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.edge.key_refresh import KeyRefresher
@@ -230,6 +232,29 @@ class Runtime:
             self.follow(reader)
         return readers[0] if readers else None
 
+    def triage_intake(self) -> TriageIntake:
+        """The triage intake of the weekly digest, with each tenant's tracker (decisions D66)."""
+        trackers = {
+            tenant: GitHubTracker(tracker.url, tracker.token.get_secret_value())
+            for tenant, tracker in self.settings.trackers.items()
+        }
+        return TriageIntake(
+            self.store, self.bus, trackers,
+            backoff_seconds=self.settings.tracker_backoff_seconds,
+            max_backoff_seconds=self.settings.tracker_max_backoff_seconds,
+        )  # fmt: skip
+
+    def start_intake(self) -> Reader | None:
+        """The triage intake, when a tracker is configured (none: the digest's posts go to
+        Kafka and the webhook only, and the log says so)."""
+        if not self.settings.trackers:
+            log.info("triage intake: no tracker configured (FEEDBACKLOOP_TRACKERS)")
+            return None
+        intake = self.triage_intake()
+        self.follow(intake)
+        log.info("triage intake: trackers of %d tenant(s)", len(self.settings.trackers))
+        return intake
+
     def inbound_consumer(self) -> InboundConsumer:
         return InboundConsumer(
             self.bus,
@@ -330,6 +355,7 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
         if everything:
             runtime.start_projections()
             runtime.start_handover_webhook()
+            runtime.start_intake()
             await runtime.start_relay()
             broker = await runtime.start_inbound()
             runtime.start_scheduler()

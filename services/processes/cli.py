@@ -11,6 +11,7 @@ from services.processes import (
     commands_appraisal,
     commands_backup,
     commands_demo,
+    commands_intake,
     commands_parked,
 )
 from services.processes.collector import settle_collector
@@ -41,6 +42,7 @@ parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
 agents_app = typer.Typer(help=commands_agents.HELP, no_args_is_help=True)
 restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
 agents_app = typer.Typer(help=commands_agents.HELP, no_args_is_help=True)
+intake_app = typer.Typer(help=commands_intake.HELP, no_args_is_help=True)
 
 tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 
@@ -75,6 +77,8 @@ audit_app.command("export")(commands_access.audit_export)
 app.add_typer(agents_app, name="agents")
 agents_app.command("register")(commands_agents.agents_register)
 agents_app.command("show")(commands_agents.agents_show)
+app.add_typer(intake_app, name="intake")
+intake_app.command("show")(commands_intake.intake_show)
 app.command()(contracts)
 app.command()(erase)
 app.command()(export)

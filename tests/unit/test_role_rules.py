@@ -42,6 +42,7 @@ MAY: dict[str, set[str]] = {
     "BuildWeeklyDigest": {OP},
     "PostWeeklyDigest": {OP},
     "RecordDigestDelivery": SERVICE_ONLY,
+    "RecordTriage": SERVICE_ONLY,
     "PlanTenantNight": {OP},
     "RecordNightConversation": {OP},
     "FinishNightCase": {OP},
