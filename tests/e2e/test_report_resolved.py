@@ -98,7 +98,10 @@ async def test_mine_pages_and_filters_by_status(
     first = await reported(http, keys.a, "First.")
     second = await reported(http, keys.a, "Second.")
     third = await reported(http, keys.a, "Third.")
-    closing = await reviewed(http, keys.a, second, {"status": "WontFix", "reason": "Duplicate."})
+    # Another person reviews: nobody reviews their own report (decisions D24).
+    closing = await reviewed(
+        http, keys.a_other, second, {"status": "WontFix", "reason": "Duplicate."}
+    )
     page = await http.get(
         "/factory/reports/mine",
         params={"limit": 2, "minPosition": closing.json()["position"]},
