@@ -4,9 +4,10 @@
 audience its tokens must name, and the claims that hold the tenant and the roles. A verified
 token's claims make the principal: ``sub`` is the actor; the tenant is the configured claim;
 the scopes are the known ones in ``scope`` (space-separated, or a list in ``scp``); the roles
-are the known ones in the roles claim (contracts/roles.py). A token whose subject is its own
-client (``client_id`` or ``azp`` equal to ``sub``) is a service's, as a client-credentials
-token is. ``Refusal`` is how anything short of that is said (``services.edge.tokens``).
+are the known ones in the roles claim (contracts/roles.py), or, when the token has no roles
+claim at all, those its scopes imply, as for a key that names none (decisions D26). A token
+whose subject is its own client (``client_id`` or ``azp`` equal to ``sub``) is a service's,
+as a client-credentials token is. ``Refusal`` is how anything short of that is said (``services.edge.tokens``).
 """
 
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from contracts.roles import ROLES
 from services.edge.auth import SCOPES, Principal
+from services.permissions.rules import roles_of
 
 
 class TrustedIssuer(BaseModel):
@@ -52,12 +54,14 @@ def principal_of(
     if not isinstance(tenant, str) or not tenant:
         raise Refusal("missing-tenant")
     granted = set(words(claims.get("scope"))) | set(words(claims.get("scp")))
-    held = set(words(claim(claims, trusted.roles_claim)))
+    said = claim(claims, trusted.roles_claim)
+    scopes = frozenset(scope for scope in SCOPES if scope in granted)
+    held = roles_of(None, scopes) if said is None else set(words(said))
     client = claims.get("client_id", claims.get("azp"))
     return Principal(
         tenant,
         subject,
-        frozenset(scope for scope in SCOPES if scope in granted),
+        scopes,
         service=client == subject,
         roles=frozenset(role for role in ROLES if role in held),
     )
