@@ -7,7 +7,8 @@ the scopes are the known ones in ``scope`` (space-separated, or a list in ``scp`
 are the known ones in the roles claim (contracts/roles.py), or, when the token has no roles
 claim at all, those its scopes imply, as for a key that names none (decisions D26). A token
 whose subject is its own client (``client_id`` or ``azp`` equal to ``sub``) is a service's,
-as a client-credentials token is. ``Refusal`` is how anything short of that is said (``services.edge.tokens``).
+as a client-credentials token is. ``Refusal`` is how anything short of that is said
+(``services.edge.tokens``).
 """
 
 from collections.abc import Mapping
