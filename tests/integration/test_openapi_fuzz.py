@@ -78,6 +78,10 @@ def served(database_url: str, keys: Keys) -> Iterator[Served]:
     thread.start()
     opened = asyncio.run_coroutine_threadsafe(Runtime.open(settings_for(database_url, keys)), loop)
     runtime = opened.result(60)
+    # Keys and grants answer once this process's ring stands on the change (decisions D29):
+    # the access read model runs, so a drawn key or grant is answered at once.
+    loop.call_soon_threadsafe(lambda: runtime.start_projections(only=["access"]))
+    asyncio.run_coroutine_threadsafe(runtime.start_key_refresher(), loop).result(60)
     port = free_port()
     config = uvicorn.Config(
         runtime.app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
