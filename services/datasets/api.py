@@ -8,11 +8,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Annotated, Any
 
-import asyncpg
 from eventsourcing.application import AggregateNotFoundError
 from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import BeforeValidator
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from contracts.datasets import (
     ConsentWritten,
@@ -40,6 +38,13 @@ from services.datasets.commands import (
     ShareCopy,
 )
 from services.datasets.consent import ConsentService, ConsentUnavailable
+from services.datasets.degrading import (
+    SNAPSHOT_MEDIA_TYPE,
+    ArtifactStoreUnavailable,
+    consent_unavailable,
+    keep,
+    unavailable,
+)
 from services.datasets.domain import (
     Dataset,
     dataset_key,
@@ -54,36 +59,29 @@ from services.edge.http import Http
 from services.edge.json_answers import answer_json
 from services.edge.openapi import body
 from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
-from services.edge.problems import READ_ERRORS, WRITE_ERRORS, error
+from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.permissions.rules import OPERATOR, require
 from services.store.artifacts import (
     artifact_exists,
     artifact_ref,
     check_references,
     get_artifact,
-    put_artifact,
 )
 from services.store.event_store import EventStore
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
 READ_MODEL = "datasets"
-SNAPSHOT_MEDIA_TYPE = "application/json"
 DatasetIdPath = Annotated[DatasetId, Path(alias="datasetId")]
 CURATE_EXAMPLE = {
     "taskId": "t-1",
     "inputRef": "artifact:sha256:" + "a" * 64,
     "expectedRef": "artifact:sha256:" + "b" * 64,
 }
-STORE_ATTEMPTS = 3
 # A version's snapshot, served byte for byte as the JSON it is: declared by its model, so a
 # generated client reads its body.
 SNAPSHOT_ANSWER = {"model": SnapshotDocument, "description": "The snapshot, as published"}
 # A version in ASCII digits, written one way (as ``contracts.scalars.PathNumber``).
 VersionPath = Annotated[DatasetVersion, BeforeValidator(canonical_number), Path()]
-
-
-class ArtifactStoreUnavailable(Exception):
-    """SPEC C53: the artifact store is required; without it nothing is published."""
 
 
 def no_consent_service(tenant_id: str) -> ConsentService | None:
@@ -348,49 +346,6 @@ def person(principal: Principal) -> None:
     if principal.service:
         raise NotPermitted("a service key cannot curate or share datasets", field="Authorization")
     require(principal.roles, OPERATOR, "curating and sharing datasets")
-
-
-async def keep(
-    http: Http, tenant_id: str, content: bytes, media_type: str = SNAPSHOT_MEDIA_TYPE
-) -> str:
-    """Store an artifact, retried with exponential backoff (SPEC C20) a few times; a store
-    that still fails is reported, never skipped (C53)."""
-    try:
-        async for attempt in AsyncRetrying(
-            stop=stop_after_attempt(STORE_ATTEMPTS),
-            wait=wait_exponential(multiplier=0.1, max=2),
-            retry=retry_if_exception_type((asyncpg.PostgresError, OSError)),
-            reraise=True,
-        ):
-            with attempt:
-                return await put_artifact(http.pool, tenant_id, content, media_type)
-    except (asyncpg.PostgresError, OSError) as exc:
-        raise ArtifactStoreUnavailable(f"{type(exc).__name__}: {exc}") from exc
-    raise AssertionError("unreachable: the last attempt returns or raises")
-
-
-def unavailable(exc: ArtifactStoreUnavailable) -> Response:
-    response = error(
-        503,
-        "artifact-store-unavailable",
-        f"the snapshot was not published: the artifact store failed ({exc})",
-    )
-    response.headers["Retry-After"] = "5"
-    return response
-
-
-def consent_unavailable(exc: ConsentUnavailable) -> Response:
-    """C53: MemoryPromotionService degrades; for a share that means refused, nothing shared."""
-    response = error(
-        503,
-        "consent-service-unavailable",
-        f"nothing was shared: the consent service could not answer ({exc})",
-        field="toTenant",
-        reason="consent-service-unavailable",
-        cause=str(exc),
-    )
-    response.headers["Retry-After"] = "30"
-    return response
 
 
 async def published_version(
