@@ -19,7 +19,7 @@ import asyncpg
 from contracts.appraisal_records import AppraiseClosure
 from contracts.errors import DomainError
 from contracts.runtime_facts import TaskStatus
-from projections import appraisal as facts_model
+from projections import appraisal_queries as facts_model
 from services.appraisal.charter import Charter
 from services.appraisal.closure import stages_follow_up
 from services.appraisal.derivation import cut_short, goal_errors

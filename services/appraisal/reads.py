@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from contracts.goals import read_goal_refs
 from contracts.neighbours import RunCounters
 from contracts.runtime_facts import OwnerStop, OwnerVerdict, RunDraft, RunQuestion, RunStep
-from projections import appraisal as facts_model
+from projections import appraisal_queries as facts_model
 from projections import inbox
 from services.appraisal.charter import EMPTY, Charter
 from services.appraisal.domain import charter_of

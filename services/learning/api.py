@@ -28,7 +28,7 @@ from contracts.learning import (
     RecordRelease,
     RecordReleaseCommand,
 )
-from projections.appraisal import charter_line_ids
+from projections.appraisal_queries import charter_line_ids
 from projections.learning_proposals import ProposalKey, get_proposal, list_proposals
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal

@@ -19,7 +19,7 @@ from rich.table import Table
 from contracts.appraisal import WriteCharter
 from contracts.appraisal_records import RecordPassResults
 from contracts.errors import DomainError
-from projections import appraisal as facts_model
+from projections import appraisal_queries as facts_model
 from services.appraisal import doctor, passes
 from services.appraisal.charter import EMPTY, parse_charter
 from services.appraisal.health import health as health_of

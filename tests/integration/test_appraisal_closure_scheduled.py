@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import httpx
 
-from projections.appraisal import SCHEMA, AppraisalFacts, closure_row
+from projections.appraisal import SCHEMA, AppraisalFacts
+from projections.appraisal_queries import closure_row
 from services.processes.bootstrap import Runtime
 from services.processes.scheduled import carried_out_by
 from services.projecting.rebuild import rebuild_many
