@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, async_playwright
 
 from services.edge.auth import SCOPES, new_key
+from tests.e2e.conftest import wait_until_healthy
 from tests.standin import ROOT, free_port
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
@@ -110,7 +110,7 @@ def console_url(
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        healthy(url, process, log)
+        wait_until_healthy(url, process, log)
         yield url
     finally:
         process.terminate()
@@ -118,19 +118,6 @@ def console_url(
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
-
-
-def healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    for _ in range(600):
-        if process.poll() is not None:
-            raise RuntimeError(f"the service exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"the service did not become healthy:\n{log.read_text()[-3000:]}")
 
 
 def chromium() -> str:
