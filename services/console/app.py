@@ -11,6 +11,7 @@ from services.console.console import (
     Console,
     ConsoleSettings,
     CsrfMissing,
+    NotForYou,
     SignInFirst,
     sign_in_path,
 )
@@ -44,6 +45,12 @@ def install_console(app: FastAPI, http: Http, seal: SessionSeal, settings: Conso
         if request.headers.get("HX-Request"):
             return Response(status_code=204, headers={"HX-Redirect": target})
         return RedirectResponse(target, status_code=303)
+
+    @app.exception_handler(NotForYou)
+    async def not_for_you(request: Request, error: NotForYou) -> Response:
+        return console.render(
+            error.visitor, "not_permitted.html", 403, needed=", ".join(error.needed)
+        )
 
     @app.exception_handler(CsrfMissing)
     async def csrf_missing(request: Request, error: CsrfMissing) -> Response:

@@ -68,6 +68,15 @@ class SignInFirst(Exception):
         self.next_path = next_path
 
 
+class NotForYou(Exception):
+    """A page whose reads the visitor's roles do not allow: answered 403 with the roles that
+    would (the API's read rule, decisions D23), never with another's data."""
+
+    def __init__(self, visitor: "Visitor", needed: tuple[str, ...]) -> None:
+        self.visitor = visitor
+        self.needed = needed
+
+
 class CsrfMissing(Exception):
     """A write without the session's CSRF token: refused whatever else it carries."""
 
@@ -87,9 +96,11 @@ class Console:
         )
     )
 
-    async def visitor(self, request: Request) -> Visitor:
+    async def visitor(self, request: Request, reads: tuple[str, ...] = ()) -> Visitor:
         """The signed-in person of this request, authorized afresh from the session's bearer;
-        an expired, foreign or revoked session sends them to sign in."""
+        an expired, foreign or revoked session sends them to sign in. ``reads``: the roles, any
+        one of which may read what the page shows (the API's rule for the same data); without
+        one the page answers 403 naming them."""
         cookie = request.cookies.get(COOKIE)
         session = self.seal.open(cookie) if cookie else None
         now = self.http.clock()
@@ -102,7 +113,10 @@ class Console:
             raise SignInFirst(where) from None
         if not principal.roles.issuperset(session.roles):
             raise SignInFirst(where)  # a role taken away ends the session (decisions D59)
-        return Visitor(principal, session.touched(now))
+        visitor = Visitor(principal, session.touched(now))
+        if not visitor.holds(reads):
+            raise NotForYou(visitor, reads)
+        return visitor
 
     async def writer(self, request: Request) -> Visitor:
         """``visitor`` for a write: the form's or the htmx request's CSRF token must be the
