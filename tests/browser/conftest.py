@@ -42,14 +42,16 @@ class Person:
 
 @dataclass(frozen=True)
 class People:
-    """Tenant A: a reviewer (rita), a requester (rob), an observer (olga), an admin (ada);
-    tenant B: a reviewer (bea)."""
+    """Tenant A: a reviewer (rita), a requester (rob), an observer (olga), an admin (ada), an
+    asset maintainer (mia), an operator (otto); tenant B: a reviewer (bea)."""
 
     reviewer: Person
     requester: Person
     observer: Person
     other_tenant: Person
     admin: Person
+    maintainer: Person
+    operator: Person
     entries: str
 
 
@@ -63,6 +65,8 @@ def people() -> People:
         (a, "olga", ["Observer"]),
         (b, "bea", ["Reviewer"]),
         (a, "ada", ["PlatformAdmin"]),
+        (a, "mia", ["AssetMaintainer"]),
+        (a, "otto", ["Operator"]),
     ):
         key, entry = new_key(tenant, subject, list(SCOPES))
         made.append((Person(tenant, subject, key), {**entry, "roles": roles}))
