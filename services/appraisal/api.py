@@ -31,8 +31,10 @@ from contracts.appraisal import (
 from contracts.errors import NotFound, Refused, echoed
 from contracts.goals import GoalKind, GoalRef
 from projections.read_model import schema_named
-from services.appraisal.appraise import appraise
-from services.appraisal.charter import EMPTY, Charter
+from services.appraisal.appraisals import appraisal_of as appraised
+from services.appraisal.appraisals import charter_or_unreadable as readable_charter
+from services.appraisal.appraisals import iso
+from services.appraisal.charter import Charter
 from services.appraisal.facts import Facts
 from services.appraisal.health import health
 from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
@@ -42,7 +44,6 @@ from services.appraisal.reads import (
     Scope,
     StoredCharter,
     read_charter,
-    read_facts,
     sample_interventions,
     sample_requests,
     sample_runtime,
@@ -128,25 +129,12 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         return charter_json(stored, samples)
 
     async def charter_or_unreadable(tenant_id: str) -> tuple[Charter, bool]:
-        """M16: an unreadable charter marks the reading partial; it is not an empty one."""
-        try:
-            return (await read_charter(http.pool, tenant_id)).charter, True
-        except UNREADABLE:
-            return EMPTY, False
+        return await readable_charter(http.pool, tenant_id)
 
     async def appraisal_of(
         principal: Principal, scope: Scope, goal: GoalRef | None = None
     ) -> tuple[dict[str, Any], Facts]:
-        """Read the facts, derive now: nothing derived is ever stored. One run's reading is
-        neutral and partial if it compacted (M43)."""
-        charter, readable = await charter_or_unreadable(principal.tenant_id)
-        facts = await read_facts(http.pool, principal.tenant_id, scope)
-        compacted = scope.run_id is not None and any(run.compacted for run in facts.runs)
-        derived = appraise(
-            facts, charter, http.clock(), table, charter_readable=readable, goal=goal,
-            compacted=compacted,
-        )  # fmt: skip
-        return derived | {"since": iso(scope.since), "until": iso(scope.until)}, facts
+        return await appraised(http.pool, principal.tenant_id, scope, http.clock(), table, goal)
 
     @router.get("/runs/{run_id}", response_model=RunAppraisal, responses=READ_ERRORS)
     async def get_run(
@@ -273,7 +261,3 @@ def charter_json(stored: StoredCharter, samples: Mapping[SensorKind, Sample]) ->
         "writtenBy": stored.written_by,
         "writtenAt": iso(stored.written_at),
     }
-
-
-def iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
