@@ -119,7 +119,7 @@ async def test_a_line_is_dragged_up_a_bad_setpoint_is_refused_at_its_line_then_s
     assert saved[0]["sensor"]["setpoint"] == "3"
 
 
-async def test_a_new_line_is_added_in_the_empty_slot_and_an_unknown_key_never_reaches_it(
+async def test_a_new_line_is_added_in_the_empty_slot_after_a_duplicate_id_is_refused_at_it(
     console: Console, people: People, shots: Shots
 ) -> None:
     await written_charter(console.url, people.admin)
