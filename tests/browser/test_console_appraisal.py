@@ -75,6 +75,10 @@ async def test_a_line_is_dragged_up_a_bad_setpoint_is_refused_at_its_line_then_s
     await admin.get_by_role("link", name="The charter").click()
     await expect(admin.get_by_role("heading", name="Charter")).to_be_visible()
     assert await ids_in_editor(admin) == ["grounded", "inbox-short", "outbox-few", ""]
+    # SPEC M20: the line's reading as the API reads it; an empty queue is no zero wait.
+    closing = (await charter_lines(console.url, people.admin))[1]["sensor"]
+    assert closing["state"] == "nothing-waiting"
+    await expect(line(admin, "inbox-short")).to_contain_text("now nothing waiting")
     await shots.take(admin, "charter")
     await accessible(admin)
 

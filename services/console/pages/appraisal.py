@@ -40,13 +40,13 @@ def day(name: str, value: str | None) -> datetime | None:
 
 
 def signed(valence: dict[str, Any], outcomes: list[Any]) -> dict[str, str]:
-    """The two sums as a reader sees them (M41: ``+1.0`` and ``−2.0``, each on its own, never
-    one net figure); nothing at all when nothing was signed."""
-    if not outcomes:
-        return {"positive": "", "negative": ""}
+    """The two sums as a reader sees them, each on its own and never one net figure (M41:
+    ``+1.0`` and ``−2.0``); a side with nothing on it is empty, as the API's ``shown`` leaves
+    it out, and nothing at all is shown when nothing was signed."""
+    positive, negative = valence["positive"], valence["negative"]
     return {
-        "positive": f"+{valence['positive']:.1f}",
-        "negative": f"\u2212{valence['negative']:.1f}",
+        "positive": f"+{positive:.1f}" if outcomes and positive else "",
+        "negative": f"\u2212{negative:.1f}" if outcomes and negative else "",
     }
 
 

@@ -16,6 +16,9 @@ from fastapi.responses import Response
 
 from contracts.appraisal import WriteCharter
 from contracts.errors import DomainError, Refused
+from services.appraisal.appraisals import sensor_samples
+from services.appraisal.charter import CharterLine
+from services.appraisal.readings import ReadingState, Sample, reading
 from services.appraisal.reads import read_charter
 from services.appraisal.setpoints import SensorKind
 from services.console.console import Console, Visitor
@@ -67,6 +70,23 @@ def posted_lines(form: Any) -> list[dict[str, str]]:
     ]
 
 
+def now_reads(line: CharterLine, samples: dict[SensorKind, Sample]) -> str:
+    """A sensored line's reading in words (SPEC M20): missing or sparse evidence says so and
+    is never read as within its setpoint, nor as zero."""
+    if line.sensor is None:
+        return ""
+    now = reading(line.sensor, samples.get(line.sensor.kind, Sample(readable=False)))
+    shown = now.as_json(line.sensor)["shown"]
+    if now.state is ReadingState.observed:
+        return f"now {shown}: {'within' if now.within else 'over'} its setpoint"
+    return {
+        ReadingState.unreadable: "now unreadable (not zero: the store could not be read)",
+        ReadingState.deferred: "not read yet",
+        ReadingState.nothing_waiting: "now nothing waiting",
+        ReadingState.too_little_evidence: "too little evidence to say",
+    }[now.state]
+
+
 def blank() -> dict[str, str]:
     return dict.fromkeys(FIELDS, "")
 
@@ -79,12 +99,16 @@ def charter_routes(console: Console) -> APIRouter:
     async def charter(request: Request, saved: str | None = None) -> Response:
         visitor = await console.visitor(request, reads=READ_ALL)
         stored = await read_charter(http.pool, visitor.principal.tenant_id)
+        samples = await sensor_samples(
+            http.pool, visitor.principal.tenant_id, stored.charter, http.clock()
+        )
         lines = [
             {
                 "id": line.id,
                 "text": line.text,
                 "kind": line.sensor.kind.value if line.sensor else "",
                 "setpoint": line.sensor.setpoint.text if line.sensor else "",
+                "reading": now_reads(line, samples),
             }
             for line in stored.charter.lines
         ]
@@ -116,7 +140,7 @@ def charter_routes(console: Console) -> APIRouter:
     ) -> Response:
         """The editor with ``lines`` as given; a refusal naming a line (its 1-based place) is
         put on that line and the input it names, any other above the form."""
-        shown = [{**line, "error": "", "invalid": ""} for line in lines]
+        shown = [{"reading": "", **line, "error": "", "invalid": ""} for line in lines]
         general = None
         if refusal is not None:
             place = refusal.details.get("line")
@@ -131,7 +155,7 @@ def charter_routes(console: Console) -> APIRouter:
             "charter.html",
             status,
             current="appraisal",
-            lines=[*shown, {**blank(), "error": "", "invalid": ""}],
+            lines=[*shown, {**blank(), "reading": "", "error": "", "invalid": ""}],
             kinds=KINDS,
             edits=visitor.holds(ADMIN),
             refusal=general,
