@@ -247,3 +247,44 @@ async def test_an_agents_valence_is_shown_as_two_sums_over_the_window_in_the_url
     bad = await observer.request.get("/appraisal?since=2026-02-01&until=2026-01-01")
     assert bad.status == 422
     assert (await bad.json())["field"] == "since"
+
+
+async def test_the_agents_are_paged_by_a_sealed_cursor(
+    console: Console, people: People, shots: Shots
+) -> None:
+    names = [f"agent-{n:02d}" for n in range(21)]
+    async with api(console.url, people.requester) as http:
+        for name in names:
+            drafted = await http.post(
+                "/factory/reports",
+                json={
+                    "category": "answer",
+                    "message": "Wrong",
+                    "extraContext": f"Kind: fabricated\nAgent: {name}",
+                },
+            )
+            assert drafted.status_code == 201, drafted.text
+            submitted = await http.post(f"/factory/reports/{drafted.json()['reportId']}/submit")
+            assert submitted.status_code == 200, submitted.text
+    async with api(console.url, people.reviewer) as http:
+        seen = await http.get(
+            f"/factory/appraisal/agents/{names[-1]}",
+            params={"minPosition": submitted.json()["position"]},
+        )
+        assert seen.json()["counts"]["reports"] == 1
+    observer = await console.signed_in(people.observer)
+    await observer.goto("/appraisal?since=2000-01-01")
+    await expect(observer.locator("tbody tr")).to_have_count(20)
+    await expect(observer.locator("tbody")).not_to_contain_text("agent-20")
+    await observer.get_by_role("link", name="More agents").click()
+    await expect(observer.locator("tbody tr")).to_have_count(1)
+    await expect(observer.locator("tbody")).to_contain_text("agent-20")
+    await expect(observer).to_have_url(re.compile(r"since=2000-01-01"))  # the window is kept
+    await shots.take(observer, "second-page")
+    await accessible(observer)
+
+    other = await console.signed_in(people.other_tenant)
+    cursor = observer.url.split("before=")[1].split("&")[0]
+    refused = await other.goto(f"/appraisal?before={cursor}")
+    assert refused is not None
+    assert refused.status == 422  # another tenant's cursor opens nothing here
