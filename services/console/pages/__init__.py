@@ -3,5 +3,6 @@
 from services.console.page import Page
 from services.console.pages.inbox import INBOX
 from services.console.pages.my_reports import MY_REPORTS
+from services.console.pages.proposals import PROPOSALS
 
-PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS)
+PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS, PROPOSALS)

@@ -1,0 +1,175 @@
+"""The Proposals page in a browser: a maintainer of the proposal's target picks it up and rejects
+it — refused without a reason, the refusal shown on the page — then with one; another accepts
+and records the Draft release; an observer reads but is offered nothing to do (SPEC C32–C36,
+C52; decisions D23, D62, D86–D88).
+
+The proposal is raised as the service raises it: three failed evaluations of the agent reach
+the bus as the Kafka door hands them over, then the generator runs the day's order
+(``tests/integration/test_learning.py`` does the same). The service under test runs the read
+models; the generator here waits for them, as the scheduler's does.
+"""
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from playwright.async_api import expect
+
+from contracts.neighbours import EvaluationCompleted
+from services.bus.issued import Issued
+from services.followers.waiting import wait_for_position
+from services.kafka.inbound.parsing import identity
+from services.learning.generator import ProposalGenerator
+from services.learning.settings import LearningSettings
+from services.processes.bootstrap import Runtime
+from services.processes.settings import Settings
+from services.scheduling.orders import RaiseProposals
+from tests.browser.conftest import Console, People, Shots, accessible
+
+AGENT = "billing-agent"
+READ_MODEL = "rm_learning_proposals"
+
+
+@pytest.fixture
+async def runtime(console_url: str, database_url: str, people: People) -> AsyncIterator[Runtime]:
+    """The service's parts beside the one under test, on its database (nothing started)."""
+    opened = await Runtime.open(
+        Settings(database_url=database_url, api_keys=people.entries, read_wait_seconds=20)
+    )
+    yield opened
+    await opened.close()
+
+
+def failed_evaluation(n: int) -> EvaluationCompleted:
+    at = datetime.now(UTC) - timedelta(hours=n + 1)
+    return EvaluationCompleted.model_validate(
+        {
+            "evaluationId": f"eval-{n}",
+            "targetAssetId": AGENT,
+            "targetVersion": "1.4",
+            "passed": False,
+            "gates": [{"name": "expense-limits", "passed": False, "metric": "exact-match",
+                       "value": 0.4, "threshold": 0.9}],
+            "completedAt": at.isoformat(),
+        }
+    )  # fmt: skip
+
+
+async def caught_up(runtime: Runtime) -> None:
+    """The service's learning read model has every event of the store."""
+    head = await asyncio.to_thread(runtime.store.recorder.max_notification_id) or 0
+    assert await wait_for_position(runtime.pool, READ_MODEL, head, 30) >= head
+
+
+async def raise_proposal(runtime: Runtime, tenant: str) -> str:
+    """Three failed evaluations of ``AGENT`` (C39), then the day's order (C42): one proposal."""
+    now = datetime.now(UTC)
+    for n in range(3):
+        event = failed_evaluation(n)
+        source, event_id = "urn:quality", f"ce-{uuid.uuid4().hex}"
+        await runtime.bus.execute(
+            Issued(event, tenant, source, f"ce/{source}/{event_id}", now,
+                   identity=identity(tenant, source, event_id))
+        )  # fmt: skip
+    generator = ProposalGenerator(
+        runtime.store,
+        runtime.bus,
+        runtime.pool,
+        settings=lambda: LearningSettings.from_environ({}),
+    )
+    report = await generator.run(RaiseProposals(now.date(), now))
+    assert len(report.raised) == 1, report
+    await caught_up(runtime)
+    return str(report.raised[0])
+
+
+async def register(url: str, people: People) -> None:
+    """The admin names mia maintainer of the agent in the register (decisions D25)."""
+    headers = {"Authorization": f"Bearer {people.admin.key}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+        done = await http.put(f"/factory/agents/{AGENT}", json={"maintainers": ["mia"]})
+        assert done.status_code == 200, done.text
+
+
+async def test_a_maintainer_rejects_a_proposal_refused_without_a_reason_then_with_one(
+    console: Console, people: People, runtime: Runtime, shots: Shots
+) -> None:
+    await register(console.url, people)
+    proposal_id = await raise_proposal(runtime, people.maintainer.tenant)
+
+    mia = await console.signed_in(people.maintainer)
+    await mia.goto("/proposals")
+    row = mia.get_by_role("row").filter(has_text=AGENT)
+    await expect(row).to_contain_text("Proposed")
+    await expect(row).to_contain_text("exact-match")
+    await shots.take(mia, "proposals")
+    await accessible(mia)
+
+    await expect(row.get_by_role("link")).to_have_attribute("href", f"/proposals/{proposal_id}")
+    await row.get_by_role("link").click()
+    evidence = mia.get_by_role("table", name="The facts the proposal stands on")
+    await expect(evidence).to_contain_text("failed-evaluation")
+    await expect(mia.locator(".steps")).to_contain_text("raised it")
+    await mia.get_by_role("button", name="Pick up").click()
+    await expect(mia.locator("h1")).to_contain_text("InReview")
+    await expect(mia.locator(".steps")).to_contain_text("mia picked it up")
+    await shots.take(mia, "picked-up")
+    await accessible(mia)
+
+    # SPEC C33: no reason, no reject; the refusal is said on the page, nothing is decided.
+    await mia.get_by_role("button", name="Reject").click()
+    refusal = mia.get_by_role("alert")
+    await expect(refusal).to_contain_text("rejecting a proposal requires a reason")
+    await expect(mia.locator("h1")).to_contain_text("InReview")
+    await shots.take(mia, "refused-without-reason")
+    await accessible(mia)
+
+    await mia.get_by_label("Reason").fill("The limit lives in the policy, not in the prompt.")
+    await mia.get_by_role("button", name="Reject").click()
+    await expect(mia.locator("h1")).to_contain_text("Rejected")
+    await expect(mia.locator(".steps")).to_contain_text(
+        "mia rejected it: The limit lives in the policy, not in the prompt."
+    )
+    await expect(mia.get_by_role("button", name="Reject")).to_have_count(0)
+    await shots.take(mia, "rejected")
+
+    await mia.goto("/proposals?state=Rejected")
+    await expect(mia.get_by_role("row").filter(has_text=AGENT)).to_contain_text("Rejected")
+    await mia.goto("/proposals?state=Proposed")
+    await expect(mia.get_by_text("No proposal with these filters")).to_be_visible()
+
+
+async def test_an_accepted_proposal_shows_the_release_it_produced_and_an_observer_only_reads(
+    console: Console, people: People, runtime: Runtime, shots: Shots
+) -> None:
+    await register(console.url, people)
+    proposal_id = await raise_proposal(runtime, people.maintainer.tenant)
+
+    mia = await console.signed_in(people.maintainer)
+    await mia.goto(f"/proposals/{proposal_id}")
+    await mia.get_by_role("button", name="Pick up").click()
+    await expect(mia.locator("h1")).to_contain_text("InReview")
+    await mia.get_by_role("button", name="Accept").click()
+    # Decisions D54: accepted, it waits for the Draft release the registry opens.
+    await expect(mia.locator(".steps")).to_contain_text("mia accepted it")
+    await expect(mia.get_by_role("group", name="Record the Draft release")).to_be_visible()
+    await mia.get_by_label("Release id").fill("release-77")
+    await mia.get_by_role("button", name="Record the release").click()
+    await expect(mia.locator("h1")).to_contain_text("Accepted")
+    await expect(mia.locator(".steps")).to_contain_text("the agent registry opened release-77")
+    await shots.take(mia, "accepted-with-release")
+    await accessible(mia)
+
+    olga = await console.signed_in(people.observer)
+    await olga.goto(f"/proposals/{proposal_id}")
+    await expect(olga.locator("h1")).to_contain_text("Accepted")
+    for action in ("Pick up", "Accept", "Reject", "Record the release"):
+        await expect(olga.get_by_role("button", name=action)).to_have_count(0)
+
+    rob = await console.signed_in(people.requester)  # D23: a Requester reads only their own
+    answer = await rob.goto(f"/proposals/{proposal_id}")
+    assert answer is not None
+    assert answer.status == 403
