@@ -10,6 +10,7 @@ models; the generator here waits for them, as the scheduler's does.
 """
 
 import asyncio
+import re
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -20,6 +21,7 @@ from playwright.async_api import expect
 
 from contracts.neighbours import EvaluationCompleted
 from services.bus.issued import Issued
+from services.console.pages.proposals import PAGE_SIZE
 from services.followers.waiting import wait_for_position
 from services.kafka.inbound.parsing import identity
 from services.learning.generator import ProposalGenerator
@@ -43,12 +45,12 @@ async def runtime(console_url: str, database_url: str, people: People) -> AsyncI
     await opened.close()
 
 
-def failed_evaluation(n: int) -> EvaluationCompleted:
+def failed_evaluation(n: int, target: str = AGENT) -> EvaluationCompleted:
     at = datetime.now(UTC) - timedelta(hours=n + 1)
     return EvaluationCompleted.model_validate(
         {
             "evaluationId": f"eval-{n}",
-            "targetAssetId": AGENT,
+            "targetAssetId": target,
             "targetVersion": "1.4",
             "passed": False,
             "gates": [{"name": "expense-limits", "passed": False, "metric": "exact-match",
@@ -64,11 +66,14 @@ async def caught_up(runtime: Runtime) -> None:
     assert await wait_for_position(runtime.pool, READ_MODEL, head, 30) >= head
 
 
-async def raise_proposal(runtime: Runtime, tenant: str) -> str:
-    """Three failed evaluations of ``AGENT`` (C39), then the day's order (C42): one proposal."""
+async def raise_proposals(
+    runtime: Runtime, tenant: str, targets: tuple[str, ...] = (AGENT,), evidence: int = 3
+) -> list[str]:
+    """``evidence`` failed evaluations of each target (C39), then the day's order (C42), with
+    MinEvidenceItems at ``evidence`` (C47): a proposal per target."""
     now = datetime.now(UTC)
-    for n in range(3):
-        event = failed_evaluation(n)
+    for n, target in enumerate(t for t in targets for _ in range(evidence)):
+        event = failed_evaluation(n, target)
         source, event_id = "urn:quality", f"ce-{uuid.uuid4().hex}"
         await runtime.bus.execute(
             Issued(event, tenant, source, f"ce/{source}/{event_id}", now,
@@ -78,12 +83,14 @@ async def raise_proposal(runtime: Runtime, tenant: str) -> str:
         runtime.store,
         runtime.bus,
         runtime.pool,
-        settings=lambda: LearningSettings.from_environ({}),
+        settings=lambda: LearningSettings.from_environ(
+            {"FEEDBACKLOOP_LEARNING_MIN_EVIDENCE_ITEMS": str(evidence)}
+        ),
     )
     report = await generator.run(RaiseProposals(now.date(), now))
-    assert len(report.raised) == 1, report
+    assert len(report.raised) == len(targets), report
     await caught_up(runtime)
-    return str(report.raised[0])
+    return [str(raised) for raised in report.raised]
 
 
 async def register(url: str, people: People) -> None:
@@ -98,7 +105,7 @@ async def test_a_maintainer_rejects_a_proposal_refused_without_a_reason_then_wit
     console: Console, people: People, runtime: Runtime, shots: Shots
 ) -> None:
     await register(console.url, people)
-    proposal_id = await raise_proposal(runtime, people.maintainer.tenant)
+    [proposal_id] = await raise_proposals(runtime, people.maintainer.tenant)
 
     mia = await console.signed_in(people.maintainer)
     await mia.goto("/proposals")
@@ -112,6 +119,7 @@ async def test_a_maintainer_rejects_a_proposal_refused_without_a_reason_then_wit
     await row.get_by_role("link").click()
     evidence = mia.get_by_role("table", name="The facts the proposal stands on")
     await expect(evidence).to_contain_text("failed-evaluation")
+    await expect(mia.locator(".summary")).to_contain_text("evaluation:eval-0")
     await expect(mia.locator(".steps")).to_contain_text("raised it")
     await mia.get_by_role("button", name="Pick up").click()
     await expect(mia.locator("h1")).to_contain_text("InReview")
@@ -122,7 +130,7 @@ async def test_a_maintainer_rejects_a_proposal_refused_without_a_reason_then_wit
     # SPEC C33: no reason, no reject; the refusal is said on the page, nothing is decided.
     await mia.get_by_role("button", name="Reject").click()
     refusal = mia.get_by_role("alert")
-    await expect(refusal).to_contain_text("rejecting a proposal requires a reason")
+    await expect(refusal).to_contain_text("Rejecting a proposal requires a reason")
     await expect(mia.locator("h1")).to_contain_text("InReview")
     await shots.take(mia, "refused-without-reason")
     await accessible(mia)
@@ -146,7 +154,7 @@ async def test_an_accepted_proposal_shows_the_release_it_produced_and_an_observe
     console: Console, people: People, runtime: Runtime, shots: Shots
 ) -> None:
     await register(console.url, people)
-    proposal_id = await raise_proposal(runtime, people.maintainer.tenant)
+    [proposal_id] = await raise_proposals(runtime, people.maintainer.tenant)
 
     mia = await console.signed_in(people.maintainer)
     await mia.goto(f"/proposals/{proposal_id}")
@@ -159,7 +167,7 @@ async def test_an_accepted_proposal_shows_the_release_it_produced_and_an_observe
     await mia.get_by_label("Release id").fill("release-77")
     await mia.get_by_role("button", name="Record the release").click()
     await expect(mia.locator("h1")).to_contain_text("Accepted")
-    await expect(mia.locator(".steps")).to_contain_text("the agent registry opened release-77")
+    await expect(mia.locator(".steps")).to_contain_text("its Draft release release-77 recorded")
     await shots.take(mia, "accepted-with-release")
     await accessible(mia)
 
@@ -173,3 +181,42 @@ async def test_an_accepted_proposal_shows_the_release_it_produced_and_an_observe
     answer = await rob.goto(f"/proposals/{proposal_id}")
     assert answer is not None
     assert answer.status == 403
+
+
+async def test_the_list_is_paged_filtered_in_the_url_and_kept_to_its_tenant(
+    console: Console, people: People, runtime: Runtime, shots: Shots
+) -> None:
+    targets = tuple(f"agent-{n:02d}" for n in range(PAGE_SIZE + 1))
+    raised = await raise_proposals(runtime, people.maintainer.tenant, targets, evidence=1)
+
+    olga = await console.signed_in(people.observer)
+    await olga.goto("/proposals")
+    rows = olga.get_by_role("row").filter(has=olga.get_by_role("link"))
+    await expect(rows).to_have_count(PAGE_SIZE)
+    first_page = await rows.get_by_role("link").all_inner_texts()
+    await olga.get_by_role("link", name="Next page").click()
+    await expect(rows).to_have_count(1)
+    rest = await rows.get_by_role("link").all_inner_texts()
+    assert sorted(first_page + rest) == sorted(f"{target} 1.4" for target in targets)
+    await expect(olga.get_by_role("link", name="First page")).to_be_visible()
+    await expect(olga.get_by_role("link", name="Next page")).to_have_count(0)
+    await shots.take(olga, "second-page")
+    await accessible(olga)
+
+    await olga.get_by_label("Target").fill("agent-07")
+    await olga.get_by_label("State").select_option("Proposed")
+    await olga.get_by_role("button", name="Filter").click()
+    await expect(olga).to_have_url(re.compile(r"state=Proposed.*target=agent-07"))
+    await expect(rows).to_have_count(1)
+    await expect(rows).to_contain_text("agent-07")
+
+    answer = await olga.goto("/proposals?state=Approved")
+    assert answer is not None
+    assert answer.status == 422  # not a state of C34: refused, not an empty list
+
+    bea = await console.signed_in(people.other_tenant)
+    await bea.goto("/proposals")
+    await expect(bea.get_by_text("No proposal has been raised yet")).to_be_visible()
+    answer = await bea.goto(f"/proposals/{raised[0]}")
+    assert answer is not None
+    assert answer.status == 404

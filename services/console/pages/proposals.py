@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 from uuid import UUID
 
+import asyncpg
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
@@ -27,12 +28,14 @@ from services.console.page import Page
 from services.edge.problems import status_of
 from services.learning.api import READ_MODEL, charter_lines, proposal_cursor, proposal_key
 from services.permissions.rules import MAINTAINER, READ_ALL
+from services.store.artifacts import get_artifact
 
 # SPEC C52, decisions D23: the tenant's proposals are read by every role but a Requester's;
 # an AssetMaintainer acts, and the handler checks the register names them maintainer of the
 # proposal's target. The navigation offers the page to those who look after assets.
 SHOWN_TO = ("AssetMaintainer", "PlatformAdmin", "Observer")
 PAGE_SIZE = 25
+SUMMARY_SHOWN = 20_000  # characters of the drafted summary shown; the rest is a download
 LISTED = "proposals"  # the name the API seals this list's cursors under: one cursor, two doors
 CHOICES = {
     "state": tuple(state.value for state in ProposalState),
@@ -59,8 +62,19 @@ def history(proposal: dict[str, Any]) -> list[tuple[str | None, str | None, str]
     elif decided is not None:  # accepted: the Draft release is requested (decisions D54)
         steps.append((decided, by, "accepted it; a Draft release was requested"))
     if proposal["resultingReleaseId"] is not None:
-        steps.append((None, "the agent registry", f"opened {proposal['resultingReleaseId']}"))
+        steps.append((None, None, f"its Draft release {proposal['resultingReleaseId']} recorded"))
     return steps
+
+
+async def summary(pool: asyncpg.Pool, tenant_id: str, ref: str) -> str | None:
+    """The drafter's summary (C06: an artifact, markdown) as text to read beside the evidence;
+    None when the tenant's store has no such artifact or it is no UTF-8 text."""
+    try:
+        _, content = await get_artifact(pool, tenant_id, ref)
+        text = content.decode("utf-8")
+    except (DomainError, UnicodeDecodeError):
+        return None
+    return text if len(text) <= SUMMARY_SHOWN else text[:SUMMARY_SHOWN] + " …"
 
 
 def moves(proposal: dict[str, Any]) -> tuple[str, ...]:
@@ -140,6 +154,7 @@ def proposal_routes(console: Console) -> APIRouter:
             "proposal.html",
             status,
             proposal=found,
+            summary=await summary(http.pool, tenant, found["summaryRef"]),
             steps=history(found),
             moves=moves(found) if visitor.holds(MAINTAINER) else (),
             refusal=refusal,
