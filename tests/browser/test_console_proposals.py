@@ -30,6 +30,7 @@ from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from services.scheduling.orders import RaiseProposals
 from tests.browser.conftest import Console, People, Shots, accessible
+from tests.browser.test_console_inbox import csrf_of, reaches_by_keyboard
 
 AGENT = "billing-agent"
 READ_MODEL = "rm_learning_proposals"
@@ -93,11 +94,11 @@ async def raise_proposals(
     return [str(raised) for raised in report.raised]
 
 
-async def register(url: str, people: People) -> None:
-    """The admin names mia maintainer of the agent in the register (decisions D25)."""
+async def register(url: str, people: People, agent: str = AGENT, maintainer: str = "mia") -> None:
+    """The admin names the agent's maintainer in the register (decisions D25)."""
     headers = {"Authorization": f"Bearer {people.admin.key}"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
-        done = await http.put(f"/factory/agents/{AGENT}", json={"maintainers": ["mia"]})
+        done = await http.put(f"/factory/agents/{agent}", json={"maintainers": [maintainer]})
         assert done.status_code == 200, done.text
 
 
@@ -121,7 +122,8 @@ async def test_a_maintainer_rejects_a_proposal_refused_without_a_reason_then_wit
     await expect(evidence).to_contain_text("failed-evaluation")
     await expect(mia.locator(".summary")).to_contain_text("evaluation:eval-0")
     await expect(mia.locator(".steps")).to_contain_text("raised it")
-    await mia.get_by_role("button", name="Pick up").click()
+    await reaches_by_keyboard(mia, "Pick up")
+    await mia.keyboard.press("Enter")  # the Pick up button, by keyboard
     await expect(mia.locator("h1")).to_contain_text("InReview")
     await expect(mia.locator(".steps")).to_contain_text("mia picked it up")
     await shots.take(mia, "picked-up")
@@ -176,6 +178,13 @@ async def test_an_accepted_proposal_shows_the_release_it_produced_and_an_observe
     await expect(olga.locator("h1")).to_contain_text("Accepted")
     for action in ("Pick up", "Accept", "Reject", "Record the release"):
         await expect(olga.get_by_role("button", name=action)).to_have_count(0)
+    forged = await olga.request.post(
+        f"/proposals/{proposal_id}/release",
+        form={"csrf": await csrf_of(olga), "release": "release-99"},
+    )
+    assert forged.status == 403  # D61: the command's role rule, whatever the page offers
+    await olga.reload()
+    await expect(olga.locator(".steps")).not_to_contain_text("release-99")
 
     rob = await console.signed_in(people.requester)  # D23: a Requester reads only their own
     answer = await rob.goto(f"/proposals/{proposal_id}")
@@ -213,6 +222,15 @@ async def test_the_list_is_paged_filtered_in_the_url_and_kept_to_its_tenant(
     answer = await olga.goto("/proposals?state=Approved")
     assert answer is not None
     assert answer.status == 422  # not a state of C34: refused, not an empty list
+
+    # The register names tom, not mia, maintainer of agent-00: her pick-up is refused (D23).
+    await register(console.url, people, "agent-00", "tom")
+    mia = await console.signed_in(people.maintainer)
+    await mia.goto(f"/proposals/{raised[0]}")
+    await mia.get_by_role("button", name="Pick up").click()
+    await expect(mia.get_by_role("alert")).to_contain_text("only a maintainer of agent")
+    await expect(mia.locator("h1")).to_contain_text("Proposed")
+    await shots.take(mia, "not-their-agent")
 
     bea = await console.signed_in(people.other_tenant)
     await bea.goto("/proposals")
