@@ -130,7 +130,9 @@ async def test_a_maintainer_rejects_a_proposal_refused_without_a_reason_then_wit
     await accessible(mia)
 
     # SPEC C33: no reason, no reject; the refusal is said on the page, nothing is decided.
-    await mia.get_by_role("button", name="Reject").click()
+    async with mia.expect_response(lambda answer: answer.url.endswith("/decide")) as decided:
+        await mia.get_by_role("button", name="Reject").click()
+    assert (await decided.value).status == 422  # the API's status for the same refusal
     refusal = mia.get_by_role("alert")
     await expect(refusal).to_contain_text("Rejecting a proposal requires a reason")
     await expect(mia.locator("h1")).to_contain_text("InReview")
