@@ -5,6 +5,7 @@ registry opened — through the API's own commands, under the API's own command 
 role rules, the register's maintainers and ``reviewedBy`` are the API's (SPEC C32–C36, M21).
 """
 
+from collections.abc import Callable
 from typing import Annotated, Any
 from urllib.parse import urlencode
 from uuid import UUID
@@ -161,14 +162,19 @@ def proposal_routes(console: Console) -> APIRouter:
             form=form or {},
         )
 
-    async def act(request: Request, proposal_id: UUID, command: Any, command_id: str) -> Response:
-        """Issue ``command`` (a callable making it from the form) as the API's route does; a
-        refusal comes back on the proposal's page, as a sentence with the API's status."""
+    async def act(
+        request: Request,
+        proposal_id: UUID,
+        command: Callable[[dict[str, str]], BaseModel],
+        command_id: str,
+    ) -> Response:
+        """Issue the command ``command`` makes of the form, as the API's route does and under
+        its command id; a refusal comes back on the proposal's page, as a sentence with the
+        API's status (decisions D62)."""
         visitor = await console.writer(request)
         form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
         try:
-            made: BaseModel = command(form)
-            outcome = await http.execute(made, visitor.principal, command_id)
+            outcome = await http.execute(command(form), visitor.principal, command_id)
         except ValidationError as error:
             problem = error.errors()[0]
             field = ".".join(str(part) for part in problem["loc"])
