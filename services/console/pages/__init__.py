@@ -5,5 +5,6 @@ from services.console.pages.appraisal import APPRAISAL
 from services.console.pages.datasets import DATASETS
 from services.console.pages.inbox import INBOX
 from services.console.pages.my_reports import MY_REPORTS
+from services.console.pages.proposals import PROPOSALS
 
-PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS, DATASETS, APPRAISAL)
+PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS, PROPOSALS, DATASETS, APPRAISAL)
