@@ -2,7 +2,9 @@
 
 from services.console.page import Page
 from services.console.pages.datasets import DATASETS
+from services.console.pages.digests import DIGESTS
 from services.console.pages.inbox import INBOX
 from services.console.pages.my_reports import MY_REPORTS
+from services.console.pages.nights import NIGHTS
 
-PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS, DATASETS)
+PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS, NIGHTS, DIGESTS, DATASETS)

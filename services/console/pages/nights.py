@@ -1,0 +1,107 @@
+"""The Nights page: every night of the tenant, newest first and paged, and one night with what
+it was planned with, the cases it selected, its note and a line per case — ran, skipped,
+over the cap or failed, with the reason and the score (SPEC W87–W90). It reads what
+``GET /factory/evals/nights[/{date}]`` answers, through the same read model's queries and the
+API's sealed cursors.
+"""
+
+from datetime import date as Date
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from contracts.errors import Refused
+from projections.nights import get_night, list_nights
+from services.console.console import Console
+from services.console.page import Page
+from services.permissions.rules import READ_ALL
+
+PAGE_SIZE = 30
+# The nightly runner's reasons (SPEC §3.8's vocabulary) are terse; a reader of the page is
+# told what each means, the word itself kept beside it for whoever searches the logs.
+OUTCOMES = {
+    "ran": "ran",
+    "skipped": "did not run",
+    "over-cap": "over the night's cap",
+    "failed": "failed",
+}
+
+
+def day(text: str) -> str:
+    """A night's date as given in the path: ``yyyy-MM-dd`` or a 4xx naming the field."""
+    try:
+        return Date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise Refused("date is a day, yyyy-MM-dd", field="date") from None
+
+
+def rate(value: float | None) -> str:
+    return "—" if value is None else f"{round(value * 100)} %"
+
+
+def night_lines(night: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each line with the ref of its case (from what the night selected) and its words; the
+    lines of cases that never ran carry no ref in the plan, so their case id is shown."""
+    refs = {selected["case"]: selected["ref"] for selected in night["selected"]}
+    return [
+        {
+            **line,
+            "ref": refs.get(line["case"], line["case"]),
+            "said": OUTCOMES.get(line["outcome"], line["outcome"]),
+            "looked": rate((line.get("score") or {}).get("lookedRate")),
+            "correct": rate((line.get("score") or {}).get("correctRate")),
+        }
+        for line in night["lines"]
+    ]
+
+
+def nights_routes(console: Console) -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+    http = console.http
+
+    @router.get("/nights")
+    async def nights(
+        request: Request, before: Annotated[str | None, Query(max_length=512)] = None
+    ) -> Response:
+        visitor = await console.visitor(request, reads=READ_ALL)
+        principal = visitor.principal
+        found, next_page = await http.keyed_page(
+            "nights",
+            before or None,
+            principal,
+            lambda after: list_nights(
+                http.pool, principal.tenant_id, before=after, limit=PAGE_SIZE
+            ),
+        )
+        return console.render(
+            visitor,
+            "nights.html",
+            current="nights",
+            items=found,
+            older=f"/nights?{urlencode({'before': next_page})}" if next_page else None,
+            first="/nights" if before else None,
+        )
+
+    @router.get("/nights/{date}")
+    async def night(request: Request, date: str) -> Response:
+        visitor = await console.visitor(request, reads=READ_ALL)
+        found = await get_night(http.pool, visitor.principal.tenant_id, day(date))
+        if found is None:
+            return console.render(
+                visitor, "not_found.html", 404, what=f"There is no night of {day(date)}."
+            )
+        return console.render(
+            visitor,
+            "night.html",
+            current="nights",
+            night=found,
+            lines=night_lines(found),
+        )
+
+    return router
+
+
+# SPEC C52, decisions D23: every role but a Requester reads the tenant's nights.
+NIGHTS = Page("nights", "/nights", "Nights", READ_ALL, nights_routes)

@@ -1,0 +1,236 @@
+"""Nights and weekly digests in a browser: an observer opens the tenant's nights, a night with
+its lines and note, the weeks, and a digest with its tables, its trend as a sparkline and what
+was posted where (SPEC W87–W90, W115–W124, W137; decisions D83–D85).
+
+The content is made as the scheduler makes it: reports submitted on the bus at times of the
+weeks before this one, two cases lifted and confirmed through the API by the maintainer, and
+the nightly runner and the digest builder carried out with the orders' own time (PlanNight,
+BuildDigest), on the database the console's service reads."""
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.async_api import expect
+
+from contracts.reports import ComposeWrongAnswer, SubmitReport
+from contracts.weeks import due_at
+from services.bus.issued import Issued
+from services.evals.runs import CaseRunner
+from services.evals.agents import HttpAgentClient
+from services.nightly.confirmer import read_key_store
+from services.nightly.runner import NightlyRunner
+from services.nightly.settings import NightlySettings
+from services.processes.bootstrap import Runtime
+from services.processes.settings import Settings
+from services.scheduling.orders import BuildDigest, PlanNight
+from tests.browser.conftest import Console, People, Shots, accessible
+from tests.standin import standin_agent
+from tests.unit.test_wrong_answer import SEED_FACTS
+
+COACH = "AgenticOffice/Agent/OfficeCoach"
+WRITER = "AgenticOffice/Agent/Writer"
+MODEL = "eu-1"
+SCRIPT = {
+    "modelName": MODEL,
+    "rules": [
+        {
+            "when": "Stundenansatz",
+            "text": "Konzept-Ansatz CHF 150 steht im Firmenprofil.",
+            "toolCalls": [
+                {"name": "Get", "arguments": "sglauser/AgenticOffice/Firmenprofil",
+                 "result": "CHF 150"}
+            ],
+        }
+    ],
+    "default": {"text": "I don't know."},
+}  # fmt: skip
+
+
+def iso_week(day: datetime) -> str:
+    iso = day.isocalendar()
+    return f"{iso.year}-W{iso.week:02d}"
+
+
+@pytest.fixture
+def standin(tmp_path: Path) -> Iterator[str]:
+    with standin_agent(SCRIPT, tmp_path) as url:
+        yield url
+
+
+@dataclass
+class Scheduled:
+    """The service's parts in this process, on the console's database: what the scheduler
+    orders is carried out here with the orders' own time."""
+
+    runtime: Runtime
+    keys_file: Path
+    catalogue: Path
+    standin: str
+
+
+@pytest.fixture
+async def scheduled(
+    database_url: str, people: People, console_url: str, standin: str, tmp_path: Path
+) -> AsyncIterator[Scheduled]:
+    keys_file = tmp_path / "keys.json"
+    keys_file.write_text(people.entries)
+    catalogue = tmp_path / "models.toml"
+    catalogue.write_text(f'[models."{MODEL}"]\nresidency = "eu"\n')
+    settings = Settings(
+        database_url=database_url, api_keys=people.entries, read_wait_seconds=30
+    )  # the console's service runs the read models; this process only decides and appends
+    runtime = await Runtime.open(settings)
+    try:
+        yield Scheduled(runtime, keys_file, catalogue, standin)
+    finally:
+        await runtime.close()
+
+
+async def submitted(
+    scheduled: Scheduled, tenant: str, at: datetime, agent: str, prompt: str
+) -> str:
+    """A wrong-answer report of ``agent``, composed and submitted at ``at`` by rob."""
+    reply = {**SEED_FACTS["reply"], "agentName": agent, "modelName": MODEL}
+    compose = ComposeWrongAnswer.model_validate({**SEED_FACTS, "reply": reply, "prompt": prompt})
+    bus = scheduled.runtime.bus
+    state = (await bus.execute(Issued(compose, tenant, "rob", uuid.uuid4().hex, at))).result
+    submit = SubmitReport(report_id=state.report_id)
+    await bus.execute(Issued(submit, tenant, "rob", uuid.uuid4().hex, at))
+    return str(state.report_id)
+
+
+async def lifted_and_confirmed(url: str, key: str, report_id: str) -> None:
+    """The maintainer makes the report a case and confirms it, through the API."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+        lifted = await http.post(f"/factory/reports/{report_id}/lift")
+        assert lifted.status_code == 201, lifted.text
+        case_id = lifted.json()["caseId"]
+        confirmed = await http.post(
+            f"/factory/evals/cases/{case_id}/confirm",
+            json={"confirmed": True},
+        )
+        assert confirmed.status_code == 200, confirmed.text
+
+
+async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> dict[str, Any]:
+    """Three weeks of reports, two confirmed cases, tonight's night (a cap of one case: the
+    other is over it) and the digests of the two weeks before this one."""
+    tenant = people.observer.tenant
+    now = datetime.now(UTC)
+    monday = datetime.combine(date.fromisocalendar(*now.isocalendar()[:2], 1), datetime.min.time(), UTC)
+    weeks = [iso_week(monday - timedelta(weeks=n)) for n in (2, 1)]
+
+    def day_of(weeks_ago: int, day: int) -> datetime:
+        return monday - timedelta(weeks=weeks_ago) + timedelta(days=day, hours=9)
+
+    await submitted(scheduled, tenant, day_of(3, 1), COACH, "Stundenansatz?")
+    coach = await submitted(
+        scheduled, tenant, day_of(2, 2), COACH, "Welchen Stundenansatz verrechne ich?"
+    )
+    for n in range(3):
+        await submitted(scheduled, tenant, day_of(1, n), COACH, f"Rate {n}?")
+    writer = await submitted(scheduled, tenant, day_of(1, 3), WRITER, "Write my offer")
+    await lifted_and_confirmed(url, people.maintainer.key, coach)
+    await lifted_and_confirmed(url, people.maintainer.key, writer)
+
+    runtime = scheduled.runtime
+    agent = HttpAgentClient(scheduled.standin)
+    cases = CaseRunner(runtime.store, runtime.bus, agent, default_model=None, thresholds={})
+    nightly = NightlySettings(
+        enabled=True, model=MODEL, catalogue=scheduled.catalogue, max_cases=1,
+        conversations_per_case=2,
+    )  # fmt: skip
+    runner = NightlyRunner(
+        runtime.store, runtime.bus, runtime.pool, cases, nightly,
+        lambda: read_key_store([], scheduled.keys_file), read_wait_seconds=30,
+    )  # fmt: skip
+    await runner(PlanNight(date=now.date(), now=now))
+    builder = runtime.digest_builder()
+    for week in weeks:
+        await builder.run(BuildDigest(week=week, now=due_at(week)))
+    return {"night": now.date().isoformat(), "weeks": weeks}
+
+
+async def test_an_observer_reads_the_nights_and_a_digest(
+    console: Console, people: People, scheduled: Scheduled, shots: Shots
+) -> None:
+    made = await night_and_digests(scheduled, people, console.url)
+    observer = await console.signed_in(people.observer)
+    nav = observer.get_by_role("navigation", name="Pages")
+    await nav.get_by_role("link", name="Nights").click()
+    await expect(observer.get_by_role("heading", name="Nights")).to_be_visible()
+    row = observer.get_by_role("row").filter(has_text=made["night"])
+    await expect(row).to_contain_text("Succeeded")
+    await shots.take(observer, "nights")
+    await accessible(observer)
+
+    await row.get_by_role("link", name=made["night"]).click()
+    await expect(observer.locator("h1")).to_contain_text(f"Night of {made['night']}")
+    lines = observer.get_by_role("table", name="One line per case: what became of it this night")
+    await expect(lines.get_by_role("row").filter(has_text="over the night's cap")).to_have_count(1)
+    ran = lines.get_by_role("row").filter(has=observer.locator(".outcome-ran"))
+    await expect(ran).to_have_count(1)
+    await expect(ran).to_contain_text(MODEL)
+    await expect(observer.locator("#note + blockquote")).not_to_be_empty()
+    await shots.take(observer, "night")
+    await accessible(observer)
+
+    await nav.get_by_role("link", name="Digests").click()
+    last, before = made["weeks"][1], made["weeks"][0]
+    weeks = observer.get_by_role("table", name="The weeks with a digest, newest first")
+    await expect(weeks.get_by_role("row").nth(1)).to_contain_text(last)
+    await expect(weeks.get_by_role("row").nth(2)).to_contain_text(before)
+    await shots.take(observer, "weeks")
+    await accessible(observer)
+
+    await weeks.get_by_role("link", name=last).click()
+    await expect(observer.locator("h1")).to_contain_text(f"Digest of {last}")
+    agents = observer.get_by_role("table", name="Each agent's week", exact=False)
+    coach = agents.get_by_role("row").filter(has_text=COACH)
+    await expect(coach).to_contain_text("+2 on the week before (1)")
+    spark = coach.get_by_role("img")
+    await expect(spark).to_have_attribute("aria-label", f"Reports a week of {COACH}: "
+                                          f"{made['weeks'][0]} 1, {last} 3")
+    posted = observer.get_by_role("table", name="Each agent's post and the standing issue it went into")
+    await expect(posted).to_contain_text(COACH)
+    models = observer.get_by_role("table", name="Across agents: each model's reports by kind")
+    await expect(models).to_contain_text(MODEL)
+    await shots.take(observer, "digest")
+    await accessible(observer)
+
+
+async def test_a_requester_is_refused_the_nights_and_bad_addresses_are_4xx(
+    console: Console, people: People, shots: Shots
+) -> None:
+    requester = await console.signed_in(people.requester)
+    nav = requester.get_by_role("navigation", name="Pages")
+    await expect(nav.get_by_role("link", name="Nights")).to_have_count(0)
+    for path in ("/nights", "/digests"):
+        answer = await requester.goto(path)
+        assert answer is not None and answer.status == 403, path
+    await shots.take(requester, "requester-refused")
+
+    observer = await console.signed_in(people.observer)
+    for path, status in (
+        ("/nights/2026-02-30", 422),
+        ("/digests/2026-W54", 422),
+        ("/nights?before=forged", 422),
+        ("/nights/2020-01-01", 404),
+        ("/digests/2020-W01", 404),
+    ):
+        answer = await observer.goto(path)
+        assert answer is not None, path
+        assert answer.status == status, (path, answer.status)
+    await expect(observer.get_by_role("heading", name="Not found")).to_be_visible()
+    empty = await observer.goto("/nights")
+    assert empty is not None and empty.status == 200
+    await expect(observer.get_by_text("No night has run for this tenant")).to_be_visible()
+    await accessible(observer)
