@@ -7,7 +7,6 @@ weeks before this one, two cases lifted and confirmed through the API by the mai
 the nightly runner and the digest builder carried out with the orders' own time (PlanNight,
 BuildDigest), on the database the console's service reads."""
 
-import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -22,8 +21,8 @@ from playwright.async_api import expect
 from contracts.reports import ComposeWrongAnswer, SubmitReport
 from contracts.weeks import due_at
 from services.bus.issued import Issued
-from services.evals.runs import CaseRunner
 from services.evals.agents import HttpAgentClient
+from services.evals.runs import CaseRunner
 from services.nightly.confirmer import read_key_store
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
@@ -125,7 +124,9 @@ async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> d
     other is over it) and the digests of the two weeks before this one."""
     tenant = people.observer.tenant
     now = datetime.now(UTC)
-    monday = datetime.combine(date.fromisocalendar(*now.isocalendar()[:2], 1), datetime.min.time(), UTC)
+    monday = datetime.combine(
+        date.fromisocalendar(*now.isocalendar()[:2], 1), datetime.min.time(), UTC
+    )
     weeks = [iso_week(monday - timedelta(weeks=n)) for n in (2, 1)]
 
     def day_of(weeks_ago: int, day: int) -> datetime:
@@ -175,7 +176,9 @@ async def test_an_observer_reads_the_nights_and_a_digest(
     await row.get_by_role("link", name=made["night"]).click()
     await expect(observer.locator("h1")).to_contain_text(f"Night of {made['night']}")
     lines = observer.get_by_role("table", name="One line per case: what became of it this night")
-    await expect(lines.get_by_role("row").filter(has_text="over the night's cap")).to_have_count(1)
+    over = lines.get_by_role("row").filter(has_text="over the night's cap")
+    await expect(over).to_have_count(1)
+    await expect(over).to_contain_text("_Evals/AgenticOffice_Agent_")  # its ref, not its id
     ran = lines.get_by_role("row").filter(has=observer.locator(".outcome-ran"))
     await expect(ran).to_have_count(1)
     await expect(ran).to_contain_text(MODEL)
@@ -197,9 +200,12 @@ async def test_an_observer_reads_the_nights_and_a_digest(
     coach = agents.get_by_role("row").filter(has_text=COACH)
     await expect(coach).to_contain_text("+2 on the week before (1)")
     spark = coach.get_by_role("img")
-    await expect(spark).to_have_attribute("aria-label", f"Reports a week of {COACH}: "
-                                          f"{made['weeks'][0]} 1, {last} 3")
-    posted = observer.get_by_role("table", name="Each agent's post and the standing issue it went into")
+    await expect(spark).to_have_attribute(
+        "aria-label", f"Reports a week of {COACH}: {made['weeks'][0]} 1, {last} 3"
+    )
+    posted = observer.get_by_role(
+        "table", name="Each agent's post and the standing issue it went into"
+    )
     await expect(posted).to_contain_text(COACH)
     models = observer.get_by_role("table", name="Across agents: each model's reports by kind")
     await expect(models).to_contain_text(MODEL)
@@ -215,7 +221,8 @@ async def test_a_requester_is_refused_the_nights_and_bad_addresses_are_4xx(
     await expect(nav.get_by_role("link", name="Nights")).to_have_count(0)
     for path in ("/nights", "/digests"):
         answer = await requester.goto(path)
-        assert answer is not None and answer.status == 403, path
+        assert answer is not None, path
+        assert answer.status == 403, path
     await shots.take(requester, "requester-refused")
 
     observer = await console.signed_in(people.observer)
@@ -231,6 +238,7 @@ async def test_a_requester_is_refused_the_nights_and_bad_addresses_are_4xx(
         assert answer.status == status, (path, answer.status)
     await expect(observer.get_by_role("heading", name="Not found")).to_be_visible()
     empty = await observer.goto("/nights")
-    assert empty is not None and empty.status == 200
+    assert empty is not None
+    assert empty.status == 200
     await expect(observer.get_by_text("No night has run for this tenant")).to_be_visible()
     await accessible(observer)

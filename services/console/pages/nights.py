@@ -8,11 +8,13 @@ API's sealed cursors.
 from datetime import date as Date
 from typing import Annotated, Any
 from urllib.parse import urlencode
+from uuid import UUID
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from contracts.errors import Refused
+from projections.eval_cases import case_refs
 from projections.nights import get_night, list_nights
 from services.console.console import Console
 from services.console.page import Page
@@ -41,15 +43,15 @@ def rate(value: float | None) -> str:
     return "—" if value is None else f"{round(value * 100)} %"
 
 
-def night_lines(night: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each line with the ref of its case (from what the night selected) and its words; the
-    lines of cases that never ran carry no ref in the plan, so their case id is shown."""
-    refs = {selected["case"]: selected["ref"] for selected in night["selected"]}
+def night_lines(night: dict[str, Any], refs: dict[str, str]) -> list[dict[str, Any]]:
+    """Each line with the ref of its case and the outcome in words; a reason that only
+    repeats the outcome (``over-cap``) is not said twice."""
     return [
         {
             **line,
             "ref": refs.get(line["case"], line["case"]),
             "said": OUTCOMES.get(line["outcome"], line["outcome"]),
+            "why": None if line.get("reason") == line["outcome"] else line.get("reason"),
             "looked": rate((line.get("score") or {}).get("lookedRate")),
             "correct": rate((line.get("score") or {}).get("correctRate")),
         }
@@ -92,12 +94,18 @@ def nights_routes(console: Console) -> APIRouter:
             return console.render(
                 visitor, "not_found.html", 404, what=f"There is no night of {day(date)}."
             )
+        # The plan names the cases it selected; the lines of the others (skipped, over the
+        # cap) name a case by id only, so their refs are read from the eval cases.
+        refs = {selected["case"]: selected["ref"] for selected in found["selected"]}
+        unnamed = [UUID(line["case"]) for line in found["lines"] if line["case"] not in refs]
+        if unnamed:
+            refs |= await case_refs(http.pool, visitor.principal.tenant_id, unnamed)
         return console.render(
             visitor,
             "night.html",
             current="nights",
             night=found,
-            lines=night_lines(found),
+            lines=night_lines(found, refs),
         )
 
     return router
