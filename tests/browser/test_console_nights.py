@@ -7,6 +7,8 @@ weeks before this one, two cases lifted and confirmed through the API by the mai
 the nightly runner and the digest builder carried out with the orders' own time (PlanNight,
 BuildDigest), on the database the console's service reads."""
 
+import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -29,10 +31,15 @@ from services.nightly.settings import NightlySettings
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from services.scheduling.orders import BuildDigest, PlanNight
-from tests.browser.conftest import Console, People, Shots, accessible
+from tests.browser.conftest import Console, People, Person, Shots, accessible
+from tests.github_standin import GitHubStandin, github_standin
 from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS
+from tests.webhook_endpoint import webhook_endpoint
 
+TOKEN = "ghp_standin_token_of_tenant_a"
+SECRET = "digest-webhook-secret"
+REPOSITORY = "acme/office-coach"
 COACH = "AgenticOffice/Agent/OfficeCoach"
 WRITER = "AgenticOffice/Agent/Writer"
 MODEL = "eu-1"
@@ -63,6 +70,32 @@ def standin(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+def tracker() -> Iterator[GitHubStandin]:
+    with github_standin(TOKEN, {REPOSITORY}) as standin:
+        yield standin
+
+
+@pytest.fixture
+def webhook() -> Iterator[str]:
+    with webhook_endpoint(lambda body, headers: 204) as url:
+        yield url
+
+
+@pytest.fixture
+def console_env(people: People, tracker: GitHubStandin, webhook: str) -> dict[str, str]:
+    """The console's service delivers the posts to the hand-over webhook and takes them into
+    tenant A's tracker (the triage intake), as a deployment with both configured does."""
+    return {
+        "FEEDBACKLOOP_HANDOVER_WEBHOOK_URL": webhook,
+        "FEEDBACKLOOP_HANDOVER_WEBHOOK_SECRET": SECRET,
+        "FEEDBACKLOOP_TRACKERS": json.dumps(
+            {people.observer.tenant: {"url": tracker.url, "token": TOKEN}}
+        ),
+        "FEEDBACKLOOP_TRACKER_BACKOFF_SECONDS": "0.2",
+    }
+
+
 @dataclass
 class Scheduled:
     """The service's parts in this process, on the console's database: what the scheduler
@@ -76,14 +109,23 @@ class Scheduled:
 
 @pytest.fixture
 async def scheduled(
-    database_url: str, people: People, console_url: str, standin: str, tmp_path: Path
+    database_url: str,
+    people: People,
+    console_url: str,
+    standin: str,
+    webhook: str,
+    tmp_path: Path,
 ) -> AsyncIterator[Scheduled]:
     keys_file = tmp_path / "keys.json"
     keys_file.write_text(people.entries)
     catalogue = tmp_path / "models.toml"
     catalogue.write_text(f'[models."{MODEL}"]\nresidency = "eu"\n')
     settings = Settings(
-        database_url=database_url, api_keys=people.entries, read_wait_seconds=30
+        database_url=database_url,
+        api_keys=people.entries,
+        read_wait_seconds=30,
+        handover_webhook_url=webhook,
+        handover_webhook_secret=SECRET,
     )  # the console's service runs the read models; this process only decides and appends
     runtime = await Runtime.open(settings)
     try:
@@ -119,10 +161,37 @@ async def lifted_and_confirmed(url: str, key: str, report_id: str) -> None:
         assert confirmed.status_code == 200, confirmed.text
 
 
+async def registered(url: str, admin: str, agent: str, maintainer: str, repository: str) -> None:
+    """The coach's repository in the agent register: where its standing issue is filed."""
+    headers = {"Authorization": f"Bearer {admin}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+        body = {"maintainers": [maintainer], "repository": repository}
+        answer = await http.put(f"/factory/agents/{agent}", json=body)
+        assert answer.status_code in (200, 201), answer.text
+
+
+async def taken_in(url: str, person: Person, weeks: list[str]) -> None:
+    """Until the webhook's deliveries and the triage intake's items are in the read model:
+    both happen in the service's own readers, after the posts."""
+    headers = {"Authorization": f"Bearer {person.key}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+        for _ in range(300):
+            last = (await http.get(f"/factory/feedback/digests/{weeks[-1]}")).json()
+            ledger = (await http.get("/factory/feedback/standing-issues")).json()["items"]
+            taken = sum(standing["digests"] for standing in ledger)
+            delivered = [d for d in last["posted"]["deliveries"].values() if d == "delivered"]
+            if len(delivered) == 2 and taken == 3:
+                return
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"not delivered or not taken in: {last['posted']}, {ledger}")
+
+
 async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> dict[str, Any]:
     """Three weeks of reports, two confirmed cases, tonight's night (a cap of one case: the
-    other is over it) and the digests of the two weeks before this one."""
+    other is over it) and the digests of the two weeks before this one, posted to the
+    webhook and taken into the coach's standing issue."""
     tenant = people.observer.tenant
+    await registered(url, people.admin.key, COACH, people.maintainer.subject, REPOSITORY)
     now = datetime.now(UTC)
     monday = datetime.combine(
         date.fromisocalendar(*now.isocalendar()[:2], 1), datetime.min.time(), UTC
@@ -157,11 +226,12 @@ async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> d
     builder = runtime.digest_builder()
     for week in weeks:
         await builder.run(BuildDigest(week=week, now=due_at(week)))
+    await taken_in(url, people.observer, weeks)
     return {"night": now.date().isoformat(), "weeks": weeks}
 
 
 async def test_an_observer_reads_the_nights_and_a_digest(
-    console: Console, people: People, scheduled: Scheduled, shots: Shots
+    console: Console, people: People, scheduled: Scheduled, tracker: GitHubStandin, shots: Shots
 ) -> None:
     made = await night_and_digests(scheduled, people, console.url)
     observer = await console.signed_in(people.observer)
