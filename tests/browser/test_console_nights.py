@@ -20,12 +20,14 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
+from contracts.nights import FinishNight, PlanTenantNight
 from contracts.reports import ComposeWrongAnswer, SubmitReport
 from contracts.weeks import due_at
 from services.bus.issued import Issued
 from services.evals.agents import HttpAgentClient
 from services.evals.runs import CaseRunner
 from services.nightly.confirmer import read_key_store
+from services.nightly.domain import night_id
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
 from services.processes.bootstrap import Runtime
@@ -283,19 +285,49 @@ async def test_an_observer_reads_the_nights_and_a_digest(
     await accessible(observer)
 
 
-async def test_a_requester_is_refused_the_nights_and_bad_addresses_are_4xx(
-    console: Console, people: People, shots: Shots
-) -> None:
-    requester = await console.signed_in(people.requester)
-    nav = requester.get_by_role("navigation", name="Pages")
-    await expect(nav.get_by_role("link", name="Nights")).to_have_count(0)
-    for path in ("/nights", "/digests"):
-        answer = await requester.goto(path)
-        assert answer is not None, path
-        assert answer.status == 403, path
-    await shots.take(requester, "requester-refused")
+async def a_month_of_nights(scheduled: Scheduled, people: People, url: str) -> None:
+    """October's nights, planned and finished as the nightly runner does, each with nothing
+    selected: one more than a page."""
+    tenant = people.observer.tenant
+    bus = scheduled.runtime.bus
+    for day in range(1, 32):
+        at = datetime(2026, 10, day, 1, tzinfo=UTC)
+        plan = PlanTenantNight(
+            date=at.date(), now=at, inputs={}, selected=[], lines=[], note="nothing confirmed"
+        )
+        await bus.execute(Issued(plan, tenant, "system:nightly", uuid.uuid4().hex, at))
+        finish = FinishNight(night_id=night_id(tenant, at.date().isoformat()))
+        await bus.execute(Issued(finish, tenant, "system:nightly", uuid.uuid4().hex, at))
+    headers = {"Authorization": f"Bearer {people.observer.key}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+        for _ in range(300):
+            last = await http.get("/factory/evals/nights/2026-10-31")
+            if last.status_code == 200 and last.json()["status"] == "Succeeded":
+                return
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"the nights are not read yet: {last.text}")
 
+
+async def test_an_observer_pages_back_through_the_nights_and_a_requester_is_refused_them(
+    console: Console, people: People, scheduled: Scheduled, shots: Shots
+) -> None:
+    await a_month_of_nights(scheduled, people, console.url)
     observer = await console.signed_in(people.observer)
+    await observer.goto("/nights")
+    nights = observer.get_by_role("table", name="The nights, newest first")
+    await expect(nights.get_by_role("row")).to_have_count(1 + 30)
+    await expect(nights.get_by_role("row").nth(1)).to_contain_text("2026-10-31")
+    await expect(nights).not_to_contain_text("2026-10-01")
+    pager = observer.get_by_role("navigation", name="Pages of nights")
+    await pager.get_by_role("link", name="Older").click()
+    await expect(nights.get_by_role("row")).to_have_count(1 + 1)
+    await expect(nights).to_contain_text("2026-10-01")
+    await expect(pager.get_by_role("link", name="Older")).to_have_count(0)
+    await shots.take(observer, "older-nights")
+    await accessible(observer)
+    await pager.get_by_role("link", name="Newest").click()
+    await expect(nights.get_by_role("row")).to_have_count(1 + 30)
+
     for path, status in (
         ("/nights/2026-02-30", 422),
         ("/digests/2026-W54", 422),
@@ -307,8 +339,26 @@ async def test_a_requester_is_refused_the_nights_and_bad_addresses_are_4xx(
         assert answer is not None, path
         assert answer.status == status, (path, answer.status)
     await expect(observer.get_by_role("heading", name="Not found")).to_be_visible()
-    empty = await observer.goto("/nights")
-    assert empty is not None
-    assert empty.status == 200
-    await expect(observer.get_by_text("No night has run for this tenant")).to_be_visible()
+    quiet = await observer.goto("/digests")
+    assert quiet is not None
+    assert quiet.status == 200
+    await expect(observer.get_by_text("No week has a digest for this tenant")).to_be_visible()
     await accessible(observer)
+
+    other = await console.signed_in(people.other_tenant)  # tenant B sees none of A's nights
+    await other.goto("/nights")
+    await expect(other.get_by_text("No night has run for this tenant")).to_be_visible()
+    foreign = await other.goto("/nights/2026-10-31")
+    assert foreign is not None
+    assert foreign.status == 404
+
+    requester = await console.signed_in(people.requester)
+    nav = requester.get_by_role("navigation", name="Pages")
+    await expect(nav.get_by_role("link", name="Nights")).to_have_count(0)
+    await expect(nav.get_by_role("link", name="Digests")).to_have_count(0)
+    for path in ("/nights", "/nights/2026-10-31", "/digests"):
+        answer = await requester.goto(path)
+        assert answer is not None, path
+        assert answer.status == 403, path
+    await expect(requester.locator("main")).not_to_contain_text("2026-10-31")
+    await shots.take(requester, "requester-refused")
