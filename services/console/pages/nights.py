@@ -5,6 +5,7 @@ over the cap or failed, with the reason and the score (SPEC W87–W90). It reads
 API's sealed cursors.
 """
 
+import re
 from datetime import date as Date
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -21,8 +22,8 @@ from services.console.page import Page
 from services.permissions.rules import READ_ALL
 
 PAGE_SIZE = 30
-# The nightly runner's reasons (SPEC §3.8's vocabulary) are terse; a reader of the page is
-# told what each means, the word itself kept beside it for whoever searches the logs.
+# A line's outcome (SPEC §3.8: ran|skipped|over-cap|failed) as a reader says it; the reason
+# beside it keeps §3.8's own words, which the logs and the API use.
 OUTCOMES = {
     "ran": "ran",
     "skipped": "did not run",
@@ -32,11 +33,14 @@ OUTCOMES = {
 
 
 def day(text: str) -> str:
-    """A night's date as given in the path: ``yyyy-MM-dd`` or a 4xx naming the field."""
+    """A night's date as given in the path: ``yyyy-MM-dd`` only (one night, one address; the
+    ISO parser would also take ``20261031`` or ``2026-W44-6``), or a 4xx naming the field."""
     try:
+        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text) is None:
+            raise ValueError(text)
         return Date.fromisoformat(text).isoformat()
     except ValueError:
-        raise Refused("date is a day, yyyy-MM-dd", field="date") from None
+        raise Refused("date is a day the calendar has, yyyy-MM-dd", field="date") from None
 
 
 def rate(value: float | None) -> str:

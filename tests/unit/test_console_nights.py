@@ -1,10 +1,11 @@
-"""The digest page's trend: the weeks it draws and the sparkline's text alternative
-(decisions D84, SPEC W116, W118)."""
+"""The Nights and Digests pages' pure parts: the addresses they take, the weeks the trend draws and
+the sparkline's text alternative (decisions D83, D84; SPEC W116, W118)."""
 
 import pytest
 
 from contracts.errors import Refused
 from services.console.pages.digests import trend_points, week_before, week_of
+from services.console.pages.nights import day
 from services.console.pages.sparkline import sparkline
 
 COACH = {"agent": "Office/Coach", "trend": {"previous": 4, "change": -1}}
@@ -64,3 +65,11 @@ def test_a_week_the_calendar_does_not_have_is_refused_naming_the_field(week: str
     with pytest.raises(Refused) as refused:
         week_of(week)
     assert refused.value.field == "week"
+
+
+@pytest.mark.parametrize("date", ["2026-02-30", "20261031", "2026-W44-6", "2026-10-31T00"])
+def test_a_night_has_one_address_and_a_day_the_calendar_lacks_is_refused(date: str) -> None:
+    with pytest.raises(Refused) as refused:
+        day(date)
+    assert refused.value.field == "date"
+    assert day("2026-10-31") == "2026-10-31"
