@@ -39,6 +39,10 @@ from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS
 from tests.webhook_endpoint import webhook_endpoint
 
+# A night with the stand-in agent, two digests, their delivery and their intake come before
+# the pages: more than the suite's two minutes on a busy machine.
+pytestmark = pytest.mark.timeout(300)
+
 TOKEN = "ghp_standin_token_of_tenant_a"
 SECRET = "digest-webhook-secret"
 REPOSITORY = "acme/office-coach"
@@ -178,14 +182,27 @@ async def taken_in(url: str, person: Person, weeks: list[str]) -> None:
     headers = {"Authorization": f"Bearer {person.key}"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
         for _ in range(300):
-            last = (await http.get(f"/factory/feedback/digests/{weeks[-1]}")).json()
+            last = await http.get(f"/factory/feedback/digests/{weeks[-1]}")  # 404 until read
             ledger = (await http.get("/factory/feedback/standing-issues")).json()["items"]
             taken = sum(standing["digests"] for standing in ledger)
-            delivered = [d for d in last["posted"]["deliveries"].values() if d == "delivered"]
+            deliveries = last.json()["posted"]["deliveries"] if last.status_code == 200 else {}
+            delivered = [d for d in deliveries.values() if d == "delivered"]
             if len(delivered) == 2 and taken == 3:
                 return
             await asyncio.sleep(0.2)
-    raise AssertionError(f"not delivered or not taken in: {last['posted']}, {ledger}")
+    raise AssertionError(f"not delivered or not taken in: {last.text}, {ledger}")
+
+
+async def night_read(url: str, person: Person, night: str) -> None:
+    """Until the nights' read model has the night as it ended (the service's reader)."""
+    headers = {"Authorization": f"Bearer {person.key}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+        for _ in range(300):
+            read = await http.get(f"/factory/evals/nights/{night}")
+            if read.status_code == 200 and read.json()["finishedAt"]:
+                return
+            await asyncio.sleep(0.2)
+    raise AssertionError(f"the night is not read yet: {read.text}")
 
 
 async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> dict[str, Any]:
@@ -229,6 +246,7 @@ async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> d
     for week in weeks:
         await builder.run(BuildDigest(week=week, now=due_at(week)))
     await taken_in(url, people.observer, weeks)
+    await night_read(url, people.observer, now.date().isoformat())
     return {"night": now.date().isoformat(), "weeks": weeks}
 
 
