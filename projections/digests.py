@@ -145,3 +145,21 @@ async def get_digest(
             "deliveries": json.loads(row["deliveries"]),
         },
     }
+
+
+async def weekly_totals(
+    pool: asyncpg.Pool, tenant_id: str, week: str, *, weeks: int = 12, schema: str = SCHEMA
+) -> list[tuple[str, dict[str, int]]]:
+    """The tenant's digests up to and including ``week``, at most ``weeks`` of them, oldest
+    first: each week with its reports per agent (an agent's trend over the weeks)."""
+    rows = await pool.fetch(
+        f"SELECT week, tables -> 'agents' AS agents FROM {schema}.digests "
+        "WHERE tenant_id = $1 AND week <= $2 ORDER BY week DESC LIMIT $3",
+        tenant_id,
+        week,
+        weeks,
+    )
+    return [
+        (row["week"], {agent["agent"]: agent["total"] for agent in json.loads(row["agents"])})
+        for row in reversed(rows)
+    ]

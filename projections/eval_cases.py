@@ -341,3 +341,15 @@ async def failed_runs(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[asyncpg.
         f"FROM {schema}.runs r JOIN {schema}.cases c USING (case_id) "
         "WHERE (r.summary ->> 'passed')::boolean IS FALSE"
     )
+
+
+async def case_refs(
+    pool: asyncpg.Pool, tenant_id: str, case_ids: Sequence[UUID], schema: str = SCHEMA
+) -> dict[str, str]:
+    """The refs of the tenant's cases among ``case_ids`` (a night's lines name cases by id)."""
+    rows = await pool.fetch(
+        f"SELECT case_id, ref FROM {schema}.cases WHERE tenant_id = $1 AND case_id = ANY($2)",
+        tenant_id,
+        list(case_ids),
+    )
+    return {str(row["case_id"]): row["ref"] for row in rows}
