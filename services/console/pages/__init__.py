@@ -2,7 +2,8 @@
 
 from services.console.page import Page
 from services.console.pages.datasets import DATASETS
+from services.console.pages.eval_cases import EVAL_CASES
 from services.console.pages.inbox import INBOX
 from services.console.pages.my_reports import MY_REPORTS
 
-PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS, DATASETS)
+PAGES: tuple[Page, ...] = (INBOX, MY_REPORTS, EVAL_CASES, DATASETS)
