@@ -2,6 +2,7 @@
 runs it against the stand-in agent with live progress, and sees the new last run with each
 conversation's three checks (SPEC W41–W75; decisions D80–D82)."""
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -27,7 +28,7 @@ WRONG_ANSWER = {
 # Every conversation looks the course up; each answer takes a moment, so a run is seen running.
 SCRIPT = {
     "modelName": "standin-1",
-    "delaySeconds": 0.4,
+    "delaySeconds": 1.5,
     "rules": [
         {
             "when": "rhetoric",
@@ -58,11 +59,14 @@ def auth(person: Person) -> dict[str, str]:
     return {"Authorization": f"Bearer {person.key}"}
 
 
-async def answer_report(url: str, people: People) -> str:
-    """The register names mia maintainer of the agent (ada, D22); rob reports its answer."""
+async def answer_report(url: str, people: People, maintainer: str = "mia") -> str:
+    """The register names ``maintainer`` maintainer of the agent (ada, D22); rob reports its
+    answer."""
     async with httpx.AsyncClient(base_url=url, timeout=30) as http:
         registered = await http.put(
-            f"/factory/agents/{AGENT}", json={"maintainers": ["mia"]}, headers=auth(people.admin)
+            f"/factory/agents/{AGENT}",
+            json={"maintainers": [maintainer]},
+            headers=auth(people.admin),
         )
         assert registered.status_code == 200, registered.text
         drafted = await http.post(
@@ -109,6 +113,12 @@ async def test_an_agent_owner_lifts_confirms_and_runs_a_case_and_sees_its_last_r
 
     await owner.get_by_label("Conversations").fill("3")
     await owner.get_by_role("button", name="Run", exact=True).click()
+    # The run takes seconds (1.5 s a conversation): the page shows it under way meanwhile,
+    # and polls (decisions D80, D81).
+    await expect(owner.locator("#run-progress")).to_contain_text(
+        re.compile("starting|of 3 conversations scored")
+    )
+    await shots.take(owner, "case-running")
     # W59–W64: two of three conversations look the course up and say the date; the page
     # polls the run's progress and shows the recorded run once it is there.
     checks = owner.get_by_role("table", name="Each conversation's three checks")
@@ -128,6 +138,46 @@ async def test_an_agent_owner_lifts_confirms_and_runs_a_case_and_sees_its_last_r
 
     await owner.goto(f"/eval-cases?agent={quote(AGENT)}")
     await expect(owner.get_by_role("table", name=f"Agent {AGENT}")).to_contain_text("by mia")
+
+
+async def test_only_a_maintainer_of_the_agent_confirms_or_runs_and_an_observer_only_reads(
+    console: Console, people: People, shots: Shots
+) -> None:
+    report_id = await answer_report(console.url, people, maintainer="someone-else")
+    async with httpx.AsyncClient(base_url=console.url, timeout=30) as http:
+        lifted = await http.post(
+            f"/factory/reports/{report_id}/lift", headers=auth(people.maintainer)
+        )
+        assert lifted.status_code == 201, lifted.text
+        case_id = lifted.json()["caseId"]
+        seen = await http.get(
+            f"/factory/evals/cases/{case_id}",
+            params={"minPosition": lifted.json()["position"]},
+            headers=auth(people.maintainer),
+        )
+        assert seen.status_code == 200, seen.text
+
+    # SPEC C52, D23: mia maintains assets, but the register names another for this agent.
+    owner = await console.signed_in(people.maintainer)
+    await owner.goto(f"/eval-cases/{case_id}")
+    await owner.get_by_role("button", name="Confirm", exact=True).click()
+    await expect(owner.get_by_role("alert")).to_contain_text("Refused (403)")
+    await expect(owner.get_by_role("heading", level=1)).to_contain_text("not confirmed")
+    await owner.get_by_role("button", name="Run", exact=True).click()
+    await expect(owner.locator("#run-progress")).to_contain_text(
+        "The run was refused (403)", timeout=30_000
+    )
+    await shots.take(owner, "refused")
+    await accessible(owner)
+
+    observer = await console.signed_in(people.observer)
+    await observer.goto(f"/eval-cases/{case_id}")
+    await expect(observer.get_by_role("table", name="The case's definition")).to_contain_text(
+        COURSE
+    )
+    await expect(observer.get_by_role("button", name="Run", exact=True)).to_have_count(0)
+    await expect(observer.get_by_role("button", name="Confirm", exact=True)).to_have_count(0)
+    await accessible(observer)
 
 
 async def test_a_requester_is_refused_the_eval_cases(console: Console, people: People) -> None:

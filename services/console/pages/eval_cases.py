@@ -82,6 +82,11 @@ def eval_cases_routes(console: Console) -> APIRouter:
         status: int = 200,
         refusal: str | None = None,
     ) -> Response:
+        # A run of this person's that ended since is shown here, once; a recorded one is read
+        # at its write, so the page shows it as the last run.
+        watched = progress(visitor, case_id)
+        if watched.recorded is not None:
+            await http.read_at("eval_cases", watched.recorded, visitor.principal)
         found = await get_case(http.pool, visitor.principal.tenant_id, case_id)
         if found is None:
             return console.render(
@@ -99,7 +104,7 @@ def eval_cases_routes(console: Console) -> APIRouter:
             height=HEIGHT,
             acts=visitor.holds(MAINTAINER),
             efforts=EFFORTS,
-            progress=progress(visitor, case_id, take_ended=False),
+            progress=watched,
             refusal=refusal,
         )
 

@@ -73,17 +73,15 @@ class Progress:
         return bool(self.runs) or self.starting
 
 
-def progress(visitor: Visitor, case_id: UUID, take_ended: bool) -> Progress:
-    """The case's runs under way; with ``take_ended``, this person's finished run is taken
-    (shown once)."""
+def progress(visitor: Visitor, case_id: UUID) -> Progress:
+    """The case's runs under way, and how this person's last run ended: shown once, then
+    forgotten (a recorded run is the case's last run from then on)."""
     principal = visitor.principal
     key = (principal.tenant_id, case_id, principal.subject)
     runs = UNDER_WAY.of_case(principal.tenant_id, case_id)
     started = STARTED.get(key)
     if started is None or not started.task.done():
         return Progress(runs, starting=started is not None and not runs)
-    if not take_ended:
-        return Progress(runs, starting=False)
     del STARTED[key]
     if started.task.cancelled() or started.task.exception() is not None:
         return Progress(runs, False, "The run stopped before it was recorded.")
@@ -103,7 +101,7 @@ def eval_run_routes(console: Console) -> APIRouter:
     @router.get("/eval-cases/{case_id:uuid}/progress")
     async def watched(request: Request, case_id: UUID) -> Response:
         visitor = await console.visitor(request)
-        shown = progress(visitor, case_id, take_ended=True)
+        shown = progress(visitor, case_id)
         if shown.recorded is not None:
             # The run is recorded: the case page shows it as its last run, read at its write.
             await http.read_at("eval_cases", shown.recorded, visitor.principal)
