@@ -165,7 +165,7 @@ async def test_only_a_maintainer_of_the_agent_confirms_or_runs_and_an_observer_o
     await expect(owner.get_by_role("heading", level=1)).to_contain_text("not confirmed")
     await owner.get_by_role("button", name="Run", exact=True).click()
     await expect(owner.locator("#run-progress")).to_contain_text(
-        "The run was refused (403)", timeout=30_000
+        "The run was refused (403): a run of this case: only a maintainer", timeout=30_000
     )
     await shots.take(owner, "refused")
     await accessible(owner)

@@ -90,7 +90,7 @@ def progress(visitor: Visitor, case_id: UUID) -> Progress:
     if answer.status_code == 201:
         verdict = "passed" if body["summary"]["passed"] else "failed"
         return Progress(runs, False, f"Run {body['runId']} {verdict}.", body["position"])
-    detail = body.get("detail") or body.get("title") or answer.text
+    detail = body.get("message") or answer.text  # services.edge.problems' shape
     return Progress(runs, False, f"The run was refused ({answer.status_code}): {detail}")
 
 
