@@ -100,7 +100,7 @@ def eval_run_routes(console: Console) -> APIRouter:
 
     @router.get("/eval-cases/{case_id:uuid}/progress")
     async def watched(request: Request, case_id: UUID) -> Response:
-        visitor = await console.visitor(request)
+        visitor = await console.visitor(request, reads=READ_ALL)
         shown = progress(visitor, case_id)
         if shown.recorded is not None:
             # The run is recorded: the case page shows it as its last run, read at its write.
