@@ -64,3 +64,6 @@ def test_the_chart_draws_each_runner_apart_with_its_pass_rate_so_far_oldest_firs
     assert first.summary == "manual runs by mia: 2 of 3 passed (67%); the latest passed"
     assert second.summary == "nightly runs by mia: 0 of 1 passed (0%); the latest failed"
     assert [dot.y for dot in second.dots] == [bottom]
+    # One time axis: the nightly run, the newest of all four, is drawn rightmost.
+    assert [dot.x for dot in first.dots] == sorted(dot.x for dot in first.dots)
+    assert second.dots[0].x > first.dots[-1].x

@@ -20,7 +20,7 @@ from contracts.evals import ConfirmEvalCaseCommand, RunEvalCase
 from projections.eval_cases import get_case, page_cases
 from services.console.console import Console, Visitor
 from services.console.page import Page
-from services.console.pages.eval_chart import HEIGHT, WIDTH, pass_rate_chart
+from services.console.pages.eval_chart import HEIGHT, LEFT, WIDTH, pass_rate_chart
 from services.console.pages.eval_runs import eval_run_routes, progress, start
 from services.edge.problems import status_of
 from services.evals.api import case_cursor
@@ -101,6 +101,7 @@ def eval_cases_routes(console: Console) -> APIRouter:
             last=found["runs"][0] if found["runs"] else None,
             lines=pass_rate_chart(found["history"]),
             width=WIDTH,
+            left=LEFT,
             height=HEIGHT,
             acts=visitor.holds(MAINTAINER),
             efforts=EFFORTS,

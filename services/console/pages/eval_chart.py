@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 WIDTH, HEIGHT, PAD = 360, 120, 24
+LEFT = 44  # room for the axis labels
 COLOURS = ("#0b57d0", "#a4161a", "#1a7f37", "#6e40c9")  # contrast ≥ 4.5:1 on white
 
 
@@ -36,16 +37,22 @@ def who(line: dict[str, Any]) -> str:
 
 def pass_rate_chart(history: list[dict[str, Any]]) -> list[Line]:
     """The lines of ``history`` (the read model's ``pass_rate_history``: newest first, per
-    runner), drawn in a WIDTH × HEIGHT box: x the run's place, y the pass rate so far."""
+    runner), drawn in a WIDTH × HEIGHT box: x the run's place among every run of the case
+    (one time axis for all lines), y the pass rate of its own line so far."""
+    times = sorted({run["recordedAt"] for line in history for run in line["points"]})
+    step = (WIDTH - LEFT - PAD) / max(1, len(times) - 1)
+    place_of = {
+        at: LEFT + place * step if len(times) > 1 else (LEFT + WIDTH - PAD) / 2
+        for place, at in enumerate(times)
+    }
     lines = []
     for number, line in enumerate(history):
         runs = list(reversed(line["points"]))  # oldest first
-        step = (WIDTH - 2 * PAD) / max(1, len(runs) - 1)
         passed, dots = 0, []
-        for place, run in enumerate(runs):
+        for count, run in enumerate(runs, start=1):
             passed += 1 if run["passed"] else 0
-            rate = passed / (place + 1)
-            x = PAD + place * step if len(runs) > 1 else WIDTH / 2
+            rate = passed / count
+            x = place_of[run["recordedAt"]]
             y = HEIGHT - PAD - rate * (HEIGHT - 2 * PAD)
             verdict = "passed" if run["passed"] else "failed"
             title = f"{run['recordedAt'][:16].replace('T', ' ')} UTC: {verdict}, {rate:.0%} so far"
