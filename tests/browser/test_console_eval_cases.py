@@ -178,6 +178,17 @@ async def test_only_a_maintainer_of_the_agent_confirms_or_runs_and_an_observer_o
     await expect(observer.get_by_role("button", name="Run", exact=True)).to_have_count(0)
     await expect(observer.get_by_role("button", name="Confirm", exact=True)).to_have_count(0)
     await accessible(observer)
+    refused = await observer.goto("/eval-cases?confirmed=maybe")
+    assert refused is not None
+    assert refused.status == 422  # bad query input is refused, never guessed at
+
+    # Another tenant's reader finds no such case, and lists none of tenant A's.
+    other = await console.signed_in(people.other_tenant)
+    absent = await other.goto(f"/eval-cases/{case_id}")
+    assert absent is not None
+    assert absent.status == 404
+    await other.goto("/eval-cases")
+    await expect(other.get_by_text("No eval case")).to_be_visible()
 
 
 async def test_a_requester_is_refused_the_eval_cases(console: Console, people: People) -> None:
