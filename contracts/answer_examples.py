@@ -274,6 +274,18 @@ RUN: JsonDict = {
     "recordedAt": "2026-11-27T10:05:50.012081+00:00",
 }
 
+RUNS_UNDER_WAY: JsonDict = {
+    "items": [
+        {
+            "runId": RUN_ID,
+            "ranBy": REPORTER,
+            "conversations": 5,
+            "done": 2,
+            "startedAt": "2026-11-27T10:05:41.300000+00:00",
+        }
+    ]
+}
+
 RUN_RECORDED: JsonDict = {
     "caseId": CASE_ID,
     "runId": RUN_ID,

@@ -369,6 +369,23 @@ class RunRecorded(Answer):
     position: Position
 
 
+class RunUnderWayView(Answer):
+    run_id: str = Field(alias="runId", json_schema_extra={"format": "uuid"})
+    ran_by: str = Field(alias="ranBy")
+    conversations: int = Field(description="How many conversations the run has.")
+    done: int = Field(description="How many of them are scored so far.")
+    started_at: Timestamp = Field(alias="startedAt")
+
+
+class RunsUnderWay(Answer):
+    """A case's runs still running: nothing of a run is recorded before its last
+    conversation is scored, so this is where a caller watches it (decisions D80)."""
+
+    model_config = shown_as(examples.RUNS_UNDER_WAY)
+
+    items: list[RunUnderWayView]
+
+
 class ArtifactStored(Answer):
     model_config = shown_as(examples.ARTIFACT_STORED)
 

@@ -5,7 +5,14 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from contracts.answers import CaseList, CaseWithRuns, CaseWritten, RunRecorded, ThreadRecord
+from contracts.answers import (
+    CaseList,
+    CaseWithRuns,
+    CaseWritten,
+    RunRecorded,
+    RunsUnderWay,
+    ThreadRecord,
+)
 from contracts.errors import NotFound
 from contracts.evals import (
     STAMPED_EVAL_FIELDS,
@@ -25,6 +32,7 @@ from services.edge.http import Http
 from services.edge.openapi import body
 from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
+from services.evals.progress import UnderWay
 from services.evals.runs import CaseRunner
 
 READ, RUN = "factory.evaluation.read", "factory.evaluation.run"
@@ -52,6 +60,16 @@ def sealed_case(http: Http, case: dict[str, Any], principal: Principal) -> dict[
     last_run = case["lastRun"] and http.with_position(case["lastRun"], principal)
     last_runs = [http.with_position(run, principal) for run in case["lastRuns"]]
     return {**http.with_position(case, principal), "lastRun": last_run, "lastRuns": last_runs}
+
+
+def under_way(run: UnderWay) -> dict[str, Any]:
+    return {
+        "runId": str(run.run_id),
+        "ranBy": run.ran_by,
+        "conversations": run.conversations,
+        "done": run.done,
+        "startedAt": run.started_at.isoformat(),
+    }
 
 
 def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
@@ -153,6 +171,23 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         if found is None:
             raise NotFound(f"no thread {index} in run {run_id}", runId=str(run_id))
         return found
+
+    @router.get(
+        "/factory/evals/cases/{case_id:uuid}/runs/under-way",
+        response_model=RunsUnderWay,
+        responses=READ_ERRORS,
+    )
+    async def runs_under_way(
+        case_id: UUID, principal: Annotated[Principal, Depends(http.scope(READ))]
+    ) -> dict[str, Any]:
+        """The case's runs still running in the process that answers, and how many of their
+        conversations are scored so far; a run leaves the list when it is recorded (then it
+        is the case's ``lastRun``) or has failed (decisions D80)."""
+        return {
+            "items": [
+                under_way(run) for run in runner.under_way.of_case(principal.tenant_id, case_id)
+            ]
+        }
 
     @router.patch(
         "/factory/evals/cases/{case_id:uuid}",

@@ -29,6 +29,7 @@ from services.edge.auth import Principal
 from services.evals.agents import AgentClient, AgentUnavailable, ModelConfigurationError
 from services.evals.domain import EvalCase
 from services.evals.handlers import load_case
+from services.evals.progress import UNDER_WAY, RunsUnderWay, UnderWay
 from services.evals.scoring import ThreadScore, Thresholds, score_reply, summarize
 from services.permissions.agent_register import require_maintainer
 from services.permissions.rules import MAINTAINER, require
@@ -50,8 +51,10 @@ class CaseRunner:
         thresholds: Mapping[str, Thresholds],
         reply_timeout: float = 120.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        under_way: RunsUnderWay = UNDER_WAY,
     ) -> None:
         self.store, self.bus, self.client = store, bus, client
+        self.under_way = under_way
         self.default_model = default_model
         self.thresholds = thresholds
         self.reply_timeout = reply_timeout
@@ -76,26 +79,29 @@ class CaseRunner:
         )  # fmt: skip
         client, model = self.agent_for(case)
         run_id = uuid.uuid4()
-        threads = []
-        for index in range(1, order.conversations + 1):
-            request = self.request(
-                case, model=model, effort=order.effort, run_id=run_id, index=index,
-                submitter=principal.subject,
-            )  # fmt: skip
-            threads.append(await self.converse(client, case, request, run_id, index))
-        record = self.recorded(
-            case, run_id=run_id, model=model, effort=order.effort, threads=threads
+        tenant = principal.tenant_id
+        self.under_way.started(
+            tenant,
+            UnderWay(run_id, case.id, principal.subject, order.conversations, 0, self.clock()),
         )
-        outcome = await self.bus.execute(
-            Issued(
-                record,
-                principal.tenant_id,
-                principal.subject,
-                f"run/{run_id}",
-                self.clock(),
-                roles=principal.roles,
+        try:
+            threads = []
+            for index in range(1, order.conversations + 1):
+                request = self.request(
+                    case, model=model, effort=order.effort, run_id=run_id, index=index,
+                    submitter=principal.subject,
+                )  # fmt: skip
+                threads.append(await self.converse(client, case, request, run_id, index))
+                self.under_way.advanced(tenant, run_id, index)
+            record = self.recorded(
+                case, run_id=run_id, model=model, effort=order.effort, threads=threads
             )
-        )
+            outcome = await self.bus.execute(
+                Issued(record, tenant, principal.subject, f"run/{run_id}", self.clock(),
+                       roles=principal.roles)
+            )  # fmt: skip
+        finally:
+            self.under_way.ended(tenant, run_id)
         return record, outcome
 
     # How a run runs, whoever asked: the HTTP route on behalf of the person who pressed Run,

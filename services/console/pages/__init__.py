@@ -4,6 +4,7 @@ from services.console.page import Page
 from services.console.pages.appraisal import APPRAISAL
 from services.console.pages.datasets import DATASETS
 from services.console.pages.digests import DIGESTS
+from services.console.pages.eval_cases import EVAL_CASES
 from services.console.pages.inbox import INBOX
 from services.console.pages.my_reports import MY_REPORTS
 from services.console.pages.nights import NIGHTS
@@ -12,6 +13,7 @@ from services.console.pages.proposals import PROPOSALS
 PAGES: tuple[Page, ...] = (
     INBOX,
     MY_REPORTS,
+    EVAL_CASES,
     NIGHTS,
     DIGESTS,
     PROPOSALS,
