@@ -79,6 +79,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
+from bench_console import load_demo, measure_pages  # noqa: E402
 from bench_kafka import HEAD, TENANT, bench_kafka, bench_relay, body, feedback_bus  # noqa: E402
 from bench_processes import (  # noqa: E402
     cpu_seconds,
@@ -994,6 +995,42 @@ def part_proposals(bench: Bench) -> list[dict[str, Any]]:
     ]
 
 
+def part_console(bench: Bench) -> list[dict[str, Any]]:
+    """10. Every page of the console's navigation, and the first item each lists, with the
+    demo's data (``ops/bench_console.py``): p95 at most 300 ms, beside the API's JSON of the
+    same data as the same person, measured alternately with it."""
+    repeats = bench.args.page_repeats
+    console.print(f"[bold]10.[/] the console: `feedbackloop demo`, then {repeats} GETs a page …")
+    data = Path(tempfile.mkdtemp(prefix="fl-bench-demo-"))
+    try:
+        people = load_demo(bench.url, data, bench.out / "demo.log")
+        # One worker: the pages are opened one after the other, by one client at a time.
+        keys = (data / "demo-api-keys.json").read_text()
+        api = start_api(bench.url, keys, bench.out, workers=1)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    try:
+        pages = measure_pages(api.base, people, repeats)
+    finally:
+        stop_process(api.process)
+    bench.details |= {"console_pages": pages}
+    return [
+        figure
+        for page in pages
+        for figure in (
+            row(
+                f"Console: {page['page']} ({page['person']}), p95",
+                page["page_ms"]["p95"],
+                "ms",
+                f"API GET {page['api']}",
+                page["api_ms"]["p95"],
+                Target(300, at_most=True),
+            ),
+            row("  p50", page["page_ms"]["p50"], "ms", "the API's p50", page["api_ms"]["p50"]),
+        )
+    ]
+
+
 # Each part a function returning rows; another module adds its own (``PARTS["x"] = part``).
 PARTS: dict[str, Part] = {
     "http": part_http,
@@ -1004,6 +1041,7 @@ PARTS: dict[str, Part] = {
     "memory": part_memory,
     "privacy": part_privacy,
     "proposals": part_proposals,
+    "console": part_console,
 }
 
 
@@ -1123,6 +1161,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="evidence events behind the larger proposal run [1,000,000; quick 100,000]",
     )
+    parser.add_argument(
+        "--page-repeats", type=int, help="timed GETs of each console page [100; quick 20]"
+    )
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
     # 60,000: a sustained rate, about ten seconds (5,000 took a second and a half, mostly start
@@ -1137,6 +1178,7 @@ def main(argv: list[str] | None = None) -> int:
     args.window = args.window or (5_000 if args.quick else 20_000)
     args.relay_events = args.relay_events or (10_000 if args.quick else 50_000)
     args.library_events = 5_000 if args.quick else 100_000
+    args.page_repeats = args.page_repeats or (20 if args.quick else 100)
     args.bus_commands = 1_000 if args.quick else 5_000
     args.pg_pid = None  # known when PostgreSQL is started here
     if "http" in args.parts and shutil.which("wrk") is None:
