@@ -80,6 +80,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
 from bench_console import load_demo, measure_pages  # noqa: E402
+from bench_inbox import TENANT as INBOX_TENANT  # noqa: E402
+from bench_inbox import fill as fill_inbox  # noqa: E402
+from bench_inbox import REVIEWER, measure_inbox  # noqa: E402
 from bench_kafka import HEAD, TENANT, bench_kafka, bench_relay, body, feedback_bus  # noqa: E402
 from bench_processes import (  # noqa: E402
     cpu_seconds,
@@ -92,7 +95,7 @@ from eventsourcing.persistence import Mapper  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.bus.issued import Issued  # noqa: E402
-from services.edge.auth import new_key  # noqa: E402
+from services.edge.auth import SCOPES, new_key  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import request_digest  # noqa: E402
 from services.processes.collector import settle_collector  # noqa: E402
@@ -1031,6 +1034,33 @@ def part_console(bench: Bench) -> list[dict[str, Any]]:
     ]
 
 
+def part_inbox(bench: Bench) -> list[dict[str, Any]]:
+    """11. The console's Inbox with ``--inbox-reports`` reports in one tenant
+    (``ops/bench_inbox.py``): the first page, a filtered one and one deep in the cursor chain,
+    each beside the API's JSON of the same query and cursor."""
+    count, repeats = bench.args.inbox_reports, bench.args.page_repeats
+    console.print(f"[bold]11.[/] the Inbox: {count:,} reports through the bus, then the pages …")
+    filled = fill_inbox(bench.url, count)
+    key, entry = new_key(INBOX_TENANT, REVIEWER, list(SCOPES), roles=["Reviewer"])
+    api = start_api(bench.url, json.dumps([entry]), bench.out, workers=1)
+    try:
+        pages = measure_inbox(api.base, key, repeats, count)
+    finally:
+        stop_process(api.process)
+    bench.details |= {"inbox_filled": filled, "inbox_pages": pages}
+    return [
+        row(
+            f"Console Inbox, {count:,} reports: {page['page']}, p95",
+            page["page_ms"]["p95"],
+            "ms",
+            "API GET /factory/reports/inbox, same query",
+            page["api_ms"]["p95"],
+            Target(300, at_most=True),
+        )
+        for page in pages
+    ]
+
+
 # Each part a function returning rows; another module adds its own (``PARTS["x"] = part``).
 PARTS: dict[str, Part] = {
     "http": part_http,
@@ -1042,6 +1072,7 @@ PARTS: dict[str, Part] = {
     "privacy": part_privacy,
     "proposals": part_proposals,
     "console": part_console,
+    "inbox": part_inbox,
 }
 
 
@@ -1164,6 +1195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--page-repeats", type=int, help="timed GETs of each console page [100; quick 20]"
     )
+    parser.add_argument(
+        "--inbox-reports", type=int, help="reports of the inbox part [10,000; quick 2,000]"
+    )
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
     # 60,000: a sustained rate, about ten seconds (5,000 took a second and a half, mostly start
@@ -1179,6 +1213,7 @@ def main(argv: list[str] | None = None) -> int:
     args.relay_events = args.relay_events or (10_000 if args.quick else 50_000)
     args.library_events = 5_000 if args.quick else 100_000
     args.page_repeats = args.page_repeats or (20 if args.quick else 100)
+    args.inbox_reports = args.inbox_reports or (2_000 if args.quick else 10_000)
     args.bus_commands = 1_000 if args.quick else 5_000
     args.pg_pid = None  # known when PostgreSQL is started here
     if "http" in args.parts and shutil.which("wrk") is None:
