@@ -52,9 +52,15 @@ class Person:
     key: str
 
 
-def load_demo(url: str, data_dir: Path, log: Path) -> list[Person]:
-    """``feedbackloop demo`` into the database at ``url``; the people it made, in its order."""
-    env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_DATA_DIR": str(data_dir)}
+def load_demo(
+    url: str, data_dir: Path, log: Path, environ: dict[str, str] | None = None
+) -> list[Person]:
+    """``feedbackloop demo`` into the database at ``url`` (empty: the embedded default under
+    ``data_dir``); the people it made, in its order."""
+    env = dict(os.environ if environ is None else environ)
+    env["FEEDBACKLOOP_DATA_DIR"] = str(data_dir)
+    if url:
+        env["DATABASE_URL"] = url
     env["FEEDBACKLOOP_LOG_LEVEL"] = "WARNING"
     command = [str(Path(sys.executable).parent / "feedbackloop"), "demo"]
     with log.open("wb") as out:
