@@ -80,9 +80,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
 from bench_console import load_demo, measure_pages  # noqa: E402
+from bench_inbox import REVIEWER, measure_inbox  # noqa: E402
 from bench_inbox import TENANT as INBOX_TENANT  # noqa: E402
 from bench_inbox import fill as fill_inbox  # noqa: E402
-from bench_inbox import REVIEWER, measure_inbox  # noqa: E402
 from bench_kafka import HEAD, TENANT, bench_kafka, bench_relay, body, feedback_bus  # noqa: E402
 from bench_processes import (  # noqa: E402
     cpu_seconds,

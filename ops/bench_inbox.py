@@ -105,7 +105,9 @@ async def fill_inbox(url: str, count: int) -> dict[str, Any]:
         await in_batches(runtime, submits)
         triage = ReviewReport(status="Triaged")
         reviews = [
-            issued(ReviewReportCommand(report_id=i, review=triage), REVIEWER, "Reviewer", n, "review")
+            issued(
+                ReviewReportCommand(report_id=i, review=triage), REVIEWER, "Reviewer", n, "review"
+            )
             for n, i in enumerate(ids)
             if n % 3 == 0
         ]

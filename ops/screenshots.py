@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import psycopg
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, ViewportSize, async_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
@@ -37,7 +37,7 @@ from bench_console import Person, detail_link, load_demo, reader_of  # noqa: E40
 
 from services.console.pages import PAGES  # noqa: E402
 
-README_SIZE = {"width": 1200, "height": 760}
+README_SIZE: ViewportSize = {"width": 1200, "height": 760}
 
 
 def serve(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
