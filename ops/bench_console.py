@@ -33,12 +33,13 @@ from services.console.pages import PAGES
 API_BEHIND: dict[str, tuple[str, str | None]] = {
     "inbox": ("/factory/reports/inbox", "/factory/reports/{id}"),
     "my-reports": ("/factory/reports/mine", "/factory/reports/{id}"),
-    "eval-cases": ("/factory/evals/cases", "/factory/evals/cases/{id}"),
+    "eval-cases": ("/factory/evals/cases", None),
     "nights": ("/factory/evals/nights", "/factory/evals/nights/{id}"),
     "digests": ("/factory/feedback/digests", "/factory/feedback/digests/{id}"),
     "proposals": ("/factory/learning/proposals", "/factory/learning/proposals/{id}"),
     "datasets": ("/factory/evaluation/datasets", None),
     "appraisal": ("/factory/appraisal/charter", None),
+    "operations": ("/factory/operations/readers", None),
     "audit": ("/factory/audit", None),
 }
 HEALTH = "/healthz"

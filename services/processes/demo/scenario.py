@@ -20,6 +20,7 @@ from services.bus.issued import Issued
 from services.processes.demo.cast import (
     AGENTS,
     DIGEST_WEEK,
+    FIRST_WEEK,
     NIGHT_DATE,
     OPERATOR,
     ORIGIN,
@@ -39,6 +40,7 @@ from services.processes.demo.texts import (
 from services.scheduling.orders import BuildDigest, Order, PlanNight, RaiseProposals
 
 DATASET = "agent:" + AGENTS[1].path  # the billing agent's tasks
+PARTNER = "partner-lab"  # the tenant the dataset is shared with
 
 
 class DemoRefused(Exception):
@@ -229,6 +231,17 @@ async def curate_dataset(demo: Demo) -> None:
             )  # fmt: skip
 
 
+async def share_dataset(demo: Demo) -> None:
+    """The dataset's first version shared, anonymised, with the partner lab the tenant
+    consented to (C17): the Datasets page shows a consent and a share."""
+    demo.clock.day(13, 330)
+    path = f"/factory/evaluation/datasets/{DATASET}"
+    body = {"toTenant": PARTNER}
+    await demo.call(OPERATOR, "POST", f"{path}/consents", json=body)
+    demo.clock.day(13, 335)
+    await demo.call(OPERATOR, "POST", f"{path}/versions/1/shares", key="share/1", json=body)
+
+
 async def failed_evaluations(demo: Demo) -> None:
     """The evaluation suite's verdicts on the billing agent (a neighbour's events, as the
     Kafka door hands them to the bus): three failed gates, the evidence a proposal needs."""
@@ -259,9 +272,13 @@ async def failed_evaluations(demo: Demo) -> None:
 
 
 async def night_proposals_digest(demo: Demo) -> None:
-    """What the scheduler orders after the two weeks: the night of the following Monday, the
-    day's proposals, the digest of the second week."""
+    """What the scheduler orders after the two weeks: the digest of the first week (due on
+    the Monday between them), the night of the following Monday, the day's proposals, the
+    digest of the second week; two digests, so the list has a week before the last."""
     await demo.caught_up()
+    first_week = ORIGIN.replace(hour=7) + timedelta(days=7)
+    demo.clock.at = first_week
+    await demo.carry_out(BuildDigest(FIRST_WEEK, first_week))
     night = ORIGIN.replace(hour=2) + timedelta(days=14)
     demo.clock.at = night
     await demo.carry_out(PlanNight(NIGHT_DATE, night))
@@ -293,6 +310,7 @@ STEPS: tuple[Step, ...] = (
     ("the reviewer's Inbox work", review_reports),
     ("eval cases lifted and confirmed", lift_and_confirm_cases),
     ("a dataset with two versions", curate_dataset),
+    ("the dataset shared with a partner", share_dataset),
     ("failed evaluations", failed_evaluations),
     ("the night, the proposals, the digest", night_proposals_digest),
     ("a proposal picked up", maintainer_picks_up),
