@@ -30,6 +30,13 @@ core count and the git commit, and printed as a table.
 - Memory (part ``memory``, and the API's processes in part ``http``): the peak RSS of the rebuild,
   of its largest worker process and of ``feedbackloop relay`` with 1,000,000 and then 2,000,000
   events stored (``ops/bench_processes.py``); flat means at most 10 % more.
+- The console (part ``console``, ``ops/bench_console.py``): ``feedbackloop demo`` into the
+  fresh database, then every page of the console's navigation and the first item each lists,
+  opened by a demo person signed in through the form, p50 and p95 of each against the API's
+  JSON of the same data, measured alternately with it; p95 at most 300 ms.
+- The Inbox at 10,000 reports (part ``inbox``, ``ops/bench_inbox.py``): written through the
+  command bus in batches; the console's first, a filtered and a deep page against the API's
+  same query and cursor.
 
 Parts are functions ``(Bench) -> list[Row]`` in ``PARTS``; another module adds its own with
 ``PARTS[name] = part``. PostgreSQL runs durably (fsync and synchronous_commit on): started here
