@@ -143,9 +143,12 @@ async def test_the_demo_fills_every_list_and_a_fresh_store_gets_the_same_data(
         )
     ]
     assert [week for week, *_ in first["digests"]] == ["2026-W48", "2026-W47"]
-    ((dataset, versions),) = first["datasets"]
-    assert dataset == "agent:AgenticOffice/Agent/Billing"
-    assert [(v, n) for v, n, _ in versions] == [(1, 3), (2, 4)]
+    # Each agent's runs are harvested (C24); the billing agent's dataset is also curated and
+    # published: its curated tasks (three, then four) and one harvested run.
+    datasets = dict(first["datasets"])
+    assert set(datasets) == {f"agent:{agent.path}" for agent in AGENTS}
+    versions = datasets["agent:AgenticOffice/Agent/Billing"]
+    assert [(v, n) for v, n, _ in versions] == [(1, 4), (2, 5)]
     assert first["proposals"], "failed evaluations raise proposals"
     assert ("InReview", "nina.rossi") in {(p[3], p[4]) for p in first["proposals"]}
     assert first["charter"] == [

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from contracts.neighbours import EvaluationCompleted
+from contracts.neighbours import EvaluationCompleted, RunCompleted
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
 from services.processes.demo.cast import (
@@ -26,6 +26,7 @@ from services.processes.demo.cast import (
     ORIGIN,
     REVIEWER,
     TENANT,
+    Agent,
     Clock,
     Person,
 )
@@ -102,13 +103,32 @@ async def store_text(demo: Demo, person: Person, text: str) -> str:
     return str(answer.json()["ref"])
 
 
+async def run_completed(demo: Demo, run_id: str, agent: Agent, asked: str) -> None:
+    """The agents' runtime reports a run it finished (a neighbour's event, as the Kafka door
+    hands it to the bus): the run the feedback is given on, so appraisal counts the run and
+    its feedback for the agent, and the agent's runs are harvested as dataset candidates."""
+    at = demo.clock()
+    event = RunCompleted.model_validate({
+        "runId": run_id, "projectId": "agentic-office", "agentId": agent.path,
+        "outcome": "succeeded", "inputRef": await store_text(demo, OPERATOR, asked),
+        "surface": "web", "completedAt": (at - timedelta(minutes=5)).isoformat(),
+    })  # fmt: skip
+    digest = hashlib.sha256(event.model_dump_json().encode()).hexdigest()[:16]
+    await demo.bus.execute(
+        Issued(event, TENANT, "agent-runtime", f"demo/run/{run_id}/{digest}", at,
+               service=True, roles=frozenset({"Operator"}))
+    )  # fmt: skip
+
+
 async def give_feedback(demo: Demo) -> None:
     for n, (day, giver, agent, kind, rating, words) in enumerate(FEEDBACK):
         demo.clock.day(day, 60 + n)
+        run_id = f"run-{agent.path.rsplit('/', 1)[-1].lower()}-{day:02d}-{n}"
+        await run_completed(demo, run_id, agent, f"{giver.name.split(',')[0]} asks the agent.")
         body: dict[str, Any] = {
             "projectId": "agentic-office",
             "subjectKind": "run",
-            "subjectRef": f"run-{agent.path.rsplit('/', 1)[-1].lower()}-{day:02d}-{n}",
+            "subjectRef": run_id,
             "kind": kind,
         }
         if rating is not None:
