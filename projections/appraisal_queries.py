@@ -104,6 +104,24 @@ async def fact_rows(
     )  # fmt: skip
 
 
+async def appraised_agents(
+    pool: asyncpg.Pool, tenant_id: str, after: str | None, limit: int, schema: str = SCHEMA
+) -> list[str]:
+    """The agents the tenant's facts name (a run, a report or an eval run), by name: the
+    first ``limit`` after ``after`` (from the first without it)."""
+    rows = await pool.fetch(
+        "SELECT agent FROM ("
+        f"SELECT agent FROM {schema}.runs WHERE tenant_id = $1 AND NOT development "
+        f"UNION SELECT agent FROM {schema}.reports WHERE tenant_id = $1 AND agent IS NOT NULL "
+        f"UNION SELECT agent FROM {schema}.eval_runs WHERE tenant_id = $1"
+        ") named WHERE $2::text IS NULL OR agent > $2 ORDER BY agent LIMIT $3",
+        tenant_id,
+        after,
+        int(limit),
+    )
+    return [str(row["agent"]) for row in rows]
+
+
 async def eval_runs_since(
     pool: asyncpg.Pool, tenant_id: str, since: datetime | None, schema: str = SCHEMA
 ) -> tuple[int, int]:

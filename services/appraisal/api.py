@@ -13,7 +13,7 @@
 """
 
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -30,22 +30,18 @@ from contracts.appraisal import (
 )
 from contracts.errors import NotFound, Refused, echoed
 from contracts.goals import GoalKind, GoalRef
-from projections.read_model import schema_named
-from services.appraisal.appraise import appraise
-from services.appraisal.charter import EMPTY, Charter
+from services.appraisal.appraisals import appraisal_of as appraised
+from services.appraisal.appraisals import charter_or_unreadable as readable_charter
+from services.appraisal.appraisals import iso, sensor_samples
+from services.appraisal.charter import Charter
 from services.appraisal.facts import Facts
 from services.appraisal.health import health
 from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
 from services.appraisal.readings import Sample, reading
 from services.appraisal.reads import (
-    UNREADABLE,
     Scope,
     StoredCharter,
     read_charter,
-    read_facts,
-    sample_interventions,
-    sample_requests,
-    sample_runtime,
 )
 from services.appraisal.setpoints import SensorKind
 from services.appraisal.steps import read_steps
@@ -55,11 +51,8 @@ from services.edge.http import Http
 from services.edge.openapi import raw_body
 from services.edge.parameters import IdempotencyKey, Instant, MinPosition, PathRef, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
-from services.followers.positions import read_position
 
 READ_MODEL = "appraisal"
-INBOX_READ_MODEL = "inbox"  # request_closure reads the inbox's open reports
-RATE_WINDOW = timedelta(days=30)  # intervention_rate reads the last 30 days' runs
 Since = Annotated[Instant | None, Query(description="From this instant (inclusive)")]
 Until = Annotated[Instant | None, Query(description="Up to this instant (exclusive)")]
 # The charter is a TOML document: as TOML, as the plain text it is (the README's two), or as
@@ -124,29 +117,16 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         wanted = (
             None if min_position is None else http.positions.open(min_position, principal.tenant_id)
         )
-        samples = await sensor_samples(http, principal.tenant_id, stored.charter, now, wanted)
+        samples = await sensor_samples(http.pool, principal.tenant_id, stored.charter, now, wanted)
         return charter_json(stored, samples)
 
     async def charter_or_unreadable(tenant_id: str) -> tuple[Charter, bool]:
-        """M16: an unreadable charter marks the reading partial; it is not an empty one."""
-        try:
-            return (await read_charter(http.pool, tenant_id)).charter, True
-        except UNREADABLE:
-            return EMPTY, False
+        return await readable_charter(http.pool, tenant_id)
 
     async def appraisal_of(
         principal: Principal, scope: Scope, goal: GoalRef | None = None
     ) -> tuple[dict[str, Any], Facts]:
-        """Read the facts, derive now: nothing derived is ever stored. One run's reading is
-        neutral and partial if it compacted (M43)."""
-        charter, readable = await charter_or_unreadable(principal.tenant_id)
-        facts = await read_facts(http.pool, principal.tenant_id, scope)
-        compacted = scope.run_id is not None and any(run.compacted for run in facts.runs)
-        derived = appraise(
-            facts, charter, http.clock(), table, charter_readable=readable, goal=goal,
-            compacted=compacted,
-        )  # fmt: skip
-        return derived | {"since": iso(scope.since), "until": iso(scope.until)}, facts
+        return await appraised(http.pool, principal.tenant_id, scope, http.clock(), table, goal)
 
     @router.get("/runs/{run_id}", response_model=RunAppraisal, responses=READ_ERRORS)
     async def get_run(
@@ -193,7 +173,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         derived, _ = await appraisal_of(principal, scope, GoalRef(GoalKind.charter, line_id))
         body = {"lineId": line_id} | derived
         if line is not None and line.sensor is not None:
-            samples = await sensor_samples(http, principal.tenant_id, charter, http.clock())
+            samples = await sensor_samples(http.pool, principal.tenant_id, charter, http.clock())
             body["reading"] = reading(line.sensor, samples[line.sensor.kind]).as_json(line.sensor)
         return body
 
@@ -226,37 +206,6 @@ async def read_document(request: Request) -> str:
     return document
 
 
-async def sensor_samples(
-    http: Http, tenant_id: str, charter: Charter, now: datetime, wanted: int | None = None
-) -> dict[SensorKind, Sample]:
-    """A sample of each store a line watches (only those: an unwatched store is not read).
-    With ``wanted`` (the position the caller asked to read at), a store whose read model is
-    behind it reads ``deferred`` rather than an old value or a wait (SPEC M20)."""
-    kinds = {line.sensor.kind for line in charter.lines if line.sensor is not None}
-    samples: dict[SensorKind, Sample] = {}
-    if kinds & {SensorKind.outbox_waiting, SensorKind.outbox_age, SensorKind.question_latency}:
-        outbox, questions = await sample_runtime(http.pool, tenant_id, now)
-        samples[SensorKind.outbox_waiting] = samples[SensorKind.outbox_age] = outbox
-        samples[SensorKind.question_latency] = questions
-    if SensorKind.request_closure in kinds:
-        if wanted is not None and await behind(http, INBOX_READ_MODEL, wanted):
-            samples[SensorKind.request_closure] = Sample(deferred=True)
-        else:
-            samples[SensorKind.request_closure] = await sample_requests(http.pool, tenant_id, now)
-    if SensorKind.intervention_rate in kinds:
-        since = now - RATE_WINDOW
-        rate = await sample_interventions(http.pool, tenant_id, since)
-        samples[SensorKind.intervention_rate] = rate
-    return samples
-
-
-async def behind(http: Http, read_model: str, wanted: int) -> bool:
-    try:
-        return await read_position(http.pool, schema_named(read_model)) < wanted
-    except UNREADABLE:
-        return False  # its own read says unreadable if it is
-
-
 def charter_json(stored: StoredCharter, samples: Mapping[SensorKind, Sample]) -> dict[str, Any]:
     lines = []
     for line in stored.charter.lines:
@@ -273,7 +222,3 @@ def charter_json(stored: StoredCharter, samples: Mapping[SensorKind, Sample]) ->
         "writtenBy": stored.written_by,
         "writtenAt": iso(stored.written_at),
     }
-
-
-def iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
