@@ -6,6 +6,8 @@
 #                      schemathesis at 150 examples per operation and mode (20 in make test)
 #   make check  ruff format + ruff lint + mypy strict + the layers (import-linter)
 #   make bench  benchmarks, written as JSON under var/bench/
+#   make screenshots   the console with the demo's data, under var/screenshots/ (and the
+#               README's picture, docs/img/inbox.png)
 #   make up / make down   a local Kafka and PostgreSQL for development, without Docker
 #   make backup a base backup of DATABASE_URL's PostgreSQL under var/backup (docs/recovery.md)
 
@@ -15,7 +17,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run demo test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
+.PHONY: screenshots run demo test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -81,6 +83,11 @@ bench: $(STAMP) system-deps
 	@command -v wrk >/dev/null || { echo "installing wrk"; \
 		apt-get update -qq && apt-get install -y -qq wrk; }
 	$(BIN)/python ops/bench.py --out var/bench
+
+# The demo into a fresh store (the embedded default in a temporary directory, or a fresh
+# database on SCREENSHOTS_DATABASE_URL's server), each console page in Debian's chromium.
+screenshots: $(STAMP)
+	$(BIN)/python ops/screenshots.py $(if $(SCREENSHOTS_DATABASE_URL),--database-url $(SCREENSHOTS_DATABASE_URL))
 
 # The WAL after it is archived by the server itself (archive_command); see docs/recovery.md.
 BACKUP_DIR ?= var/backup

@@ -30,6 +30,13 @@ core count and the git commit, and printed as a table.
 - Memory (part ``memory``, and the API's processes in part ``http``): the peak RSS of the rebuild,
   of its largest worker process and of ``feedbackloop relay`` with 1,000,000 and then 2,000,000
   events stored (``ops/bench_processes.py``); flat means at most 10 % more.
+- The console (part ``console``, ``ops/bench_console.py``): ``feedbackloop demo`` into the
+  fresh database, then every page of the console's navigation and the first item each lists,
+  opened by a demo person signed in through the form, p50 and p95 of each against the API's
+  JSON of the same data, measured alternately with it; p95 at most 300 ms.
+- The Inbox at 10,000 reports (part ``inbox``, ``ops/bench_inbox.py``): written through the
+  command bus in batches; the console's first, a filtered and a deep page against the API's
+  same query and cursor.
 
 Parts are functions ``(Bench) -> list[Row]`` in ``PARTS``; another module adds its own with
 ``PARTS[name] = part``. PostgreSQL runs durably (fsync and synchronous_commit on): started here
@@ -79,6 +86,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
+from bench_console import load_demo, measure_pages  # noqa: E402
+from bench_inbox import REVIEWER, measure_inbox  # noqa: E402
+from bench_inbox import TENANT as INBOX_TENANT  # noqa: E402
+from bench_inbox import fill as fill_inbox  # noqa: E402
 from bench_kafka import HEAD, TENANT, bench_kafka, bench_relay, body, feedback_bus  # noqa: E402
 from bench_processes import (  # noqa: E402
     cpu_seconds,
@@ -91,7 +102,7 @@ from eventsourcing.persistence import Mapper  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
 from services.bus.issued import Issued  # noqa: E402
-from services.edge.auth import new_key  # noqa: E402
+from services.edge.auth import SCOPES, new_key  # noqa: E402
 from services.feedback.domain import Feedback  # noqa: E402
 from services.feedback.handlers import request_digest  # noqa: E402
 from services.processes.collector import settle_collector  # noqa: E402
@@ -994,6 +1005,69 @@ def part_proposals(bench: Bench) -> list[dict[str, Any]]:
     ]
 
 
+def part_console(bench: Bench) -> list[dict[str, Any]]:
+    """10. Every page of the console's navigation, and the first item each lists, with the
+    demo's data (``ops/bench_console.py``): p95 at most 300 ms, beside the API's JSON of the
+    same data as the same person, measured alternately with it."""
+    repeats = bench.args.page_repeats
+    console.print(f"[bold]10.[/] the console: `feedbackloop demo`, then {repeats} GETs a page …")
+    data = Path(tempfile.mkdtemp(prefix="fl-bench-demo-"))
+    try:
+        people = load_demo(bench.url, data, bench.out / "demo.log")
+        # One worker: the pages are opened one after the other, by one client at a time.
+        keys = (data / "demo-api-keys.json").read_text()
+        api = start_api(bench.url, keys, bench.out, workers=1)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    try:
+        pages = measure_pages(api.base, people, repeats)
+    finally:
+        stop_process(api.process)
+    bench.details |= {"console_pages": pages}
+    return [
+        figure
+        for page in pages
+        for figure in (
+            row(
+                f"Console: {page['page']} ({page['person']}), p95",
+                page["page_ms"]["p95"],
+                "ms",
+                f"API GET {page['api']}",
+                page["api_ms"]["p95"],
+                Target(300, at_most=True),
+            ),
+            row("  p50", page["page_ms"]["p50"], "ms", "the API's p50", page["api_ms"]["p50"]),
+        )
+    ]
+
+
+def part_inbox(bench: Bench) -> list[dict[str, Any]]:
+    """11. The console's Inbox with ``--inbox-reports`` reports in one tenant
+    (``ops/bench_inbox.py``): the first page, a filtered one and one deep in the cursor chain,
+    each beside the API's JSON of the same query and cursor."""
+    count, repeats = bench.args.inbox_reports, bench.args.page_repeats
+    console.print(f"[bold]11.[/] the Inbox: {count:,} reports through the bus, then the pages …")
+    filled = fill_inbox(bench.url, count)
+    key, entry = new_key(INBOX_TENANT, REVIEWER, list(SCOPES), roles=["Reviewer"])
+    api = start_api(bench.url, json.dumps([entry]), bench.out, workers=1)
+    try:
+        pages = measure_inbox(api.base, key, repeats, count)
+    finally:
+        stop_process(api.process)
+    bench.details |= {"inbox_filled": filled, "inbox_pages": pages}
+    return [
+        row(
+            f"Console Inbox, {count:,} reports: {page['page']}, p95",
+            page["page_ms"]["p95"],
+            "ms",
+            "API GET /factory/reports/inbox, same query",
+            page["api_ms"]["p95"],
+            Target(300, at_most=True),
+        )
+        for page in pages
+    ]
+
+
 # Each part a function returning rows; another module adds its own (``PARTS["x"] = part``).
 PARTS: dict[str, Part] = {
     "http": part_http,
@@ -1004,6 +1078,8 @@ PARTS: dict[str, Part] = {
     "memory": part_memory,
     "privacy": part_privacy,
     "proposals": part_proposals,
+    "console": part_console,
+    "inbox": part_inbox,
 }
 
 
@@ -1123,6 +1199,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="evidence events behind the larger proposal run [1,000,000; quick 100,000]",
     )
+    parser.add_argument(
+        "--page-repeats", type=int, help="timed GETs of each console page [100; quick 20]"
+    )
+    parser.add_argument(
+        "--inbox-reports", type=int, help="reports of the inbox part [10,000; quick 2,000]"
+    )
     parser.add_argument("--parts", nargs="+", choices=list(PARTS), default=list(PARTS))
     args = parser.parse_args(argv)
     # 60,000: a sustained rate, about ten seconds (5,000 took a second and a half, mostly start
@@ -1137,6 +1219,8 @@ def main(argv: list[str] | None = None) -> int:
     args.window = args.window or (5_000 if args.quick else 20_000)
     args.relay_events = args.relay_events or (10_000 if args.quick else 50_000)
     args.library_events = 5_000 if args.quick else 100_000
+    args.page_repeats = args.page_repeats or (20 if args.quick else 100)
+    args.inbox_reports = args.inbox_reports or (2_000 if args.quick else 10_000)
     args.bus_commands = 1_000 if args.quick else 5_000
     args.pg_pid = None  # known when PostgreSQL is started here
     if "http" in args.parts and shutil.which("wrk") is None:

@@ -13,12 +13,13 @@ HELP = """Fill the store with a small company's two weeks, so every list of the 
 page of the console) has something to show a minute after cloning.
 
 What it writes, all through the service's own routes, as the people who did it: three agents
-of "AgenticOffice" with their maintainers; a charter; two weeks of feedback (ratings,
-comments, a correction, an escalation); reports of every category and every wrong-answer kind,
-triaged, resolved and declined by the Inbox reviewer; four eval cases lifted from reports,
-confirmed and run against a stand-in agent this command serves on a local port; a dataset with
-two versions; failed evaluations and the proposals they raise, one picked up; the night of the
-following Monday and the digest of the second week.
+of "AgenticOffice" with their maintainers; a charter; two weeks of runs and the feedback on
+them (ratings, comments, a correction, an escalation); reports of every category and every
+wrong-answer kind, triaged, resolved and declined by the Inbox reviewer; four eval cases
+lifted from reports, confirmed and run against a stand-in agent this command serves on a local
+port; a dataset with two versions, the first shared with a partner tenant; failed evaluations
+and the proposals they raise, one picked up; the night of the following Monday and the digests
+of both weeks.
 
 Who is who (tenant 'dev'): mara.keller, jonas.weber, lea.fischer report (Requester);
 sofia.brunner reviews the Inbox (Reviewer); tim.huber, nina.rossi and ali.demir maintain the

@@ -96,7 +96,7 @@ async def loaded(
     async with fresh_runtime(postgres_url) as runtime:
         steps: list[str] = []
         keys = await load(runtime, tmp_path, steps.append)
-        assert len(steps) == 11
+        assert len(steps) == 12
         got = await lists(runtime, keys)
         if check is not None:
             await check(runtime)
@@ -142,10 +142,13 @@ async def test_the_demo_fills_every_list_and_a_fresh_store_gets_the_same_data(
             {"selected": 4, "ran": 4, "skipped": 0, "overCap": 0, "failed": 0},
         )
     ]
-    assert [week for week, *_ in first["digests"]] == ["2026-W48"]
-    ((dataset, versions),) = first["datasets"]
-    assert dataset == "agent:AgenticOffice/Agent/Billing"
-    assert [(v, n) for v, n, _ in versions] == [(1, 3), (2, 4)]
+    assert [week for week, *_ in first["digests"]] == ["2026-W48", "2026-W47"]
+    # Each agent's runs are harvested (C24); the billing agent's dataset is also curated and
+    # published: its curated tasks (three, then four) and one harvested run.
+    datasets = dict(first["datasets"])
+    assert set(datasets) == {f"agent:{agent.path}" for agent in AGENTS}
+    versions = datasets["agent:AgenticOffice/Agent/Billing"]
+    assert [(v, n) for v, n, _ in versions] == [(1, 4), (2, 5)]
     assert first["proposals"], "failed evaluations raise proposals"
     assert ("InReview", "nina.rossi") in {(p[3], p[4]) for p in first["proposals"]}
     assert first["charter"] == [

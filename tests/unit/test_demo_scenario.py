@@ -46,4 +46,4 @@ def test_the_help_says_who_is_who_and_that_a_second_run_refuses() -> None:
     assert "sofia.brunner" in shown
     assert "refuses" in shown
     assert "make demo" in shown
-    assert len(STEPS) == 11
+    assert len(STEPS) == 12

@@ -12,6 +12,7 @@ TENANT = "dev"  # the development key's tenant: what `make run` shows
 ORIGIN = datetime(2026, 11, 16, 8, 0, tzinfo=UTC)  # a Monday; the demo's first day
 DAYS = 14
 NIGHT_DATE = ORIGIN.date() + timedelta(days=DAYS)  # the Monday after the two weeks
+FIRST_WEEK = "2026-W47"  # the first of the two weeks (Nov 16–22)
 DIGEST_WEEK = "2026-W48"  # the second of the two weeks (Nov 23–29)
 
 

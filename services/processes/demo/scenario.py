@@ -14,17 +14,19 @@ from typing import Any
 
 import httpx
 
-from contracts.neighbours import EvaluationCompleted
+from contracts.neighbours import EvaluationCompleted, RunCompleted
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
 from services.processes.demo.cast import (
     AGENTS,
     DIGEST_WEEK,
+    FIRST_WEEK,
     NIGHT_DATE,
     OPERATOR,
     ORIGIN,
     REVIEWER,
     TENANT,
+    Agent,
     Clock,
     Person,
 )
@@ -39,6 +41,7 @@ from services.processes.demo.texts import (
 from services.scheduling.orders import BuildDigest, Order, PlanNight, RaiseProposals
 
 DATASET = "agent:" + AGENTS[1].path  # the billing agent's tasks
+PARTNER = "partner-lab"  # the tenant the dataset is shared with
 
 
 class DemoRefused(Exception):
@@ -100,13 +103,32 @@ async def store_text(demo: Demo, person: Person, text: str) -> str:
     return str(answer.json()["ref"])
 
 
+async def run_completed(demo: Demo, run_id: str, agent: Agent, asked: str) -> None:
+    """The agents' runtime reports a run it finished (a neighbour's event, as the Kafka door
+    hands it to the bus): the run the feedback is given on, so appraisal counts the run and
+    its feedback for the agent, and the agent's runs are harvested as dataset candidates."""
+    at = demo.clock()
+    event = RunCompleted.model_validate({
+        "runId": run_id, "projectId": "agentic-office", "agentId": agent.path,
+        "outcome": "succeeded", "inputRef": await store_text(demo, OPERATOR, asked),
+        "surface": "web", "completedAt": (at - timedelta(minutes=5)).isoformat(),
+    })  # fmt: skip
+    digest = hashlib.sha256(event.model_dump_json().encode()).hexdigest()[:16]
+    await demo.bus.execute(
+        Issued(event, TENANT, "agent-runtime", f"demo/run/{run_id}/{digest}", at,
+               service=True, roles=frozenset({"Operator"}))
+    )  # fmt: skip
+
+
 async def give_feedback(demo: Demo) -> None:
     for n, (day, giver, agent, kind, rating, words) in enumerate(FEEDBACK):
         demo.clock.day(day, 60 + n)
+        run_id = f"run-{agent.path.rsplit('/', 1)[-1].lower()}-{day:02d}-{n}"
+        await run_completed(demo, run_id, agent, f"{giver.name.split(',')[0]} asks the agent.")
         body: dict[str, Any] = {
             "projectId": "agentic-office",
             "subjectKind": "run",
-            "subjectRef": f"run-{agent.path.rsplit('/', 1)[-1].lower()}-{day:02d}-{n}",
+            "subjectRef": run_id,
             "kind": kind,
         }
         if rating is not None:
@@ -229,6 +251,17 @@ async def curate_dataset(demo: Demo) -> None:
             )  # fmt: skip
 
 
+async def share_dataset(demo: Demo) -> None:
+    """The dataset's first version shared, anonymised, with the partner lab the tenant
+    consented to (C17): the Datasets page shows a consent and a share."""
+    demo.clock.day(13, 330)
+    path = f"/factory/evaluation/datasets/{DATASET}"
+    body = {"toTenant": PARTNER}
+    await demo.call(OPERATOR, "POST", f"{path}/consents", json=body)
+    demo.clock.day(13, 335)
+    await demo.call(OPERATOR, "POST", f"{path}/versions/1/shares", key="share/1", json=body)
+
+
 async def failed_evaluations(demo: Demo) -> None:
     """The evaluation suite's verdicts on the billing agent (a neighbour's events, as the
     Kafka door hands them to the bus): three failed gates, the evidence a proposal needs."""
@@ -259,9 +292,13 @@ async def failed_evaluations(demo: Demo) -> None:
 
 
 async def night_proposals_digest(demo: Demo) -> None:
-    """What the scheduler orders after the two weeks: the night of the following Monday, the
-    day's proposals, the digest of the second week."""
+    """What the scheduler orders after the two weeks: the digest of the first week (due on
+    the Monday between them), the night of the following Monday, the day's proposals, the
+    digest of the second week; two digests, so the list has a week before the last."""
     await demo.caught_up()
+    first_week = ORIGIN.replace(hour=7) + timedelta(days=7)
+    demo.clock.at = first_week
+    await demo.carry_out(BuildDigest(FIRST_WEEK, first_week))
     night = ORIGIN.replace(hour=2) + timedelta(days=14)
     demo.clock.at = night
     await demo.carry_out(PlanNight(NIGHT_DATE, night))
@@ -293,6 +330,7 @@ STEPS: tuple[Step, ...] = (
     ("the reviewer's Inbox work", review_reports),
     ("eval cases lifted and confirmed", lift_and_confirm_cases),
     ("a dataset with two versions", curate_dataset),
+    ("the dataset shared with a partner", share_dataset),
     ("failed evaluations", failed_evaluations),
     ("the night, the proposals, the digest", night_proposals_digest),
     ("a proposal picked up", maintainer_picks_up),

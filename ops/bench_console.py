@@ -1,0 +1,165 @@
+"""The console's pages as people open them (part ``console`` of ``ops/bench.py``).
+
+The fresh database is filled by ``feedbackloop demo`` (a subprocess, as a newcomer runs it);
+``feedbackloop api`` then serves it with the demo people's keys. Each page of the console's
+navigation (``services.console.pages.PAGES``, so a page added there is measured without a
+change here) is opened by the first demo person whose roles the page names, signed in through
+the sign-in form as a browser is; the first link from the page to a page under its own path
+(an Inbox item) is measured too. Every GET of a page alternates with a GET of the API's JSON
+behind the same data as the same person (or ``/healthz`` where no route is named here), so
+both see the machine in the same state and their ratio is what the console adds on top of the
+read. Decisions D97.
+
+    python ops/bench.py --parts console
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from services.console.pages import PAGES
+
+# The API's JSON behind a page: (its list, its item by the last segment of the page's link).
+# A page not named here, or a route that does not answer, is measured against GET /healthz,
+# the service's cheapest answer.
+API_BEHIND: dict[str, tuple[str, str | None]] = {
+    "inbox": ("/factory/reports/inbox", "/factory/reports/{id}"),
+    "my-reports": ("/factory/reports/mine", "/factory/reports/{id}"),
+    "eval-cases": ("/factory/evals/cases", None),
+    "nights": ("/factory/evals/nights", "/factory/evals/nights/{id}"),
+    "digests": ("/factory/feedback/digests", "/factory/feedback/digests/{id}"),
+    "proposals": ("/factory/learning/proposals", "/factory/learning/proposals/{id}"),
+    "datasets": ("/factory/evaluation/datasets", None),
+    "appraisal": ("/factory/appraisal/charter", None),
+    "operations": ("/factory/operations/readers", None),
+    "audit": ("/factory/audit", None),
+}
+HEALTH = "/healthz"
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+@dataclass(frozen=True)
+class Person:
+    subject: str
+    roles: tuple[str, ...]
+    key: str
+
+
+def load_demo(
+    url: str, data_dir: Path, log: Path, environ: dict[str, str] | None = None
+) -> list[Person]:
+    """``feedbackloop demo`` into the database at ``url`` (empty: the embedded default under
+    ``data_dir``); the people it made, in its order."""
+    env = dict(os.environ if environ is None else environ)
+    env["FEEDBACKLOOP_DATA_DIR"] = str(data_dir)
+    if url:
+        env["DATABASE_URL"] = url
+    env["FEEDBACKLOOP_LOG_LEVEL"] = "WARNING"
+    command = [str(Path(sys.executable).parent / "feedbackloop"), "demo"]
+    with log.open("wb") as out:
+        done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        raise RuntimeError(f"feedbackloop demo failed (exit {done.returncode}); see {log}")
+    saved = json.loads((data_dir / "demo-keys.json").read_text())
+    return [Person(p["subject"], tuple(p["roles"]), p["key"]) for p in saved]
+
+
+def signed_in(base: str, key: str) -> httpx.Client:
+    """A client signed in to the console with ``key`` through its form, as a browser is: the
+    form's CSRF token echoed, the session cookie kept."""
+    client = httpx.Client(base_url=base, timeout=30)
+    form = client.get("/sign-in")
+    found = CSRF.search(form.text)
+    if found is None:
+        raise RuntimeError(f"no CSRF field on the sign-in form ({form.status_code})")
+    answer = client.post("/sign-in", data={"key": key, "csrf": found[1], "next": "/"})
+    if answer.status_code != 303:
+        raise RuntimeError(f"signing in answered {answer.status_code}: {answer.text[:200]}")
+    return client
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)  # nearest rank, as ops/bench.py's latency_ms
+
+    def at(p: int) -> float:
+        return round(ordered[max(0, round(p / 100 * len(ordered)) - 1)] * 1000, 2)
+
+    return {"p50": at(50), "p95": at(95), "max": at(100)}
+
+
+def timed_pair(
+    page: httpx.Client, api: httpx.Client, path: str, api_path: str, repeats: int, warm: int = 3
+) -> dict[str, Any]:
+    """``path`` on the console and ``api_path`` on the API, alternately, ``repeats`` times
+    each after ``warm`` untimed rounds; every answer must be a 200."""
+    seconds: dict[str, list[float]] = {"page": [], "api": []}
+    for n in range(warm + repeats):
+        for side, client, target in (("page", page, path), ("api", api, api_path)):
+            start = time.perf_counter()
+            answer = client.get(target)
+            spent = time.perf_counter() - start
+            if answer.status_code != 200:
+                raise RuntimeError(f"GET {target} answered {answer.status_code}")
+            if n >= warm:
+                seconds[side].append(spent)
+    return {
+        "path": path,
+        "api": api_path,
+        "page_ms": percentiles(seconds["page"]),
+        "api_ms": percentiles(seconds["api"]),
+        "repeats": repeats,
+    }
+
+
+def detail_link(html: str, under: str) -> str | None:
+    """The first link of a page to a page under its own path (an item of a list)."""
+    found = re.search(r'href="(' + re.escape(under.rstrip("/")) + r'/[^"?#]+)"', html)
+    return found[1] if found else None
+
+
+def answering(api: httpx.Client, path: str | None) -> str:
+    """``path`` if the API answers it with a 200 for this person, else ``/healthz``: a route
+    guessed wrong in ``API_BEHIND`` costs a baseline, never the page's figure."""
+    return path if path and api.get(path).status_code == 200 else HEALTH
+
+
+def reader_of(page_roles: tuple[str, ...], people: list[Person]) -> Person:
+    """The first person the page is for (the demo lists reporters first)."""
+    for person in people:
+        if not page_roles or set(page_roles) & set(person.roles):
+            return person
+    raise RuntimeError(f"no demo person holds any of {page_roles}")
+
+
+def measure_pages(base: str, people: list[Person], repeats: int) -> list[dict[str, Any]]:
+    """Each navigation page and the first item it links to, against the API behind it."""
+    measured, clients = [], dict[str, tuple[httpx.Client, httpx.Client]]()
+    try:
+        for page in PAGES:
+            person = reader_of(page.roles, people)
+            if person.subject not in clients:
+                bearer = {"Authorization": f"Bearer {person.key}"}
+                api = httpx.Client(base_url=base, timeout=30, headers=bearer)
+                clients[person.subject] = (signed_in(base, person.key), api)
+            console, api = clients[person.subject]
+            listed, item = API_BEHIND.get(page.name, (HEALTH, None))
+            first = timed_pair(console, api, page.path, answering(api, listed), repeats)
+            measured.append({"page": page.name, "person": person.subject, **first})
+            link = detail_link(console.get(page.path).text, page.path)
+            if link is not None:
+                api_item = item.format(id=link.rsplit("/", 1)[-1]) if item else None
+                second = timed_pair(console, api, link, answering(api, api_item), repeats)
+                measured.append({"page": f"{page.name} item", "person": person.subject, **second})
+    finally:
+        for pair in clients.values():
+            for client in pair:
+                client.close()
+    return measured
