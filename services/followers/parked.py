@@ -86,20 +86,27 @@ async def tenant_parked(
     another tenant's events and the inbound messages, which name no tenant the service can
     vouch for (they were parked because they could not be read), are a count to this tenant,
     never content (decisions D94)."""
-    owned = f"FROM parked p JOIN {TENANTS_TABLE} t ON t.aggregate_id = p.originator_id "
-    owned += "AND t.tenant_id = $1"
     reader, position = after if after is not None else (None, None)
-    rows = await pool.fetch(
-        f"SELECT {', '.join('p.' + c.strip() for c in COLUMNS.split(','))} {owned} "
-        "WHERE $2::text IS NULL OR (p.reader, p.position) > ($2, $3::bigint) "
-        "ORDER BY p.reader, p.position LIMIT $4",
-        tenant_id, reader, position, limit + 1,
-    )  # fmt: skip
-    everything = await pool.fetchval("SELECT count(*) FROM parked")
-    own = await pool.fetchval(f"SELECT count(*) {owned}", tenant_id)
+    # One snapshot: the page and both counts agree while the reader deletes what it applies.
+    async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
+        rows = await conn.fetch(
+            f"SELECT {', '.join('p.' + c.strip() for c in COLUMNS.split(','))} FROM parked p "
+            f"JOIN {TENANTS_TABLE} t ON t.aggregate_id = p.originator_id AND t.tenant_id = $1 "
+            "WHERE $2::text IS NULL OR (p.reader, p.position) > ($2, $3::bigint) "
+            "ORDER BY p.reader, p.position LIMIT $4",
+            tenant_id, reader, position, limit + 1,
+        )  # fmt: skip
+        counted = await conn.fetchrow(
+            "SELECT count(*) AS everything, count(t.tenant_id) AS own FROM parked p "
+            f"LEFT JOIN {TENANTS_TABLE} t ON t.aggregate_id = p.originator_id "
+            "AND t.tenant_id = $1",
+            tenant_id,
+        )
+    assert counted is not None  # an aggregate query answers one row
+    own, everything = int(counted["own"]), int(counted["everything"])
     items = [Parked(**dict(row)) for row in rows[:limit]]
     last = (items[-1].reader, items[-1].position) if items and len(rows) > limit else None
-    return TenantParked(items, last, int(own), int(everything) - int(own))
+    return TenantParked(items, last, own, everything - own)
 
 
 async def owned_by(pool: asyncpg.Pool, tenant_id: str, reader: str, position: int) -> bool:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path
 
 from contracts.errors import NotFound
+from contracts.operations import ParkedPage, Readers, Released, SchedulerOrders
 from services.edge.auth import Principal
 from services.edge.http import Http
 from services.edge.parameters import Before, Limit
@@ -23,14 +24,14 @@ def operations_routes(http: Http) -> APIRouter:
     router = APIRouter(prefix="/factory/operations", tags=["operations"])
     watcher = Depends(http.holding(reading.WATCHERS))
 
-    @router.get("/readers", responses=READ_ERRORS)
+    @router.get("/readers", response_model=Readers, responses=READ_ERRORS)
     async def readers(principal: Annotated[Principal, watcher]) -> dict[str, Any]:
         """Every reader of the log (and the scheduler): position, lag, parked, state and
         what stops it, as `feedbackloop status` shows them. Figures of the instance, no
         tenant's data."""
         return {"items": await reading.readers(http.pool)}
 
-    @router.get("/parked", responses=READ_ERRORS)
+    @router.get("/parked", response_model=ParkedPage, responses=READ_ERRORS)
     async def parked(
         principal: Annotated[Principal, watcher], before: Before = None, limit: Limit = reading.PAGE
     ) -> dict[str, Any]:
@@ -50,13 +51,15 @@ def operations_routes(http: Http) -> APIRouter:
         items, next_page = await http.keyed_page(LISTED, before, principal, fetch)
         return {**shown, "items": items, "next": next_page}
 
-    @router.get("/orders", responses=READ_ERRORS)
+    @router.get("/orders", response_model=SchedulerOrders, responses=READ_ERRORS)
     async def orders(principal: Annotated[Principal, watcher]) -> dict[str, Any]:
         """The scheduler's last tick, the orders it tries again or gave up, and your
         tenant's units that fail."""
         return await reading.orders(http.pool, principal.tenant_id)
 
-    @router.post("/parked/{reader}/{position}/retry", responses=WRITE_ERRORS)
+    @router.post(
+        "/parked/{reader}/{position}/retry", response_model=Released, responses=WRITE_ERRORS
+    )
     async def retry(
         reader: ReaderName,
         position: Position,

@@ -3,7 +3,6 @@
 else parked as a count, the scheduler's ticks and the tenant's own failing units. The API's
 ``/factory/operations`` routes and the console's Operations page answer from these."""
 
-from dataclasses import asdict
 from typing import Any
 
 import asyncpg
@@ -22,7 +21,7 @@ PAGE = 50
 def reader_view(r: ReaderHealth) -> dict[str, Any]:
     return {
         "name": r.name,
-        "position": r.position,
+        "logPosition": r.position,
         "lag": r.lag,
         "parked": r.parked,
         "state": r.state,
@@ -35,7 +34,7 @@ def reader_view(r: ReaderHealth) -> dict[str, Any]:
 def parked_view(p: Parked) -> dict[str, Any]:
     return {
         "reader": p.reader,
-        "position": p.position,
+        "logPosition": p.position,
         "topic": p.topic,
         "reason": p.error,
         "attempts": p.attempts,
@@ -54,9 +53,13 @@ def orders_view(o: SchedulerOrders) -> dict[str, Any]:
         "givenUp": o.given_up,
         "failing": [
             {
-                **asdict(u),
-                "first_failed_at": u.first_failed_at.isoformat(),
-                "last_failed_at": u.last_failed_at.isoformat(),
+                "job": u.job,
+                "unit": u.unit,
+                "order": u.order,
+                "reason": u.reason,
+                "attempts": u.attempts,
+                "firstFailedAt": u.first_failed_at.isoformat(),
+                "lastFailedAt": u.last_failed_at.isoformat(),
             }
             for u in o.failing
         ],
