@@ -68,7 +68,9 @@ def operations_routes(http: Http) -> APIRouter:
         """Release the parked events of your aggregate parked at `position` (Operator): the
         running reader applies them in order; one that fails again is parked again. 404 when
         nothing of your tenant is parked there."""
-        released = await reading.retry(http.pool, principal.tenant_id, reader, position)
+        released = await reading.retry(
+            http.pool, principal.tenant_id, reader, position, principal.subject
+        )
         if not released:
             raise NotFound(f"{reader} has nothing of yours parked at position {position}")
         return {"released": released}

@@ -3,6 +3,7 @@
 else parked as a count, the scheduler's ticks and the tenant's own failing units. The API's
 ``/factory/operations`` routes and the console's Operations page answer from these."""
 
+import logging
 from typing import Any
 
 import asyncpg
@@ -12,8 +13,10 @@ from services.followers.standing import ReaderHealth
 from services.permissions.rules import ADMIN, OPERATOR
 from services.scheduling.standing import SchedulerOrders, instance_standing, scheduler_orders
 
-# Who reads the page (the brief of decisions D94): Operators act, a PlatformAdmin and an
-# Observer look on. A parked event's content and Retry are an Operator's only.
+log = logging.getLogger(__name__)
+
+# Who reads operations (decisions D94): Operators act, a PlatformAdmin and an Observer look
+# on. A parked event's content and Retry are an Operator's only.
 WATCHERS = (*OPERATOR, *ADMIN, "Observer")
 PAGE = 50
 
@@ -95,7 +98,14 @@ async def orders(pool: asyncpg.Pool, tenant_id: str) -> dict[str, Any]:
     return orders_view(await scheduler_orders(pool, tenant_id))
 
 
-async def retry(pool: asyncpg.Pool, tenant_id: str, reader: str, position: int) -> int:
+async def retry(pool: asyncpg.Pool, tenant_id: str, reader: str, position: int, by: str) -> int:
     """Release the tenant's aggregate parked at ``position``: the same release as
-    ``feedbackloop parked retry``; the running reader applies it on its next wake."""
-    return await release_of_tenant(pool, tenant_id, reader, position)
+    ``feedbackloop parked retry``; the running reader applies it on its next wake. Logged,
+    since a release is no command and so no row of the audit trail (decisions D94)."""
+    released = await release_of_tenant(pool, tenant_id, reader, position)
+    if released:
+        log.info(
+            "parked: %s of tenant %s released %d events of %s at position %d",
+            by, tenant_id, released, reader, position,
+        )  # fmt: skip
+    return released

@@ -75,7 +75,10 @@ def operations_routes(console: Console) -> APIRouter:
         visitor = await console.writer(request)
         try:
             require(visitor.principal.roles, OPERATOR, "retrying a parked event")
-            released = await reading.retry(http.pool, visitor.principal.tenant_id, reader, position)
+            principal = visitor.principal
+            released = await reading.retry(
+                http.pool, principal.tenant_id, reader, position, principal.subject
+            )
             if not released:
                 raise NotFound(f"{reader} has nothing of yours parked at position {position}")
         except DomainError as error:
