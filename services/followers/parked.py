@@ -20,6 +20,7 @@ import asyncpg
 
 from services.followers.parking import INBOUND
 from services.store.event_store import EVENTS_TABLE
+from services.store.owners import TENANTS_TABLE
 
 COLUMNS = (
     "reader, position, topic, error, attempts, released, parked_at, originator_id, "
@@ -65,6 +66,62 @@ async def list_parked(pool: asyncpg.Pool, reader: str | None = None) -> list[Par
     return [Parked(**dict(row)) for row in rows]
 
 
+@dataclass(frozen=True)
+class TenantParked:
+    """A page of a tenant's parked events; ``after``: the (reader, position) to pass for the
+    next page (None on the last); ``own``: all of the tenant's parked events; ``others``:
+    everything else parked, a count only."""
+
+    items: list[Parked]
+    after: tuple[str, int] | None
+    own: int
+    others: int
+
+
+async def tenant_parked(
+    pool: asyncpg.Pool, tenant_id: str, after: tuple[str, int] | None = None, limit: int = 50
+) -> TenantParked:
+    """The parked log events of ``tenant_id``'s aggregates (its own ``aggregate_tenants``
+    entry), by reader and position, after ``after``; and how many other things are parked:
+    another tenant's events and the inbound messages, which name no tenant the service can
+    vouch for (they were parked because they could not be read), are a count to this tenant,
+    never content (decisions D94)."""
+    reader, position = after if after is not None else (None, None)
+    # One snapshot: the page and both counts agree while the reader deletes what it applies.
+    async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
+        rows = await conn.fetch(
+            f"SELECT {', '.join('p.' + c.strip() for c in COLUMNS.split(','))} FROM parked p "
+            f"JOIN {TENANTS_TABLE} t ON t.aggregate_id = p.originator_id AND t.tenant_id = $1 "
+            "WHERE $2::text IS NULL OR (p.reader, p.position) > ($2, $3::bigint) "
+            "ORDER BY p.reader, p.position LIMIT $4",
+            tenant_id, reader, position, limit + 1,
+        )  # fmt: skip
+        counted = await conn.fetchrow(
+            "SELECT count(*) AS everything, count(t.tenant_id) AS own FROM parked p "
+            f"LEFT JOIN {TENANTS_TABLE} t ON t.aggregate_id = p.originator_id "
+            "AND t.tenant_id = $1",
+            tenant_id,
+        )
+    assert counted is not None  # an aggregate query answers one row
+    own, everything = int(counted["own"]), int(counted["everything"])
+    items = [Parked(**dict(row)) for row in rows[:limit]]
+    last = (items[-1].reader, items[-1].position) if items and len(rows) > limit else None
+    return TenantParked(items, last, own, everything - own)
+
+
+async def owned_by(pool: asyncpg.Pool, tenant_id: str, reader: str, position: int) -> bool:
+    """Whether the log event ``reader`` parked at ``position`` is one of ``tenant_id``'s
+    aggregates: another tenant's, an inbound message and nothing parked all answer False."""
+    found = await pool.fetchval(
+        f"SELECT 1 FROM parked p JOIN {TENANTS_TABLE} t ON t.aggregate_id = p.originator_id "
+        "AND t.tenant_id = $1 WHERE p.reader = $2 AND p.position = $3",
+        tenant_id,
+        reader,
+        position,
+    )
+    return found is not None
+
+
 async def show_parked(pool: asyncpg.Pool, reader: str, position: int) -> dict[str, Any] | None:
     """Everything kept of one parked thing (an inbound message's head and headers too)."""
     row = await pool.fetchrow(
@@ -92,6 +149,15 @@ async def release(pool: asyncpg.Pool, reader: str, position: int | None = None) 
     if released:
         await pool.execute("SELECT pg_notify($1, 'released')", EVENTS_TABLE)
     return released
+
+
+async def release_of_tenant(pool: asyncpg.Pool, tenant_id: str, reader: str, position: int) -> int:
+    """``release`` (what ``feedbackloop parked retry READER --position P`` does) of the
+    aggregate parked at ``position``, only when it is one of ``tenant_id``'s: another
+    tenant's answers 0, as nothing parked there does (decisions D94)."""
+    if not await owned_by(pool, tenant_id, reader, position):
+        return 0
+    return await release(pool, reader, position)
 
 
 async def skip(pool: asyncpg.Pool, reader: str, position: int) -> bool:

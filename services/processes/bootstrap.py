@@ -31,6 +31,7 @@ from services.edge.positions import PositionSeal
 from services.edge.tokens import TokenVerifier
 from services.followers.follower import Follower
 from services.followers.reader import Reader
+from services.followers.standing import ReaderHealth
 from services.followers.status import ReaderStatus
 from services.followers.supervisor import Supervisor
 from services.kafka.admin import ensure_topics
@@ -44,7 +45,7 @@ from services.processes import scheduled
 from services.processes.console_settings import console_settings
 from services.processes.contexts import SUBSCRIPTIONS, read_models
 from services.processes.embedded import start_embedded_postgres
-from services.processes.health import ReaderHealth, instance_incidents, readiness_body
+from services.processes.health import instance_incidents, readiness_body
 from services.processes.http_app import http_app
 from services.processes.metrics_port import Served
 from services.processes.opening import load_keys, open_parts

@@ -7,7 +7,6 @@ PlatformAdmin of the tenant named, under the actor ``operator:<login>`` (decisio
 each change is an event like one made over HTTP.
 """
 
-import csv
 import getpass
 import uuid
 from collections.abc import Awaitable
@@ -31,7 +30,6 @@ ROLES_HELP = (
 )
 AUDIT_HELP = "The audit of a tenant: every command decided, applied or refused, with who and when."
 Tenant = Annotated[str, typer.Option(help="The tenant it acts in")]
-PAGE = 1_000  # audit rows read per query while exporting
 
 
 def operator() -> str:
@@ -166,7 +164,8 @@ def audit_export(
     command id, aggregates, result, reason. The same rows and filters as GET /factory/audit."""
     from rich.progress import MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    from services.bus.audit import AuditFilter, audit_count, audit_page
+    from services.bus.audit import AuditFilter, audit_count
+    from services.bus.audit_csv import audit_csv
 
     try:
         named = None if aggregate is None else uuid.UUID(aggregate)
@@ -176,7 +175,7 @@ def audit_export(
 
     async def export(rt: Runtime) -> int:
         total = await audit_count(rt.pool, tenant, where)
-        written, before = 0, None
+        written = 0
         columns = (
             *Progress.get_default_columns()[:-1],
             MofNCompleteColumn(),
@@ -184,38 +183,14 @@ def audit_export(
         )
         with out.open("w", newline="") as file, Progress(*columns, console=console) as progress:
             bar = progress.add_task("audit", total=total)
-            writer = csv.writer(file)
-            writer.writerow(FIELDS)
-            while True:
-                page, before = await audit_page(rt.pool, tenant, where, before=before, limit=PAGE)
-                for row in page:
-                    writer.writerow(csv_row(row))
-                written += len(page)
+            async for text, rows in audit_csv(rt.pool, tenant, where):
+                file.write(text)
+                written += rows
                 progress.update(bar, completed=written)
-                if before is None:
-                    return written
+        return written
 
     written = run_operator(process_settings(), export)
     console.print(f"wrote {written} decisions of {tenant} to {out}")
-
-
-FIELDS = (
-    "at", "actor", "roles", "service", "command", "commandId", "aggregates", "result", "reason",
-)  # fmt: skip
-
-
-def csv_row(row: dict[str, Any]) -> list[str]:
-    return [
-        row["at"],
-        row["actor"],
-        " ".join(row["roles"]),
-        "true" if row["service"] else "false",
-        row["command"],
-        row["commandId"],
-        " ".join(row["aggregates"]),
-        row["result"],
-        row["reason"] or "",
-    ]
 
 
 def utc(instant: datetime | None) -> datetime | None:

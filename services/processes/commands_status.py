@@ -5,8 +5,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from services.followers.standing import ReaderHealth
 from services.processes.bootstrap import Runtime
-from services.processes.health import ReaderHealth
 from services.processes.lifetime import console, process_settings, run_operator
 
 

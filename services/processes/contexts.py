@@ -16,6 +16,7 @@ from services.kafka.inbound.subscription import Subscription
 from services.kafka.publication import Publication
 from services.learning.context import LEARNING
 from services.nightly.context import NIGHTLY
+from services.operations.context import OPERATIONS
 from services.privacy.context import PRIVACY
 from services.reports.context import REPORTS
 
@@ -32,6 +33,7 @@ CONTEXTS: tuple[Context, ...] = (
     ACCESS,
     PRIVACY,
     AGENTS,
+    OPERATIONS,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

@@ -51,6 +51,8 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): {OP},
     ("put", "/factory/appraisal/charter"): {A},
     ("put", "/factory/agents/{agent}"): {A},
+    # decisions D94: a release, not a command; the route holds the Operator rule itself
+    ("post", "/factory/operations/parked/{reader}/{position}/retry"): {OP},
     # An owner's outcome is the owner's feedback on a draft (the scope of feedback).
     ("post", "/factory/appraisal/outcomes"): GIVERS,
     # Appraises what closed since; the readouts it decides are the service's own commands.
@@ -87,6 +89,8 @@ PATH_VALUES = {
     "agent": "AgenticOffice/Agent/OfficeCoach",
     "key_id": str(uuid.uuid4()),
     "person": "someone",
+    "reader": "rm_inbox",
+    "position": "1",
 }
 CHARTER = b'[[line]]\nid = "inbox-short"\ntext = "Nobody\'s report waits long."\n'
 

@@ -2,12 +2,14 @@
 
 from services.console.page import Page
 from services.console.pages.appraisal import APPRAISAL
+from services.console.pages.audit import AUDIT
 from services.console.pages.datasets import DATASETS
 from services.console.pages.digests import DIGESTS
 from services.console.pages.eval_cases import EVAL_CASES
 from services.console.pages.inbox import INBOX
 from services.console.pages.my_reports import MY_REPORTS
 from services.console.pages.nights import NIGHTS
+from services.console.pages.operations import OPERATIONS
 from services.console.pages.proposals import PROPOSALS
 
 PAGES: tuple[Page, ...] = (
@@ -19,4 +21,6 @@ PAGES: tuple[Page, ...] = (
     PROPOSALS,
     DATASETS,
     APPRAISAL,
+    OPERATIONS,
+    AUDIT,
 )
