@@ -35,8 +35,10 @@ LIFTERS: tuple[Role, ...] = ("Reviewer", "AssetMaintainer")  # make a report an 
 MAINTAINER: tuple[Role, ...] = ("AssetMaintainer",)  # of the agent in the register
 OPERATOR: tuple[Role, ...] = ("Operator",)  # orders, neighbours' facts, datasets, snapshots
 ADMIN: tuple[Role, ...] = ("PlatformAdmin",)  # keys, roles, the register, the charter
-# Read-side: every role of the tenant reads what the API lists (decisions D23).
+# Read-side (decisions D23): every role of the tenant reads the register and its own reports;
+# every role but a Requester's reads all of the tenant (a Requester reads only what is theirs).
 READERS: tuple[Role, ...] = ROLES
+READ_ALL: tuple[Role, ...] = tuple(role for role in ROLES if role != "Requester")
 # Commands no door offers: the service issues them to itself (a webhook's delivery record,
 # a night's steps); a door that did send one would be refused for want of a role.
 SERVICE_ONLY: tuple[Role, ...] = ()
@@ -98,6 +100,11 @@ def giver_role(roles: frozenset[str] | None) -> str | None:
         if role in roles:
             return role.lower()
     return None
+
+
+def reads_all(roles: frozenset[str] | None) -> bool:
+    """Whether a reader sees all of the tenant, not only their own (decisions D23)."""
+    return holds(roles, READ_ALL)
 
 
 def not_own(issued: Issued, author: str, what: str) -> None:

@@ -38,7 +38,7 @@ def privacy_routes(http: Http, given: Given) -> APIRouter:
 
     @router.get("/{person}/export", response_model=PersonExport, responses=READ_ERRORS)
     async def export_person(
-        person: Person, principal: Annotated[Principal, Depends(http.scope(READ))]
+        person: Person, principal: Annotated[Principal, Depends(http.reading(READ))]
     ) -> dict[str, Any]:
         """Everything the service holds about a person of the caller's tenant, as JSON
         (PlatformAdmin; decisions D46): their events, decoded, and their artifacts."""
