@@ -81,16 +81,11 @@ def is_agent_owner_kind(kind: str | None) -> bool:
 
 def addressee_text(kind: str | None, agent_path: str | None, maintainers: Sequence[str]) -> str:
     """The ``Addressee:`` value (W13, W34): for agent-owner kinds the role, then the agent path and
-    its maintainers, e.g. ``agent owner (AgenticOffice/Agent/OfficeCoach — Ana, Ben)``, or
-    ``no maintainers registered`` for an agent the register does not hold; for the others the
-    role alone. An unknown kind goes to the Inbox reviewer, like ``other``."""
+    its maintainers, e.g. ``agent owner (AgenticOffice/Agent/OfficeCoach — Ana, Ben)``; for the
+    others the role alone. An unknown kind goes to the Inbox reviewer, like ``other``."""
     role = (parse_kind(kind) or Kind.other).addressee
     if role is not Addressee.agent_owner:
         return role.value
     named = ", ".join(name for name in maintainers if name)
-    if agent_path and not named:
-        # The register is the only source of an agent's maintainers (decisions D25): an agent
-        # it does not hold is said so, for the reviewer to see, never guessed.
-        named = "no maintainers registered"
     details = " — ".join(part for part in (agent_path, named) if part)
     return f"{role.value} ({details})" if details else role.value
