@@ -15,9 +15,9 @@ from tests.integration.test_role_rules import (
     RoleKeys,
     auth,
     filed_at,
+    keys,  # noqa: F401  (the fixture)
     refused_for_role,
 )
-from tests.integration.test_role_rules import keys as role_keys  # noqa: F401  (the fixture)
 
 A, OBSERVER = "PlatformAdmin", "Observer"
 # Reads with a rule of their own; every other GET route reads all of the tenant (READ_ALL).
@@ -48,7 +48,9 @@ def read_routes(document: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("role", ROLES)
 async def test_every_read_route_is_allowed_or_refused_by_role(
-    role: str, runtime: Runtime, keys: RoleKeys
+    role: str,
+    runtime: Runtime,
+    keys: RoleKeys,  # noqa: F811
 ) -> None:
     """Decisions D23: a role that may read is never refused for its role (a random id may be
     a 404); any other is 403 ``not-permitted`` naming the roles that would do."""
@@ -69,7 +71,8 @@ async def test_every_read_route_is_allowed_or_refused_by_role(
 
 
 async def test_a_requester_reads_their_own_report_and_not_another_s(
-    runtime: Runtime, keys: RoleKeys
+    runtime: Runtime,
+    keys: RoleKeys,  # noqa: F811
 ) -> None:
     """D23: a Requester alone reads the reports they filed, not another Requester's; a
     Reviewer reads both."""
