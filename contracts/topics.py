@@ -5,7 +5,9 @@ The published ones keep the names of the service this one stands in for, exactly
 
 FEEDBACK_RECORDED = "evaluation.feedback.v1.feedback-recorded"
 RECORD_FEEDBACK = "evaluation.feedback.v1.record-feedback"
-FEEDBACK_HANDED_OVER = "evaluation.feedback.v1.feedback-handed-over"
+# v2: a report's text travels by reference, never in the clear (decisions D74); v1 carried
+# the message and extra context and is no longer published.
+FEEDBACK_HANDED_OVER = "evaluation.feedback.v2.feedback-handed-over"
 AGENT_OWNER_NOTIFIED = "evaluation.feedback.v1.agent-owner-notified"
 REPORT_RESOLVED = "evaluation.feedback.v1.report-resolved"  # the reporter hears back (W33)
 EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"

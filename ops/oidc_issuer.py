@@ -100,6 +100,9 @@ class Client:
     client_secret: str
     scope: str
     claims: dict[str, Any] = field(default_factory=dict)
+    # Set: a client that signs people in (authorization code with PKCE, no secret), as the
+    # console does; their tokens carry the claims of the issuer's ``accounts``.
+    redirect_uris: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -111,6 +114,7 @@ class Issuer:
     clients: list[Client]
     keys: list[dict[str, Any]]
     ttl_seconds: int
+    accounts: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> token claims
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
 
@@ -135,6 +139,7 @@ class Issuer:
             "accessTokenTTL": self.ttl_seconds,
             "keys": self.keys,
             "clients": [vars(client) for client in self.clients],
+            "accounts": self.accounts,
         }
         self.config_path.write_text(json.dumps(config))
         with open(self.log_path, "ab") as log:
@@ -205,6 +210,7 @@ def start_issuer(
     audience: str,
     clients: list[Client],
     ttl_seconds: int = 300,
+    accounts: dict[str, dict[str, Any]] | None = None,
 ) -> Issuer:
     """Start an issuer on a free loopback port."""
     ensure_issuer_modules()
@@ -218,6 +224,7 @@ def start_issuer(
         clients=clients,
         keys=[new_signing_key("key-1")],
         ttl_seconds=ttl_seconds,
+        accounts=accounts or {},
     )
     issuer.start()
     return issuer

@@ -426,6 +426,14 @@ async def open_closures(
     )
 
 
+async def tenants_with_open_closures(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[str]:
+    """The tenants with a closed-task transition noted and not yet appraised."""
+    rows = await pool.fetch(
+        f"SELECT DISTINCT tenant_id FROM {schema}.closures WHERE label IS NULL ORDER BY 1"
+    )
+    return [row["tenant_id"] for row in rows]
+
+
 async def closure_row(
     pool: asyncpg.Pool, tenant_id: str, transition_id: str, schema: str = SCHEMA
 ) -> asyncpg.Record | None:

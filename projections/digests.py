@@ -3,6 +3,10 @@
 Answers ``GET /factory/feedback/digests`` (every week, newest first) and
 ``GET /factory/feedback/digests/{week}``; tenant-scoped. Only event data is used, so a rebuild
 reproduces the view.
+
+The standing-issue ledger of the triage intake (``projections.standing_issues``, which owns
+its tables and queries) runs on this read model's reader, in its schema: one reader of the
+log, one connection, for the digests context's read models (decisions D64).
 """
 
 import json
@@ -12,14 +16,18 @@ from typing import Any
 import asyncpg
 
 from projections import events as ev
+from projections.standing_issues import StandingIssues
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_digests"
+OWN = frozenset((ev.DIGEST_BUILT, ev.DIGEST_POSTED, ev.DIGEST_DELIVERY_ATTEMPTED))
+LEDGER = StandingIssues()
+LEDGER_TOPICS = frozenset(LEDGER.handles)
 
 
 class Digests:
     name = "digests"
-    handles = (ev.DIGEST_BUILT, ev.DIGEST_POSTED, ev.DIGEST_DELIVERY_ATTEMPTED)
+    handles = tuple(sorted(OWN | LEDGER_TOPICS))
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -37,9 +45,15 @@ class Digests:
             position bigint NOT NULL
         );
         CREATE UNIQUE INDEX IF NOT EXISTS digests_by_week ON {schema}.digests (tenant_id, week);
-        """
+        """ + LEDGER.ddl(schema)
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        await self.apply_own(conn, schema, [p for p in batch if ev.topic_of(p.event) in OWN])
+        ledger = [p for p in batch if ev.topic_of(p.event) in LEDGER_TOPICS]
+        if ledger:  # other tables: the order between the two parts does not matter
+            await LEDGER.apply(conn, schema, ledger)
+
+    async def apply_own(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         table = f"{schema}.digests"
         for p in batch:
             e = p.event

@@ -5,6 +5,7 @@ Answers ``GET /factory/feedback``; every query is scoped to one tenant (C51).
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from operator import attrgetter
 from typing import Any
 
@@ -150,3 +151,21 @@ async def low_on_evaluations(
         "AND (kind IN ('correction', 'escalation') OR (kind = 'rating' AND rating <= $1))",
         low_rating,
     )
+
+
+async def comments_past(
+    pool: asyncpg.Pool, tenant_id: str, before: datetime, schema: str = SCHEMA
+) -> list[str]:
+    """The comment artifacts of the tenant's feedback given before ``before`` that no feedback
+    given since references, as a comment or a corrected artifact (retention, decisions D75):
+    content-addressed, the same bytes may be another, newer feedback's, which keeps them."""
+    rows = await pool.fetch(
+        f"SELECT comment_ref FROM {schema}.feedback "
+        "WHERE tenant_id = $1 AND comment_ref IS NOT NULL "
+        "GROUP BY comment_ref HAVING max(given_at) < $2 "
+        f"EXCEPT SELECT corrected_artifact_ref FROM {schema}.feedback "
+        "WHERE tenant_id = $1 AND corrected_artifact_ref IS NOT NULL AND given_at >= $2",
+        tenant_id,
+        before,
+    )
+    return sorted(row["comment_ref"] for row in rows)

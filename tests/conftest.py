@@ -150,8 +150,8 @@ async def event_count(runtime: Runtime) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test is marked by its folder: unit, integration, e2e or faults."""
+    """Each test is marked by its folder: unit, integration, e2e, browser or faults."""
     for item in items:
-        for speed in ("unit", "integration", "e2e", "faults"):
+        for speed in ("unit", "integration", "e2e", "browser", "faults"):
             if f"/tests/{speed}/" in str(item.path):
                 item.add_marker(getattr(pytest.mark, speed))

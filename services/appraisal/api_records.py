@@ -4,13 +4,12 @@
   hand (SPEC M32, M33), under the rules the runtime's OwnerOutcomeRecorded follows: harm needs
   a commitment (422 ``commitment``); a draft with an active outcome takes another only when it
   names that one in ``supersedes`` (409), and a withdrawal must name it.
-- ``POST /factory/appraisal/closures:appraise``: appraise the closed-task transitions noted and
-  not yet appraised (M45), each once; answers what each read and whether it staged a
-  follow-up.
+- ``POST /factory/appraisal/closures:appraise``: a manual nudge — the scheduler appraises
+  waiting closures at every tick without a caller; this does the same now (M45), each
+  transition once; answers what each read and whether it staged a follow-up.
 """
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -21,13 +20,8 @@ from contracts.appraisal_records import (
     OutcomeRecorded,
     RecordOwnerOutcome,
 )
-from contracts.errors import DomainError
-from contracts.runtime_facts import TaskStatus
-from projections import appraisal as facts_model
-from services.appraisal.closure import stages_follow_up
-from services.appraisal.closures import closure_reading
+from services.appraisal.closures import MAX_CLOSURES, appraise_waiting
 from services.appraisal.outcomes import CONTRIBUTIONS, Contribution
-from services.appraisal.reads import read_charter
 from services.edge.auth import Principal
 from services.edge.bodies import read_command
 from services.edge.http import Http
@@ -41,7 +35,6 @@ OUTCOME_EXAMPLE = {
     "draftId": "draft-3",
     "verdict": "expectation_missed",
 }
-MAX_CLOSURES = 100
 
 
 def records_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS) -> APIRouter:
@@ -78,37 +71,16 @@ def records_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS
         principal: Annotated[Principal, Depends(http.scope("factory.evaluation.run"))],
         limit: Annotated[int, Query(ge=1, le=MAX_CLOSURES)] = MAX_CLOSURES,
     ) -> dict[str, Any]:
-        """Appraise each closed-task transition still waiting (SPEC M45): the free readout of
+        """Appraise now each closed-task transition still waiting (SPEC M45; the scheduler
+        does it at every tick without a caller): the free readout of
         the runs that served it, decided once; a follow-up is staged only on `done` with a
         residue label or a cut-short run, citing the task by id (M46)."""
-        return {"closures": await appraise_waiting(http, principal, table, limit)}
+
+        async def execute(command: AppraiseClosure) -> Any:
+            return await http.execute(command, principal, command_id(None))
+
+        tenant = principal.tenant_id
+        done = await appraise_waiting(http.pool, tenant, execute, http.clock, table, limit)
+        return {"closures": done}
 
     return router
-
-
-async def appraise_waiting(
-    http: Http, principal: Principal, table: Mapping[str, Contribution], limit: int
-) -> list[dict[str, Any]]:
-    tenant = principal.tenant_id
-    charter = (await read_charter(http.pool, tenant)).charter
-    done: list[dict[str, Any]] = []
-    for row in await facts_model.open_closures(http.pool, tenant, limit):
-        now: datetime = http.clock()
-        reading = await closure_reading(http.pool, tenant, row, charter, now, table)
-        command = AppraiseClosure(
-            transition_id=row["transition_id"], label=reading.label.value,
-            positive=reading.valence.positive, negative=reading.valence.negative,
-            cut_short=reading.cut_short, channels=list(reading.channels),
-        )  # fmt: skip
-        try:
-            await http.execute(command, principal, command_id(None))
-        except DomainError as error:
-            done.append({"transitionId": row["transition_id"], "error": error.body()})
-            continue
-        staged = stages_follow_up(TaskStatus(row["status"]), reading.label, reading.cut_short)
-        done.append({
-            "transitionId": row["transition_id"], "taskId": row["task_id"],
-            "label": reading.label.value, "valence": str(reading.valence),
-            "cutShort": reading.cut_short, "followUp": staged,
-        })  # fmt: skip
-    return done

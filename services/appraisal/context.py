@@ -8,6 +8,7 @@ from contracts.runtime_facts import OwnerOutcomeRecorded, TaskClosed
 from projections.appraisal import AppraisalFacts
 from services.appraisal.api import appraisal_routes
 from services.appraisal.api_records import records_routes
+from services.appraisal.closures import closure_appraiser
 from services.appraisal.handlers import (
     appraise_closure,
     note_task_closure,
@@ -18,9 +19,10 @@ from services.appraisal.handlers import (
 )
 from services.appraisal.published import PUBLICATIONS
 from services.appraisal.subscriptions import SUBSCRIPTIONS
-from services.declaration import Command, Context
+from services.declaration import Command, Context, Order
 from services.edge.http import Http
 from services.permissions.rules import ADMIN, FEEDBACK_GIVERS, OPERATOR
+from services.scheduling.orders import AppraiseClosures
 
 COMMANDS = (
     Command(WriteCharter, write_charter, permits=ADMIN, replays=written_again),
@@ -45,4 +47,5 @@ APPRAISAL = Context(
     read_models=(AppraisalFacts(),),
     publications=PUBLICATIONS,
     subscriptions=SUBSCRIPTIONS,
+    orders=(Order(AppraiseClosures, closure_appraiser),),
 )

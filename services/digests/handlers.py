@@ -6,15 +6,19 @@ IntegrityError, reloads, and this handler then finds the digest and decides noth
 
 from contextlib import suppress
 from dataclasses import dataclass
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 
 from contracts.digests import BuildWeeklyDigest, PostWeeklyDigest, RecordDigestDelivery
+from contracts.errors import Refused
+from contracts.intake import RecordTriage
 from services.bus.decisions import Decision, Handler
 from services.bus.issued import Issued
 from services.digests.build import AppraisesReports
 from services.digests.domain import Digest, digest_id_for
+from services.digests.triage import TriageItem, triage_id
 from services.store.event_store import EventStore
 from services.store.owners import load_owned
 
@@ -90,3 +94,37 @@ def record_digest_delivery(store: EventStore, issued: Issued) -> Decision:
         at=issued.at,
     )
     return Decision([digest], state(digest, created=False))
+
+
+def triage_created_by(issued: Issued) -> UUID:
+    command = issued.command
+    assert isinstance(command, RecordTriage)
+    return triage_id(issued.tenant_id, command.item_id)
+
+
+def record_triage(store: EventStore, issued: Issued) -> Decision:
+    """Take one weekly item in, once (decisions D64): an item taken in already decides
+    nothing, so a replay, a restart or a retried record changes nothing."""
+    command = issued.command
+    assert isinstance(command, RecordTriage)
+    item_id = triage_created_by(issued)
+    if not issued.new:
+        with suppress(AggregateNotFoundError):
+            existing: TriageItem = store.repository.get(item_id)
+            return Decision([], existing.item_id)
+    said: dict[str, Any] = {
+        "tenant_id": issued.tenant_id, "item_id": command.item_id, "week": command.week,
+        "agent": command.agent, "agent_id": command.agent_id, "at": issued.at,
+    }  # fmt: skip
+    if command.outcome == "filed" and command.repository and command.issue_url:
+        item = TriageItem.filed(**said, repository=command.repository, issue_url=command.issue_url)
+    elif command.outcome == "commented" and command.issue_url and command.comment_url:
+        item = TriageItem.commented(
+            **said, repository=command.repository, issue_url=command.issue_url,
+            comment_url=command.comment_url,
+        )  # fmt: skip
+    elif command.outcome == "unrouted" and command.finding:
+        item = TriageItem.unrouted(**said, finding=command.finding)
+    else:
+        raise Refused(f"a {command.outcome} item names what it is about", field="outcome")
+    return Decision([item], item.item_id)

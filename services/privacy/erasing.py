@@ -22,6 +22,7 @@ from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
 from services.privacy.handlers import require_admin
 from services.privacy.holdings import artifact_refs, person_events
+from services.store.artifacts import delete_artifacts
 from services.store.event_store import EventStore
 
 Progress = Callable[[int, int], None]
@@ -46,10 +47,7 @@ async def erase(
         pool, issued.tenant_id, command.person, f"erased:{outcome.result['erasureId'][:12]}"
     )
     refs = artifact_refs(events)
-    await pool.execute(
-        "DELETE FROM artifacts WHERE tenant_id = $1 AND sha256 = ANY($2::text[])",
-        issued.tenant_id, [ref.lower().removeprefix(SCHEME) for ref in refs],
-    )  # fmt: skip
+    await delete_artifacts(pool, issued.tenant_id, refs)
     if rebuild is not None:
         await rebuild()
     return {**outcome.result, "events": len(events), "artifactsDeleted": len(refs),

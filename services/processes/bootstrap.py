@@ -17,9 +17,13 @@ import asyncpg
 from fastapi import FastAPI
 
 from services.bus.command_bus import CommandBus
+from services.console.app import install_console
+from services.console.sessions import SessionSeal
 from services.datasets.grpc import Learning, serve_grpc
 from services.declaration import Given
 from services.digests.builder import DigestBuilder
+from services.digests.intake import TriageIntake
+from services.digests.tracker import GitHubTracker
 from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.edge.key_refresh import KeyRefresher
@@ -37,6 +41,7 @@ from services.nightly.runner import NightlyRunner
 from services.observing.metrics import show_tenant_ids
 from services.permissions.sources import SourceRoles
 from services.processes import scheduled
+from services.processes.console_settings import console_settings
 from services.processes.contexts import SUBSCRIPTIONS, read_models
 from services.processes.embedded import start_embedded_postgres
 from services.processes.health import ReaderHealth, instance_incidents, readiness_body
@@ -85,6 +90,9 @@ class Runtime:
     served_metrics_port: int | None = None
     grpc_server: Any = None  # grpc.aio.Server, when FEEDBACKLOOP_GRPC_PORT is set
     positions: PositionSeal = field(init=False)  # set by open(): the key is in the database
+    # The console's cookies: open() seals them with the database's key, so every replica opens
+    # every session; a runtime never opened (one that only draws documents) uses its own.
+    sessions: SessionSeal = field(default_factory=SessionSeal.ephemeral)
     # The trusted issuers' tokens: one verifier for the runtime's life, so every app it makes
     # shares the cached JWKS and its refetch cool-down (decisions D32).
     tokens: TokenVerifier = field(init=False)
@@ -124,6 +132,7 @@ class Runtime:
             keys, dev_key, stop_embedded, role=role,
         )  # fmt: skip
         runtime.positions = PositionSeal(opened.position_key)
+        runtime.sessions = SessionSeal(opened.session_key)
         return runtime
 
     async def close(self) -> None:
@@ -223,6 +232,29 @@ class Runtime:
             self.follow(reader)
         return readers[0] if readers else None
 
+    def triage_intake(self) -> TriageIntake:
+        """The triage intake of the weekly digest, with each tenant's tracker (decisions D66)."""
+        trackers = {
+            tenant: GitHubTracker(tracker.url, tracker.token.get_secret_value())
+            for tenant, tracker in self.settings.trackers.items()
+        }
+        return TriageIntake(
+            self.store, self.bus, trackers,
+            backoff_seconds=self.settings.tracker_backoff_seconds,
+            max_backoff_seconds=self.settings.tracker_max_backoff_seconds,
+        )  # fmt: skip
+
+    def start_intake(self) -> Reader | None:
+        """The triage intake, when a tracker is configured (none: the digest's posts go to
+        Kafka and the webhook only, and the log says so)."""
+        if not self.settings.trackers:
+            log.info("triage intake: no tracker configured (FEEDBACKLOOP_TRACKERS)")
+            return None
+        intake = self.triage_intake()
+        self.follow(intake)
+        log.info("triage intake: trackers of %d tenant(s)", len(self.settings.trackers))
+        return intake
+
     def inbound_consumer(self) -> InboundConsumer:
         return InboundConsumer(
             self.bus,
@@ -307,6 +339,7 @@ class Runtime:
             refresher=refresher,
         )
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
+        install_console(app, http, self.sessions, console_settings(self.settings, self.dev_key))
         return app
 
 
@@ -322,6 +355,7 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
         if everything:
             runtime.start_projections()
             runtime.start_handover_webhook()
+            runtime.start_intake()
             await runtime.start_relay()
             broker = await runtime.start_inbound()
             runtime.start_scheduler()

@@ -10,6 +10,8 @@ from services.processes import (
     commands_agents,
     commands_appraisal,
     commands_backup,
+    commands_demo,
+    commands_intake,
     commands_parked,
 )
 from services.processes.collector import settle_collector
@@ -39,6 +41,8 @@ keys_app = typer.Typer(help=KEYS_HELP)
 parked_app = typer.Typer(help=commands_parked.HELP, no_args_is_help=True)
 agents_app = typer.Typer(help=commands_agents.HELP, no_args_is_help=True)
 restore_app = typer.Typer(help=commands_backup.HELP, no_args_is_help=True)
+agents_app = typer.Typer(help=commands_agents.HELP, no_args_is_help=True)
+intake_app = typer.Typer(help=commands_intake.HELP, no_args_is_help=True)
 
 tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 
@@ -73,10 +77,13 @@ audit_app.command("export")(commands_access.audit_export)
 app.add_typer(agents_app, name="agents")
 agents_app.command("register")(commands_agents.agents_register)
 agents_app.command("show")(commands_agents.agents_show)
+app.add_typer(intake_app, name="intake")
+intake_app.command("show")(commands_intake.intake_show)
 app.command()(contracts)
 app.command()(erase)
 app.command()(export)
 app.command()(rewrap)
+app.command(help=commands_demo.HELP)(commands_demo.demo)
 app.command()(commands_backup.backup)
 app.add_typer(restore_app, name="restore")
 restore_app.command("prepare")(commands_backup.restore_prepare)

@@ -202,8 +202,10 @@ def charter_write(
     document = path.read_text(encoding="utf-8")
 
     async def work(runtime: Runtime) -> Any:
+        # A person's act at this machine's console: a PlatformAdmin, as the other operator
+        # commands are (the role rules permit WriteCharter to PlatformAdmin only).
         issued = Issued(WriteCharter(document=document), tenant, by, str(uuid.uuid4()),
-                        datetime.now(UTC))  # fmt: skip
+                        datetime.now(UTC), roles=frozenset({"PlatformAdmin"}))  # fmt: skip
         return (await runtime.bus.execute(issued)).result
 
     try:

@@ -36,10 +36,14 @@ def relay() -> None:
 
 
 def handover() -> None:
-    """Deliver hand-overs to the engineering webhook (FEEDBACKLOOP_HANDOVER_WEBHOOK_URL)."""
+    """Deliver hand-overs to the engineering webhook (FEEDBACKLOOP_HANDOVER_WEBHOOK_URL), and
+    take the weekly digest's posts into the agents' standing issues (FEEDBACKLOOP_TRACKERS,
+    docs/digests.md)."""
 
     async def begin(runtime: Runtime) -> Stop | None:
-        return None if runtime.start_handover_webhook() is None else nothing_more
+        webhooks = runtime.start_handover_webhook()
+        intake = runtime.start_intake()
+        return None if webhooks is None and intake is None else nothing_more
 
     run_readers(process_settings(), roles.HANDOVER, begin)
 

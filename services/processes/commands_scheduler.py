@@ -26,14 +26,15 @@ def scheduler(
     order: Annotated[
         list[str] | None,
         typer.Option(
-            help="Carry out this order now, then exit: night/2026-11-29, digest/2026-W48 or "
-            "proposals/2026-11-30 (repeatable). Done already: nothing happens (ids are "
+            help="Carry out this order now, then exit: night/2026-11-29, digest/2026-W48, "
+            "proposals/2026-11-30, retention/2026-11-30 or closures/2026-11-30T14 (appraise "
+            "the closed tasks waiting) (repeatable). Done already: nothing happens (ids are "
             "deterministic)."
         ),
     ] = None,
 ) -> None:
-    """Turn the clock into the nightly eval runs, the weekly digests and the daily learning
-    proposals (SPEC W79, W105, C42).
+    """Turn the clock into the nightly eval runs, the weekly digests, the daily learning
+    proposals and, at every tick, the appraisal of closed tasks (SPEC W79, W105, C42, M45).
 
     Ticks every FEEDBACKLOOP_SCHEDULER_TICK_SECONDS (an hour) and orders what fell due since
     the previous tick, catching up a downtime in order. Several schedulers may run: each night

@@ -14,6 +14,7 @@ from projections.read_model import schema_of
 from services.bus.audit import AuditTrail
 from services.bus.audit import ensure_table as ensure_audit_table
 from services.bus.command_bus import CommandBus
+from services.console.sessions import ensure_session_key
 from services.declaration import registry
 from services.edge.auth import EVERY_ROLE, SCOPES, ApiKeyEntry, KeyRing, new_key
 from services.edge.positions import ensure_position_key
@@ -39,6 +40,7 @@ class Opened:
     loop_store: LoopStore
     bus: CommandBus
     position_key: bytes
+    session_key: bytes  # seals the console's session cookies
 
 
 async def open_parts(settings: Settings, role: Role, database_url: str) -> Opened:
@@ -67,6 +69,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
                 await ensure_scheduler_tables(conn)
                 await ensure_audit_table(conn)
                 position_key = await ensure_position_key(conn)
+                session_key = await ensure_session_key(conn)
             finally:
                 await conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop-ddl'))")
         for projection in read_models():  # queries never meet a missing table
@@ -88,7 +91,7 @@ async def open_parts(settings: Settings, role: Role, database_url: str) -> Opene
         alone=commands.alone,
         audit=AuditTrail(pool),
     )
-    return Opened(store, pool, loop_store, bus, position_key)
+    return Opened(store, pool, loop_store, bus, position_key, session_key)
 
 
 def load_keys(settings: Settings) -> tuple[KeyRing, str | None]:

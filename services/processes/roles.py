@@ -43,15 +43,16 @@ class Role:
         return self.pool_size + self.library + self.bus
 
 
-# serve runs everything: the read models, the relay and the three webhooks (hand-overs,
-# reporters' notices, digests' posts) read the log, and one connection LISTENs for changes of
-# keys and grants (services/edge/key_refresh.py).
-SERVE = Role("serve", 9464, readers=14, queries=8, library=12, bus=2)
+# serve runs everything: the read models, the relay, the three webhooks (hand-overs,
+# reporters' notices, digests' posts) and the digest's triage intake read the log, and one
+# connection LISTENs for changes of keys and grants (services/edge/key_refresh.py).
+SERVE = Role("serve", 9464, readers=15, queries=8, library=12, bus=2)
 PROJECTOR = Role("projector", 9465, readers=9, queries=1, library=2, bus=0)
 RELAY = Role("relay", 9466, readers=1, queries=1, library=2, bus=0)
 INBOUND = Role("inbound", 9467, readers=0, queries=2, library=2, bus=2)
 SCHEDULER = Role("scheduler", 9468, readers=0, queries=2, library=2, bus=2)
-HANDOVER = Role("handover", 9469, readers=3, queries=1, library=2, bus=2)
+# handover: what leaves for the outside, the three webhooks and the triage intake.
+HANDOVER = Role("handover", 9469, readers=4, queries=1, library=2, bus=2)
 # Per worker; its one "reader" LISTENs for changes of keys and grants.
 API = Role("api", 9470, readers=1, queries=3, library=2, bus=2)
 # `feedbackloop api` runs a worker per core, but no more than this unless told: each worker

@@ -18,7 +18,13 @@ from services.processes.contexts import CONTEXTS, read_models
 from services.processes.settings import Settings
 from services.processes.webhooks import digest_routes
 from services.projecting.rebuild import rebuild_many
-from services.scheduling.orders import BuildDigest, ExpireOldText, PlanNight, RaiseProposals
+from services.scheduling.orders import (
+    AppraiseClosures,
+    BuildDigest,
+    ExpireOldText,
+    PlanNight,
+    RaiseProposals,
+)
 from services.scheduling.scheduler import Scheduler
 from services.store.event_store import EventStore
 
@@ -89,6 +95,7 @@ def new_scheduler(given: Given, tick_seconds: float) -> Scheduler:
         carried_out_by(given, BuildDigest),
         proposals=carried_out_by(given, RaiseProposals),
         retention=carried_out_by(given, ExpireOldText),
+        closures=carried_out_by(given, AppraiseClosures),
         night_hour=nights.settings.start_hour_utc if nights.settings.enabled else None,
         tick_seconds=tick_seconds,
     )

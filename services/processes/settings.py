@@ -13,7 +13,7 @@ import base64
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contracts.roles import Role
@@ -40,6 +40,16 @@ class AgentSettings(BaseModel):
     api_key: str | None = None
     model: str | None = None  # the default model when a case pins none
     timeout_seconds: float = 120.0
+
+
+class TrackerSettings(BaseModel):
+    """One tenant's issue tracker for the triage intake of the weekly digest: GitHub's REST
+    API at ``url`` (GitHub Enterprise: ``https://<host>/api/v3``), as the holder of ``token``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str = "https://api.github.com"
+    token: SecretStr  # shown as '**********' in any repr or log
 
 
 class Settings(BaseSettings):
@@ -139,6 +149,22 @@ class Settings(BaseSettings):
     # and it waits this long for the read models it reads to reach the store's head.
     digest_page_bound: int = Field(default=200, ge=1)
     digest_wait_seconds: float = Field(default=60.0, gt=0)
+
+    # The console (docs/console.md): a session ends after this long unused, and after this
+    # long in any case; with an issuer and a client id, people sign in there (authorization
+    # code with PKCE) besides with a personal key.
+    console_idle_minutes: float = Field(default=30.0, gt=0)
+    console_session_hours: float = Field(default=12.0, gt=0)
+    console_oidc_issuer: str | None = None
+    console_oidc_client_id: str | None = None
+    console_oidc_client_secret: str | None = None
+    # The triage intake of the weekly digest (docs/digests.md): each tenant's tracker, JSON
+    # {"<tenant>": {"url": "https://api.github.com", "token": "…"}}; a tenant without one has
+    # its items recorded as unrouted. The intake retries a tracker that is down with pauses
+    # growing from the first to the longest.
+    trackers: dict[str, TrackerSettings] = Field(default_factory=dict)
+    tracker_backoff_seconds: float = Field(default=1.0, gt=0)
+    tracker_max_backoff_seconds: float = Field(default=300.0, gt=0)
 
     bus_max_batch: int = 100
     # Readiness (/readyz, feedbackloop status): a reader is unhealthy past these.

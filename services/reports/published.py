@@ -14,9 +14,8 @@ def report_handed_over(event: Any) -> ReportHandedOver:
         report_id=event.originator_id,
         tenant_id=event.tenant_id,
         category=event.category,
-        message=event.message,
+        report_path=f"/factory/reports/{event.originator_id}",
         side_panel=SidePanel(thread=event.thread, message=event.message_ref),
-        extra_context=event.extra_context,
     )
 
 
@@ -49,7 +48,8 @@ HAND_OVER = Publication(
     to_contract=report_handed_over,
     key="reportId",
     title="FeedbackHandedOver",
-    description="A submitted report for engineering triage (SPEC W26, W29).",
+    description="A submitted report for engineering triage (SPEC W26, W29), its text by "
+    "reference: read it at reportPath (decisions D74).",
 )
 
 OWNER_NOTIFIED = Publication(

@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from contracts.weeks import due_at, last_completed, previous
 from services.scheduling.orders import (
+    AppraiseClosures,
     BuildDigest,
     ExpireOldText,
     Order,
@@ -23,7 +24,8 @@ PROPOSAL_HOUR = 6  # SPEC C42: the ProposalGenerator's cron is 0 6 * * *
 RETENTION_HOUR = 3  # decisions D45: before the working day, after the night's heavy work
 ORDER = re.compile(
     r"^(night/(?P<date>\d{4}-\d{2}-\d{2})|digest/(?P<week>\d{4}-W\d{2})"
-    r"|proposals/(?P<day>\d{4}-\d{2}-\d{2})|retention/(?P<retained>\d{4}-\d{2}-\d{2}))$"
+    r"|proposals/(?P<day>\d{4}-\d{2}-\d{2})|retention/(?P<retained>\d{4}-\d{2}-\d{2})"
+    r"|closures/(?P<hour>\d{4}-\d{2}-\d{2}T\d{2}))$"
 )
 
 
@@ -38,6 +40,8 @@ def due_time(order: Order, night_hour: int) -> datetime:
         return night_at(order.date, PROPOSAL_HOUR)
     if isinstance(order, ExpireOldText):
         return night_at(order.date, RETENTION_HOUR)
+    if isinstance(order, AppraiseClosures):
+        return order.hour
     return due_at(order.week)
 
 
@@ -57,6 +61,7 @@ def due(
     night_hour: int | None,
     proposal_hour: int | None = None,
     retention_hour: int | None = None,
+    closures: bool = False,
 ) -> list[Order]:
     """The orders a tick hands over, in the order they fell due: the nights (``night_hour``
     UTC of each date, SPEC §3.8) and the weeks' digests (the Monday 06:00 UTC after the week,
@@ -66,7 +71,9 @@ def due(
     lost, while the runner and the builder find a recorded one done and do nothing.
     ``night_hour`` None: nights are off (W80). The proposals of each day (``proposal_hour``
     UTC, C42) fall due the same way as nights; None: no generator here. So does each day's
-    expiry of old text (``retention_hour`` UTC, decisions D45); None: no retention here."""
+    expiry of old text (``retention_hour`` UTC, decisions D45); None: no retention here.
+    ``closures``: the closed tasks waiting are appraised at every tick, named by its hour
+    (SPEC M45) — a downtime has nothing to catch up, the next tick appraises all waiting."""
     now = now.astimezone(UTC)
     since = (previous_tick or now).astimezone(UTC)
     orders: list[Order] = []
@@ -76,6 +83,8 @@ def due(
         orders += [RaiseProposals(day, now) for day in daily(since, now, proposal_hour)]
     if retention_hour is not None:
         orders += [ExpireOldText(day, now) for day in daily(since, now, retention_hour)]
+    if closures:
+        orders.append(AppraiseClosures(now.replace(minute=0, second=0, microsecond=0), now))
     latest = last_completed(now)
     if due_at(latest) > now:  # a Monday before 06:00: the week just ended is not due yet
         latest = previous(latest)[0]
@@ -85,14 +94,17 @@ def due(
 
 
 def parse_order(text: str, now: datetime) -> Order:
-    """``night/2026-11-29``, ``digest/2026-W48``, ``proposals/2026-11-30`` or
-    ``retention/2026-11-30``, as ``--order`` takes them."""
+    """``night/2026-11-29``, ``digest/2026-W48``, ``proposals/2026-11-30``,
+    ``retention/2026-11-30`` or ``closures/2026-11-30T14``, as ``--order`` takes them."""
     found = ORDER.match(text)
     if found is None:
         raise ValueError(
             f"{text!r} is neither night/YYYY-MM-DD, digest/YYYY-Www, proposals/YYYY-MM-DD "
-            "nor retention/YYYY-MM-DD"
+            "retention/YYYY-MM-DD nor closures/YYYY-MM-DDTHH"
         )
+    if found["hour"]:
+        hour = datetime.strptime(found["hour"], "%Y-%m-%dT%H").replace(tzinfo=UTC)
+        return AppraiseClosures(hour, now)
     if found["retained"]:
         return ExpireOldText(date.fromisoformat(found["retained"]), now)
     if found["date"]:

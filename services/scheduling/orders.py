@@ -61,4 +61,22 @@ class ExpireOldText:
         return f"retention/{self.date.isoformat()}"
 
 
-Order = PlanNight | BuildDigest | RaiseProposals | ExpireOldText
+@dataclass(frozen=True)
+class AppraiseClosures:
+    """Appraise, for every tenant, the closed-task transitions noted and not yet appraised
+    (SPEC M45): at every tick, named by its hour; each transition is appraised once whatever
+    orders it again (the closure aggregate decides once, decisions D39)."""
+
+    hour: datetime  # the UTC hour of the tick, on the hour
+    now: datetime
+
+    @property
+    def date(self) -> date:
+        return self.hour.date()
+
+    @property
+    def name(self) -> str:
+        return f"closures/{self.hour.strftime('%Y-%m-%dT%H')}"
+
+
+Order = PlanNight | BuildDigest | RaiseProposals | ExpireOldText | AppraiseClosures

@@ -55,6 +55,7 @@ from services.scheduling.failures import (
 )
 from services.scheduling.failures import ensure_table as ensure_failures_table
 from services.scheduling.orders import (
+    AppraiseClosures,
     BuildDigest,
     ExpireOldText,
     Order,
@@ -87,6 +88,7 @@ class Nights(Protocol):
 Digests = Callable[[BuildDigest], Awaitable[None]]
 Proposals = Callable[[RaiseProposals], Awaitable[None]]
 Retention = Callable[[ExpireOldText], Awaitable[None]]
+Closures = Callable[[AppraiseClosures], Awaitable[None]]
 
 
 async def ensure_tables(conn: Connection) -> None:
@@ -106,6 +108,7 @@ class Scheduler:
         night_hour: int | None,
         proposals: Proposals | None = None,
         retention: Retention | None = None,
+        closures: Closures | None = None,
         tick_seconds: float = 3600.0,
         heartbeat: float = 5.0,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -113,6 +116,7 @@ class Scheduler:
         self.pool, self.nights, self.digests = pool, nights, digests
         self.proposals = proposals
         self.retention = retention
+        self.closures = closures
         self.night_hour = night_hour if nights is not None else None
         self.tick_seconds, self.heartbeat, self.clock = tick_seconds, heartbeat, clock
         self.status = ReaderStatus(NAME)
@@ -159,6 +163,7 @@ class Scheduler:
                 night_hour=self.night_hour,
                 proposal_hour=PROPOSAL_HOUR if self.proposals is not None else None,
                 retention_hour=RETENTION_HOUR if self.retention is not None else None,
+                closures=self.closures is not None,
             )
             if order.name not in given_up
         ]
@@ -229,6 +234,9 @@ class Scheduler:
             elif isinstance(order, ExpireOldText):
                 if self.retention is not None:
                     await self.retention(order)
+            elif isinstance(order, AppraiseClosures):
+                if self.closures is not None:
+                    await self.closures(order)
             elif self.digests is not None:
                 await self.digests(order)
         except Exception as error:

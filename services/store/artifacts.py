@@ -83,3 +83,14 @@ async def get_artifact(pool: asyncpg.Pool, tenant_id: str, ref: str) -> tuple[st
     if row is None:
         raise NotFound(f"no artifact {echoed(ref)}", ref=echoed(ref))
     return str(row["media_type"]), bytes(row["content"])
+
+
+async def delete_artifacts(pool: asyncpg.Pool, tenant_id: str, refs: list[str]) -> int:
+    """Delete these artifacts of the tenant (erasure and retention of a comment's text):
+    the feedback referencing them keeps the reference, which then finds nothing."""
+    deleted = await pool.fetch(
+        "DELETE FROM artifacts WHERE tenant_id = $1 AND sha256 = ANY($2::text[]) RETURNING 1",
+        tenant_id,
+        [ref.lower().removeprefix(SCHEME) for ref in refs],
+    )
+    return len(deleted)

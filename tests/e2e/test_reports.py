@@ -142,12 +142,14 @@ async def test_a_bug_report_is_handed_over_on_kafka_and_to_the_signed_webhook(
     assert submitted.json()["handedOver"] is True
 
     (message,) = await consume(
-        kafka_bootstrap, service.prefix + "evaluation.feedback.v1.feedback-handed-over", 1
+        kafka_bootstrap, service.prefix + "evaluation.feedback.v2.feedback-handed-over", 1
     )
     handed = json.loads(message.value)
-    assert handed["type"] == "evaluation.feedback.v1.FeedbackHandedOver"
+    assert handed["type"] == "evaluation.feedback.v2.FeedbackHandedOver"
     assert handed["data"]["reportId"] == report_id
-    assert handed["data"]["message"] == "The export button does nothing."
+    # The text by reference (decisions D74): read through the API, never on Kafka.
+    assert b"export button" not in message.value
+    assert handed["data"]["reportPath"] == f"/factory/reports/{report_id}"
 
     await until(lambda: len(receiver.received) >= 1)
     (delivery,) = receiver.received

@@ -13,7 +13,13 @@ from projections.read_model import schema_of
 from services.declaration import Context, registry
 from services.processes.contexts import CONTEXTS, SUBSCRIPTIONS, consumed_topics, read_models
 from services.processes.published import PUBLICATIONS, TOPICS
-from services.scheduling.orders import BuildDigest, ExpireOldText, PlanNight, RaiseProposals
+from services.scheduling.orders import (
+    AppraiseClosures,
+    BuildDigest,
+    ExpireOldText,
+    PlanNight,
+    RaiseProposals,
+)
 
 CONTEXT_NAMES = [context.name for context in CONTEXTS]
 
@@ -84,7 +90,7 @@ def test_the_consumed_topics_are_those_the_subscriptions_name() -> None:
 def test_each_scheduled_order_is_carried_out_by_one_context() -> None:
     kinds = [order.kind for context in CONTEXTS for order in context.orders]
     assert sorted(kinds, key=str) == sorted(
-        [PlanNight, BuildDigest, RaiseProposals, ExpireOldText], key=str
+        [PlanNight, BuildDigest, RaiseProposals, ExpireOldText, AppraiseClosures], key=str
     )
 
 

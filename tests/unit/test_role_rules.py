@@ -42,6 +42,7 @@ MAY: dict[str, set[str]] = {
     "BuildWeeklyDigest": {OP},
     "PostWeeklyDigest": {OP},
     "RecordDigestDelivery": SERVICE_ONLY,
+    "RecordTriage": SERVICE_ONLY,
     "PlanTenantNight": {OP},
     "RecordNightConversation": {OP},
     "FinishNightCase": {OP},
@@ -121,12 +122,13 @@ def test_the_service_s_own_work_is_not_asked_for_a_role() -> None:
 
 def test_a_key_naming_no_roles_holds_those_its_scopes_imply() -> None:
     """D26."""
-    assert roles_of((), ["factory.feedback.write"]) == {R, V}
-    assert roles_of((), ["factory.feedback.read", "factory.evaluation.read"]) == {"Observer"}
-    assert roles_of((), ["factory.evaluation.run"]) == {M, OP}
-    assert roles_of((), ["factory.assets.write"]) == {M, A}
-    assert roles_of((), SCOPES) == set(ROLES)  # an old every-scope key: every role
+    assert roles_of(None, ["factory.feedback.write"]) == {R, V}
+    assert roles_of(None, ["factory.feedback.read", "factory.evaluation.read"]) == {"Observer"}
+    assert roles_of(None, ["factory.evaluation.run"]) == {M, OP}
+    assert roles_of(None, ["factory.assets.write"]) == {M, A}
+    assert roles_of(None, SCOPES) == set(ROLES)  # an old every-scope key: every role
     assert roles_of(["Observer"], SCOPES) == {"Observer"}  # named roles are all it holds
+    assert roles_of((), SCOPES) == set()  # an empty list names none: the store grants them
 
 
 def test_the_key_ring_gives_a_principal_its_roles() -> None:

@@ -39,9 +39,9 @@ def test_the_metrics_port_setting_overrides_the_roles_own_and_0_turns_it_off() -
 def test_a_reader_of_the_log_has_a_connection_of_its_own_in_the_roles_that_run_it() -> None:
     assert roles.PROJECTOR.readers == len(read_models())
     assert roles.projector_with(2).readers == 2
-    # serve: the read models, the relay, the three webhooks (hand-overs, notices, digests)
-    # and the LISTEN for changes of keys and grants.
-    assert roles.SERVE.readers == len(read_models()) + 1 + 3 + 1
+    # serve: the read models, the relay, the three webhooks (hand-overs, notices, digests),
+    # the digest's triage intake and the LISTEN for changes of keys and grants.
+    assert roles.SERVE.readers == len(read_models()) + 1 + 3 + 1 + 1
     assert roles.RELAY.readers == 1
 
 

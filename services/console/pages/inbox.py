@@ -1,0 +1,231 @@
+"""The Inbox page: reviewers list, filter and page the reports kept for review, open one (its
+words, its labelled block as a table, the evidence, its lifecycle) and decide it — Triage,
+Resolve with what changed, Won't fix with a reason — through the API's own command
+(``ReviewReportCommand``), so the role rules and ``reviewedBy`` are the API's (SPEC W30–W33).
+"""
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, get_args
+from urllib.parse import urlencode
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from pydantic import ValidationError
+
+from contracts.errors import DomainError, Refused
+from contracts.labelled_block import LABELS, parse
+from contracts.reports import Category, Kind, ReviewReport, ReviewReportCommand, ReviewStatus
+from projections.inbox import InboxFilter, get_report, list_inbox
+from services.console.console import Console, Visitor
+from services.console.page import Page
+from services.console.pages.lifting import lifting_routes, preview
+from services.edge.problems import status_of
+from services.permissions.rules import LIFTERS, REVIEWER
+from services.reports.api import says_what_changed
+
+# SPEC C52, decisions D23: a Reviewer decides reports (the rule engine's own tuple, so the
+# buttons follow the rule). Every role may read the Inbox; the navigation offers it to those
+# who look after reports.
+DECIDERS = REVIEWER
+SHOWN_TO = ("Reviewer", "PlatformAdmin", "Observer")
+PAGE_SIZE = 50
+FILTERS = ("status", "category", "kind", "agent", "addressee")
+CHOICES = {
+    "status": get_args(ReviewStatus),
+    "category": get_args(Category),
+    "kind": get_args(Kind),
+}
+Text = Annotated[str | None, Query(max_length=512)]
+
+
+def age(since: str | None, now: datetime) -> str:
+    """How long ago, in the one unit a reader takes in at a glance."""
+    if since is None:
+        return "—"
+    seconds = max(0, int((now - datetime.fromisoformat(since)).total_seconds()))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+def block_rows(text: str | None) -> list[tuple[str, str]]:
+    """The labelled block of a wrong-answer report as (label, value) rows, in SPEC W05's
+    order; unknown labels after them. Read with the contracts' tolerant parser, never raising."""
+    block = parse(text)
+    if block is None:
+        return []
+    model = block.model
+    values = (
+        block.kind,
+        block.thread,
+        block.message,
+        block.agent,
+        None
+        if model is None
+        else model.actual + (f" (asked {model.requested})" if model.requested else ""),
+        None
+        if block.tools_called is None
+        else ", ".join(f"{c.name}({c.arguments}) → {c.result}" for c in block.tools_called),
+        block.answer_excerpt,
+        block.expected,
+        block.evidence,
+        block.addressee,
+    )
+    rows = [(label, value) for label, value in zip(LABELS, values, strict=True) if value]
+    return rows + list(block.extra.items())
+
+
+def lifecycle(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Who did what, when: (when, who, what), oldest first, from what the Inbox keeps of a
+    report — its drafting, its submission and its latest review (a triage that a resolution
+    followed shows as the resolution: the read model keeps one review per report)."""
+    steps = [(report["draftedAt"], report["reporter"], "drafted")]
+    if report["submittedAt"]:
+        handed = report["handOver"]["handedOver"]
+        steps.append(
+            (report["submittedAt"], report["reporter"], "handed over" if handed else "submitted")
+        )
+    review = report["review"]
+    if review["reviewedAt"]:
+        what = {"Triaged": "triaged", "Resolved": "resolved", "WontFix": "closed as won't fix"}
+        steps.append(
+            (
+                review["reviewedAt"],
+                review["reviewedBy"],
+                what.get(report["status"], report["status"]),
+            )
+        )
+    return steps
+
+
+def inbox_routes(console: Console) -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+    router.include_router(lifting_routes(console))
+    http = console.http
+
+    @router.get("/inbox")
+    async def inbox(
+        request: Request,
+        status: Text = None,
+        category: Text = None,
+        kind: Text = None,
+        agent: Text = None,
+        addressee: Text = None,
+        before: Text = None,
+    ) -> Response:
+        visitor = await console.visitor(request)
+        chosen = {
+            name: value or None
+            for name, value in zip(FILTERS, (status, category, kind, agent, addressee), strict=True)
+        }
+        for name, allowed in CHOICES.items():
+            if chosen[name] is not None and chosen[name] not in allowed:
+                raise Refused(f"{name} is one of {', '.join(allowed)}", field=name)
+        where = InboxFilter(
+            chosen["status"],
+            chosen["category"],
+            chosen["kind"],
+            chosen["agent"],
+            chosen["addressee"],
+        )
+        items, older = await list_inbox(
+            http.pool,
+            visitor.principal.tenant_id,
+            where,
+            before=http.cursor(before or None, visitor.principal),
+            limit=PAGE_SIZE,
+        )
+        kept = {name: value for name, value in chosen.items() if value}
+        next_before = http.sealed(older, visitor.principal)
+        now = http.clock()
+        return console.render(
+            visitor,
+            "inbox.html",
+            items=[{**item, "age": age(item["submittedAt"], now)} for item in items],
+            chosen=chosen,
+            choices=CHOICES,
+            older=f"/inbox?{urlencode({**kept, 'before': next_before})}" if next_before else None,
+            first=f"/inbox?{urlencode(kept)}" if before else None,
+        )
+
+    @router.get("/inbox/{report_id:uuid}")
+    async def item(request: Request, report_id: UUID) -> Response:
+        visitor = await console.visitor(request)
+        return await shown(visitor, report_id)
+
+    async def shown(
+        visitor: Visitor,
+        report_id: UUID,
+        status: int = 200,
+        refusal: str | None = None,
+        form: dict[str, str] | None = None,
+    ) -> Response:
+        report = await get_report(
+            http.pool, visitor.principal.tenant_id, report_id, reader=visitor.principal.subject
+        )
+        if report is None:
+            return console.render(
+                visitor, "not_found.html", 404, what=f"There is no report {report_id}."
+            )
+        return console.render(
+            visitor,
+            "report.html",
+            status,
+            report=report,
+            rows=block_rows(report["extraContext"]),
+            steps=lifecycle(report),
+            decides=visitor.holds(DECIDERS) and report["status"] in ("New", "Triaged"),
+            lifts=visitor.holds(LIFTERS) and report["category"] == "answer",
+            lift=preview(report),
+            refusal=refusal,
+            form=form or {},
+        )
+
+    @router.post("/inbox/{report_id:uuid}/review")
+    async def review(request: Request, report_id: UUID) -> Response:
+        visitor = await console.writer(request)
+        form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
+        given = {
+            name: form[name].strip()
+            for name in ("status", "change", "link", "reason")
+            if form.get(name, "").strip()
+        }
+        try:
+            decision = ReviewReport.model_validate(given)
+            says_what_changed(decision)
+            outcome = await http.execute(
+                ReviewReportCommand(report_id=report_id, review=decision),
+                visitor.principal,
+                str(uuid.uuid4()),
+            )
+        except ValidationError as error:
+            problem = error.errors()[0]
+            field = ".".join(str(part) for part in problem["loc"]) or "status"
+            return await shown(visitor, report_id, 422, f"{field}: {problem['msg']}", form)
+        except DomainError as error:
+            return await shown(
+                visitor, report_id, status_of(error), await refused(error, report_id, visitor), form
+            )
+        await http.read_at("inbox", http.position(outcome, visitor.principal), visitor.principal)
+        return console.see_other(request, f"/inbox/{report_id}", visitor)
+
+    async def refused(error: DomainError, report_id: UUID, visitor: Visitor) -> str:
+        """A refusal as a sentence; a decision someone else made first names them."""
+        report = await get_report(
+            http.pool, visitor.principal.tenant_id, report_id, reader=visitor.principal.subject
+        )
+        review = report["review"] if report else None
+        if report and review and review["reviewedBy"] and status_of(error) == 409:
+            return (
+                f"Already {report['status']} by {review['reviewedBy']} at "
+                f"{review['reviewedAt'][:16].replace('T', ' ')} UTC: {error.message}"
+            )
+        return error.message
+
+    return router
+
+
+INBOX = Page("inbox", "/inbox", "Inbox", SHOWN_TO, inbox_routes)
