@@ -24,7 +24,8 @@ A, OBSERVER = "PlatformAdmin", "Observer"
 OWN_RULE: dict[str, set[str]] = {
     "/factory/reports/mine": set(ROLES),  # the caller's own reports
     "/factory/reports/{report_id}": set(ROLES),  # own, or all with a READ_ALL role (below)
-    "/factory/agents/{agent}": set(ROLES),  # the register
+    "/factory/agents": set(ROLES),  # the register
+    "/factory/agents/{agent}": set(ROLES),
     "/factory/keys": {A},
     "/factory/roles": {A},
     "/factory/audit": {A, OBSERVER},
