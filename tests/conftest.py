@@ -164,11 +164,12 @@ SEED_AGENT = "AgenticOffice/Agent/OfficeCoach"
 async def maintain(
     http: httpx.AsyncClient,
     key: str,
-    maintainers: tuple[str, ...] = ("alice", "anna"),
+    maintainers: tuple[str, ...] = ("alice", "anna", "bob"),
     agent: str = SEED_AGENT,
 ) -> None:
     """Register ``agent`` in the tenant of ``key`` (its holder a PlatformAdmin, as alice and
-    bob are), naming ``maintainers``: the register is the one source of an agent's
+    bob are), naming ``maintainers`` (by default the people of ``keys``, tenant A's and B's: a
+    name of the other tenant's is no one here): the register is the one source of an agent's
     AssetMaintainers (SPEC C52, decisions D23, D77), so a test that patches, confirms or runs
     its cases, or decides its proposals, registers it first. Saying it again changes nothing."""
     answer = await http.put(
