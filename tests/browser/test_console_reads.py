@@ -51,7 +51,8 @@ async def test_a_requester_alone_reads_their_own_reports_and_nothing_else(
     rob = await console.signed_in(people.requester)
 
     answer = await rob.goto("/inbox")
-    assert answer is not None and answer.status == 403
+    assert answer is not None
+    assert answer.status == 403
     await expect(rob.get_by_role("heading", name="Not permitted")).to_be_visible()
     await expect(rob.locator("main")).to_contain_text("Reviewer")
     await expect(rob.locator("main")).not_to_contain_text("Ria's question")
@@ -59,10 +60,12 @@ async def test_a_requester_alone_reads_their_own_reports_and_nothing_else(
     await accessible(rob)
 
     answer = await rob.goto(f"/inbox/{theirs}")
-    assert answer is not None and answer.status == 403
+    assert answer is not None
+    assert answer.status == 403
     await expect(rob.locator("main")).not_to_contain_text("Ria's question")
     answer = await rob.goto(f"/inbox/{own}")
-    assert answer is not None and answer.status == 200
+    assert answer is not None
+    assert answer.status == 200
     await expect(rob.get_by_role("heading", name="In the reporter's words")).to_be_visible()
     await expect(rob.locator("main")).to_contain_text("My own question")
     await shots.take(rob, "own-report")
@@ -79,6 +82,7 @@ async def test_a_requester_alone_reads_their_own_reports_and_nothing_else(
     # Every other role reads the whole tenant: the observer sees both in the Inbox.
     olga = await console.signed_in(people.observer)
     answer = await olga.goto("/inbox")
-    assert answer is not None and answer.status == 200
+    assert answer is not None
+    assert answer.status == 200
     await expect(olga.locator("main")).to_contain_text("Ria's question")
     await expect(olga.locator("main")).to_contain_text("My own question")
