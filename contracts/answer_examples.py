@@ -174,9 +174,32 @@ def _report_view(position: str) -> JsonDict:
     }
 
 
-REPORT_VIEW = _report_view("YrjknI9EzSgt4-m4r5ezZlxkAODxUAGUrb88KPQ0-9yrAT3J")
+INBOX_ITEM = _report_view("PTO1QbbWlRKNHID6GASnvF_FtkQ9p1ZhWvJnEjHmg3MeAj1T")
+REPORT_VIEW: JsonDict = {
+    **_report_view("YrjknI9EzSgt4-m4r5ezZlxkAODxUAGUrb88KPQ0-9yrAT3J"),
+    "lifecycle": [
+        {
+            "at": "2026-11-27T09:15:12.402311+00:00",
+            "actor": REPORTER,
+            "step": "drafted",
+            "detail": None,
+        },
+        {
+            "at": "2026-11-27T09:16:03.877140+00:00",
+            "actor": REPORTER,
+            "step": "submitted",
+            "detail": None,
+        },
+        {
+            "at": "2026-11-27T09:41:27.090455+00:00",
+            "actor": REVIEWER,
+            "step": "triaged",
+            "detail": None,
+        },
+    ],
+}
 INBOX_PAGE: JsonDict = {
-    "items": [_report_view("PTO1QbbWlRKNHID6GASnvF_FtkQ9p1ZhWvJnEjHmg3MeAj1T")],
+    "items": [INBOX_ITEM],
     "next": None,
 }
 

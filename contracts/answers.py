@@ -159,8 +159,18 @@ class ReviewState(Answer):
     reason: str | None
 
 
+class ReportStep(Answer):
+    """One thing that happened to a report: who (none for the service's own delivery), what,
+    when, and the words that went with it (what changed, the reason, the delivery error)."""
+
+    at: Timestamp
+    actor: str | None
+    step: str
+    detail: str | None
+
+
 class ReportView(Answer):
-    model_config = shown_as(examples.REPORT_VIEW)
+    model_config = shown_as(examples.INBOX_ITEM)
 
     report_id: str = Field(alias="reportId")
     tenant_id: str = Field(alias="tenantId")
@@ -176,6 +186,14 @@ class ReportView(Answer):
     submitted_at: Timestamp | None = Field(alias="submittedAt")
     review: ReviewState
     position: Order
+
+
+class ReportDetail(ReportView):
+    """One report, with every step of its lifecycle, oldest first."""
+
+    model_config = shown_as(examples.REPORT_VIEW)
+
+    lifecycle: list[ReportStep]
 
 
 class InboxPage(Answer):

@@ -160,6 +160,10 @@ SNAPSHOT_DOCUMENT: JsonDict = {
         }
     ],
 }
+TASK_PAGE: JsonDict = {"items": SNAPSHOT_DOCUMENT["tasks"], "next": None}
+CONSENT_RECORDED: JsonDict = {"toTenant": "globex", "by": "otto", "at": PUBLISHED_AT}
+SHARE_MADE: JsonDict = {"version": 1, "toTenant": "globex", "by": "otto", "at": PUBLISHED_AT}
+DATASET_SHARING: JsonDict = {"consents": [CONSENT_RECORDED], "shares": [SHARE_MADE]}
 EVENT_APPLIED: JsonDict = {
     "type": "factory.runs.v1.RunCompleted",
     "applied": True,
@@ -254,6 +258,47 @@ class VersionShared(Answer):
     task_count: int = Field(alias="taskCount")
     snapshot_ref: str = Field(alias="snapshotRef")
     classification: str
+
+
+class TaskPage(Answer):
+    """A dataset's tasks as a snapshot taken now would hold them, by taskId, a page at a time
+    (C14, C24, C25)."""
+
+    model_config = shown_as(TASK_PAGE)
+
+    items: list[dict[str, JsonValue]] = Field(
+        description="Each task: input, expected outcome and where it came from, scoring rule, "
+        "provenance and validations, as in a snapshot."
+    )
+    next: Cursor
+
+
+class ConsentRecorded(Answer):
+    model_config = shown_as(CONSENT_RECORDED)
+
+    to_tenant: str = Field(alias="toTenant")
+    by: str
+    at: Timestamp
+
+
+class ShareMade(Answer):
+    model_config = shown_as(SHARE_MADE)
+
+    version: int
+    to_tenant: str = Field(alias="toTenant")
+    by: str
+    at: Timestamp
+
+
+class DatasetSharing(Answer):
+    """The consents recorded to share a dataset and the versions shared, oldest first (C17).
+    A tenant whose MemoryPromotionService decides its shares records no consent here
+    (decisions D56)."""
+
+    model_config = shown_as(DATASET_SHARING)
+
+    consents: list[ConsentRecorded]
+    shares: list[ShareMade]
 
 
 class EventApplied(Answer):

@@ -9,6 +9,7 @@ composed from the tables when it is read, so either order gives the same task.
 
 from collections.abc import Sequence
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
@@ -35,6 +36,8 @@ class Datasets:
         ev.DATASET_TASK_CURATED,
         ev.DATASET_TASK_REMOVED,
         ev.DATASET_VERSION_PUBLISHED,
+        ev.DATASET_SHARE_CONSENTED,
+        ev.DATASET_VERSION_SHARED,
     )
 
     def ddl(self, schema: str) -> str:
@@ -74,6 +77,16 @@ class Datasets:
             snapshot_ref text NOT NULL, task_count int NOT NULL, classification text NOT NULL,
             published_at timestamptz NOT NULL, position bigint NOT NULL,
             PRIMARY KEY (tenant_id, dataset_id, version)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.consents (
+            tenant_id text NOT NULL, dataset_key uuid NOT NULL, to_tenant text NOT NULL,
+            consented_by text NOT NULL, consented_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, dataset_key, to_tenant)
+        );
+        CREATE TABLE IF NOT EXISTS {schema}.shares (
+            tenant_id text NOT NULL, dataset_key uuid NOT NULL, version int NOT NULL,
+            to_tenant text NOT NULL, shared_by text NOT NULL, shared_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, dataset_key, version, to_tenant)
         );
         """
 
@@ -155,6 +168,21 @@ class Datasets:
                         e.tenant_id, e.dataset_id, e.version, e.snapshot_ref, e.task_count,
                         e.classification, e.timestamp, p.position,
                     )  # fmt: skip
+                # A consent and a share name their dataset by its aggregate's id only (the
+                # events carry no dataset id): kept by that key, which the reader derives.
+                case ev.DATASET_SHARE_CONSENTED:
+                    await conn.execute(
+                        f"INSERT INTO {schema}.consents VALUES ($1, $2, $3, $4, $5) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.originator_id, e.to_tenant, e.consented_by, e.timestamp,
+                    )  # fmt: skip
+                case ev.DATASET_VERSION_SHARED:
+                    await conn.execute(
+                        f"INSERT INTO {schema}.shares VALUES ($1, $2, $3, $4, $5, $6) "
+                        "ON CONFLICT DO NOTHING",
+                        e.tenant_id, e.originator_id, e.version, e.to_tenant, e.shared_by,
+                        e.timestamp,
+                    )  # fmt: skip
                 case _:
                     raise TypeError(f"datasets do not handle {type(e).__name__}")
         await insert_rows(conn, f"{schema}.corrections", CORRECTIONS, corrections, conflict="")
@@ -199,6 +227,24 @@ async def dataset_tasks(
     return compose_rows(runs, corrections, checks, curated, [r["task_id"] for r in removed])
 
 
+async def task_page(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    dataset_id: str,
+    *,
+    after: str | None = None,
+    limit: int = 50,
+    schema: str = SCHEMA,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """``dataset_tasks`` a page at a time: those whose id sorts after ``after``, at most
+    ``limit``, and the id to pass as ``after`` for the next page (None on the last). The
+    tasks are composed whole before the cut (a task is composed when it is read)."""
+    tasks = await dataset_tasks(pool, tenant_id, dataset_id, schema)
+    later = [task for task in tasks if after is None or task["taskId"] > after]
+    page = later[:limit]
+    return page, (page[-1]["taskId"] if len(later) > limit else None)
+
+
 async def get_version(
     pool: asyncpg.Pool, tenant_id: str, dataset_id: str, version: int, schema: str = SCHEMA
 ) -> dict[str, Any] | None:
@@ -229,17 +275,21 @@ async def list_datasets(
     after: str | None = None,
     limit: int = 50,
     schema: str = SCHEMA,
+    only: str | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """The tenant's datasets (harvested, curated or published), with versions, task counts
     and classification (C21), by id, a page at a time: those after the id ``after``, at most
-    ``limit``; and the id to pass as ``after`` for the next page (None on the last)."""
+    ``limit``; and the id to pass as ``after`` for the next page (None on the last).
+    ``only``: that one dataset, if the tenant has it."""
     rows = await pool.fetch(
         f"SELECT dataset_id FROM (SELECT dataset_id FROM {schema}.runs WHERE tenant_id = $1 "
         f"UNION SELECT dataset_id FROM {schema}.datasets WHERE tenant_id = $1) AS ids "
-        "WHERE $2::text IS NULL OR dataset_id > $2 ORDER BY 1 LIMIT $3",
+        "WHERE ($2::text IS NULL OR dataset_id > $2) AND ($4::text IS NULL OR dataset_id = $4) "
+        "ORDER BY 1 LIMIT $3",
         tenant_id,
         after,
         limit + 1,
+        only,
     )
     ids = [r["dataset_id"] for r in rows]
     page, next_after = ids[:limit], (ids[limit - 1] if len(ids) > limit else None)
@@ -273,6 +323,47 @@ async def list_datasets(
             }
         )
     return items, next_after
+
+
+async def get_dataset(
+    pool: asyncpg.Pool, tenant_id: str, dataset_id: str, schema: str = SCHEMA
+) -> dict[str, Any] | None:
+    """One dataset of the tenant as ``list_datasets`` lists it; None if the tenant has none
+    of that id (another tenant's is not found either, C16)."""
+    found, _ = await list_datasets(pool, tenant_id, after=None, limit=1, schema=schema,
+                                   only=dataset_id)  # fmt: skip
+    return found[0] if found else None
+
+
+async def dataset_sharing(
+    pool: asyncpg.Pool, tenant_id: str, dataset_key: UUID, schema: str = SCHEMA
+) -> dict[str, list[dict[str, Any]]]:
+    """SPEC C17: the consents the tenant recorded to share the dataset (``dataset_key``: its
+    aggregate's id) and the versions it shared, each with who and when, oldest first."""
+    consents = await pool.fetch(
+        f"SELECT * FROM {schema}.consents WHERE tenant_id = $1 AND dataset_key = $2 "
+        "ORDER BY consented_at, to_tenant",
+        tenant_id,
+        dataset_key,
+    )
+    shares = await pool.fetch(
+        f"SELECT * FROM {schema}.shares WHERE tenant_id = $1 AND dataset_key = $2 "
+        "ORDER BY version, shared_at, to_tenant",
+        tenant_id,
+        dataset_key,
+    )
+    return {
+        "consents": [
+            {"toTenant": r["to_tenant"], "by": r["consented_by"],
+             "at": r["consented_at"].isoformat()}
+            for r in consents
+        ],
+        "shares": [
+            {"version": r["version"], "toTenant": r["to_tenant"], "by": r["shared_by"],
+             "at": r["shared_at"].isoformat()}
+            for r in shares
+        ],
+    }  # fmt: skip
 
 
 async def count_published_datasets(

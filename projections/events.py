@@ -56,6 +56,8 @@ DATASET_OPENED = "services.datasets.domain:Dataset.Opened"
 DATASET_TASK_CURATED = "services.datasets.domain:Dataset.TaskCurated"
 DATASET_TASK_REMOVED = "services.datasets.domain:Dataset.TaskRemoved"
 DATASET_VERSION_PUBLISHED = "services.datasets.domain:Dataset.VersionPublished"
+DATASET_SHARE_CONSENTED = "services.datasets.domain:Dataset.ShareConsentRecorded"
+DATASET_VERSION_SHARED = "services.datasets.domain:Dataset.VersionShared"
 
 CHARTER_ADOPTED = "services.appraisal.domain:TenantCharter.Adopted"
 CHARTER_AMENDED = "services.appraisal.domain:TenantCharter.Amended"

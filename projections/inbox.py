@@ -1,6 +1,10 @@
 """The reviewer Inbox: every submitted report that is not handed over (SPEC W30–W33), plus
 hand-overs whose webhook failed for good, so nobody's report is dropped.
 
+Beside each report, its lifecycle: one ``report_steps`` row per thing that happened to it
+(drafted, submitted or handed over, each delivery attempt, triaged, resolved, won't fix) with
+who and when, so a reader sees every step, not only the latest review.
+
 Rows keep the labelled block's facts (kind, agent, model, addressee: W36, W37) next to the
 report's own words; a report without a block is listed under the unknown agent (W38). The facts
 are the ones stored on ``Report.Drafted``, never the text parsed again, so a parser change
@@ -74,6 +78,15 @@ class Inbox:
             reason text,
             position bigint NOT NULL
         );
+        CREATE TABLE IF NOT EXISTS {schema}.report_steps (
+            report_id uuid NOT NULL,
+            position bigint NOT NULL,
+            at timestamptz NOT NULL,
+            actor text,
+            step text NOT NULL,
+            detail text,
+            PRIMARY KEY (report_id, position)
+        );
         """
 
     def indexes(self, schema: str) -> str:
@@ -88,6 +101,7 @@ class Inbox:
         table = f"{schema}.reports"
         for p in batch:
             e, at = p.event, p.event.timestamp
+            await self.step(conn, schema, p)
             match ev.topic_of(e):
                 case ev.REPORT_DRAFTED:
                     block = block_of(e.facts)
@@ -138,6 +152,22 @@ class Inbox:
                     raise TypeError(f"the inbox does not handle {type(e).__name__}")
 
     @staticmethod
+    async def step(conn: Connection, schema: str, p: Positioned) -> None:
+        """The event as a step of the report's lifecycle: who (the reporter, the reviewer, or
+        nobody for the service's own delivery) did what, and the words that go with it."""
+        e = p.event
+        actor, step, detail = STEPS[ev.topic_of(e)](e)
+        if actor is AUTHOR:
+            actor = await conn.fetchval(
+                f"SELECT reporter FROM {schema}.reports WHERE report_id = $1", e.originator_id
+            )
+        await conn.execute(
+            f"INSERT INTO {schema}.report_steps (report_id, position, at, actor, step, detail) "
+            "VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            e.originator_id, p.position, e.timestamp, actor, step, detail,
+        )  # fmt: skip
+
+    @staticmethod
     async def set(conn: Connection, table: str, p: Positioned, **values: Any) -> None:
         columns = ", ".join(f"{name} = ${i}" for i, name in enumerate(values, start=3))
         await conn.execute(
@@ -146,6 +176,21 @@ class Inbox:
             p.position,
             *values.values(),
         )
+
+
+# Each handled event as (actor, step, detail) of the lifecycle. The submission is the
+# author's, whom only the drafting names: ``AUTHOR`` stands for them until the step is kept.
+AUTHOR = "author"
+STEPS: dict[str, Any] = {
+    ev.REPORT_DRAFTED: lambda e: (e.reporter, "drafted", None),
+    ev.REPORT_SUBMITTED: lambda e: (AUTHOR, "submitted", None),
+    ev.REPORT_HANDED_OVER: lambda e: (AUTHOR, "handed over to engineering", None),
+    ev.REPORT_TRIAGED: lambda e: (e.reviewed_by, "triaged", None),
+    ev.REPORT_RESOLVED: lambda e: (e.reviewed_by, "resolved", e.change),
+    ev.REPORT_WONT_FIX: lambda e: (e.reviewed_by, "closed as won't fix", e.reason),
+    ev.REPORT_DELIVERY_ATTEMPTED: lambda e: (None, f"delivery attempt {e.attempt}", e.error),
+    ev.REPORT_DELIVERY_FAILED: lambda e: (None, "delivery failed: back in the Inbox", e.error),
+}
 
 
 @dataclass(frozen=True)
@@ -220,6 +265,27 @@ async def get_report(
         reader,
     )
     return report_json(row) if row else None
+
+
+async def report_lifecycle(
+    pool: asyncpg.Pool, report_id: UUID, schema: str = SCHEMA
+) -> list[dict[str, Any]]:
+    """Every step of one report, oldest first (ask only for a report ``get_report`` answered:
+    the tenant and draft rules are its). A step of the service's own names nobody."""
+    rows = await pool.fetch(
+        f"SELECT at, actor, step, detail FROM {schema}.report_steps WHERE report_id = $1 "
+        "ORDER BY position",
+        report_id,
+    )
+    return [
+        {
+            "at": row["at"].isoformat(),
+            "actor": row["actor"],
+            "step": row["step"],
+            "detail": row["detail"],
+        }
+        for row in rows
+    ]
 
 
 def report_json(row: asyncpg.Record) -> dict[str, Any]:

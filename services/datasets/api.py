@@ -24,16 +24,14 @@ from contracts.datasets import (
     TaskWritten,
     VersionPublished,
     VersionShared,
-    dataset_target,
 )
 from contracts.errors import NotFound, NotPermitted
 from contracts.scalars import DatasetVersion, canonical_number
-from projections.datasets import dataset_tasks, list_datasets
+from projections.datasets import list_datasets
 from services.bus.issued import Issued
 from services.datasets.commands import (
     AddTask,
     GrantShareConsent,
-    PublishVersion,
     RemoveTask,
     ShareCopy,
 )
@@ -52,7 +50,9 @@ from services.datasets.domain import (
     shared_dataset_id,
 )
 from services.datasets.handlers import Published, publishes
-from services.datasets.tasks import anonymised, artifact_refs_of, snapshot_document
+from services.datasets.reads import dataset_read_routes
+from services.datasets.snapshots import snapshot_of
+from services.datasets.tasks import anonymised, artifact_refs_of
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
 from services.edge.http import Http
@@ -63,7 +63,6 @@ from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.permissions.rules import OPERATOR, require
 from services.store.artifacts import (
     artifact_exists,
-    artifact_ref,
     check_references,
     get_artifact,
 )
@@ -174,22 +173,16 @@ def dataset_routes(
         The same ``Idempotency-Key``, or a ``version`` already published with the same
         content, answers that version (200); a published version with other content is
         refused (409, ``version-immutable``)."""
-        # The role rule before the task set is read and its artifact stored (decisions D23).
+        # The role rule before the body is read (decisions D23).
         require(principal.roles, OPERATOR, "PublishVersion")
         raw = await request.body()
         command = SnapshotDataset()
         if raw.strip():
             command = await read_command(request, SnapshotDataset, frozenset())
         await http.read_at(READ_MODEL, min_position, principal)
-        tasks = await dataset_tasks(http.pool, principal.tenant_id, dataset_id)
-        if not tasks:
-            raise NotFound(f"{dataset_id} has no tasks to publish", datasetId=dataset_id)
-        target = dataset_target(dataset_id)
-        content = snapshot_document(dataset_id, target, tasks)
         key = None if idempotency_key is None else f"{principal.subject}/{idempotency_key}"
-        publish = PublishVersion(dataset_id=dataset_id, snapshot_ref=artifact_ref(content),
-                                 task_count=len(tasks), version=command.version,
-                                 request_key=key)  # fmt: skip
+        snapshot = await snapshot_of(http, principal, dataset_id, command.version, key)
+        content, publish = snapshot.content, snapshot.publish
         # Decided before the artifact is stored: a request refused (409) stores nothing, and a
         # replay stores nothing new (its version's artifact is there already).
         trial = Issued(publish, principal.tenant_id, principal.subject, "trial", http.clock(),
@@ -337,6 +330,7 @@ def dataset_routes(
         status = 201 if published.created else 200
         return Response(answer_json(answer), status_code=status, media_type="application/json")
 
+    router.include_router(dataset_read_routes(http))
     return router
 
 

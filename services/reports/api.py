@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from contracts.answers import (
     InboxPage,
     MyReportsPage,
+    ReportDetail,
     ReportSubmitted,
-    ReportView,
     ReportWritten,
     WrongAnswerDrafted,
 )
@@ -27,7 +27,7 @@ from contracts.reports import (
     SubmitReport,
 )
 from contracts.scalars import is_blank
-from projections.inbox import InboxFilter, get_report, list_inbox, list_mine
+from projections.inbox import InboxFilter, get_report, list_inbox, list_mine, report_lifecycle
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
@@ -225,7 +225,7 @@ def report_routes(http: Http) -> APIRouter:
         sealed = [http.with_position(item, principal) for item in items]
         return {"items": sealed, "next": http.sealed(next_before, principal)}
 
-    @router.get("/{report_id:uuid}", response_model=ReportView, responses=READ_ERRORS)
+    @router.get("/{report_id:uuid}", response_model=ReportDetail, responses=READ_ERRORS)
     async def get_one(
         report_id: UUID,
         principal: Annotated[Principal, Depends(http.reading(READ, READERS))],
@@ -243,6 +243,7 @@ def report_routes(http: Http) -> APIRouter:
         if report["reporter"] != principal.subject and not reads_all(principal.roles):
             # A Requester alone reads their own reports only (decisions D23).
             require(principal.roles, READ_ALL, "reading another's report")
+        report["lifecycle"] = await report_lifecycle(http.pool, report_id)
         return http.with_position(report, principal)
 
     return router

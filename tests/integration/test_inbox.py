@@ -13,7 +13,7 @@ from contracts.reports import (
     ReviewReportCommand,
     SubmitReport,
 )
-from projections.inbox import Inbox, InboxFilter, get_report, list_inbox
+from projections.inbox import Inbox, InboxFilter, get_report, list_inbox, report_lifecycle
 from services.bus.issued import Issued
 from services.processes.bootstrap import Runtime
 from services.projecting.live import ProjectionRunner
@@ -54,6 +54,14 @@ async def test_a_report_lives_from_draft_to_resolved_in_the_inbox(runtime: Runti
     assert report["review"]["change"] == "re-indexed"
     assert report["review"]["link"] == "https://example.org/c/1"
     assert report["parsed"]["kind"] == "not-found"
+    # Every step, not only the latest review: the triage stays after the resolution.
+    steps = await report_lifecycle(runtime.pool, state.report_id)
+    assert [(s["actor"], s["step"], s["detail"]) for s in steps] == [
+        (report["reporter"], "drafted", None),
+        (report["reporter"], "submitted", None),
+        ("rita", "triaged", None),
+        ("rita", "resolved", "re-indexed"),
+    ]
     assert (
         await get_report(runtime.pool, "t2", state.report_id, reader="rita") is None
     )  # other tenants
@@ -112,10 +120,13 @@ async def test_a_failed_hand_over_is_shown_and_a_rebuild_equals_the_live_inbox(
         {"handedOver": True, "attempts": 2, "failed": True, "lastError": "HTTP 500"}
     ]
     fresh = await rebuild(runtime.store, runtime.pool, Inbox(), swap=False)
-    query = "SELECT * FROM {}.reports ORDER BY report_id"
-    assert [tuple(r) for r in await runtime.pool.fetch(query.format(fresh))] == [
-        tuple(r) for r in await runtime.pool.fetch(query.format(live.schema))
-    ]
+    for query in (
+        "SELECT * FROM {}.reports ORDER BY report_id",
+        "SELECT * FROM {}.report_steps ORDER BY report_id, position",
+    ):
+        assert [tuple(r) for r in await runtime.pool.fetch(query.format(fresh))] == [
+            tuple(r) for r in await runtime.pool.fetch(query.format(live.schema))
+        ]
 
 
 async def test_a_kind_fabricated_free_text_report_is_listed_as_fabricated(

@@ -224,7 +224,10 @@ def test_the_story_s_ids_agree_across_answers() -> None:
     assert story.WRONG_ANSWER_DRAFTED["reportId"] == story.REPORT_VIEW["reportId"]
     assert story.THREAD_RECORD["link"] == story.THREAD_1["link"]
     (inbox_item,) = story.INBOX_PAGE["items"]
-    assert {**inbox_item, "position": None} == {**story.REPORT_VIEW, "position": None}
+    assert {**inbox_item, "position": None, "lifecycle": story.REPORT_VIEW["lifecycle"]} == {
+        **story.REPORT_VIEW,
+        "position": None,
+    }
     (listed,) = story.CASE_LIST["items"]
     same = ("caseId", "ref", "source", "agent", "mustGround", "mustAssert", "confirmedBy")
     assert {k: listed[k] for k in same} == {k: story.CASE_WITH_RUNS[k] for k in same}
