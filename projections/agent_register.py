@@ -3,7 +3,12 @@ tenant with its maintainers and tracker repository.
 
 Answers ``GET /factory/agents`` and ``feedbackloop agents list``, tenant-scoped, by agent name.
 The register's aggregate (``services.permissions.agent_register``) is what the commands decide
-with; this read model only lists it, from event data alone, so a rebuild reproduces it.
+with; this part only lists it, from event data alone, so a rebuild reproduces it.
+
+It runs on the access read model's reader, in its schema (``projections.access``), as the
+standing issues run on the digests' (decisions D57, D78): who may do what, one reader of the
+log, and no connection more for each process that projects; this module owns its table, its
+apply and its queries.
 """
 
 from collections.abc import Sequence
@@ -12,15 +17,14 @@ from typing import Any
 import asyncpg
 
 from projections import events as ev
-from projections.read_model import schema_named
 from services.followers.reader import Connection, Positioned
 
-NAME = "agents"
-SCHEMA = schema_named(NAME)
+SCHEMA = "rm_access"  # the access read model's, whose reader applies this part
 
 
 class AgentRegister:
-    name = NAME
+    """A part of the access read model: its events, table and apply."""
+
     handles = (ev.AGENT_REGISTERED, ev.AGENT_MAINTAINERS_REPLACED, ev.AGENT_REPOSITORY_NAMED)
 
     def ddl(self, schema: str) -> str:
@@ -63,7 +67,7 @@ class AgentRegister:
                         e.originator_id, e.repository, p.position,
                     )  # fmt: skip
                 case _:
-                    raise TypeError(f"agents does not handle {type(e).__name__}")
+                    raise TypeError(f"the register does not handle {type(e).__name__}")
 
 
 async def list_agents(

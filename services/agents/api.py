@@ -74,7 +74,7 @@ def agent_routes(http: Http, store: EventStore) -> APIRouter:
     ) -> dict[str, Any]:
         """The tenant's register, by agent name: each agent with its maintainers and
         repository. Every role reads (decisions D23); `next` continues after the page."""
-        await http.read_at("agents", min_position, principal)
+        await http.read_at("access", min_position, principal)
 
         async def page(after: str | None) -> tuple[list[dict[str, Any]], str | None]:
             return await list_agents(http.pool, principal.tenant_id, after=after, limit=limit)

@@ -3,7 +3,6 @@ agent→maintainers register (its aggregate sits below the contexts, in
 ``services.permissions.agent_register``, since every context decides with it)."""
 
 from contracts.agent_register import RegisterAgentCommand
-from projections.agent_register import AgentRegister
 from services.agents.api import agent_routes
 from services.agents.handlers import register_agent
 from services.declaration import Command, Context
@@ -13,5 +12,4 @@ AGENTS = Context(
     "agents",
     commands=(Command(RegisterAgentCommand, register_agent, permits=ADMIN),),
     routes=lambda http, given: agent_routes(http, given.store),
-    read_models=(AgentRegister(),),
 )

@@ -81,7 +81,7 @@ def agents_show(
 
 def agents_list(tenant: Annotated[str, TENANT]) -> None:
     """Every agent of the tenant's register, by name, with its maintainers and repository: what
-    the register's read model holds (a running service keeps it; `feedbackloop rebuild agents`
+    the register's read model holds (a running service keeps it; `feedbackloop rebuild access`
     remakes it from the log)."""
     from rich.table import Table
 

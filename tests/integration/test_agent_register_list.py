@@ -29,7 +29,7 @@ async def test_the_register_is_listed_by_name_paged_and_per_tenant(
     runtime: Runtime,
     keys: RoleKeys,  # noqa: F811
 ) -> None:
-    runtime.start_projections(["agents"])
+    runtime.start_projections(["access"])
     admin = keys.by_role[A]
     async with client_for(runtime, admin) as http:
         await put(http, admin, "Office/Coach", {"maintainers": ["ana"], "repository": "acme/c"})
@@ -72,7 +72,7 @@ async def test_feedbackloop_agents_list_prints_the_tenant_s_register(
     database_url: str,
     keys: RoleKeys,  # noqa: F811
 ) -> None:
-    runtime.start_projections(["agents"])
+    runtime.start_projections(["access"])
     admin = keys.by_role[A]
     async with client_for(runtime, admin) as http:
         await put(http, admin, "Office/Coach", {"maintainers": ["ana", "ben"]})
