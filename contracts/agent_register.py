@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 from pydantic.config import JsonDict
 
-from contracts.answers import Answer, Position, shown_as
+from contracts.answers import Answer, Cursor, Position, shown_as
 from contracts.feedback import Contract
 from contracts.scalars import Name, NoNul, NotBlank
 
@@ -67,3 +67,12 @@ class AgentRegistered(RegisteredAgent):
     )
 
     position: Position
+
+
+class RegisteredAgentList(Answer):
+    """The tenant's register, by agent name; ``next`` continues after the page's last agent."""
+
+    model_config = shown_as({"items": [REGISTERED], "next": None})
+
+    items: list[RegisteredAgent]
+    next: Cursor

@@ -13,17 +13,21 @@ from typing import Any
 import asyncpg
 
 from projections import events as ev
+from projections.agent_register import AgentRegister
 from projections.read_model import schema_named
 from services.followers.positions import read_position
 from services.followers.reader import Connection, Positioned
 
 NAME = "access"
 SCHEMA = schema_named(NAME)
+OWN = frozenset((ev.KEY_ISSUED, ev.KEY_REVOKED, ev.ROLE_GRANTED, ev.ROLE_REVOKED))
+REGISTER = AgentRegister()  # the agent register's list, on this reader (decisions D78)
+REGISTER_TOPICS = frozenset(REGISTER.handles)
 
 
 class Access:
     name = NAME
-    handles = (ev.KEY_ISSUED, ev.KEY_REVOKED, ev.ROLE_GRANTED, ev.ROLE_REVOKED)
+    handles = tuple(sorted(OWN | REGISTER_TOPICS))
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -49,9 +53,15 @@ class Access:
             granted_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, subject, role)
         );
-        """
+        """ + REGISTER.ddl(schema)
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        await self.apply_own(conn, schema, [p for p in batch if ev.topic_of(p.event) in OWN])
+        register = [p for p in batch if ev.topic_of(p.event) in REGISTER_TOPICS]
+        if register:  # another table: the order between the two parts does not matter
+            await REGISTER.apply(conn, schema, register)
+
+    async def apply_own(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         keys, grants = f"{schema}.keys", f"{schema}.grants"
         for p in batch:
             e = p.event

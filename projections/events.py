@@ -67,6 +67,12 @@ PASS_RECORDED = "services.appraisal.pass_records:PaidPass.Recorded"
 CLOSURE_NOTED = "services.appraisal.closure:TaskClosure.Noted"
 CLOSURE_APPRAISED = "services.appraisal.closure:TaskClosure.Appraised"
 
+AGENT_REGISTERED = "services.permissions.agent_register:AgentRegistration.Registered"
+AGENT_MAINTAINERS_REPLACED = (
+    "services.permissions.agent_register:AgentRegistration.MaintainersReplaced"
+)
+AGENT_REPOSITORY_NAMED = "services.permissions.agent_register:AgentRegistration.RepositoryNamed"
+
 KEY_ISSUED = "services.access.domain:ApiKey.Issued"
 KEY_REVOKED = "services.access.domain:ApiKey.Revoked"
 ROLE_GRANTED = "services.access.domain:RoleHolder.Granted"

@@ -155,3 +155,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for speed in ("unit", "integration", "e2e", "browser", "faults"):
             if f"/tests/{speed}/" in str(item.path):
                 item.add_marker(getattr(pytest.mark, speed))
+
+
+# The agent of the seed's wrong-answer report (tests/unit/test_wrong_answer.py SEED_FACTS).
+SEED_AGENT = "AgenticOffice/Agent/OfficeCoach"
+
+
+async def maintain(
+    http: httpx.AsyncClient,
+    key: str,
+    maintainers: tuple[str, ...] = ("alice", "anna", "bob"),
+    agent: str = SEED_AGENT,
+) -> None:
+    """Register ``agent`` in the tenant of ``key`` (its holder a PlatformAdmin, as alice and
+    bob are), naming ``maintainers`` (by default the people of ``keys``, tenant A's and B's: a
+    name of the other tenant's is no one here): the register is the one source of an agent's
+    AssetMaintainers (SPEC C52, decisions D23, D77), so a test that patches, confirms or runs
+    its cases, or decides its proposals, registers it first. Saying it again changes nothing."""
+    answer = await http.put(
+        f"/factory/agents/{agent}",
+        json={"maintainers": list(maintainers)},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert answer.status_code == 200, answer.text

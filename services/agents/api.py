@@ -13,14 +13,16 @@ from contracts.agent_register import (
     RegisterAgent,
     RegisterAgentCommand,
     RegisteredAgent,
+    RegisteredAgentList,
 )
 from contracts.errors import NotFound, Refused, echoed
+from projections.agent_register import list_agents
 from services.agents.handlers import shown
 from services.edge.auth import Principal
 from services.edge.bodies import read_command
 from services.edge.http import Http
 from services.edge.openapi import body
-from services.edge.parameters import IdempotencyKey, command_id
+from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.permissions.agent_register import registration
 from services.permissions.rules import READERS
@@ -62,6 +64,23 @@ def agent_routes(http: Http, store: EventStore) -> APIRouter:
             **outcome.result.model_dump(),
             "position": http.position(outcome, principal),
         }
+
+    @router.get("", response_model=RegisteredAgentList, responses=READ_ERRORS)
+    async def agents(
+        principal: Annotated[Principal, Depends(http.holding(READERS))],
+        before: Before = None,
+        limit: Limit = PAGE,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """The tenant's register, by agent name: each agent with its maintainers and
+        repository. Every role reads (decisions D23); `next` continues after the page."""
+        await http.read_at("access", min_position, principal)
+
+        async def page(after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+            return await list_agents(http.pool, principal.tenant_id, after=after, limit=limit)
+
+        found, next_page = await http.keyed_page("agents", before, principal, page)
+        return {"items": found, "next": next_page}
 
     @router.get("/{agent:path}", response_model=RegisteredAgent, responses=READ_ERRORS)
     async def get_agent(

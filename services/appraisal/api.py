@@ -65,7 +65,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
     changed table reads over the same recorded history)."""
     router = APIRouter(prefix="/factory/appraisal", tags=["appraisal"])
     writer = Depends(http.scope("factory.assets.write"))
-    reader = Depends(http.scope("factory.evaluation.read"))
+    reader = Depends(http.reading("factory.evaluation.read"))
 
     @router.put(
         "/charter",

@@ -57,7 +57,7 @@ def artifact_routes(http: Http) -> APIRouter:
     @router.get("/{ref}", responses={200: DOWNLOAD, **READ_ERRORS})
     async def fetch(
         ref: PathRef,
-        principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
+        principal: Annotated[Principal, Depends(http.reading("factory.feedback.read"))],
     ) -> Response:
         """The artifact's bytes, as a download: never in the uploader's Content-Type."""
         _uploaded_as, content = await get_artifact(http.pool, principal.tenant_id, ref)

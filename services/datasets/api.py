@@ -98,7 +98,7 @@ def dataset_routes(
 
     @router.get("", response_model=DatasetList, responses=READ_ERRORS)
     async def datasets(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         before: Before = None,
         limit: Limit = PAGE,
         min_position: MinPosition = None,
@@ -206,7 +206,7 @@ def dataset_routes(
     async def version_content(
         dataset_id: DatasetIdPath,
         version: VersionPath,
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
     ) -> Response:
         """The version's snapshot, byte for byte as it was published, forever (C15)."""
         found = await published_version(events, principal, dataset_id, version)

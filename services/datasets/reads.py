@@ -26,7 +26,7 @@ def dataset_read_routes(http: Http) -> APIRouter:
     @router.get("/{datasetId:path}/tasks", response_model=TaskPage, responses=READ_ERRORS)
     async def tasks(
         dataset_id: DatasetIdPath,
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         before: Before = None,
         limit: Limit = PAGE,
         min_position: MinPosition = None,
@@ -48,7 +48,7 @@ def dataset_read_routes(http: Http) -> APIRouter:
     @router.get("/{datasetId:path}/sharing", response_model=DatasetSharing, responses=READ_ERRORS)
     async def sharing(
         dataset_id: DatasetIdPath,
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> Any:
         """The consents recorded to share the dataset, anonymised, and the versions shared

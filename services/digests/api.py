@@ -24,7 +24,7 @@ def digest_routes(http: Http) -> APIRouter:
 
     @router.get("", response_model=DigestList, responses=READ_ERRORS)
     async def digests(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         before: Before = None,
         limit: Limit = PAGE,
         min_position: MinPosition = None,
@@ -45,7 +45,7 @@ def digest_routes(http: Http) -> APIRouter:
         week: Annotated[
             str, Path(pattern=WEEK_PATTERN, examples=["2026-W48"]), AfterValidator(calendar_week)
         ],
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One week: the tables per agent and per model, and what was posted (W124, W137)."""
@@ -64,7 +64,7 @@ def standing_issue_routes(http: Http) -> APIRouter:
 
     @router.get("", response_model=StandingIssueList, responses=READ_ERRORS)
     async def standing_issues(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """Every agent's standing issue: its repository, its issue, the digests taken in (a
@@ -76,7 +76,7 @@ def standing_issue_routes(http: Http) -> APIRouter:
     @router.get("/{agent:path}", response_model=StandingIssueView, responses=READ_ERRORS)
     async def standing_issue(
         agent: Annotated[str, Path(max_length=500)],
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One agent's standing issue and every weekly item taken into it, newest first."""

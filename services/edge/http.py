@@ -21,6 +21,7 @@ from services.edge.positions import PositionSeal
 from services.edge.scopes import authorize, authorize_off_loop, holding, requiring
 from services.edge.tokens import TokenVerifier
 from services.edge.waits import wait_until_applied
+from services.permissions.rules import READ_ALL
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,14 @@ class Http:
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""
         return requiring(self.keys, required, self.tokens)
+
+    def reading(
+        self, required: str, roles: tuple[str, ...] = READ_ALL
+    ) -> Callable[..., Awaitable[Principal]]:
+        """A read route's dependency: the caller's principal, if its key holds the read scope
+        ``required`` and one of ``roles`` (by default those that read all of the tenant; a
+        Requester alone reads only their own, decisions D23)."""
+        return requiring(self.keys, required, self.tokens, roles)
 
     def holding(self, roles: tuple[str, ...]) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds one of ``roles``."""

@@ -68,15 +68,23 @@ def holding(
 
 
 def requiring(
-    keys: KeyRing, required: str, tokens: TokenVerifier | None = None
+    keys: KeyRing,
+    required: str,
+    tokens: TokenVerifier | None = None,
+    roles: tuple[str, ...] | None = None,
 ) -> Callable[..., Awaitable[Principal]]:
-    """A dependency: the caller's principal, if its key or token holds ``required``."""
+    """A dependency: the caller's principal, if its key or token holds ``required`` (else 401
+    or 403 as ``authorize``) and, given ``roles``, one of them (a read's role rule, decisions
+    D23: 403 ``not-permitted`` naming them)."""
 
     async def check(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)],
     ) -> Principal:
         key = None if credentials is None else credentials.credentials
-        return await authorize_off_loop(keys, key, required, tokens)
+        principal = await authorize_off_loop(keys, key, required, tokens)
+        if roles is not None:
+            require(principal.roles, roles, "this read")
+        return principal
 
     return check
 

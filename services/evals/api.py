@@ -113,7 +113,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
 
     @router.get("/factory/evals/cases", response_model=CaseList, responses=READ_ERRORS)
     async def cases(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         agent: Annotated[str | None, Query(max_length=512)] = None,
         confirmed: bool | None = None,
         before: Before = None,
@@ -143,7 +143,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
     )
     async def case(
         case_id: UUID,
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One case with its runs, newest first, each with every thread's score."""
@@ -162,7 +162,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         case_id: UUID,
         run_id: UUID,
         index: Annotated[PathNumber, Path(ge=0, le=MAX_THREADS)],
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """The record of one conversation of a run (the link in lastRun's threads)."""
@@ -178,7 +178,7 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
         responses=READ_ERRORS,
     )
     async def runs_under_way(
-        case_id: UUID, principal: Annotated[Principal, Depends(http.scope(READ))]
+        case_id: UUID, principal: Annotated[Principal, Depends(http.reading(READ))]
     ) -> dict[str, Any]:
         """The case's runs still running in the process that answers, and how many of their
         conversations are scored so far; a run leaves the list when it is recorded (then it

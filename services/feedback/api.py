@@ -144,7 +144,7 @@ def feedback_routes(http: Http) -> APIRouter:
 
     @router.get("", response_model=FeedbackPage, responses=READ_ERRORS)
     async def get_feedback(
-        principal: Annotated[Principal, Depends(http.scope("factory.feedback.read"))],
+        principal: Annotated[Principal, Depends(http.reading("factory.feedback.read"))],
         subject_kind: Annotated[SubjectKind | None, Query(alias="subjectKind")] = None,
         subject_ref: Annotated[str | None, Query(alias="subjectRef", max_length=512)] = None,
         kind: FeedbackKind | None = None,

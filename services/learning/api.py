@@ -86,7 +86,7 @@ def learning_routes(http: Http) -> APIRouter:
 
     @router.get("", response_model=ProposalList, responses=READ_ERRORS)
     async def proposals(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         state: ProposalState | None = None,
         kind: ProposalKind | None = None,
         target: Annotated[str | None, Query(max_length=512)] = None,
@@ -116,7 +116,7 @@ def learning_routes(http: Http) -> APIRouter:
     @router.get("/{proposal_id:uuid}", response_model=ProposalView, responses=READ_ERRORS)
     async def proposal(
         proposal_id: UUID,
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         await http.read_at(READ_MODEL, min_position, principal)

@@ -21,7 +21,7 @@ def night_routes(http: Http) -> APIRouter:
 
     @router.get("/factory/evals/nights", response_model=NightList, responses=READ_ERRORS)
     async def nights(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         before: Before = None,
         limit: Limit = PAGE,
         min_position: MinPosition = None,
@@ -43,7 +43,7 @@ def night_routes(http: Http) -> APIRouter:
     @router.get("/factory/evals/nights/{date}", response_model=NightView, responses=READ_ERRORS)
     async def night(
         date: Day,
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One night (``yyyy-MM-dd``, UTC) with its inputs, selected cases, note and lines."""

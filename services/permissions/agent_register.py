@@ -121,13 +121,19 @@ def require_maintainer(
     what: str,
 ) -> None:
     """SPEC C52 / decisions D23: an AssetMaintainer acts on the agents the register names them
-    maintainer of. An agent the register does not hold yet is open to every AssetMaintainer
-    of the tenant (the register narrows who may, once kept). The service's own work (no
-    roles) is not checked; the role itself is the command's ``permits``."""
-    if roles is None:
+    maintainer of, and no other: an agent the register does not hold has no maintainer, so
+    no caller acts on it as one until a PlatformAdmin registers it. The service's own work
+    (no roles) is not checked; the role itself is the command's ``permits``."""
+    if roles is None or not agent:  # a case naming no agent: no register entry to ask
         return
     maintainers = maintainers_of(store, tenant_id, agent)
-    if maintainers and actor not in maintainers:
+    if not maintainers:
+        raise RoleRequired(
+            f"{what}: no maintainers registered for agent {agent!r}; a PlatformAdmin "
+            "registers them (PUT /factory/agents/{agent})",
+            needed=("AssetMaintainer",),
+        )
+    if actor not in maintainers:
         raise RoleRequired(
             f"{what}: only a maintainer of agent {agent!r} in the register may",
             needed=("AssetMaintainer",),

@@ -102,6 +102,11 @@ def giver_role(roles: frozenset[str] | None) -> str | None:
     return None
 
 
+def reads_all(roles: frozenset[str] | None) -> bool:
+    """Whether a reader sees all of the tenant, not only their own (decisions D23)."""
+    return holds(roles, READ_ALL)
+
+
 def not_own(issued: Issued, author: str, what: str) -> None:
     """SPEC C52 / D24: a Reviewer never decides on their own report, whatever else they hold.
     Only a caller's command is checked; the service's own work has no author of its own."""

@@ -12,6 +12,7 @@ from services.edge.auth import Principal
 from services.edge.http import Http
 from services.edge.parameters import command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
+from services.permissions.rules import READERS
 from services.privacy.erasing import erase, export
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
@@ -38,7 +39,8 @@ def privacy_routes(http: Http, given: Given) -> APIRouter:
 
     @router.get("/{person}/export", response_model=PersonExport, responses=READ_ERRORS)
     async def export_person(
-        person: Person, principal: Annotated[Principal, Depends(http.scope(READ))]
+        person: Person,
+        principal: Annotated[Principal, Depends(http.reading(READ, READERS))],
     ) -> dict[str, Any]:
         """Everything the service holds about a person of the caller's tenant, as JSON
         (PlatformAdmin; decisions D46): their events, decoded, and their artifacts."""

@@ -7,7 +7,7 @@ name given by ``--by``, and every change is an event of the log, as one made ove
 import asyncio
 import uuid
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -77,3 +77,28 @@ def agents_show(
         console.print(f"no agent {agent!r} in the register of tenant {tenant!r}")
         raise typer.Exit(1)
     console.print(shown)
+
+
+def agents_list(tenant: Annotated[str, TENANT]) -> None:
+    """Every agent of the tenant's register, by name, with its maintainers and repository: what
+    the register's read model holds (a running service keeps it; `feedbackloop rebuild access`
+    remakes it from the log)."""
+    from rich.table import Table
+
+    from projections.agent_register import list_agents
+
+    async def every(rt: Runtime) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        after = None
+        while True:
+            page, after = await list_agents(rt.pool, tenant, after=after, limit=200)
+            found += page
+            if after is None:
+                return found
+
+    rows = run_operator(process_settings(), every)
+    table = Table("agent", "maintainers", "repository")
+    for row in rows:
+        table.add_row(row["agent"], ", ".join(row["maintainers"]), row["repository"] or "")
+    console.print(table)
+    console.print(f"{len(rows)} agents")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from contracts.roles import ROLES
 from services.edge.auth import SCOPES, hash_key, new_key
 
 HELP = (
@@ -24,6 +25,15 @@ def keys_new(
     service: Annotated[
         bool, typer.Option(help="A service's key, not a person's (it cannot run evals)")
     ] = False,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(
+            help=f"Repeatable; one of: {', '.join(ROLES)}. The roles a configured key holds "
+            "(it then holds those only); none given: the roles its scopes imply (decisions "
+            "D26). A stored key's roles are granted to its subject (`feedbackloop roles "
+            "grant`), not here"
+        ),
+    ] = None,
     store: Annotated[
         bool,
         typer.Option(
@@ -37,7 +47,19 @@ def keys_new(
     unknown = set(scope) - set(SCOPES)
     if unknown:
         raise typer.BadParameter(f"unknown scopes {sorted(unknown)}; known: {', '.join(SCOPES)}")
-    key, entry = new_key(tenant, subject, scope, service=service)
+    unknown_roles = set(role or ()) - set(ROLES)
+    if unknown_roles:
+        raise typer.BadParameter(
+            f"unknown roles {sorted(unknown_roles)}; known: {', '.join(ROLES)}",
+            param_hint="--role",
+        )
+    if role and store:
+        raise typer.BadParameter(
+            "a stored key's holder gets roles by grant: `feedbackloop roles grant`",
+            param_hint="--role",
+        )
+    roles = list(dict.fromkeys(role)) if role else None
+    key, entry = new_key(tenant, subject, scope, service=service, roles=roles)
     if not store:
         typer.echo(f"key:   {key}")
         typer.echo(f"entry: {json.dumps(entry)}")

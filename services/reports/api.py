@@ -43,6 +43,7 @@ from services.edge.parameters import (
     command_id,
 )
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
+from services.permissions.rules import READ_ALL, READERS, reads_all, require
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
@@ -173,7 +174,7 @@ def report_routes(http: Http) -> APIRouter:
 
     @router.get("/inbox", response_model=InboxPage, responses=READ_ERRORS)
     async def inbox(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ))],
         status: ReviewStatus | None = None,
         category: Category | None = None,
         kind: Kind | None = None,
@@ -202,7 +203,7 @@ def report_routes(http: Http) -> APIRouter:
 
     @router.get("/mine", response_model=MyReportsPage, responses=READ_ERRORS)
     async def mine(
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ, READERS))],
         status: Annotated[ReportStatus | None, Query()] = None,
         before: Before = None,
         limit: Limit = PAGE,
@@ -227,17 +228,21 @@ def report_routes(http: Http) -> APIRouter:
     @router.get("/{report_id:uuid}", response_model=ReportDetail, responses=READ_ERRORS)
     async def get_one(
         report_id: UUID,
-        principal: Annotated[Principal, Depends(http.scope(READ))],
+        principal: Annotated[Principal, Depends(http.reading(READ, READERS))],
         min_position: MinPosition = None,
     ) -> dict[str, Any]:
         """One report, with its parsed labelled block: a submitted one of the tenant, or a draft
-        of the caller's own (another person's draft is absent)."""
+        of the caller's own (another person's draft is absent). A caller who is only a
+        Requester reads their own reports (403 `not-permitted` for another's)."""
         await http.read_at("inbox", min_position, principal)
         report = await get_report(
             http.pool, principal.tenant_id, report_id, reader=principal.subject
         )
         if report is None:
             raise NotFound(f"no report {report_id}", reportId=str(report_id))
+        if report["reporter"] != principal.subject and not reads_all(principal.roles):
+            # A Requester alone reads their own reports only (decisions D23).
+            require(principal.roles, READ_ALL, "reading another's report")
         report["lifecycle"] = await report_lifecycle(http.pool, report_id)
         return http.with_position(report, principal)
 

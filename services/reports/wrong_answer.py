@@ -77,8 +77,9 @@ def compose_report(
     """The block, built from the structured record (the facts the report stores), and
     the draft: message verbatim, thread and message in the side panel, the block's text in
     extraContext; retrieval is a bug, every other kind an answer. ``registered``: the agent's
-    maintainers as the tenant's agent register holds them, which name the addressee (W13,
-    decisions D25); only an agent not registered yet is addressed to whom the report names."""
+    maintainers as the tenant's agent register holds them, the only source of the addressee
+    (W13, decisions D25): the maintainers a reporter types are not read, and an agent the
+    register does not hold is addressed as having none registered."""
     kind = classify(facts)
     reply = facts.reply
     requested = reply.requested_model_name
@@ -100,7 +101,7 @@ def compose_report(
         # the door (and the eval case's mustAssert lifted from them) hold the bare value.
         expected=unquoted(facts.expected),
         evidence=evidence_line(facts),
-        addressee=addressee_text(kind, reply.agent_name, list(registered or facts.maintainers)),
+        addressee=addressee_text(kind, reply.agent_name, list(registered)),
         extra={},
     )
     extra_context = compose(block)

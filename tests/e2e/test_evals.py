@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Keys
+from tests.conftest import Keys, maintain
 from tests.e2e.conftest import Service, agent_env, auth
 from tests.kafka_peer import consume
 from tests.unit.test_wrong_answer import SEED_FACTS
@@ -45,6 +45,9 @@ def service_env(standin: str) -> dict[str, str]:
 
 
 async def lifted_case(http: httpx.AsyncClient, key: str, prompt: str) -> dict[str, Any]:
+    """A report lifted by ``key``'s holder, its agent registered with them (and anna) as its
+    maintainers (decisions D77)."""
+    await maintain(http, key)
     facts = {**SEED_FACTS, "prompt": prompt, "context": ["sglauser/AgenticOffice"]}
     draft = (await http.post("/factory/reports/wrong-answer", json=facts, headers=auth(key))).json()
     await http.post(f"/factory/reports/{draft['reportId']}/submit", headers=auth(key))

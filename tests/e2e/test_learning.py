@@ -27,7 +27,7 @@ from contracts import topics
 from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
 from services.store.event_store import EVENTS_TABLE
-from tests.conftest import Keys
+from tests.conftest import Keys, maintain
 from tests.e2e.conftest import ROOT, Service, auth
 from tests.kafka_peer import consume, produce, quiet_for
 
@@ -156,6 +156,7 @@ async def test_three_failed_evaluations_raise_one_proposal_which_a_maintainer_ac
     }  # fmt: skip
 
     base = f"/factory/learning/proposals/{proposal_id}"
+    await maintain(http, keys.a, ("alice",), agent=AGENT)  # its maintainer decides (D77)
     picked = await http.post(f"{base}/pick-up", headers=auth(keys.a))
     assert picked.status_code == 200, picked.text
     accepted = await http.post(f"{base}/decide", headers=auth(keys.a), json={"decision": "accept"})

@@ -26,11 +26,24 @@ def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
+async def reads_once_granted(admin: httpx.AsyncClient, subject: str, key: str) -> None:
+    """A stored key holds no role until its subject is granted one (decisions D26), and every
+    read asks a role (D23, D76): refused first, Observer granted, then it reads."""
+    refused = await admin.get(READ, headers=bearer(key))
+    assert (refused.status_code, refused.json()["field"]) == (403, "role"), refused.text
+    granted = await admin.post(
+        "/factory/roles/grant", json={"subject": subject, "role": "Observer"}
+    )
+    assert granted.status_code == 200, granted.text
+
+
 async def test_an_issued_key_works_at_once_and_is_refused_at_the_next_request_once_revoked(
     access_runtime: Runtime, admins: Admins
 ) -> None:
     async with client_for(access_runtime, admins.admin_a) as http:
         issued = await issue(http, "bruno", ["factory.feedback.read"])
+        # A stored key holds its subject's grants only (D26); a read asks a role (D23, D76).
+        await reads_once_granted(http, "bruno", issued["key"])
         assert (await http.get(READ, headers=bearer(issued["key"]))).status_code == 200
         revoked = await http.post(f"/factory/keys/{issued['keyId']}/revoke")
         assert revoked.status_code == 200, revoked.text
@@ -94,8 +107,9 @@ async def test_a_revocation_reaches_another_api_process_without_a_request_of_its
         await other.start_key_refresher()
         async with client_for(access_runtime, admins.admin_a) as admin:
             issued = await issue(admin, "dora", ["factory.feedback.read"])
+            await reads_once_granted(admin, "dora", issued["key"])
             async with asyncio.timeout(20):  # the NOTIFY is asynchronous: wait for it, bounded
-                while other.keys.identify(issued["key"]) is None:
+                while not getattr(other.keys.identify(issued["key"]), "roles", None):
                     await asyncio.sleep(0.01)
             async with client_for(other, issued["key"]) as dora:
                 assert (await dora.get(READ)).status_code == 200

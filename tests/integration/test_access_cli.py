@@ -51,7 +51,11 @@ async def test_keys_and_roles_changed_at_the_machine_hold_in_a_running_api_proce
     key, key_id = lines["key"].strip(), lines["key id"].strip()
     await until_identified(access_runtime, key, known=True)
     async with client_for(access_runtime, key) as bruno:
-        assert (await bruno.get(READ)).status_code == 200
+        # Known, but holding no role yet: a stored key holds what is granted to its subject
+        # (decisions D26), and every read asks a role (D23, D76).
+        unread = await bruno.get(READ)
+        assert unread.status_code == 403, unread.text
+        assert unread.json()["field"] == "role"
         assert (await bruno.get("/factory/roles")).status_code == 403
         await feedbackloop(
             database_url, "roles", "grant", "--tenant", tenant, "bruno", "PlatformAdmin"
@@ -60,6 +64,7 @@ async def test_keys_and_roles_changed_at_the_machine_hold_in_a_running_api_proce
         grants = (await bruno.get("/factory/roles")).json()["items"]
         assert [(g["subject"], g["role"]) for g in grants] == [("bruno", "PlatformAdmin")]
         assert grants[0]["grantedBy"].startswith("operator:")
+        assert (await bruno.get(READ)).status_code == 200
         listed = await feedbackloop(database_url, "roles", "list", "--tenant", tenant)
         assert "bruno" in listed
         assert "1 grants" in listed

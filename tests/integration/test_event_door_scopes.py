@@ -14,9 +14,9 @@ import pytest
 from services.edge.auth import SCOPES, new_key
 from services.processes.bootstrap import Runtime
 from services.processes.contexts import SUBSCRIPTIONS
-from tests.conftest import Keys, event_count
+from tests.conftest import Keys, event_count, maintain
 from tests.integration.test_event_door import post
-from tests.integration.test_learning import raise_on, tenant_of
+from tests.integration.test_learning import AGENT, raise_on, tenant_of
 
 AT = "2026-11-30T10:00:00Z"
 # A valid payload of every declared type: a type declared without one here fails
@@ -143,6 +143,7 @@ async def test_a_draft_release_opened_event_needs_what_the_release_callback_need
     registry's event instead, and the registry's real answer was then refused (409)."""
     runtime.start_projections(["learning_proposals"])
     proposal_id = await raise_on(runtime, tenant_of(keys), 0)
+    await maintain(client, keys.a, agent=AGENT)  # alice decides as its maintainer (D77)
     await client.post(f"/factory/learning/proposals/{proposal_id}/pick-up")
     accepted = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from services.processes.bootstrap import Runtime
-from tests.conftest import Keys, event_count
+from tests.conftest import Keys, event_count, maintain
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 FEEDBACK = {"projectId": "p", "subjectKind": "run", "subjectRef": "run-1", "kind": "rating"}
@@ -497,6 +497,7 @@ async def test_submit_review_patch_and_confirm_repeat_by_idempotency_key_as_feed
         client, runtime, "post", f"{report}/review", {"status": "Triaged"}, {"status": "WontFix"},
         anna,
     )  # fmt: skip
+    await maintain(client, keys.a)  # alice patches and confirms as its maintainer (D77)
     steps = [
         ("patch", case, {"mustAssert": "CHF 150"}, {"mustAssert": "CHF 160"}),
         ("post", f"{case}/confirm", {"confirmed": True}, {"confirmed": False}),

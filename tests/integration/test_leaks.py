@@ -22,7 +22,7 @@ from services.processes.bootstrap import Runtime
 from services.processes.metrics_port import serve_metrics
 from services.store.event_store import EVENTS_TABLE
 from services.store.owners import TENANTS_TABLE, ensure_tenants_table, owned
-from tests.conftest import Keys, settings_for
+from tests.conftest import Keys, maintain, settings_for
 from tests.unit.test_wrong_answer import SEED_FACTS
 
 
@@ -267,7 +267,9 @@ async def test_a_service_key_cannot_confirm_an_eval_case(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
     """SPEC W74–W76: confirmedBy is a person, the one the nightly runs act
-    as; a service's key is refused with 403, naming why, and nothing is confirmed."""
+    as; a service's key is refused with 403, naming why, and nothing is confirmed. The
+    service is named a maintainer here, so that the register lets it as far as that rule."""
+    await maintain(client, keys.a, ("alice", "svc-nightly"))
     facts = {**SEED_FACTS, "prompt": "Welchen Stundenansatz verrechne ich?"}
     drafted = await client.post("/factory/reports/wrong-answer", json=facts, headers=auth(keys.a))
     report_id = drafted.json()["reportId"]

@@ -29,7 +29,7 @@ from services.processes.read_model_gauges import refresh
 from services.scheduling.orders import RaiseProposals
 from services.store.artifacts import get_artifact
 from services.store.event_store import EVENTS_TABLE
-from tests.conftest import Keys, event_count, settings_for
+from tests.conftest import Keys, event_count, maintain, settings_for
 from tests.integration.test_digest import submit, tenant_of
 from tests.standin import free_port, standin_agent
 
@@ -287,6 +287,7 @@ async def test_the_api_picks_up_decides_and_refuses_what_the_state_machine_refus
     live: Runtime, client: httpx.AsyncClient, keys: Keys
 ) -> None:
     tenant = tenant_of(keys)
+    await maintain(client, keys.a, agent=AGENT)  # alice decides as its maintainer (D77)
     older = await raise_on(live, tenant, 0)
     newer = await raise_on(live, tenant, 3, count=1)  # new evidence: supersedes (C34)
     await visible(live)
@@ -363,6 +364,7 @@ async def test_accepting_waits_for_the_release_id_until_the_registry_answers(
     makes it Accepted. C49: the count, read from the read model, follows each change."""
     proposal_id = await raise_on(live, tenant_of(keys), 0)
     assert await proposals_in(live, "Proposed") == 1
+    await maintain(client, keys.a, agent=AGENT)
     await client.post(f"/factory/learning/proposals/{proposal_id}/pick-up")
     accepted = await client.post(
         f"/factory/learning/proposals/{proposal_id}/decide", json={"decision": "accept"}

@@ -15,10 +15,10 @@ from projections.learning_proposals import count_proposals
 from services.processes.bootstrap import Runtime
 from services.processes.metrics_port import serve_metrics
 from services.processes.read_model_gauges import refresh
-from tests.conftest import Keys
+from tests.conftest import Keys, maintain
 from tests.integration.test_datasets import BASE, artifact, snapshot, tenant_of
 from tests.integration.test_leaks import free_port
-from tests.integration.test_learning import DAY, failed_evaluation, neighbour, visible
+from tests.integration.test_learning import AGENT, DAY, failed_evaluation, neighbour, visible
 from tests.standin import ROOT
 
 PROPOSALS = "connectsoft_factory_learning_proposals"
@@ -64,6 +64,7 @@ async def test_proposals_raised_by_a_one_shot_scheduler_and_decided_here_count_a
     await visible(runtime)
     [proposal] = (await client.get("/factory/learning/proposals")).json()["items"]
     base = f"/factory/learning/proposals/{proposal['proposalId']}"
+    await maintain(client, keys.a, agent=AGENT)  # alice decides as its maintainer (D77)
     assert (await client.post(f"{base}/pick-up")).status_code == 200
     decided = await client.post(f"{base}/decide", json={"decision": "accept"})
     assert decided.json()["state"] == "InReview"  # approved; Accepted with its release (D54)

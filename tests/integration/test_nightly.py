@@ -30,7 +30,7 @@ from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from services.scheduling.orders import PlanNight
 from services.store.event_store import EVENTS_TABLE
-from tests.conftest import Keys, settings_for
+from tests.conftest import Keys, maintain, settings_for
 from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS
 
@@ -101,6 +101,7 @@ async def confirmed_case(door: Door, prompt: str, *, key: str = "", model: str =
     """A submitted wrong-answer report, lifted and confirmed by the key's holder."""
     key = key or door.keys.a
     http, headers = door.http, auth(key)
+    await maintain(http, key)  # its holder confirms as the agent's maintainer (D77)
     facts = {**SEED_FACTS, "prompt": prompt, "context": ["sglauser/AgenticOffice"]}
     draft = await http.post("/factory/reports/wrong-answer", json=facts, headers=headers)
     report = draft.json()["reportId"]

@@ -21,7 +21,7 @@ from services.processes.contexts import read_models
 from services.projecting.rebuild import rebuild_many
 from services.store.event_store import EVENTS_TABLE
 from services.store.sealing import ERASED
-from tests.conftest import Keys, client_for, settings_for
+from tests.conftest import Keys, client_for, maintain, settings_for
 from tests.kafka_peer import consume
 from tests.unit.test_wrong_answer import SEED_FACTS
 
@@ -99,10 +99,15 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
             report_id = await said(http, words, person)
             lifted = await http.post(f"/factory/reports/{report_id}/lift")
             assert lifted.status_code == 201, lifted.text
+            # The agent's registered maintainer (kim, D77) patches in pat's words: a patch is
+            # sealed under the report's key, whoever makes it. The register names kim, never
+            # the person erased here.
+            await maintain(http, admin, (other,))
             patched = await http.patch(
                 f"/factory/evals/cases/{lifted.json()['caseId']}",
-                json={"mustAssert": f"assert {words}"}, headers={"Idempotency-Key": "patch-1"},
-            )  # fmt: skip
+                json={"mustAssert": f"assert {words}"},
+                headers={"Idempotency-Key": "patch-1", "Authorization": f"Bearer {kim}"},
+            )
             assert patched.status_code == 200, patched.text
         async with client_for(runtime, kim) as http:
             await said(http, other_words, other)

@@ -43,8 +43,9 @@ def facts(**overrides: Any) -> ComposeWrongAnswer:
 
 
 def test_the_seeds_facts_compose_the_seeds_labelled_block() -> None:
-    """SPEC W05–W13: the labels in order, Model with requested/harness, tools with a count."""
-    block, draft = compose_report(facts())
+    """SPEC W05–W13: the labels in order, Model with requested/harness, tools with a count.
+    The addressee's maintainers are the register's (decisions D25), given here as it holds."""
+    block, draft = compose_report(facts(), registered=["the course's maintainers"])
     assert block.kind == "not-found"
     assert draft.extra_context == SEED_BLOCK
     assert draft.category == "answer"  # W20
@@ -149,3 +150,10 @@ def test_quotes_typed_around_the_expected_value_are_not_stored(typed: str) -> No
     assert draft.extra_context is not None
     assert 'Expected: "Konzept-Ansatz CHF 150"' in draft.extra_context.split("\n")
     assert parse(draft.extra_context) == block
+
+
+def test_the_maintainers_a_reporter_types_are_not_the_addressee() -> None:
+    """W13, decisions D25: only the register names an agent's maintainers; a report naming
+    its own is addressed to the agent alone."""
+    block, _ = compose_report(facts(maintainers=["mallory"]))
+    assert "mallory" not in block.addressee

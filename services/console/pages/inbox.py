@@ -18,16 +18,18 @@ from contracts.errors import DomainError, Refused
 from contracts.labelled_block import LABELS, parse
 from contracts.reports import Category, Kind, ReviewReport, ReviewReportCommand, ReviewStatus
 from projections.inbox import InboxFilter, get_report, list_inbox
-from services.console.console import Console, Visitor
+from services.console.console import Console, NotForYou, Visitor
 from services.console.page import Page
 from services.console.pages.lifting import lifting_routes, preview
 from services.edge.problems import status_of
-from services.permissions.rules import LIFTERS, REVIEWER
+from services.permissions.rules import LIFTERS, READ_ALL, REVIEWER, reads_all
 from services.reports.api import says_what_changed
 
 # SPEC C52, decisions D23: a Reviewer decides reports (the rule engine's own tuple, so the
-# buttons follow the rule). Every role may read the Inbox; the navigation offers it to those
-# who look after reports.
+# buttons follow the rule). The Inbox reads the whole tenant: every role but a Requester's reads
+# it (READ_ALL, the API's rule for GET /factory/reports/inbox); a Requester alone opens only the
+# reports they filed (as GET /factory/reports/{id}). The navigation offers it to those who look
+# after reports.
 DECIDERS = REVIEWER
 SHOWN_TO = ("Reviewer", "PlatformAdmin", "Observer")
 PAGE_SIZE = 50
@@ -116,7 +118,7 @@ def inbox_routes(console: Console) -> APIRouter:
         addressee: Text = None,
         before: Text = None,
     ) -> Response:
-        visitor = await console.visitor(request)
+        visitor = await console.visitor(request, reads=READ_ALL)
         chosen = {
             name: value or None
             for name, value in zip(FILTERS, (status, category, kind, agent, addressee), strict=True)
@@ -170,6 +172,12 @@ def inbox_routes(console: Console) -> APIRouter:
             return console.render(
                 visitor, "not_found.html", 404, what=f"There is no report {report_id}."
             )
+        if report["reporter"] != visitor.principal.subject and not reads_all(
+            visitor.principal.roles
+        ):
+            # Decisions D23: a Requester alone reads their own reports, here as in the API;
+            # checked wherever the report is shown, a refused decision's page included.
+            raise NotForYou(visitor, READ_ALL)
         return console.render(
             visitor,
             "report.html",

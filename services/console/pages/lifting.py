@@ -15,10 +15,11 @@ from contracts.evals import LiftEvalCase
 from contracts.labelled_block import LabelledBlock, parse
 from projections.eval_cases import get_case
 from projections.inbox import get_report
-from services.console.console import Console
+from services.console.console import Console, NotForYou
 from services.edge.problems import status_of
 from services.evals.domain import case_id_for
 from services.evals.lift import lift
+from services.permissions.rules import READ_ALL
 
 ASKED = "the user's message the reply answered, as the report keeps it"
 
@@ -62,6 +63,10 @@ def lifting_routes(console: Console) -> APIRouter:
     @router.post("/inbox/{report_id:uuid}/lift")
     async def lift_it(request: Request, report_id: UUID) -> Response:
         visitor = await console.writer(request)
+        if not visitor.holds(READ_ALL):
+            # The answer shows the Inbox's report: only a reader of the whole tenant gets it
+            # (decisions D23); whoever may lift (LIFTERS) is one.
+            raise NotForYou(visitor, READ_ALL)
         principal = visitor.principal
         try:
             outcome = await http.execute(

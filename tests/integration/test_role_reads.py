@@ -1,0 +1,96 @@
+"""The role rules of the read routes (SPEC C52; decisions D23), against real PostgreSQL: every
+GET route × every role, allowed or refused 403 ``not-permitted`` naming the roles that read.
+Every key holds every scope, so only its role decides. A Requester alone reads their own."""
+
+from typing import Any
+
+import pytest
+
+from contracts.roles import ROLES
+from services.permissions.rules import READ_ALL
+from services.processes.bootstrap import Runtime
+from tests.conftest import client_for
+from tests.integration.test_role_rules import (
+    PATH_VALUES,
+    RoleKeys,
+    auth,
+    filed_at,
+    keys,  # noqa: F401  (the fixture)
+    refused_for_role,
+)
+
+A, OBSERVER = "PlatformAdmin", "Observer"
+# Reads with a rule of their own; every other GET route reads all of the tenant (READ_ALL).
+OWN_RULE: dict[str, set[str]] = {
+    "/factory/reports/mine": set(ROLES),  # the caller's own reports
+    "/factory/reports/{report_id}": set(ROLES),  # own, or all with a READ_ALL role (below)
+    "/factory/agents": set(ROLES),  # the register
+    "/factory/agents/{agent}": set(ROLES),
+    "/factory/keys": {A},
+    "/factory/roles": {A},
+    "/factory/audit": {A, OBSERVER},
+    "/factory/people/{person}/export": {A},
+}
+PATH_VALUES_READ = {
+    **PATH_VALUES,
+    "run_id": PATH_VALUES["report_id"],
+    "line_id": "x",
+    "ref": "sha256-" + "0" * 64,
+    "week": "2026-W01",
+    "date": "2026-01-01",
+    "index": "1",
+    "proposal_id:uuid": PATH_VALUES["proposal_id"],
+}
+
+
+def read_routes(document: dict[str, Any]) -> list[str]:
+    return sorted(path for path, methods in document["paths"].items() if "get" in methods)
+
+
+@pytest.mark.parametrize("role", ROLES)
+async def test_every_read_route_is_allowed_or_refused_by_role(
+    role: str,
+    runtime: Runtime,
+    keys: RoleKeys,  # noqa: F811
+) -> None:
+    """Decisions D23: a role that may read is never refused for its role (a random id may be
+    a 404); any other is 403 ``not-permitted`` naming the roles that would do."""
+    async with client_for(runtime, keys.by_role[role]) as http:
+        document = (await http.get("/openapi.json")).json()
+        routes = read_routes(document)
+        assert "/factory/feedback" in routes
+        assert "/factory/reports/inbox" in routes
+        for template in routes:
+            allowed = OWN_RULE.get(template, set(READ_ALL))
+            path = template.format(**PATH_VALUES_READ)
+            answer = await http.get(path, headers=auth(keys.by_role[role]))
+            if role in allowed:
+                refused = answer.status_code == 403 and answer.json().get("field") == "role"
+                assert not refused, (template, answer.text)
+            else:
+                refused_for_role(answer, allowed)
+
+
+async def test_a_requester_reads_their_own_report_and_not_another_s(
+    runtime: Runtime,
+    keys: RoleKeys,  # noqa: F811
+) -> None:
+    """D23: a Requester alone reads the reports they filed, not another Requester's; a
+    Reviewer reads both."""
+    mine, theirs = keys.by_role["Requester"], keys.second["Requester"]
+    runtime.start_projections(["inbox"])
+    async with client_for(runtime, mine) as http:
+        own, _ = await filed_at(http, mine)
+        other, seen_at = await filed_at(http, theirs)
+        wait = {"minPosition": seen_at}
+        got = await http.get(f"/factory/reports/{own}", params=wait, headers=auth(mine))
+        assert got.status_code == 200, got.text
+        answer = await http.get(f"/factory/reports/{other}", params=wait, headers=auth(mine))
+        refused_for_role(answer, set(READ_ALL))
+        listed = await http.get("/factory/reports/mine", headers=auth(mine))
+        assert listed.status_code == 200
+        assert (await http.get("/factory/feedback", headers=auth(mine))).status_code == 403
+        reviewer = keys.by_role["Reviewer"]
+        for report in (own, other):
+            seen = await http.get(f"/factory/reports/{report}", params=wait, headers=auth(reviewer))
+            assert seen.status_code == 200, seen.text
