@@ -50,6 +50,9 @@ async def test_a_reviewer_triages_and_resolves_and_the_reporter_sees_the_change(
     await reviewer.get_by_role("button", name="Resolve").click()
     await expect(reviewer.locator("h1")).to_contain_text("Resolved")
     await expect(reviewer.locator(".steps")).to_contain_text("rita resolved")
+    # Every step stays in the lifecycle: the triage is not replaced by the resolution.
+    await expect(reviewer.locator(".steps li")).to_have_count(4)
+    await expect(reviewer.locator(".steps")).to_contain_text("rita triaged")
     await shots.take(reviewer, "resolved")
 
     reporter = await console.signed_in(people.requester)

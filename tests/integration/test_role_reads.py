@@ -30,6 +30,10 @@ OWN_RULE: dict[str, set[str]] = {
     "/factory/roles": {A},
     "/factory/audit": {A, OBSERVER},
     "/factory/people/{person}/export": {A},
+    # The instance's readers and the tenant's parked events (decisions D94).
+    "/factory/operations/readers": {"Operator", A, OBSERVER},
+    "/factory/operations/parked": {"Operator", A, OBSERVER},
+    "/factory/operations/orders": {"Operator", A, OBSERVER},
 }
 PATH_VALUES_READ = {
     **PATH_VALUES,

@@ -6,7 +6,7 @@ Resolve with what changed, Won't fix with a reason — through the API's own com
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, get_args
+from typing import Annotated, get_args
 from urllib.parse import urlencode
 from uuid import UUID
 
@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from contracts.errors import DomainError, Refused
 from contracts.labelled_block import LABELS, parse
 from contracts.reports import Category, Kind, ReviewReport, ReviewReportCommand, ReviewStatus
-from projections.inbox import InboxFilter, get_report, list_inbox
+from projections.inbox import InboxFilter, get_report, list_inbox, report_lifecycle
 from services.console.console import Console, NotForYou, Visitor
 from services.console.page import Page
 from services.console.pages.lifting import lifting_routes, preview
@@ -78,29 +78,6 @@ def block_rows(text: str | None) -> list[tuple[str, str]]:
     )
     rows = [(label, value) for label, value in zip(LABELS, values, strict=True) if value]
     return rows + list(block.extra.items())
-
-
-def lifecycle(report: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """Who did what, when: (when, who, what), oldest first, from what the Inbox keeps of a
-    report — its drafting, its submission and its latest review (a triage that a resolution
-    followed shows as the resolution: the read model keeps one review per report)."""
-    steps = [(report["draftedAt"], report["reporter"], "drafted")]
-    if report["submittedAt"]:
-        handed = report["handOver"]["handedOver"]
-        steps.append(
-            (report["submittedAt"], report["reporter"], "handed over" if handed else "submitted")
-        )
-    review = report["review"]
-    if review["reviewedAt"]:
-        what = {"Triaged": "triaged", "Resolved": "resolved", "WontFix": "closed as won't fix"}
-        steps.append(
-            (
-                review["reviewedAt"],
-                review["reviewedBy"],
-                what.get(report["status"], report["status"]),
-            )
-        )
-    return steps
 
 
 def inbox_routes(console: Console) -> APIRouter:
@@ -184,7 +161,7 @@ def inbox_routes(console: Console) -> APIRouter:
             status,
             report=report,
             rows=block_rows(report["extraContext"]),
-            steps=lifecycle(report),
+            steps=await report_lifecycle(http.pool, report_id),
             decides=visitor.holds(DECIDERS) and report["status"] in ("New", "Triaged"),
             lifts=visitor.holds(LIFTERS) and report["category"] == "answer",
             lift=preview(report),
