@@ -123,7 +123,7 @@ class Released(Answer):
 
 
 EXAMPLE_MESSAGE: JsonDict = {
-    "position": 12,
+    "parkedPosition": 12,
     "topic": "feedbackloop.commands.record-feedback",
     "partition": 0,
     "offset": 4711,
@@ -141,7 +141,10 @@ class ParkedMessage(Answer):
 
     model_config = shown_as(EXAMPLE_MESSAGE)
 
-    position: int = Field(description="Its number among the parked messages: the retry's.")
+    # A number of the parked table, not a tenant's sealed token: it says nothing of the log.
+    parked_position: int = Field(
+        alias="parkedPosition", description="Its number among parked messages: the retry's."
+    )
     topic: str
     partition: int
     offset: int

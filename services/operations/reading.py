@@ -127,7 +127,7 @@ class NoKafka(DomainError):
 
 def message_view(m: ParkedMessage) -> dict[str, Any]:
     return {
-        "position": m.position,
+        "parkedPosition": m.position,
         "topic": m.topic,
         "partition": m.partition,
         "offset": m.offset,

@@ -51,7 +51,7 @@ async def test_the_named_tenants_operator_retries_its_parked_message_and_it_is_a
     assert (item["topic"], item["offset"], item["keptWhole"]) == (command_topic, 0, True)
     assert item["size"] == len(message)
     assert "artifacts" in item["reason"]
-    path = f"/factory/operations/parked-messages/{item['position']}/retry"
+    path = f"/factory/operations/parked-messages/{item['parkedPosition']}/retry"
     async with client_for(kafka_runtime, keys.b) as bob:
         refused = await bob.post(path)
     assert refused.status_code == 404, refused.text
@@ -63,7 +63,7 @@ async def test_the_named_tenants_operator_retries_its_parked_message_and_it_is_a
     async with client_for(kafka_runtime, keys.a) as alice:
         retried = await alice.post(path)
         assert retried.status_code == 200, retried.text
-        assert retried.json() == {"sent": item["position"]}
+        assert retried.json() == {"sent": item["parkedPosition"]}
         again = await alice.post(path)
     assert again.status_code == 404  # sent and unparked: nothing of A's is parked there now
     assert await parked_of(kafka_runtime) == 0
