@@ -120,7 +120,9 @@ def operations_routes(console: Console) -> APIRouter:
                 http.pool, http.kafka, principal.tenant_id, position, principal.subject
             )
         except reading.NoKafka as error:
-            return await shown(visitor, None, 503, error.message)
+            # The API answers 503; the page says why with a 409, since the console swaps a
+            # 4xx answer into the page and leaves a 5xx one unshown (layout's htmx config).
+            return await shown(visitor, None, 409, error.message)
         except DomainError as error:
             return await shown(visitor, None, status_of(error), error.message)
         return await shown(
