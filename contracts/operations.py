@@ -120,3 +120,60 @@ class Released(Answer):
     model_config = shown_as({"released": 2})
 
     released: int
+
+
+EXAMPLE_MESSAGE: JsonDict = {
+    "parkedPosition": 12,
+    "topic": "feedbackloop.commands.record-feedback",
+    "partition": 0,
+    "offset": 4711,
+    "reason": 'failed 5 times: UndefinedTableError: relation "artifacts" does not exist',
+    "code": "failed",
+    "size": 412,
+    "keptWhole": True,
+    "parkedAt": "2026-12-02T09:15:00+00:00",
+}
+
+
+class ParkedMessage(Answer):
+    """An inbound Kafka message naming your tenant (its CloudEvents `tenantid`) that could be
+    neither applied nor dead-lettered, parked with its reason (decisions D96)."""
+
+    model_config = shown_as(EXAMPLE_MESSAGE)
+
+    # A number of the parked table, not a tenant's sealed token: it says nothing of the log.
+    parked_position: int = Field(
+        alias="parkedPosition", description="Its number among parked messages: the retry's."
+    )
+    topic: str
+    partition: int
+    offset: int
+    reason: str
+    code: str | None = Field(description="The refusal's code, as a dead letter names it.")
+    size: int = Field(description="The message's size in bytes.")
+    kept_whole: bool = Field(
+        alias="keptWhole", description="Kept whole, so it can be sent again (else: 409)."
+    )
+    parked_at: Timestamp = Field(alias="parkedAt")
+
+
+class ParkedMessagesPage(Answer):
+    """Your tenant's parked inbound messages (to an Operator), and counts."""
+
+    model_config = shown_as({"items": [EXAMPLE_MESSAGE], "own": 1, "others": 0, "next": None})
+
+    items: list[ParkedMessage]
+    own: int = Field(description="All of the parked messages naming your tenant.")
+    others: int = Field(
+        description="Every other parked message: another tenant's, or naming none (the "
+        "instance operator's: `feedbackloop parked retry inbound`)."
+    )
+    next: Cursor
+
+
+class SentAgain(Answer):
+    """The parked message was sent again to its topic, and its trace dropped."""
+
+    model_config = shown_as({"sent": 12})
+
+    sent: int = Field(description="The position of the message sent again.")

@@ -41,6 +41,8 @@ class Http:
     tokens: TokenVerifier | None = None
     # Stands ``keys`` on the store's keys and grants; None where nothing is served.
     refresher: KeyRefresher | None = None
+    # The broker a parked inbound message is sent again to (None: served without Kafka).
+    kafka: str | None = None
 
     def scope(self, required: str) -> Callable[..., Awaitable[Principal]]:
         """A dependency: the caller's principal, if its key holds ``required``."""

@@ -7,9 +7,17 @@ import logging
 from typing import Any
 
 import asyncpg
+from aiokafka.errors import KafkaError
 
+from contracts.errors import Conflict, DomainError, NotFound
 from services.followers.parked import Parked, release_of_tenant, tenant_parked
 from services.followers.standing import ReaderHealth
+from services.kafka.inbound.parking import (
+    ParkedMessage,
+    message_of_tenant,
+    send_again,
+    tenant_messages,
+)
 from services.permissions.rules import ADMIN, OPERATOR
 from services.scheduling.standing import SchedulerOrders, instance_standing, scheduler_orders
 
@@ -109,3 +117,57 @@ async def retry(pool: asyncpg.Pool, tenant_id: str, reader: str, position: int, 
             by, tenant_id, released, reader, position,
         )  # fmt: skip
     return released
+
+
+class NoKafka(DomainError):
+    """A parked message cannot be sent again: the service has no broker (answered 503)."""
+
+    code = "kafka-unavailable"
+
+
+def message_view(m: ParkedMessage) -> dict[str, Any]:
+    return {
+        "parkedPosition": m.position,
+        "topic": m.topic,
+        "partition": m.partition,
+        "offset": m.offset,
+        "reason": m.reason,
+        "code": m.code,
+        "size": m.payload_size,
+        "keptWhole": m.whole,
+        "parkedAt": m.parked_at.isoformat(),
+    }
+
+
+async def messages(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    operator: bool,
+    after: str | None = None,
+    limit: int = PAGE,
+) -> tuple[dict[str, Any], str | None]:
+    """A page of the parked inbound messages naming the tenant (to an Operator; a count to
+    anyone else) and how many other messages are parked, with the next page's key."""
+    found = await tenant_messages(pool, tenant_id, None if after is None else int(after), limit)
+    items = [message_view(m) for m in found.items] if operator else []
+    page = {"items": items, "own": found.own, "others": found.others}
+    return page, None if found.after is None or not operator else str(found.after)
+
+
+async def retry_message(
+    pool: asyncpg.Pool, kafka: str | None, tenant_id: str, position: int, by: str
+) -> None:
+    """Send the tenant's parked message at ``position`` again to its topic, with the CLI's own
+    ``send_again`` (``feedbackloop parked retry inbound --position P``); another tenant's or
+    one naming none is not found (decisions D96). Logged, as a release is (D94)."""
+    if not await message_of_tenant(pool, tenant_id, position):
+        raise NotFound(f"no parked message of yours at position {position}")
+    if kafka is None:
+        raise NoKafka("this service runs without Kafka: a parked message cannot be sent again")
+    try:
+        why_not = await send_again(pool, kafka, position)
+    except KafkaError as exc:
+        raise NoKafka(f"Kafka did not take the message ({type(exc).__name__}): try again") from exc
+    if why_not is not None:
+        raise Conflict(f"not sent again: {why_not}", position=position)
+    log.info("parked: %s of tenant %s sent message %d again", by, tenant_id, position)

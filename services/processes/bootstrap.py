@@ -338,6 +338,7 @@ class Runtime:
             self.positions,
             tokens=self.tokens,
             refresher=refresher,
+            kafka=self.settings.kafka_bootstrap_servers,
         )
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
         install_console(app, http, self.sessions, console_settings(self.settings, self.dev_key))

@@ -33,6 +33,7 @@ OWN_RULE: dict[str, set[str]] = {
     # The instance's readers and the tenant's parked events (decisions D94).
     "/factory/operations/readers": {"Operator", A, OBSERVER},
     "/factory/operations/parked": {"Operator", A, OBSERVER},
+    "/factory/operations/parked-messages": {"Operator", A, OBSERVER},
     "/factory/operations/orders": {"Operator", A, OBSERVER},
 }
 PATH_VALUES_READ = {

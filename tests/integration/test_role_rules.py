@@ -53,6 +53,7 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("put", "/factory/agents/{agent}"): {A},
     # decisions D94: a release, not a command; the route holds the Operator rule itself
     ("post", "/factory/operations/parked/{reader}/{position}/retry"): {OP},
+    ("post", "/factory/operations/parked-messages/{position}/retry"): {OP},
     # An owner's outcome is the owner's feedback on a draft (the scope of feedback).
     ("post", "/factory/appraisal/outcomes"): GIVERS,
     # Appraises what closed since; the readouts it decides are the service's own commands.
