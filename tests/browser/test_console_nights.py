@@ -167,11 +167,16 @@ async def lifted_and_confirmed(url: str, key: str, report_id: str) -> None:
         assert confirmed.status_code == 200, confirmed.text
 
 
-async def registered(url: str, admin: str, agent: str, maintainer: str, repository: str) -> None:
-    """The coach's repository in the agent register: where its standing issue is filed."""
+async def registered(
+    url: str, admin: str, agent: str, maintainer: str, repository: str | None = None
+) -> None:
+    """The agent's maintainer in the register (only they confirm its cases, decisions D77) and
+    its repository, where its standing issue is filed (none: its items go unrouted)."""
     headers = {"Authorization": f"Bearer {admin}"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
-        body = {"maintainers": [maintainer], "repository": repository}
+        body: dict[str, Any] = {"maintainers": [maintainer]}
+        if repository is not None:
+            body["repository"] = repository
         answer = await http.put(f"/factory/agents/{agent}", json=body)
         assert answer.status_code in (200, 201), answer.text
 
@@ -211,6 +216,7 @@ async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> d
     webhook and taken into the coach's standing issue."""
     tenant = people.observer.tenant
     await registered(url, people.admin.key, COACH, people.maintainer.subject, REPOSITORY)
+    await registered(url, people.admin.key, WRITER, people.maintainer.subject)
     now = datetime.now(UTC)
     monday = datetime.combine(
         date.fromisocalendar(*now.isocalendar()[:2], 1), datetime.min.time(), UTC
