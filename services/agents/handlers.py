@@ -23,6 +23,17 @@ def register_agent(store: EventStore, issued: Issued) -> Decision:
     return Decision([found], shown(found))
 
 
+def registered_now(store: EventStore, issued: Issued) -> RegisteredAgent:
+    """What a registration repeated under its Idempotency-Key answers: what the register
+    holds now (the same request was applied before; nothing is decided again)."""
+    command = issued.command
+    assert isinstance(command, RegisterAgentCommand)
+    found = registration(store, issued.tenant_id, command.agent)
+    if found is None:  # applied before, so it is there; an empty answer never 500s
+        return RegisteredAgent(agent=command.agent, maintainers=[], repository=None)
+    return shown(found)
+
+
 def shown(found: AgentRegistration) -> RegisteredAgent:
     return RegisteredAgent(
         agent=found.agent, maintainers=list(found.maintainers), repository=found.repository

@@ -24,7 +24,8 @@ from services.operations import reading
 from services.permissions.rules import OPERATOR, holds
 
 ReaderName = Annotated[str, Path(min_length=1, max_length=200)]
-Position = Annotated[int, Path(ge=1)]
+# A log position is a PostgreSQL bigint: past it no row can be, so it is refused (422) at the door.
+Position = Annotated[int, Path(ge=1, le=2**63 - 1)]
 LISTED = "parked"  # the list's name in its cursors (the console's page opens them too)
 MESSAGES = "parked-messages"
 

@@ -86,3 +86,24 @@ async def test_feedbackloop_agents_list_prints_the_tenant_s_register(
     assert "ana, ben" in listed
     assert "Office/Other" not in listed
     assert "1 agents" in listed
+
+
+async def test_a_registration_repeated_under_its_idempotency_key_answers_what_it_holds(
+    runtime: Runtime,
+    keys: RoleKeys,  # noqa: F811
+) -> None:
+    """The same request under the same Idempotency-Key is applied once and answered again
+    with what the register holds; another request under that key is a 409."""
+    admin = keys.by_role[A]
+    body = {"maintainers": ["ana"], "repository": "acme/c"}
+    headers = {**auth(admin), "Idempotency-Key": "register-coach-1"}
+    async with client_for(runtime, admin) as http:
+        first = await http.put(f"{LIST}/Office/Coach", json=body, headers=headers)
+        again = await http.put(f"{LIST}/Office/Coach", json=body, headers=headers)
+        other = await http.put(
+            f"{LIST}/Office/Coach", json={"maintainers": ["ben"]}, headers=headers
+        )
+    assert first.status_code == again.status_code == 200, again.text
+    shown = {"agent": "Office/Coach", "maintainers": ["ana"], "repository": "acme/c"}
+    assert {k: v for k, v in again.json().items() if k != "position"} == shown
+    assert other.status_code == 409, other.text
