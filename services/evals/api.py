@@ -5,7 +5,8 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from contracts.answers import (
+from contracts.errors import NotFound
+from contracts.eval_answers import (
     CaseList,
     CaseWithRuns,
     CaseWritten,
@@ -13,7 +14,6 @@ from contracts.answers import (
     RunsUnderWay,
     ThreadRecord,
 )
-from contracts.errors import NotFound
 from contracts.evals import (
     STAMPED_EVAL_FIELDS,
     ConfirmEvalCase,
