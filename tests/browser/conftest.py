@@ -43,7 +43,8 @@ class Person:
 @dataclass(frozen=True)
 class People:
     """Tenant A: a reviewer (rita), a requester (rob), an observer (olga), an admin (ada), an
-    asset maintainer (mia), an operator (otto); tenant B: a reviewer (bea)."""
+    asset maintainer (mia), an operator (otto), a second requester (ria); tenant B: a
+    reviewer (bea)."""
 
     reviewer: Person
     requester: Person
@@ -52,6 +53,7 @@ class People:
     admin: Person
     maintainer: Person
     operator: Person
+    other_requester: Person
     entries: str
 
 
@@ -67,6 +69,7 @@ def people() -> People:
         (a, "ada", ["PlatformAdmin"]),
         (a, "mia", ["AssetMaintainer"]),
         (a, "otto", ["Operator"]),
+        (a, "ria", ["Requester"]),
     ):
         key, entry = new_key(tenant, subject, list(SCOPES))
         made.append((Person(tenant, subject, key), {**entry, "roles": roles}))

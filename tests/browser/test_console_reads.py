@@ -2,50 +2,14 @@
 is refused the Inbox and another person's report, as the API refuses them, and still opens
 the reports they filed and their My reports."""
 
-import json
-import uuid
-from dataclasses import dataclass
-from typing import Any
-
-import pytest
 from playwright.async_api import expect
 
-from services.edge.auth import SCOPES, new_key
-from tests.browser.conftest import Console, People, Person, Shots, accessible, file_report
-
-
-@dataclass(frozen=True)
-class WithSecondRequester(People):
-    """The people of tests/browser/conftest.py, and a second Requester of tenant A (ria)."""
-
-    other_requester: Person | None = None
-
-
-@pytest.fixture
-def people() -> WithSecondRequester:
-    a, b = f"tenant-a-{uuid.uuid4().hex[:6]}", f"tenant-b-{uuid.uuid4().hex[:6]}"
-    made: list[tuple[Person, dict[str, Any]]] = []
-    for tenant, subject, roles in (
-        (a, "rita", ["Reviewer"]),
-        (a, "rob", ["Requester"]),
-        (a, "olga", ["Observer"]),
-        (b, "bea", ["Reviewer"]),
-        (a, "ada", ["PlatformAdmin"]),
-        (a, "mia", ["AssetMaintainer"]),
-        (a, "otto", ["Operator"]),
-        (a, "ria", ["Requester"]),
-    ):
-        key, entry = new_key(tenant, subject, list(SCOPES))
-        made.append((Person(tenant, subject, key), {**entry, "roles": roles}))
-    persons = [person for person, _ in made]
-    entries = json.dumps([entry for _, entry in made])
-    return WithSecondRequester(*persons[:7], entries=entries, other_requester=persons[7])
+from tests.browser.conftest import Console, People, Shots, accessible, file_report
 
 
 async def test_a_requester_alone_reads_their_own_reports_and_nothing_else(
-    console: Console, people: WithSecondRequester, shots: Shots
+    console: Console, people: People, shots: Shots
 ) -> None:
-    assert people.other_requester is not None
     own = await file_report(console.url, people.requester, "My own question")
     theirs = await file_report(console.url, people.other_requester, "Ria's question")
     rob = await console.signed_in(people.requester)
