@@ -78,7 +78,7 @@ class Given:
     now, read afresh for each check. ``case_runner``: the evals context's runner of one case
     against the agent, which the nightly runner runs cases with too (its type is the evals
     context's, which this layer below the contexts cannot name). ``digest_routes``: where a
-    digest's posts go, as this instance is configured."""
+    tenant's digest posts go, as this instance is configured (decisions D150)."""
 
     store: EventStore
     bus: CommandBus
@@ -88,7 +88,7 @@ class Given:
     environ: Mapping[str, str]
     key_store: Callable[[], KeyRing]
     case_runner: Any
-    digest_routes: tuple[str, ...] = ()
+    digest_routes: Callable[[str], tuple[str, ...]] = lambda tenant_id: ()
     # Every read model rebuilt and swapped in (an erasure: live read models then hold what a
     # rebuild from the log gives, decisions D43).
     rebuild: Callable[[], Awaitable[Any]] | None = None

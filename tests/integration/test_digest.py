@@ -130,7 +130,9 @@ async def test_two_builders_at_once_make_one_digest_and_one_post_per_agent(
     other = await Runtime.open(settings_for(database_url, keys))
     try:
         builders = [
-            DigestBuilder(rt.store, rt.bus, rt.pool, instance="urn:fl", routes=["kafka:x"])
+            DigestBuilder(
+                rt.store, rt.bus, rt.pool, instance="urn:fl", routes=lambda _: ["kafka:x"]
+            )
             for rt in (live, other)
         ]
         results = await asyncio.gather(*(b.run(ORDER) for b in builders))
@@ -150,7 +152,9 @@ async def test_a_quiet_week_writes_the_digest_and_posts_nothing(live: Runtime, k
     """W127: a tenant with reports, none of them this week."""
     tenant = tenant_of(keys)
     await submit(live, tenant, MONDAY - timedelta(days=30))
-    builder = DigestBuilder(live.store, live.bus, live.pool, instance="urn:fl", routes=["k"])
+    builder = DigestBuilder(
+        live.store, live.bus, live.pool, instance="urn:fl", routes=lambda _: ["k"]
+    )
     await builder.run(ORDER)
     assert posts_in_store(live) == []
     view = await digest_view(live, tenant)
@@ -164,7 +168,9 @@ async def test_a_full_page_is_recorded_as_truncated(live: Runtime, keys: Keys) -
     tenant = tenant_of(keys)
     for n in range(4):
         await submit(live, tenant, MONDAY + timedelta(hours=n))
-    builder = DigestBuilder(live.store, live.bus, live.pool, instance="i", routes=[], page_bound=3)
+    builder = DigestBuilder(
+        live.store, live.bus, live.pool, instance="i", routes=lambda _: [], page_bound=3
+    )
     await builder.run(ORDER)
     tables = (await digest_view(live, tenant))["tables"]
     assert tables["truncated"] is True
@@ -177,7 +183,12 @@ async def test_the_builder_waits_for_the_read_models_and_fails_loudly_behind(
     """Reading a read model behind the store would count less than was submitted."""
     await submit(runtime, tenant_of(keys), MONDAY)
     builder = DigestBuilder(
-        runtime.store, runtime.bus, runtime.pool, instance="i", routes=[], wait_seconds=0.5
+        runtime.store,
+        runtime.bus,
+        runtime.pool,
+        instance="i",
+        routes=lambda _: [],
+        wait_seconds=0.5,
     )
     with pytest.raises(NotCaughtUp):
         await builder.run(ORDER)
