@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 from eventsourcing.utils import get_topic
 
 from contracts import topics
@@ -266,10 +267,22 @@ async def test_a_neighbour_reads_digest_posted_with_the_twelve_previous_ids(
     ]  # fmt: skip
     assert json.loads(data["extraContext"])["agent"] == COACH
     assert events[0]["subject"] == str(digest_id_for(tenant, week))
-    assert events[0]["type"] == "evaluation.feedback.v1.DigestPosted"
+    assert events[0]["type"] == "evaluation.feedback.v2.DigestPosted"
+    assert data["health"] == json.loads(data["extraContext"])["health"]  # D53 on v2 (D151)
     view = await get_digest(runtime.pool, tenant, week)
     assert view is not None
     assert view["posted"]["routes"] == [f"kafka:{topic}"]
+    # The v1 topic is retired (D151): the relay neither creates it nor publishes on it.
+    retired = runtime.settings.topic_prefix + "evaluation.feedback.v1.digest-posted"
+    assert topic == runtime.settings.topic_prefix + "evaluation.feedback.v2.digest-posted"
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+    finally:
+        await admin.close()
+    assert topic in existing
+    assert retired not in existing
 
 
 @pytest.fixture
@@ -311,7 +324,7 @@ async def test_posts_go_to_the_hand_over_webhook_too_signed_as_hand_overs_are(
         assert view["posted"]["routes"] == [f"webhook:{url}"]
         assert set(view["posted"]["deliveries"].values()) == {"delivered"}
         assert [signed for signed, _ in received] == [True, True]
-        assert {event["type"] for _, event in received} == {"evaluation.feedback.v1.DigestPosted"}
+        assert {event["type"] for _, event in received} == {"evaluation.feedback.v2.DigestPosted"}
         assert sorted(event["data"]["agent"] for _, event in received) == [COACH, WRITER]
     finally:
         await runtime.close()
