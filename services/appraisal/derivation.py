@@ -7,7 +7,6 @@ over the whole history at once.
 """
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime
 
 from contracts.runtime_facts import NEGATIVE_VERDICTS, DraftStatus, QuestionStatus
@@ -77,16 +76,12 @@ def of_runtime(
 
 
 def with_passes(errors: list[GoalError], passes: tuple[PassFact, ...]) -> list[GoalError]:
-    """SPEC M26, M44: a probe fills ``controllable`` of the error it cites (mattered → True,
-    redundant → False; inconclusive and skipped leave it unset); the appraiser adds its one
-    signed error on the ``appraisal`` channel, cite ``appraiser`` (M23, M27)."""
-    filled = {p.cite: p.result for p in passes if p.kind == "probe"}
-    out = []
-    for error in errors:
-        result = filled.get(error.cite)
-        if result in ("mattered", "redundant"):
-            error = replace(error, controllable=result == "mattered")
-        out.append(error)
+    """The appraiser adds its one signed error on the ``appraisal`` channel, cite
+    ``appraiser`` (M23, M27, M44). ``controllable`` (M26) stays unset: only a counterfactual
+    replayed from the run's recorded prefix may fill it (M44), and this service replays
+    nothing; an intervention opinion (``opinion``, or ``probe`` in older records) is a
+    model's word without the run, so it changes no label (decisions D153)."""
+    out = list(errors)
     for p in passes:
         if p.kind == "appraiser" and p.sign:
             out.append(
