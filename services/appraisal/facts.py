@@ -11,7 +11,14 @@ from datetime import datetime
 
 from contracts.goals import GoalRef
 from contracts.neighbours import RunCounters
-from contracts.runtime_facts import OwnerStop, OwnerVerdict, RunDraft, RunQuestion, RunStep
+from contracts.runtime_facts import (
+    OwnerStop,
+    OwnerVerdict,
+    RunDraft,
+    RunQuestion,
+    RunRequest,
+    RunStep,
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class RunFact:
     questions: tuple[RunQuestion, ...] = ()
     stops: tuple[OwnerStop, ...] = ()
     steps: tuple[RunStep, ...] = ()
+    requests: tuple[RunRequest, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from contracts.runtime_facts import (
     QuestionStatus,
     RunDraft,
     RunQuestion,
+    RunRequest,
 )
 from services.appraisal.charter import Charter, parse_charter
 from services.appraisal.derivation import goal_errors
@@ -191,11 +192,16 @@ def recorded_facts(serves: tuple[GoalRef, ...]) -> Facts:
         for i, (d, q, resumed, ok) in enumerate(itertools.product(
             DraftStatus, QuestionStatus, (True, False), (True, False)))
     ]  # fmt: skip
+    requests = [  # M28: a triaged request, closed or not, with a draft or without
+        RunFact(f"rq-{i}", "a", NOW, False, RunCounters(), serves,
+                requests=(RunRequest(request_id=f"rq-{i}", closed=closed, draft_id=draft),))
+        for i, (closed, draft) in enumerate(itertools.product((True, False), (None, "d-0")))
+    ]  # fmt: skip
     outcomes = [
         OwnerOutcomeFact(f"o-{i}", f"rt-{i}", f"d-{i}", verdict)
         for i, verdict in enumerate(v for v in OwnerVerdict if v is not OwnerVerdict.withdrawn)
     ]
-    return Facts(tuple(feedback), tuple(reports), tuple(evals), (*runs, *runtime),
+    return Facts(tuple(feedback), tuple(reports), tuple(evals), (*runs, *runtime, *requests),
                  tuple(outcomes))  # fmt: skip
 
 
@@ -294,16 +300,16 @@ def test_a_replayed_counterfactual_would_split_distress_as_m44_says() -> None:
 # a change to the table or the function that moves an outcome shows up here.
 ALONE_FREE = {
     Label.distress: {
-        "ceilingHits", "correction", "draft-rejected", "draft-sent-edited", "emptyOutputs",
-        "escalation", "eval-failed", "eval-invented", "failedFinalCalls", "loopStops",
-        "low-rating", "owner-error_exposed", "owner-expectation_missed", "owner-harm",
-        "owner-stop-abandoned", "owner-stop-redirect", "question-abandoned",
+        "boredomNotices", "ceilingHits", "correction", "draft-rejected", "draft-sent-edited",
+        "emptyOutputs", "escalation", "eval-failed", "eval-invented", "failedFinalCalls",
+        "loopStops", "low-rating", "owner-error_exposed", "owner-expectation_missed",
+        "owner-harm", "owner-stop-abandoned", "owner-stop-redirect", "question-abandoned",
         "report-fabricated", "report-left-open", "report-no-access", "report-not-found",
-        "report-other", "report-outdated", "report-retrieval", "stepNulls",
-    },
-    Label.neutral: {
-        "draft-sent-unchanged", "eval-passed", "question-answered", "reply-accepted",
-        "report-resolved-with-change",
+        "report-other", "report-outdated", "report-retrieval", "request-closed-without-draft",
+    },  # stepNulls is a health counter, no row (D154)
+    Label.neutral: {  # M28, M38: a backlog decrease is no delivery, so never pride
+        "draft-sent-unchanged", "eval-passed", "ownerBacklogDecrease", "question-answered",
+        "reply-accepted", "report-resolved-with-change",
     },
     Label.pride: {"draft-sent-unchanged", "question-answered", "reply-accepted"},
 }  # fmt: skip
