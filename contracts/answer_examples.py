@@ -487,7 +487,7 @@ DIGEST_VIEW: JsonDict = {
     "tables": DIGEST_TABLES,
     "posted": {
         "postedAt": DIGEST_POSTED_AT,
-        "routes": ["kafka:evaluation.feedback.v1.digest-posted"],
+        "routes": ["kafka:evaluation.feedback.v2.digest-posted"],
         "identities": [FEEDBACK_PATH],
         "note": None,
         "deliveries": {},
@@ -518,6 +518,7 @@ DIGEST_POSTED: JsonDict = {
     ),
     "extraContext": json.dumps(AGENT_TABLE, ensure_ascii=False, separators=(",", ":")),
     "url": f"/factory/feedback/digests/{WEEK}",
+    "health": AGENT_TABLE["health"],
     "previousItems": [f"{INSTANCE}/_Digests/{week}/{AGENT_ID}" for week in PREVIOUS_WEEKS],
     "standingIssueTitle": f"Wrong answers — {AGENT}",
     "standingIssueLabels": ["feedback", "wrong-answer-digest"],

@@ -38,7 +38,7 @@ class ProbeResult(StrEnum):
 
 
 class PassResult(Contract):
-    cite: Ref = Field(description="The error probed (its cite), or `appraiser`.")
+    cite: Ref = Field(description="The intervention asked about (its cite), or `appraiser`.")
     result: Literal["mattered", "redundant", "inconclusive", "skipped", "found", "nothing"]
     sign: Magnitude = 0.0
     agency: Literal["self", "owner", "other", "world"] = "self"
@@ -46,10 +46,12 @@ class PassResult(Contract):
 
 
 class RecordPassResults(Contract):
-    """A paid pass's numbers for one run (SPEC M44): recorded once per run and pass."""
+    """A paid pass's numbers for one run (SPEC M44): recorded once per run and pass. An
+    ``opinion`` is a model's word on an intervention, asked without a replay: recorded, never
+    a label's input (decisions D153); ``probe`` is what older records of it are called."""
 
     run_id: Ref = Field(alias="runId")
-    kind: Literal["probe", "appraiser"]
+    kind: Literal["opinion", "appraiser"]
     model: Ref = Field(description="The model that answered.")
     results: list[PassResult] = Field(max_length=MAX_RESULTS)
 

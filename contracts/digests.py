@@ -141,8 +141,14 @@ class RecordDigestDelivery(Contract):
 
 
 class DigestPosted(Contract):
-    """One agent's weekly digest, posted once (W123, W125). ``feedbackPath`` is the item's
-    identity (W126): a redelivery is the same item.
+    """One agent's weekly digest, posted once (W123, W125), on
+    ``evaluation.feedback.v2.digest-posted``. ``feedbackPath`` is the item's identity (W126): a
+    redelivery is the same item.
+
+    v2 (decisions D151): the health line's ``withRun`` and ``passed`` (in ``health`` and in
+    ``extraContext``) are the night's figure alone, like with like (W58, D53), each person's
+    runs on demand apart in ``health.runners``; on v1, no longer published, they counted every
+    runner's newest run.
 
     How a triage consumer keeps one standing issue per agent (W129–W134): the item id is
     ``instance`` (the CloudEvent source) + ``/`` + ``feedbackPath`` (``itemId``); the same
@@ -167,6 +173,10 @@ class DigestPosted(Contract):
         alias="extraContext", description="The same digest as JSON text (an AgentTable)."
     )
     url: str = Field(description="The digest's address in this service's API.")
+    health: Health = Field(
+        description="The agent's health line (W120): withRun and passed are the night's "
+        "figure; runners holds every runner's, the night first (decisions D53, D151)."
+    )
     previous_items: list[str] = Field(
         alias="previousItems",
         description="The item ids of the same agent's previous twelve weeks, nearest first, "

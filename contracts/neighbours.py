@@ -29,7 +29,14 @@ from enum import StrEnum
 from pydantic import ConfigDict, Field
 
 from contracts.feedback import Contract
-from contracts.runtime_facts import MAX_ITEMS, OwnerStop, RunDraft, RunQuestion, RunStep
+from contracts.runtime_facts import (
+    MAX_ITEMS,
+    OwnerStop,
+    RunDraft,
+    RunQuestion,
+    RunRequest,
+    RunStep,
+)
 from contracts.scalars import (
     Count,
     DatasetVersion,
@@ -63,6 +70,15 @@ class RunCounters(Neighbour):
     loop_stops: Count | None = Field(default=None, alias="loopStops")
     empty_outputs: Count | None = Field(default=None, alias="emptyOutputs")
     ceiling_hits: Count | None = Field(default=None, alias="ceilingHits")
+    boredom_notices: Count | None = Field(
+        default=None, alias="boredomNotices", description="Boredom notices the run gave (M28)."
+    )
+    owner_backlog_decrease: Count | None = Field(
+        default=None,
+        alias="ownerBacklogDecrease",
+        description="By how many items the owner's recorded backlog went down over the run "
+        "(M28: +0.5, a weaker attribution than a linked delivery, so never pride).",
+    )
     failed_final_calls: Count | None = Field(default=None, alias="failedFinalCalls")
     step_completions: Count | None = Field(default=None, alias="stepCompletions")
     step_measured: Count | None = Field(default=None, alias="stepMeasured")
@@ -131,6 +147,7 @@ class RunCompleted(Neighbour):
     drafts: list[RunDraft] = Field(default_factory=list, max_length=MAX_ITEMS)
     questions: list[RunQuestion] = Field(default_factory=list, max_length=MAX_ITEMS)
     stops: list[OwnerStop] = Field(default_factory=list, max_length=MAX_ITEMS)
+    requests: list[RunRequest] = Field(default_factory=list, max_length=MAX_ITEMS)
     steps: list[RunStep] = Field(default_factory=list, max_length=MAX_ITEMS)
     completed_at: Instant = Field(alias="completedAt")
 

@@ -67,6 +67,17 @@ class OwnerStop(Tolerant):
     resumed: bool = Field(default=False, description="The owner re-prompted after the stop.")
 
 
+class RunRequest(Tolerant):
+    """A triaged request the run worked on (SPEC M28): closed without a linked draft it
+    contributes −0.5; one with a draft is read through that draft's outcome instead."""
+
+    request_id: Ref = Field(alias="requestId")
+    closed: bool = Field(default=False, description="The request was closed.")
+    draft_id: Ref | None = Field(
+        default=None, alias="draftId", description="The draft linked to the request, if any."
+    )
+
+
 class CallStatus(StrEnum):
     succeeded = "succeeded"
     failed = "failed"

@@ -13,7 +13,10 @@ REPORT_RESOLVED = "evaluation.feedback.v1.report-resolved"  # the reporter hears
 EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"
 EVAL_CASE_CONFIRMED = "evaluation.evals.v1.case-confirmed"
 EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"
-DIGEST_POSTED = "evaluation.feedback.v1.digest-posted"  # one per agent and week (SPEC W123)
+# One per agent and week (SPEC W123). v2: the health line's `withRun` and `passed` are the
+# night's figure alone (decisions D53, D151); v1 counted every runner's newest run and is no
+# longer published.
+DIGEST_POSTED = "evaluation.feedback.v2.digest-posted"
 DATASET_PUBLISHED = "evaluation.datasets.v1.dataset-published"  # SPEC C23, as the seed writes it
 LEARNING_PROPOSAL_RAISED = "evaluation.learning.v1.learning-proposal-raised"  # SPEC C37
 LEARNING_PROPOSAL_DECIDED = "evaluation.learning.v1.learning-proposal-decided"  # SPEC C38

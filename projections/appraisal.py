@@ -244,7 +244,7 @@ class AppraisalFacts:
     async def completed(conn: Connection, schema: str, e: Any, run: RunCompleted) -> None:
         counters = None if run.counters is None else run.counters.model_dump_json(by_alias=True)
         items = run.model_dump_json(
-            by_alias=True, include={"drafts", "questions", "stops", "steps"}
+            by_alias=True, include={"drafts", "questions", "stops", "steps", "requests"}
         )
         await conn.execute(
             f"INSERT INTO {schema}.runs VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "

@@ -7,10 +7,9 @@ over the whole history at once.
 """
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime
 
-from contracts.runtime_facts import NEGATIVE_VERDICTS, DraftStatus, QuestionStatus
+from contracts.runtime_facts import NEGATIVE_VERDICTS, DraftStatus, QuestionStatus, RunRequest
 from services.appraisal.charter import Charter
 from services.appraisal.facts import Facts, OwnerOutcomeFact, PassFact, RunFact
 from services.appraisal.outcomes import (
@@ -37,18 +36,22 @@ def of_runtime(
     charter: Charter,
     table: Mapping[str, Contribution],
 ) -> Iterator[GoalError]:
-    """SPEC M28, M30–M33: drafts, questions and owner stops, each counted once however many
-    resumed runs report it (the latest report of an item stands; a stop is a redirect if any
-    report saw it resumed). A pending draft or parked question contributes nothing; a linked
-    negative owner outcome replaces its draft's contribution with one −1.0."""
+    """SPEC M28, M30–M33: drafts, questions, owner stops and triaged requests, each counted
+    once however many resumed runs report it (the latest report of an item stands; a stop is
+    a redirect if any report saw it resumed). A pending draft or parked question contributes
+    nothing; a linked negative owner outcome replaces its draft's contribution with one −1.0;
+    a request closed without a draft is −0.5, one with a draft counts through the draft."""
     drafts: dict[str, tuple[RunFact, DraftStatus]] = {}
     questions: dict[str, tuple[RunFact, QuestionStatus]] = {}
     stops: dict[str, tuple[RunFact, bool]] = {}
+    requests: dict[str, tuple[RunFact, RunRequest]] = {}
     for run in sorted((r for r in runs if not r.development), key=lambda r: r.completed_at):
         for draft in run.drafts:
             drafts[draft.draft_id] = (run, draft.status)
         for question in run.questions:
             questions[question.question_id] = (run, question.status)
+        for request in run.requests:
+            requests[request.request_id] = (run, request)
         for stop in run.stops:
             resumed = stop.resumed or (stop.stop_id in stops and stops[stop.stop_id][1])
             stops[stop.stop_id] = (stops.get(stop.stop_id, (run, False))[0], resumed)
@@ -74,19 +77,20 @@ def of_runtime(
         goal = goal_of(run.serves, charter, Store.interventions)
         outcome = "owner-stop-redirect" if resumed else "owner-stop-abandoned"
         yield from signed(table, outcome, goal=goal, visible=False, cite=stop_id)
+    for request_id, (run, request) in requests.items():  # M28: once each, the latest report
+        if request.closed and request.draft_id is None:  # with a draft: the draft's row
+            goal = goal_of(run.serves, charter, Store.requests)  # the front door's requests
+            yield from signed(table, "request-closed-without-draft", goal=goal, visible=False,
+                              cite=request_id)  # fmt: skip
 
 
 def with_passes(errors: list[GoalError], passes: tuple[PassFact, ...]) -> list[GoalError]:
-    """SPEC M26, M44: a probe fills ``controllable`` of the error it cites (mattered → True,
-    redundant → False; inconclusive and skipped leave it unset); the appraiser adds its one
-    signed error on the ``appraisal`` channel, cite ``appraiser`` (M23, M27)."""
-    filled = {p.cite: p.result for p in passes if p.kind == "probe"}
-    out = []
-    for error in errors:
-        result = filled.get(error.cite)
-        if result in ("mattered", "redundant"):
-            error = replace(error, controllable=result == "mattered")
-        out.append(error)
+    """The appraiser adds its one signed error on the ``appraisal`` channel, cite
+    ``appraiser`` (M23, M27, M44). ``controllable`` (M26) stays unset: only a counterfactual
+    replayed from the run's recorded prefix may fill it (M44), and this service replays
+    nothing; an intervention opinion (``opinion``, or ``probe`` in older records) is a
+    model's word without the run, so it changes no label (decisions D153)."""
+    out = list(errors)
     for p in passes:
         if p.kind == "appraiser" and p.sign:
             out.append(

@@ -11,7 +11,14 @@ from datetime import datetime
 
 from contracts.goals import GoalRef
 from contracts.neighbours import RunCounters
-from contracts.runtime_facts import OwnerStop, OwnerVerdict, RunDraft, RunQuestion, RunStep
+from contracts.runtime_facts import (
+    OwnerStop,
+    OwnerVerdict,
+    RunDraft,
+    RunQuestion,
+    RunRequest,
+    RunStep,
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class RunFact:
     questions: tuple[RunQuestion, ...] = ()
     stops: tuple[OwnerStop, ...] = ()
     steps: tuple[RunStep, ...] = ()
+    requests: tuple[RunRequest, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,13 +93,14 @@ class OwnerOutcomeFact:
 
 @dataclass(frozen=True)
 class PassFact:
-    """A paid pass's recorded numbers for a run (SPEC M44): a probe's result for the error it
-    cites, or the appraiser's one signed error (``sign`` 0: it found nothing further)."""
+    """A paid pass's recorded numbers for a run (SPEC M44): an intervention opinion's word for
+    the error it cites (read by no label, decisions D153), or the appraiser's one signed error
+    (``sign`` 0: it found nothing further)."""
 
     run_id: str
-    kind: str  # probe | appraiser
+    kind: str  # opinion (older: probe) | appraiser
     cite: str
-    result: str  # probe: mattered, redundant, inconclusive, skipped; appraiser: found, nothing
+    result: str  # opinion: mattered, redundant, inconclusive, skipped; appraiser: found, nothing
     sign: float = 0.0
     agency: str = "self"
     visible: bool = False

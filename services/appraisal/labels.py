@@ -5,8 +5,9 @@
       │          the appraiser's error (channel appraisal, a paid pass):
       │            agency other/world → anger (read before exposure, M36)
       │            else visible → embarrassment, otherwise distress (M37)
-      │          a probed error (a paid pass): mattered → regret, redundant → disappointment
-      │          (M44); any other → distress
+      │          an error a replayed counterfactual resolved (``controllable``; M44: the
+      │          seed's probe, which this service does not make, decisions D153): mattered →
+      │          regret, redundant → disappointment; any other → distress
       │        ties → the name that says more (SAYS_MORE);
       │        ≥2 probe-resolved self errors of one outcome on one goal → frustration, which
       │        only ever displaces a name that says less (M39). Positives are kept (M40).
@@ -14,7 +15,9 @@
     a compacted record → neutral, its valence partial (M43)
 
 So the free readout (no pass ran: nothing probed, no appraiser error) can only read neutral,
-distress or pride (M42); ``reachable`` enumerates it. guilt, shame and excitement are members
+distress or pride (M42); ``reachable`` enumerates it. With the paid passes this service runs,
+the appraiser adds anger and embarrassment; regret, disappointment and frustration need a
+replay, which nothing here fills. guilt, shame and excitement are members
 with no rule yet: nothing produces them (``UNREACHABLE``), so adding a rule is the only change.
 No field of any record carries a label (M35): it is computed here, every time it is read.
 """

@@ -2,8 +2,9 @@
 
 A GoalError says: toward which goal (or none, M06), on which channel, how much and which way
 (``sign``), who caused it (``agency``), whether it reached somebody (``visible``, computed,
-M25), whether a probe found it avoidable (``controllable``: unset until a paid probe fills
-it, M26), and ``cite`` — always an id or a counter name, never prose (M27).
+M25), whether a counterfactual found it avoidable (``controllable``: unset until a replay
+fills it, M26; none is made here, decisions D153), and ``cite`` — always an id or a counter
+name, never prose (M27).
 
 ``CONTRIBUTIONS`` is the one place that says what each recorded outcome is worth; it is
 rendered into the README (``contribution_rows``). The derivation takes the table as a
@@ -84,9 +85,17 @@ CONTRIBUTIONS: Mapping[str, Contribution] = {
     "emptyOutputs": Contribution(C.counter, -1.0, A.self, note="RunCompleted counter"),
     "failedFinalCalls": Contribution(C.counter, -1.0, A.self, note="RunCompleted counter"),
     "ceilingHits": Contribution(C.counter, -0.5, A.owner, note="RunCompleted counter"),
-    "stepNulls": Contribution(C.counter, -0.5, A.self, note="RunCompleted counter"),
+    "boredomNotices": Contribution(C.counter, -0.5, A.self, note="RunCompleted counter"),
+    "ownerBacklogDecrease": Contribution(C.counter, +0.5, A.self, note="a queue change: no pride"),
+    "request-closed-without-draft": Contribution(
+        C.commitment, -0.5, A.owner, note="with a draft: the draft's row instead"
+    ),
 }
-RUN_COUNTERS = ("loopStops", "emptyOutputs", "failedFinalCalls", "ceilingHits", "stepNulls")
+# stepNulls is a health counter (M50), not a row: the seed's table has none (decisions D154).
+RUN_COUNTERS = (
+    "loopStops", "emptyOutputs", "failedFinalCalls", "ceilingHits", "boredomNotices",
+    "ownerBacklogDecrease",
+)  # fmt: skip
 # A run cut short (SPEC M45's cut_short): a negative counter naming the stop or silent failure.
 CUT_SHORT = ("loopStops", "emptyOutputs", "failedFinalCalls", "ceilingHits")
 DRAFT_OUTCOMES = {
@@ -109,7 +118,7 @@ class GoalError:
     visible: bool
     cite: str
     outcome: str
-    controllable: bool | None = None  # M26: unset until a probe fills it
+    controllable: bool | None = None  # M26: unset until a replay fills it (D153)
     delivery: bool = False
 
 

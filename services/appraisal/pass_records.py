@@ -1,9 +1,10 @@
 """What a paid pass recorded for a run: numbers only, on the ``appraisal`` channel (SPEC M44).
 
 One aggregate per run and pass: a pass is recorded once, so asking again for a run already
-probed or appraised costs nothing and changes nothing. The results hold no text a model wrote:
-a probe's result word from a closed set for an error it cites by the id we minted, or the
-appraiser's one signed error (sign, agency, visible).
+asked about or appraised costs nothing and changes nothing. The results hold no text a model
+wrote: an intervention opinion's word from a closed set for an error it cites by the id we
+minted (never a label's input, decisions D153), or the appraiser's one signed error (sign,
+agency, visible).
 """
 
 from datetime import datetime
@@ -23,7 +24,7 @@ class PaidPass(Aggregate):
     class Recorded(Aggregate.Created):
         tenant_id: str
         run_id: str
-        kind: str  # probe | appraiser
+        kind: str  # opinion (older: probe) | appraiser
         results: list[dict[str, Any]]
         model: str
 

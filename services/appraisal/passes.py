@@ -1,15 +1,18 @@
-"""The two paid passes: a counterfactual probe and a quarantined appraiser (SPEC M42–M44).
+"""The two paid passes: an intervention opinion and a quarantined appraiser (SPEC M43, M44).
 
 Both run only on request, each under a cap on the agent calls it may make (its cost), and
 through the same agent client eval runs use (handed in by the caller; its type is the
 Protocol below, so this context imports no other). Without a configured model, nothing is
 asked and nothing recorded, and the report says so (as SPEC W69 says for runs).
 
-- probe: each replayable intervention (a steer, a denial, an owner stop: the ``intervention``
-  channel) is put to the agent as a counterfactual — would the run have got there without it?
-  mattered → regret, redundant → disappointment, inconclusive → unchanged. Edits and other
-  channels have no probe point: skipped, which costs nothing and is counted apart from
-  inconclusive.
+- opinion: each intervention (a steer, a denial, an owner stop: the ``intervention`` channel)
+  is put to the model as a question — did it matter? — with the run id and the intervention's
+  cite alone. It is not the seed's counterfactual probe (M44): that replays the run from its
+  recorded prefix without the intervention, and this service holds no transcript of a run
+  (only its input and output artifacts), so nothing is replayed. Its one-word answer
+  (mattered, redundant, inconclusive) is recorded as an ``opinion`` and counted, and never
+  fills ``controllable``: it changes no label (decisions D153). Edits and other channels are
+  not asked about: skipped, which costs nothing and is counted apart from inconclusive.
 - appraiser: one call per run, numbers only — the run's signed outcomes as channel, sign and
   agency, never a text — asking for at most one further signed error. A malformed reply gets
   one retry, and the retried call counts once against the cap.
@@ -28,7 +31,7 @@ from contracts.agent import AgentReply, AgentRequest
 from contracts.appraisal_records import PassResult, RecordPassResults
 from services.appraisal.outcomes import Channel, GoalError
 
-PROBE_RESULTS = ("mattered", "redundant", "inconclusive")
+OPINIONS = ("mattered", "redundant", "inconclusive")
 AGENCIES = ("self", "owner", "other", "world")
 
 
@@ -58,6 +61,7 @@ class PassReport:
 
     def as_json(self) -> dict[str, object]:
         return {
+            "kind": self.kind,
             "ran": self.ran,
             "said": self.said,
             "calls": self.calls,
@@ -82,48 +86,47 @@ def request(prompt: str, run_id: str, model: str | None) -> AgentRequest:
     )  # fmt: skip
 
 
-async def probe(
+async def ask_intervention_opinions(
     runs: Sequence[RunToPass], client: Replier | None, model: str | None, cap: int,
     record: Record,
 ) -> PassReport:  # fmt: skip
-    """SPEC M44: a counterfactual per replayable intervention, at most ``cap`` calls."""
-    report = PassReport("probe")
+    """An opinion per intervention, at most ``cap`` calls; recorded, never a label's input
+    (no replay: decisions D153)."""
+    report = PassReport("opinion")
     if client is None or not configured(client, model):
         report.said = NO_MODEL
         return report
     report.ran = True
     for index, run in enumerate(runs):
-        probeable = [e for e in run.errors if e.channel is Channel.intervention and e.sign < 0]
-        if len(probeable) > cap - report.calls:
+        asked = [e for e in run.errors if e.channel is Channel.intervention and e.sign < 0]
+        if len(asked) > cap - report.calls:
             report.left_at_cap = len(runs) - index
             break
         results: list[PassResult] = []
         answered_by = model or ""
         for error in run.errors:
-            if error not in probeable:
+            if error not in asked:
                 if error.sign < 0:
                     results.append(PassResult(cite=error.cite, result="skipped"))
                 continue
             prompt = (
-                f"counterfactual probe. run {run.run_id}. intervention {error.cite} "
-                f"(sign {error.sign:+.1f}) removed. Answer one word: mattered, redundant "
-                "or inconclusive."
+                f"intervention opinion (no transcript, no replay). run {run.run_id}. "
+                f"intervention {error.cite} (sign {error.sign:+.1f}). Did it matter? Answer "
+                "one word: mattered, redundant or inconclusive."
             )
             reply = await client.reply(request(prompt, run.run_id, model))
             report.calls += 1
             answered_by = reply.model_name
             word = reply.text.strip().split()[0].strip(".").lower() if reply.text.strip() else ""
             results.append(
-                PassResult(
-                    cite=error.cite, result=word if word in PROBE_RESULTS else "inconclusive"
-                )
+                PassResult(cite=error.cite, result=word if word in OPINIONS else "inconclusive")
             )
         report.counts.update(r.result for r in results)
         if results:
-            await record(RecordPassResults(run_id=run.run_id, kind="probe", model=answered_by or
+            await record(RecordPassResults(run_id=run.run_id, kind="opinion", model=answered_by or
                                            "none", results=results))  # fmt: skip
             report.recorded_runs += 1
-    report.said = f"{report.calls} probe(s) driven" + (
+    report.said = f"{report.calls} intervention opinion(s) asked, no label changed" + (
         f"; stopped at the cap of {cap}: {report.left_at_cap} run(s) left" if report.left_at_cap
         else ""
     )  # fmt: skip

@@ -17,7 +17,14 @@ from pydantic import BaseModel
 
 from contracts.goals import read_goal_refs
 from contracts.neighbours import RunCounters
-from contracts.runtime_facts import OwnerStop, OwnerVerdict, RunDraft, RunQuestion, RunStep
+from contracts.runtime_facts import (
+    OwnerStop,
+    OwnerVerdict,
+    RunDraft,
+    RunQuestion,
+    RunRequest,
+    RunStep,
+)
 from projections import appraisal_queries as facts_model
 from projections import inbox
 from services.appraisal.charter import EMPTY, Charter
@@ -148,16 +155,19 @@ def run_fact(row: asyncpg.Record) -> RunFact:
         questions=tuple(items.questions),
         stops=tuple(items.stops),
         steps=tuple(items.steps),
+        requests=tuple(items.requests),
     )
 
 
 class RunItems(BaseModel):
-    """A run's drafts, questions, stops and steps as the read model keeps them."""
+    """A run's drafts, questions, stops, steps and requests as the read model keeps them (a
+    row written before requests were reported has none)."""
 
     drafts: list[RunDraft] = []
     questions: list[RunQuestion] = []
     stops: list[OwnerStop] = []
     steps: list[RunStep] = []
+    requests: list[RunRequest] = []
 
 
 def pass_fact(row: asyncpg.Record) -> tuple[PassFact, ...]:

@@ -15,8 +15,9 @@ the reason) and sharing nothing; a consent is never assumed.
 
 Where it is configured (decisions D56): ``FEEDBACKLOOP_MEMORY_PROMOTION_URL`` for the instance,
 ``FEEDBACKLOOP_MEMORY_PROMOTION_URLS`` (a JSON object, tenant → URL) for a tenant of its own;
-read afresh at each share, so a change needs no restart. A tenant with a service decides by it
-alone: its locally recorded consents are not read. Only a tenant without one shares on a
+read afresh at each share, so a change to the reloadable settings file needs no restart
+(decisions D152). A tenant with a service decides by it alone: its locally recorded consents
+are not read. Only a tenant without one shares on a
 consent recorded locally (``POST …/consents``).
 """
 

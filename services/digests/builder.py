@@ -14,6 +14,7 @@ its next tick, and the failed one is tried again.
 
 import asyncio
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -61,7 +62,7 @@ class DigestBuilder:
         pool: asyncpg.Pool,
         *,
         instance: str,
-        routes: list[str],
+        routes: Callable[[str], Sequence[str]],
         public_url: str = "",
         page_bound: int = PAGE_BOUND,
         wait_seconds: float = 60.0,
@@ -113,7 +114,8 @@ class DigestBuilder:
         if not await asyncio.to_thread(existing, self.store, {digest_id_for(tenant_id, week)}):
             built = await self.build(tenant_id, order)
         url = self.public_url + digest_url(week)
-        post = PostWeeklyDigest(week=week, instance=self.instance, url=url, routes=self.routes)
+        routes = list(self.routes(tenant_id))  # each tenant's: its tracker is one (decisions D150)
+        post = PostWeeklyDigest(week=week, instance=self.instance, url=url, routes=routes)
         posted = await self.bus.execute(self.issued(post, tenant_id, f"{order.name}/post", order))
         return Built(tenant_id, (built or posted).result, posted.result)
 

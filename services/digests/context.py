@@ -36,7 +36,7 @@ def digest_builder(given: Given) -> DigestBuilder:
         given.bus,
         given.pool,
         instance=settings.cloudevents_source,
-        routes=list(given.digest_routes),
+        routes=given.digest_routes,
         public_url=settings.public_url,
         page_bound=settings.digest_page_bound,
         wait_seconds=given.scheduled_wait_seconds,

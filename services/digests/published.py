@@ -3,7 +3,12 @@
 from typing import Any
 
 from contracts import topics
-from contracts.digests import STANDING_ISSUE_LABELS, STANDING_ISSUE_TITLE, DigestPosted
+from contracts.digests import (
+    STANDING_ISSUE_LABELS,
+    STANDING_ISSUE_TITLE,
+    AgentTable,
+    DigestPosted,
+)
 from services.digests.domain import Digest
 from services.kafka.publication import Publication
 
@@ -20,6 +25,8 @@ def digest_posted(event: Any) -> DigestPosted:
         message=event.message,
         extra_context=event.extra_context,
         url=event.url,
+        # The post's own table, as its text was written: the night's figure first (D53, D151).
+        health=AgentTable.model_validate_json(event.extra_context).health,
         previous_items=event.previous_items,
         standing_issue_title=STANDING_ISSUE_TITLE.format(agent=event.agent),
         standing_issue_labels=list(STANDING_ISSUE_LABELS),
@@ -35,7 +42,8 @@ POSTED = Publication(
     title="DigestPosted",
     description="One agent's weekly digest of wrong-answer reports, posted once; identity = "
     "feedbackPath, so a redelivery is one item (SPEC W123-W126). The consumer's rules "
-    "(W129-W134) are in the payload's description.",
+    "(W129-W134) are in the payload's description. v2: health's withRun and passed are the "
+    "night's figure alone (decisions D53, D151).",
 )
 
 PUBLICATIONS: tuple[Publication, ...] = (POSTED,)

@@ -4,9 +4,12 @@
 ``FEEDBACKLOOP_LEARNING_PROPOSAL_PROFILE`` (default ``structured``; ``model`` drafts through an
 OpenAI-compatible ``/v1/chat/completions`` at ``FEEDBACKLOOP_LEARNING_MODEL_URL`` with
 ``_MODEL_NAME``, ``_MODEL_API_KEY`` and ``_MODEL_TIMEOUT_SECONDS``). The composition root hands
-the generator a function that reads them, so a change takes effect at the next run without a
-restart. A value that does not parse falls back to its default and is named in the log, as
-the night's settings do: a typo must not stop the proposals of a whole instance.
+the generator a function that reads them at each run from the environment with the operator's
+reloadable settings file over it (``FEEDBACKLOOP_RELOADABLE_SETTINGS_FILE``,
+``services.processes.reloadable``, decisions D152): a change to that file takes effect at the
+next run without a restart; a change to the environment needs one. A value that does not
+parse falls back to its default and is named in the log, as the night's settings do: a typo
+must not stop the proposals of a whole instance.
 """
 
 from collections.abc import Mapping

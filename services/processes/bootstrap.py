@@ -52,6 +52,7 @@ from services.processes.opening import load_keys, open_parts
 from services.processes.process_health import INBOUND, process_health
 from services.processes.published import PUBLICATIONS, TOPICS
 from services.processes.read_model_gauges import keep_refreshed
+from services.processes.reloadable import ReloadableEnviron
 from services.processes.roles import SERVE, Role
 from services.processes.settings import Settings
 from services.processes.waiting import until_reachable
@@ -153,11 +154,15 @@ class Runtime:
         if self.stop_embedded is not None:
             await asyncio.to_thread(self.stop_embedded)
 
+    def reloadable(self) -> ReloadableEnviron:
+        """The environment with the operator's reloadable settings file over it (D152)."""
+        return ReloadableEnviron(os.environ, self.settings.reloadable_settings_file)
+
     def given(self, environ: Mapping[str, str] | None = None) -> Given:
         """What the contexts are given to build their routes and scheduled work from."""
         return scheduled.given(
             self.settings, self.store, self.bus, self.pool, self.keys,
-            dev_key=bool(self.dev_key), environ=os.environ if environ is None else environ,
+            dev_key=bool(self.dev_key), environ=self.reloadable() if environ is None else environ,
         )  # fmt: skip
 
     def metrics_served(self, served: Served | None) -> int | None:

@@ -58,8 +58,14 @@ def appraise(
     ] = None,
     as_json: AsJson = False,
     include_tests: Tests = False,
-    probe: Annotated[bool, typer.Option("--probe", help="Paid: counterfactual probes")] = False,
-    max_probes: Annotated[int, typer.Option(min=1, help="Cap on probe calls")] = 25,
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe",
+            help="Paid: an intervention opinion per intervention (no replay: changes no label)",
+        ),
+    ] = False,
+    max_probes: Annotated[int, typer.Option(min=1, help="Cap on opinion calls")] = 25,
     appraiser: Annotated[
         bool, typer.Option("--appraise", help="Paid: the quarantined appraiser, numbers only")
     ] = False,
@@ -71,7 +77,9 @@ def appraise(
     Free: derived from the records, no model involved. `--probe` and `--appraise` are the
     paid passes: they ask the configured agent (FEEDBACKLOOP_AGENT_URL, _MODEL), at most
     `--max-probes` / `--max-appraisals` calls, and record numbers only on the `appraisal`
-    channel. With no model configured they record nothing and say so.
+    channel. `--probe` asks the model's opinion of each intervention without a replay (the
+    service holds no transcript), so it changes no label (decisions D153). With no model
+    configured they record nothing and say so.
     """
     settings = process_settings()
     agent = settings.agent
@@ -121,7 +129,8 @@ async def paid(
 
         ran: dict[str, Any] = {}
         if probe:
-            ran["probe"] = (await passes.probe(runs, client, model, max_probes, record)).as_json()
+            report = await passes.ask_intervention_opinions(runs, client, model, max_probes, record)
+            ran["probe"] = report.as_json()
         if appraiser:
             report = await passes.appraiser(runs, client, model, max_appraisals, record)
             ran["appraiser"] = report.as_json()

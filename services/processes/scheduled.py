@@ -3,6 +3,7 @@ that hands each order to the context that carries it out."""
 
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import asyncpg
@@ -75,7 +76,7 @@ def given(
         environ,
         key_store,
         case_runner(settings, store, bus),
-        digest_routes(settings),
+        partial(digest_routes, settings),
         rebuild=lambda: rebuild_many(store, pool, read_models()),
     )
 

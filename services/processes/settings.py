@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     # FEEDBACKLOOP_API_KEYS: a JSON list of entries, as `feedbackloop keys new` prints them.
     api_keys: list[ApiKeyEntry] = Field(default_factory=list)
     api_keys_file: Path | None = None
+    # FEEDBACKLOOP_RELOADABLE_SETTINGS_FILE: NAME=value lines of the settings read at each use
+    # (learning, memory promotion), read again once the file changes: an operator's change
+    # while running (services/processes/reloadable.py, decisions D152). None: environment only.
+    reloadable_settings_file: Path | None = None
     # The roles each Kafka ``source`` acts in (decisions D27); ``*``: any source not named.
     kafka_source_roles: dict[str, list[Role]] = Field(
         default_factory=lambda: dict(DEFAULT_SOURCE_ROLES)  # type: ignore[arg-type]

@@ -45,12 +45,18 @@ def webhook_readers(settings: Settings, store: EventStore, bus: CommandBus) -> l
     return readers
 
 
-def digest_routes(settings: Settings) -> tuple[str, ...]:
-    """Where a digest's posts go (SPEC W124): the topic when Kafka is configured (the relay
-    publishes it from the store) and the hand-over webhook when one is; none says so."""
+def digest_routes(settings: Settings, tenant_id: str) -> tuple[str, ...]:
+    """Where a tenant's digest posts go (SPEC W124): the topic when Kafka is configured (the
+    relay publishes it from the store), the hand-over webhook when one is, and the tenant's
+    tracker when ``FEEDBACKLOOP_TRACKERS`` names one (the triage intake files the posts from
+    the log, W129-W134): a route of its own, so a tenant with only a tracker (the embedded
+    default) has its digest filed (decisions D150). None says so (W128)."""
     routes = []
     if settings.kafka_bootstrap_servers:
         routes.append(f"kafka:{settings.topic_prefix}{topics.DIGEST_POSTED}")
     if settings.handover_webhook_url and settings.handover_webhook_secret:
         routes.append(f"webhook:{settings.handover_webhook_url}")
+    tracker = settings.trackers.get(tenant_id)
+    if tracker is not None:
+        routes.append(f"tracker:{tracker.url}")
     return tuple(routes)

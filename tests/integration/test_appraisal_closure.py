@@ -94,3 +94,29 @@ def test_the_follow_up_goes_out_on_a_topic_of_its_own() -> None:
     (publication,) = PUBLICATIONS
     assert publication.topic == topics.FOLLOW_UP_STAGED
     assert publication.event is TaskClosure.FollowUpStaged
+
+
+async def test_the_seed_s_rows_arrive_on_run_completed_and_sign_the_run(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    """M28 (decisions D154), end to end through the event door and the read model: a boredom
+    notice −0.5 self, a backlog decrease +0.5 (no pride), a triaged request closed without a
+    draft −0.5 owner (one with a draft counts through its draft); null steps sign nothing."""
+    data = {"runId": "run-seed", "agentId": "coach", "outcome": "succeeded",
+            "inputRef": "urn:in:1", "completedAt": AT.isoformat(),
+            "counters": {"boredomNotices": 1, "ownerBacklogDecrease": 2, "stepNulls": 3},
+            "drafts": [{"draftId": "d-1", "status": "sent_unchanged"}],
+            "requests": [{"requestId": "rq-1", "closed": True},
+                         {"requestId": "rq-2", "closed": True, "draftId": "d-1"},
+                         {"requestId": "rq-3", "closed": False}]}  # fmt: skip
+    raw = cloudevent("run/run-seed", "factory.runs.v1.RunCompleted", data)
+    assert (await post(client, raw)).status_code == 201
+    await caught_up(runtime)
+    run = (await client.get("/factory/appraisal/runs/run-seed")).json()
+    signed = sorted((o["outcome"], o["sign"], o["agency"], o["cite"]) for o in run["outcomes"])
+    assert signed == [
+        ("boredomNotices", -0.5, "self", "boredomNotices"),
+        ("draft-sent-unchanged", 1.0, "self", "d-1"),
+        ("ownerBacklogDecrease", 0.5, "self", "ownerBacklogDecrease"),
+        ("request-closed-without-draft", -0.5, "owner", "rq-1"),
+    ]

@@ -3,6 +3,7 @@ against the stand-in agent over real HTTP: with no model nothing is asked or rec
 report says so; with one, numbers only are recorded on the ``appraisal`` channel, and each pass
 stops at its cap."""
 
+import asyncio
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -31,7 +32,7 @@ AT = datetime.now(UTC) - timedelta(hours=1)
 SCRIPT = {
     "modelName": "standin-1",
     "rules": [
-        {"when": "counterfactual probe", "text": "mattered"},
+        {"when": "intervention opinion", "text": "mattered"},
         # the first appraisal reply is malformed: one retry, still one call against the cap
         {"when": "quarantined appraisal",
          "replies": [{"text": "I think it went badly"},
@@ -99,7 +100,7 @@ async def test_a_paid_pass_with_no_model_asks_nothing_records_nothing_and_says_s
     tenant = tenant_of(keys)
     runs = [passes.RunToPass("run-1", ())]
     before = await event_count(runtime)
-    for run_pass in (passes.probe, passes.appraiser):
+    for run_pass in (passes.ask_intervention_opinions, passes.appraiser):
         report = await run_pass(runs, client, None, 5, recorder(runtime, tenant))
         assert not report.ran
         assert report.calls == 0
@@ -108,23 +109,38 @@ async def test_a_paid_pass_with_no_model_asks_nothing_records_nothing_and_says_s
     assert await event_count(runtime) == before
 
 
-async def test_the_probe_records_its_words_and_stops_at_its_cap(
+async def test_an_intervention_opinion_is_recorded_and_changes_no_label(
     runtime: Runtime, client: httpx.AsyncClient, keys: Keys, standin: str
 ) -> None:
+    """D153: asked with the run id and the intervention alone (no transcript, no replay), the
+    model's "mattered" is recorded and counted, and stops at its cap; it does not fill
+    ``controllable`` (M26), so the run still reads distress, not regret (M44 needs a replay).
+    An older record of the same words under ``probe`` flips nothing either."""
     tenant = tenant_of(keys)
     runs = await two_runs(runtime, client, tenant)
     agent = HttpAgentClient(standin)
-    report = await passes.probe(runs, agent, None, 1, recorder(runtime, tenant))
+    before = (await client.get("/factory/appraisal/runs/run-1")).json()
+    report = await passes.ask_intervention_opinions(runs, agent, None, 1, recorder(runtime, tenant))
     assert (report.calls, report.recorded_runs, report.left_at_cap) == (1, 1, 1)
-    # the stop was probed (mattered); the abandoned question has no probe point: skipped
+    # the stop was asked about (mattered); the abandoned question is not asked about: skipped
     assert dict(report.counts) == {"mattered": 1, "skipped": 1}
+    assert "no label changed" in report.said
+    stored = await runtime.pool.fetch(
+        f"SELECT state FROM {EVENTS_TABLE} WHERE topic = $1", get_topic(PaidPass.Recorded)
+    )
+    assert [json.loads(bytes(r["state"]))["kind"] for r in stored] == ["opinion"]
+    said = [{"cite": "stop-run-2", "result": "mattered"}]
+    older = PaidPass.record(
+        tenant_id=tenant, run_id="run-2", kind="probe", model="m", results=said, at=AT
+    )
+    await asyncio.to_thread(runtime.store.save, older)
     await caught_up(runtime)
-    run = (await client.get("/factory/appraisal/runs/run-1")).json()
-    stop = next(o for o in run["outcomes"] if o["cite"] == "stop-run-1")
-    assert stop["controllable"] is True  # M26: filled by the probe
-    assert run["label"] == "regret"  # M44: mattered; at −0.5 it says more than distress
-    other = (await client.get("/factory/appraisal/runs/run-2")).json()
-    assert other["label"] == "distress"  # past the cap: not probed, the free readout
+    for run_id in ("run-1", "run-2"):
+        run = (await client.get(f"/factory/appraisal/runs/{run_id}")).json()
+        stop = next(o for o in run["outcomes"] if o["cite"] == f"stop-{run_id}")
+        assert stop["controllable"] is None  # M26: only a replay fills it
+        assert run["label"] == "distress"  # M44 unrefined: the free readout's word
+    assert before["label"] == "distress"
 
 
 async def test_the_appraiser_records_numbers_only_on_the_appraisal_channel(

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from aiokafka.admin import AIOKafkaAdminClient
 from eventsourcing.utils import get_topic
 
 from contracts import topics
@@ -130,7 +131,9 @@ async def test_two_builders_at_once_make_one_digest_and_one_post_per_agent(
     other = await Runtime.open(settings_for(database_url, keys))
     try:
         builders = [
-            DigestBuilder(rt.store, rt.bus, rt.pool, instance="urn:fl", routes=["kafka:x"])
+            DigestBuilder(
+                rt.store, rt.bus, rt.pool, instance="urn:fl", routes=lambda _: ["kafka:x"]
+            )
             for rt in (live, other)
         ]
         results = await asyncio.gather(*(b.run(ORDER) for b in builders))
@@ -150,7 +153,9 @@ async def test_a_quiet_week_writes_the_digest_and_posts_nothing(live: Runtime, k
     """W127: a tenant with reports, none of them this week."""
     tenant = tenant_of(keys)
     await submit(live, tenant, MONDAY - timedelta(days=30))
-    builder = DigestBuilder(live.store, live.bus, live.pool, instance="urn:fl", routes=["k"])
+    builder = DigestBuilder(
+        live.store, live.bus, live.pool, instance="urn:fl", routes=lambda _: ["k"]
+    )
     await builder.run(ORDER)
     assert posts_in_store(live) == []
     view = await digest_view(live, tenant)
@@ -164,7 +169,9 @@ async def test_a_full_page_is_recorded_as_truncated(live: Runtime, keys: Keys) -
     tenant = tenant_of(keys)
     for n in range(4):
         await submit(live, tenant, MONDAY + timedelta(hours=n))
-    builder = DigestBuilder(live.store, live.bus, live.pool, instance="i", routes=[], page_bound=3)
+    builder = DigestBuilder(
+        live.store, live.bus, live.pool, instance="i", routes=lambda _: [], page_bound=3
+    )
     await builder.run(ORDER)
     tables = (await digest_view(live, tenant))["tables"]
     assert tables["truncated"] is True
@@ -177,7 +184,12 @@ async def test_the_builder_waits_for_the_read_models_and_fails_loudly_behind(
     """Reading a read model behind the store would count less than was submitted."""
     await submit(runtime, tenant_of(keys), MONDAY)
     builder = DigestBuilder(
-        runtime.store, runtime.bus, runtime.pool, instance="i", routes=[], wait_seconds=0.5
+        runtime.store,
+        runtime.bus,
+        runtime.pool,
+        instance="i",
+        routes=lambda _: [],
+        wait_seconds=0.5,
     )
     with pytest.raises(NotCaughtUp):
         await builder.run(ORDER)
@@ -255,10 +267,22 @@ async def test_a_neighbour_reads_digest_posted_with_the_twelve_previous_ids(
     ]  # fmt: skip
     assert json.loads(data["extraContext"])["agent"] == COACH
     assert events[0]["subject"] == str(digest_id_for(tenant, week))
-    assert events[0]["type"] == "evaluation.feedback.v1.DigestPosted"
+    assert events[0]["type"] == "evaluation.feedback.v2.DigestPosted"
+    assert data["health"] == json.loads(data["extraContext"])["health"]  # D53 on v2 (D151)
     view = await get_digest(runtime.pool, tenant, week)
     assert view is not None
     assert view["posted"]["routes"] == [f"kafka:{topic}"]
+    # The v1 topic is retired (D151): the relay neither creates it nor publishes on it.
+    retired = runtime.settings.topic_prefix + "evaluation.feedback.v1.digest-posted"
+    assert topic == runtime.settings.topic_prefix + "evaluation.feedback.v2.digest-posted"
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+    finally:
+        await admin.close()
+    assert topic in existing
+    assert retired not in existing
 
 
 @pytest.fixture
@@ -300,7 +324,7 @@ async def test_posts_go_to_the_hand_over_webhook_too_signed_as_hand_overs_are(
         assert view["posted"]["routes"] == [f"webhook:{url}"]
         assert set(view["posted"]["deliveries"].values()) == {"delivered"}
         assert [signed for signed, _ in received] == [True, True]
-        assert {event["type"] for _, event in received} == {"evaluation.feedback.v1.DigestPosted"}
+        assert {event["type"] for _, event in received} == {"evaluation.feedback.v2.DigestPosted"}
         assert sorted(event["data"]["agent"] for _, event in received) == [COACH, WRITER]
     finally:
         await runtime.close()

@@ -24,6 +24,7 @@ from services.learning.domain import LearningProposal
 from services.learning.evidence import Evidence
 from services.learning.generator import NotCaughtUp, ProposalGenerator, RunReport
 from services.learning.settings import LearningSettings
+from services.processes import scheduled
 from services.processes.bootstrap import Runtime
 from services.processes.read_model_gauges import refresh
 from services.scheduling.orders import RaiseProposals
@@ -141,16 +142,23 @@ async def test_three_failed_evaluations_raise_one_proposal_however_often_it_runs
     assert "| evaluation:ev-0 | failed-evaluation |" in summary.decode()
 
 
-async def test_min_evidence_items_is_read_at_each_run(live: Runtime, keys: Keys) -> None:
-    """C47: reloadable; a passing evaluation is no evidence (C39)."""
+async def test_min_evidence_items_changed_in_the_operator_s_file_takes_effect_while_running(
+    live: Runtime, keys: Keys, tmp_path: Path
+) -> None:
+    """C47: reloadable for real (decisions D152). The generator as the scheduler builds it,
+    in a process already running; the operator edits the reloadable settings file on disk
+    (not the environment, not a dict in the process): the next run reads it. A passing
+    evaluation is no evidence (C39)."""
     tenant = tenant_of(keys)
     await neighbour(live, tenant, failed_evaluation(0), "a")
     passing = failed_evaluation(1).model_copy(update={"passed": True, "gates": []})
     await neighbour(live, tenant, passing, "b")
-    env: dict[str, str] = {}
-    gen = generator(live, env)
-    assert (await gen.run(ORDER)).raised == []
-    env["FEEDBACKLOOP_LEARNING_MIN_EVIDENCE_ITEMS"] = "1"
+    file = tmp_path / "reloadable.env"
+    file.write_text("# the operator's\nFEEDBACKLOOP_LEARNING_MIN_EVIDENCE_ITEMS=3\n")
+    live.settings = live.settings.model_copy(update={"reloadable_settings_file": file})
+    gen: ProposalGenerator = scheduled.carried_out_by(live.given(), RaiseProposals)
+    assert (await gen.run(ORDER)).raised == []  # one item of evidence, three needed
+    file.write_text("FEEDBACKLOOP_LEARNING_MIN_EVIDENCE_ITEMS=1\n")  # while it runs
     report = await gen.run(ORDER)
     assert len(report.raised) == 1
     proposal: LearningProposal = live.store.repository.get(report.raised[0])

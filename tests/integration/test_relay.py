@@ -153,8 +153,12 @@ async def test_a_relay_that_loses_its_session_takes_the_lock_again_and_goes_on(
     try:
         await published([relay], 2)
         # The session holding the advisory lock dies (a failover, a network cut).
+        # Only this test's database: the server may be shared, and pg_locks shows every
+        # database's advisory locks.
         killed = await kafka_runtime.pool.fetchval(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'"
+            "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l "
+            "JOIN pg_database d ON d.oid = l.database "
+            "WHERE l.locktype = 'advisory' AND d.datname = current_database()"
         )
         assert killed == 1
         await record(kafka_runtime, 2)

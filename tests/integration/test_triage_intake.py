@@ -25,10 +25,13 @@ import pytest
 from contracts import topics
 from contracts.agent_register import RegisterAgent, RegisterAgentCommand
 from contracts.weeks import due_at
+from projections.digests import get_digest
 from projections.standing_issues import get_standing_issue, list_standing_issues
 from services.bus.issued import Issued
+from services.digests.domain import NO_ROUTE
 from services.digests.intake import NAME, TriageIntake
 from services.followers.follower import Follower
+from services.followers.waiting import wait_for_position
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from services.scheduling.orders import BuildDigest
@@ -298,3 +301,54 @@ def intake_show(runtime: Runtime, tenant: str, *agent: str) -> subprocess.Comple
          *agent],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
+
+
+async def posted_digest(runtime: Runtime, tenant: str, week: str) -> dict[str, Any]:
+    """The digest of ``week`` as its read model holds it once it has applied the log."""
+    head = await asyncio.to_thread(runtime.store.recorder.max_notification_id) or 0
+    assert await wait_for_position(runtime.pool, "rm_digests", head, 30) >= head
+    found = await get_digest(runtime.pool, tenant, week)
+    assert found is not None
+    return found
+
+
+async def test_a_tenant_with_only_a_tracker_has_its_digest_filed(
+    database_url: str, keys: Keys, tracker: GitHubStandin
+) -> None:
+    """The embedded default with ``FEEDBACKLOOP_TRACKERS`` and neither Kafka nor a webhook:
+    the tracker is a route of its own (W124, W132-W134; decisions D150), so the digest is
+    posted and the intake files the agent's standing issue. The tenant without a tracker
+    still has no route (W128)."""
+    settings = Settings.model_validate(
+        {**settings_for(database_url, keys).model_dump(),
+         "trackers": json.loads(trackers_json(keys, tracker)), "tracker_backoff_seconds": 0.2}
+    )  # fmt: skip
+    assert settings.kafka_bootstrap_servers is None
+    assert settings.handover_webhook_url is None
+    runtime = await Runtime.open(settings)
+    try:
+        runtime.start_projections()
+        assert runtime.start_intake() is not None
+        tenant = tenant_of(keys)
+        await register(runtime, tenant, COACH, REPOSITORIES[COACH])
+        await register(runtime, tenant, WRITER, REPOSITORIES[WRITER])
+        await digest_week(runtime, tenant, "2026-W45", reports=1)
+        view = await posted_digest(runtime, tenant, "2026-W45")
+        assert view["posted"]["routes"] == [f"tracker:{tracker.url}"]
+        assert view["posted"]["note"] is None
+        async with asyncio.timeout(60):
+            while len(tracker.issues) < 2:
+                await asyncio.sleep(0.2)
+        (coach_issue,) = tracker.issues_of(REPOSITORIES[COACH])
+        assert coach_issue.title == f"Wrong answers — {COACH}"
+        assert len(tracker.issues_of(REPOSITORIES[WRITER])) == 1
+        assert tracker.violations == []
+
+        other = next(e["tenant"] for e in json.loads(keys.entries) if e["tenant"] != tenant)
+        await submit(runtime, other, WEEKS["2026-W45"] + timedelta(days=1), agent=COACH)
+        await runtime.digest_builder().run(BuildDigest(week="2026-W45", now=due_at("2026-W45")))
+        view_b = await posted_digest(runtime, other, "2026-W45")
+        assert view_b["posted"]["routes"] == [], view_b
+        assert view_b["posted"]["note"] == NO_ROUTE, view_b
+    finally:
+        await runtime.close()

@@ -21,6 +21,7 @@ from contracts.runtime_facts import (
     QuestionStatus,
     RunDraft,
     RunQuestion,
+    RunRequest,
 )
 from services.appraisal.charter import Charter, parse_charter
 from services.appraisal.derivation import goal_errors
@@ -191,17 +192,23 @@ def recorded_facts(serves: tuple[GoalRef, ...]) -> Facts:
         for i, (d, q, resumed, ok) in enumerate(itertools.product(
             DraftStatus, QuestionStatus, (True, False), (True, False)))
     ]  # fmt: skip
+    requests = [  # M28: a triaged request, closed or not, with a draft or without
+        RunFact(f"rq-{i}", "a", NOW, False, RunCounters(), serves,
+                requests=(RunRequest(request_id=f"rq-{i}", closed=closed, draft_id=draft),))
+        for i, (closed, draft) in enumerate(itertools.product((True, False), (None, "d-0")))
+    ]  # fmt: skip
     outcomes = [
         OwnerOutcomeFact(f"o-{i}", f"rt-{i}", f"d-{i}", verdict)
         for i, verdict in enumerate(v for v in OwnerVerdict if v is not OwnerVerdict.withdrawn)
     ]
-    return Facts(tuple(feedback), tuple(reports), tuple(evals), (*runs, *runtime),
+    return Facts(tuple(feedback), tuple(reports), tuple(evals), (*runs, *runtime, *requests),
                  tuple(outcomes))  # fmt: skip
 
 
 def reachable_errors(*, paid: bool = False) -> set[GoalError]:
     """Every signed outcome the derivation produces from recorded facts; with ``paid``, also
-    with every probe result on every error and every appraiser verdict joined in."""
+    with every intervention opinion (and older ``probe`` record) on every error and every
+    appraiser verdict joined in."""
     found: set[GoalError] = set()
     for charter in (Charter(), CHARTER):
         for serves in [(), (KNOWN,), (GONE,), (TASK,)]:
@@ -211,8 +218,9 @@ def reachable_errors(*, paid: bool = False) -> set[GoalError]:
             if not paid:
                 continue
             for result in ("mattered", "redundant", "inconclusive", "skipped"):
-                probed = [PassFact("r", "probe", e.cite, result) for e in free]
-                found |= set(goal_errors(replace(facts, passes=tuple(probed)), charter, NOW))
+                for kind in ("opinion", "probe"):
+                    asked = [PassFact("r", kind, e.cite, result) for e in free]
+                    found |= set(goal_errors(replace(facts, passes=tuple(asked)), charter, NOW))
             for agency, visible in itertools.product(Agency, (True, False)):
                 said = (PassFact("r", "appraiser", "appraiser", "found", -0.5, agency, visible),)
                 found |= set(goal_errors(replace(facts, passes=said), charter, NOW))
@@ -258,39 +266,50 @@ def test_the_free_readout_reaches_only_neutral_distress_and_pride() -> None:  # 
     assert free[Label.pride][0].delivery
 
 
-def test_regret_and_disappointment_come_only_through_a_probe() -> None:  # M42, M44
+def test_the_paid_passes_run_here_add_anger_and_embarrassment_never_a_probe_s_word() -> None:
+    """M42, M44, D153: an intervention opinion is asked without a replay, so it fills no
+    ``controllable`` and flips no label: regret, disappointment and frustration stay out of
+    reach of every recorded fact; the appraiser's error reaches anger and embarrassment."""
     errors = reachable_errors(paid=True)
     paid = labels_over(errors)
-    # frustration needs three: two probe-resolved self errors of one kind on one goal beside
-    # a more negative error the appraiser named distress (M39)
-    assert set(Label) - set(paid) == UNREACHABLE | {Label.frustration}
-    probed = next(e for e in errors if e.controllable and e.agency is Agency.self and e.goal
-                  and -1.0 < e.sign < 0)  # fmt: skip
-    distress = next(e for e in errors if e.channel is Channel.appraisal
-                    and e.agency is Agency.self and not e.visible)  # fmt: skip
-    assert label([probed, probed, replace(distress, sign=-1.0)], CHARTER) is Label.frustration
-    for name in (Label.regret, Label.disappointment):
-        assert all(e.controllable is not None for e in paid[name] if e.sign < 0)
+    assert all(e.controllable is None for e in errors)
+    assert set(Label) - set(paid) == UNREACHABLE | {
+        Label.regret, Label.disappointment, Label.frustration,
+    }  # fmt: skip
     for name in (Label.anger, Label.embarrassment):
         assert any(e.channel is Channel.appraisal for e in paid[name])
     for name, record in paid.items():
         assert label(record, CHARTER) is name
 
 
+def test_a_replayed_counterfactual_would_split_distress_as_m44_says() -> None:
+    """M44's mapping stays in the label function for a ``controllable`` a replay fills
+    (none is made here, D153): mattered → regret, redundant → disappointment, two resolved
+    self errors of one kind on one goal beside a worse distress → frustration (M39)."""
+    errors = reachable_errors()
+    negative = next(e for e in errors if e.agency is Agency.self and e.goal and not e.visible
+                    and -1.0 < e.sign < 0)  # fmt: skip
+    assert label([replace(negative, controllable=True)], CHARTER) is Label.regret
+    assert label([replace(negative, controllable=False)], CHARTER) is Label.disappointment
+    resolved = replace(negative, controllable=True)
+    worse = replace(negative, sign=-1.0, channel=Channel.appraisal, outcome="appraiser")
+    assert label([resolved, resolved, worse], CHARTER) is Label.frustration
+
+
 # What reaches each label on its own in the free readout, as the exploration above finds it;
 # a change to the table or the function that moves an outcome shows up here.
 ALONE_FREE = {
     Label.distress: {
-        "ceilingHits", "correction", "draft-rejected", "draft-sent-edited", "emptyOutputs",
-        "escalation", "eval-failed", "eval-invented", "failedFinalCalls", "loopStops",
-        "low-rating", "owner-error_exposed", "owner-expectation_missed", "owner-harm",
-        "owner-stop-abandoned", "owner-stop-redirect", "question-abandoned",
+        "boredomNotices", "ceilingHits", "correction", "draft-rejected", "draft-sent-edited",
+        "emptyOutputs", "escalation", "eval-failed", "eval-invented", "failedFinalCalls",
+        "loopStops", "low-rating", "owner-error_exposed", "owner-expectation_missed",
+        "owner-harm", "owner-stop-abandoned", "owner-stop-redirect", "question-abandoned",
         "report-fabricated", "report-left-open", "report-no-access", "report-not-found",
-        "report-other", "report-outdated", "report-retrieval", "stepNulls",
-    },
-    Label.neutral: {
-        "draft-sent-unchanged", "eval-passed", "question-answered", "reply-accepted",
-        "report-resolved-with-change",
+        "report-other", "report-outdated", "report-retrieval", "request-closed-without-draft",
+    },  # stepNulls is a health counter, no row (D154)
+    Label.neutral: {  # M28, M38: a backlog decrease is no delivery, so never pride
+        "draft-sent-unchanged", "eval-passed", "ownerBacklogDecrease", "question-answered",
+        "reply-accepted", "report-resolved-with-change",
     },
     Label.pride: {"draft-sent-unchanged", "question-answered", "reply-accepted"},
 }  # fmt: skip

@@ -141,6 +141,21 @@ def test_run_counters_contribute_by_counter_name() -> None:  # M28, M27: cite is
     ]
 
 
+def test_the_seed_s_rows_boredom_and_backlog_are_counted_and_null_steps_are_not() -> None:
+    """M28 (D154): a boredom notice −0.5 (beside the ceilings, the model's own), a recorded
+    owner backlog decrease +0.5 (no delivery: it never reads pride, M38); null steps are a
+    health counter (M50) the seed's table has no row for."""
+    counters = RunCounters(boredomNotices=1, ownerBacklogDecrease=3, stepNulls=2)
+    outcomes = one(Facts(runs=(RunFact("run-1", "a", NOW, False, counters),)))
+    assert outcomes == [
+        ("boredomNotices", Channel.counter, -0.5, Agency.self, False, "boredomNotices"),
+        ("ownerBacklogDecrease", Channel.counter, 0.5, Agency.self, False,
+         "ownerBacklogDecrease"),
+    ]  # fmt: skip
+    assert "stepNulls" not in CONTRIBUTIONS
+    assert not CONTRIBUTIONS["ownerBacklogDecrease"].delivery
+
+
 def test_development_runs_and_unmeasured_runs_contribute_nothing() -> None:  # M54, M49
     counters = RunCounters(loopStops=2)
     assert one(Facts(runs=(RunFact("r", "a", NOW, True, counters), RunFact("s", "a", NOW)))) == []

@@ -15,6 +15,7 @@ from contracts.runtime_facts import (
     QuestionStatus,
     RunDraft,
     RunQuestion,
+    RunRequest,
 )
 from services.appraisal.charter import EMPTY
 from services.appraisal.derivation import goal_errors
@@ -104,6 +105,10 @@ def stop(resumed: bool) -> tuple[OwnerStop, ...]:
     return (OwnerStop.model_validate({"stopId": "s", "resumed": resumed}),)
 
 
+def request(closed: bool, draft: str | None = None) -> tuple[RunRequest, ...]:
+    return (RunRequest.model_validate({"requestId": "rq", "closed": closed, "draftId": draft}),)
+
+
 @pytest.mark.parametrize(
     ("runs", "expected"),
     [
@@ -123,6 +128,14 @@ def stop(resumed: bool) -> tuple[OwnerStop, ...]:
         ((run(0, stops=stop(True)), run(1, stops=stop(False))), [("owner-stop-redirect", -0.5)]),
         ((run(0, drafts=draft(DraftStatus.pending)), run(1, drafts=draft(DraftStatus.rejected))),
          [("draft-rejected", -1.0)]),  # the latest report of a draft stands, counted once
+        # M28, D154: a triaged request closed without a linked draft; with one, the draft's
+        # outcome counts instead; still open, nothing; reported twice, once
+        ((run(0, requests=request(True)),), [("request-closed-without-draft", -0.5)]),
+        ((run(0, requests=request(True, "d"), drafts=draft(DraftStatus.sent_unchanged)),),
+         [("draft-sent-unchanged", 1.0)]),
+        ((run(0, requests=request(False)),), []),
+        ((run(0, requests=request(False)), run(1, requests=request(True))),
+         [("request-closed-without-draft", -0.5)]),
     ],
 )  # fmt: skip
 def test_what_the_runtime_s_items_contribute(

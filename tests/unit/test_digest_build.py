@@ -250,3 +250,32 @@ def test_tables_round_trip_through_the_event() -> None:
 def test_a_name_that_is_no_iso_week_is_refused(week: str) -> None:
     with pytest.raises(ValueError, match="ISO week"):
         start_of(week)
+
+
+def test_the_v2_post_carries_the_night_s_figure_as_with_run_and_passed() -> None:
+    """D53, D151: on `evaluation.feedback.v2.digest-posted`, `health.withRun`/`passed` are the
+    night's alone: a person's passing try on demand does not move them (v1 counted every
+    runner's newest run: 1 of 1 here), and is its own figure in `health.runners`."""
+    night_failed_then_maria_passed = {
+        RunnerKey("night", "carol"): False,
+        RunnerKey("manual", "maria"): True,
+    }
+    cases = [CaseFact("_Evals/coach/1", COACH, uuid4(), night_failed_then_maria_passed)]
+    tables = build(WEEK, [report(MONDAY)], cases, bound=200)
+    digest = Digest.build(digest_id=digest_id_for("t1", WEEK), tenant_id="t1", tables=tables,
+                          at=datetime(2026, 11, 23, 6, tzinfo=UTC))  # fmt: skip
+    digest.collect_events()
+    digest.post(instance="urn:fl", url="/d", routes=["k"], at=MONDAY, appraise=reports_only_line)
+    post = digest.collect_events()[0]
+    value = json.loads(to_message(POSTED, post, "urn:fl").value)
+    assert value["type"] == "evaluation.feedback.v2.DigestPosted"
+    assert POSTED.topic == "evaluation.feedback.v2.digest-posted"
+    health = value["data"]["health"]
+    assert (health["withRun"], health["passed"]) == (1, 0)
+    assert health["runners"] == [
+        {"runner": "night", "ranBy": None, "withRun": 1, "passed": 0},
+        {"runner": "manual", "ranBy": "maria", "withRun": 1, "passed": 1},
+    ]
+    assert health == json.loads(value["data"]["extraContext"])["health"]  # one figure, twice
+    described = DigestPosted.model_json_schema()["properties"]["health"]["description"]
+    assert "night" in described
