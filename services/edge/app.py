@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 
 from services.edge.checks import check_request
+from services.edge.door_audit import RefusalAudit
 from services.edge.error_handlers import install_error_handlers
 from services.edge.fast_lane import Api
 from services.edge.http import Http
@@ -32,6 +33,8 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         app.include_router(router)
     app.router.routes[:0] = http.lanes
 
+    if http.bus.audit is not None:
+        app.refusals = RefusalAudit(http.bus.audit, http.clock)
     install_error_handlers(app)
     app.openapi = with_bodies(app)  # type: ignore[method-assign]
 

@@ -15,9 +15,11 @@ from services.bus.command_bus import CommandBus
 from services.bus.decisions import Outcome, Result
 from services.bus.issued import Issued
 from services.edge.auth import KeyRing, Principal
+from services.edge.door_audit import noted
 from services.edge.fast_lane import FastLane
 from services.edge.key_refresh import KeyRefresher
 from services.edge.positions import PositionSeal
+from services.edge.problems import Forbidden
 from services.edge.scopes import authorize, authorize_off_loop, holding, requiring
 from services.edge.tokens import TokenVerifier
 from services.edge.waits import wait_until_applied
@@ -63,7 +65,11 @@ class Http:
     def authorize(self, key: str | None, required: str | None) -> Principal:
         """The principal of an API key, if the key is known and holds ``required`` (None: any
         known key, where the scope needed is known only once the body is read)."""
-        return authorize(self.keys, key, required, self.tokens)
+        try:
+            return noted(authorize(self.keys, key, required, self.tokens))
+        except Forbidden as refused:
+            noted(refused.principal)  # audited as a refusal at this door (decisions D110)
+            raise
 
     async def authorized(self, key: str | None, required: str | None) -> Principal:
         """``authorize`` for a route's coroutine: a token's keys are fetched off the loop."""

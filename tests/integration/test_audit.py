@@ -5,6 +5,7 @@ paged; and written as CSV by the CLI."""
 
 import asyncio
 import csv
+import io
 import os
 import sys
 import uuid
@@ -16,8 +17,9 @@ import httpx
 from contracts import topics
 from services.bus.audit import AuditFilter, audit_page
 from services.processes.bootstrap import Runtime
-from tests.conftest import client_for, event_count
-from tests.integration.access_keys import Admins
+from tests.conftest import client_for, event_count, settings_for
+from tests.integration.access_keys import Admins, FakeKeys, configured
+from tests.integration.test_console_sessions import signed_in
 from tests.kafka_peer import inbound, produce, record_feedback_event, settled
 
 FEEDBACK = {
@@ -193,3 +195,43 @@ async def test_a_command_that_came_over_kafka_is_in_the_audit_as_its_actor(
     assert [(r["actor"], r["command"], r["result"]) for r in rows] == [
         ("svc-a", "RecordFeedback", "applied")
     ]
+
+
+FORMULA = "@SUM(1+2)"
+
+
+async def test_a_cell_that_would_be_a_formula_is_text_in_every_csv_of_the_audit(
+    database_url: str, admins: Admins, tmp_path: Path
+) -> None:
+    """OWASP's CSV injection (decisions D112): a subject ``@SUM(1+2)`` is written ``'@SUM(1+2)``
+    by ``feedbackloop audit export`` and by the console's download, the one writer of both."""
+    key, entry = configured(admins.tenant_a, FORMULA, ("Requester",))
+    entries = admins.entries[:-1] + "," + entry.model_dump_json() + "]"
+    rt = await Runtime.open(settings_for(database_url, FakeKeys(entries)))  # type: ignore[arg-type]
+    try:
+        async with client_for(rt, key) as formula:
+            assert (await formula.post("/factory/feedback", json=FEEDBACK)).status_code == 201
+        await rt.bus.flush_audit()
+        transport = httpx.ASGITransport(app=rt.app(), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as browser:
+            assert (await signed_in(browser, admins.admin_a)).status_code == 303
+            download = await browser.get("/audit.csv")
+    finally:
+        await rt.close()
+    assert download.status_code == 200, download.text
+    assert download.headers["content-type"].startswith("text/csv")
+    downloaded = list(csv.DictReader(io.StringIO(download.text)))
+    assert [(r["actor"], r["command"]) for r in downloaded] == [("'" + FORMULA, "RecordFeedback")]
+    assert f'"\'{FORMULA}"' in download.text  # quoted, as every cell
+    out = tmp_path / "audit.csv"
+    env = {**os.environ, "DATABASE_URL": database_url}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.processes.cli", "audit", "export",
+        "--tenant", admins.tenant_a, "--out", str(out),
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    said, _ = await process.communicate()
+    assert process.returncode == 0, said.decode()
+    with out.open(newline="") as file:
+        exported = list(csv.DictReader(file))
+    assert exported == downloaded
