@@ -217,7 +217,10 @@ async def test_every_write_route_is_allowed_or_refused_by_role_with_nothing_reco
                 # Decisions D110: each refusal is one row of the audit, whether the route or
                 # the bus decided it.
                 audited = await refusals_of(runtime, actor)
-                assert len(audited) == len(seen) + refused_items(answer), (template, audited[len(seen) - 1 :])
+                assert len(audited) == len(seen) + refused_items(answer), (
+                    template,
+                    audited[len(seen) - 1 :],
+                )
                 assert all(door == "http" for _, _, door in audited[len(seen) :]), audited
 
 
