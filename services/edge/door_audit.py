@@ -15,7 +15,7 @@ as before (D30); so does a caller with no valid key (401): it names nobody of a 
 a row per attempt would let a stranger fill the table (D111).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -43,12 +43,28 @@ def door_of(path: str) -> str:
 def operation_of(scope: Scope) -> str:
     """The route's method and path template (``POST /factory/evals/cases/{case_id}/runs``):
     what was asked, without the values a path holds."""
-    # A fast lane served in front of the router has no route in its scope; its path is
-    # plain (FastLane refuses parameters), so the path is its template.
-    route = scope.get("route")
-    template = getattr(route, "path_format", None) or getattr(route, "path", None)
-    template = template or scope["path"]
+    path = scope["path"]
+    inner = getattr(scope.get("route"), "path_format", None)
+    if not inner:
+        # A fast lane served in front of the router: its path is plain (FastLane refuses
+        # parameters), so the path is its template.
+        return f"{scope['method']} {path}"
+    # The route in the scope is the one a router declared, without the prefixes of the
+    # routers that include it: its full template is the document's that ends with it and
+    # whose literal head the path begins with (the console's pages are not in the document,
+    # and have no prefix).
+    template = inner
+    for listed in documented(scope):
+        head = listed[: len(listed) - len(inner)]
+        if listed.endswith(inner) and path.startswith(head) and len(listed) > len(template):
+            template = listed
     return f"{scope['method']} {template}"
+
+
+def documented(scope: Scope) -> Iterable[str]:
+    app = scope.get("app")
+    openapi = getattr(app, "openapi", None)
+    return () if openapi is None else openapi().get("paths", {}).keys()
 
 
 def is_refusal(asked: Asking, method: str, status: int) -> bool:

@@ -16,6 +16,7 @@ import httpx
 
 from contracts import topics
 from services.bus.audit import AuditFilter, audit_page
+from services.edge.auth import ApiKeyEntry, hash_key
 from services.processes.bootstrap import Runtime
 from tests.conftest import client_for, event_count, settings_for
 from tests.integration.access_keys import Admins, FakeKeys, configured
@@ -235,3 +236,50 @@ async def test_a_cell_that_would_be_a_formula_is_text_in_every_csv_of_the_audit(
     with out.open(newline="") as file:
         exported = list(csv.DictReader(file))
     assert exported == downloaded
+
+
+async def test_a_refusal_decided_at_a_route_before_the_bus_is_one_row_naming_the_operation(
+    database_url: str, admins: Admins
+) -> None:
+    """Decisions D110: a route's own role check (a run asks it before the agent is asked
+    anything), a missing scope and a role dependency each leave one row: the caller, the
+    door, the operation asked (never a path's values) and the code; a stranger's 401 none."""
+    tenant = admins.tenant_a
+    ria, ria_entry = configured(tenant, "ria", ("Requester",))
+    reader = f"fl_{uuid.uuid4().hex}"
+    reader_entry = ApiKeyEntry(
+        sha256=hash_key(reader),
+        tenant=tenant,
+        subject="rex",
+        scopes=["factory.feedback.read"],
+        roles=["Observer"],
+    )  # type: ignore[arg-type]
+    extra = ",".join(e.model_dump_json() for e in (ria_entry, reader_entry))
+    entries = admins.entries[:-1] + "," + extra + "]"
+    rt = await Runtime.open(settings_for(database_url, FakeKeys(entries)))  # type: ignore[arg-type]
+    try:
+        before = await event_count(rt)
+        case = uuid.uuid4()
+        async with client_for(rt, ria) as as_ria:
+            run = await as_ria.post(f"/factory/evals/cases/{case}/runs", json={})
+            assert run.status_code == 403, run.text
+            inbox = await as_ria.get("/factory/reports/inbox")
+            assert inbox.status_code == 403, inbox.text
+        async with client_for(rt, reader) as as_rex:
+            cases = await as_rex.get("/factory/evals/cases")
+            assert (cases.status_code, cases.json()["error"]) == (403, "forbidden")
+        async with client_for(rt, "fl_" + "0" * 32) as stranger:
+            assert (await stranger.get("/factory/reports/inbox")).status_code == 401
+        assert await event_count(rt) == before
+        async with client_for(rt, admins.admin_a) as alice:
+            found = await every_page(alice)
+    finally:
+        await rt.close()
+    assert [(a["actor"], a["command"], a["result"], a["reason"], a["door"]) for a in found] == [
+        ("rex", "GET /factory/evals/cases", "refused", "forbidden", "http"),
+        ("ria", "GET /factory/reports/inbox", "refused", "not-permitted", "http"),
+        ("ria", "POST /factory/evals/cases/{case_id}/runs", "refused", "not-permitted", "http"),
+    ]
+    assert all(a["commandId"] == "" and a["aggregates"] == [] for a in found)
+    assert found[1]["roles"] == ["Requester"]
+    assert str(case) not in str(found)

@@ -16,6 +16,7 @@ from tests.integration.test_role_rules import (
     auth,
     filed_at,
     keys,  # noqa: F401  (the fixture)
+    refusals_of,
     refused_for_role,
 )
 
@@ -65,6 +66,7 @@ async def test_every_read_route_is_allowed_or_refused_by_role(
         routes = read_routes(document)
         assert "/factory/feedback" in routes
         assert "/factory/reports/inbox" in routes
+        denied: list[str] = []
         for template in routes:
             allowed = OWN_RULE.get(template, set(READ_ALL))
             path = template.format(**PATH_VALUES_READ)
@@ -74,6 +76,10 @@ async def test_every_read_route_is_allowed_or_refused_by_role(
                 assert not refused, (template, answer.text)
             else:
                 refused_for_role(answer, allowed)
+                denied.append(template)
+        # Decisions D110: each refused read is one row of the audit, at the HTTP door.
+        audited = await refusals_of(runtime, f"{role.lower()}-1")
+        assert [(f"GET {t}", "not-permitted", "http") for t in denied] == audited
 
 
 async def test_a_requester_reads_their_own_report_and_not_another_s(
