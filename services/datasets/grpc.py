@@ -45,15 +45,18 @@ from services.edge.door_audit import noted
 from services.edge.problems import Unauthorized
 from services.edge.scopes import authorize_off_loop
 from services.edge.tokens import TokenVerifier
-from services.permissions.rules import READ_ALL, require
+from services.permissions.doors import GRPC, GRPC_METHODS
+from services.permissions.rules import require
 from services.store.artifacts import get_artifact
 from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
 
 SERVICE = "feedbackloop.learning.v1.Learning"
-SCOPE = "factory.evaluation.read"
-DOOR = "grpc"  # as the audit names it (decisions D110)
+DOOR = GRPC.name  # as the audit names it (decisions D110)
+METHOD = f"{SERVICE}/GetDatasetSnapshot"
+# The rule of the HTTP read of the same version, declared with the door (decisions D113).
+RULE = GRPC_METHODS[METHOD]
 Context = grpc.aio.ServicerContext[bytes, DatasetSnapshot]
 
 
@@ -93,7 +96,7 @@ class Learning:
         self.audit, self.clock = audit, clock
 
     async def get_dataset_snapshot(self, raw: bytes, context: Context) -> DatasetSnapshot:
-        with asking(DOOR, f"{SERVICE}/GetDatasetSnapshot") as asked:
+        with asking(DOOR, METHOD) as asked:
             tenant_id = await self.tenant_of(context, asked)
             return await self.snapshot(tenant_id, raw, context)
 
@@ -159,10 +162,10 @@ class Learning:
             )
         assert principal is not None
         noted(principal)
-        if SCOPE not in principal.scopes:
-            await self.refuse(context, asked, "forbidden", f"this key lacks {SCOPE}")
+        if RULE.scope not in principal.scopes:
+            await self.refuse(context, asked, "forbidden", f"this key lacks {RULE.scope}")
         try:
-            require(principal.roles, READ_ALL, "reading a dataset's snapshot")
+            require(principal.roles, RULE.roles, "reading a dataset's snapshot")
         except RoleRequired as refused:
             await self.refuse(context, asked, refused.code, refused.message)
         return principal.tenant_id

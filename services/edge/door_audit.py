@@ -23,10 +23,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from services.bus.asking import Asking, Caller, asking, caller_known
 from services.bus.audit import AuditTrail
 from services.edge.auth import Principal
+from services.permissions import doors
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
-CONSOLE = "console"
-API = "http"
+CONSOLE = doors.CONSOLE.name
+API = doors.HTTP.name
 API_PREFIX = "/factory"  # every API route is under it; the console's pages are not
 
 

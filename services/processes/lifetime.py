@@ -26,6 +26,7 @@ from rich.console import Console
 
 from services.bus.asking import asking
 from services.followers.transient import postgresql_away
+from services.permissions import doors
 from services.processes import roles
 from services.processes.bootstrap import Runtime
 from services.processes.roles import Role
@@ -34,7 +35,7 @@ from services.processes.starting import start
 from services.processes.waiting import where
 
 T = TypeVar("T")
-CLI = "cli"  # the door of an operator's commands, as the audit names it
+CLI = doors.CLI.name  # the door of an operator's commands, as the audit names it
 Work = Callable[[Runtime], Awaitable[T]]
 Stop = Callable[[], Awaitable[None]]  # how to stop what a process of readers began
 Begin = Callable[[Runtime], Awaitable[Stop | None]]

@@ -41,6 +41,7 @@ from services.followers.heartbeats import Beat, beat, beating
 from services.followers.reader import Connection
 from services.followers.status import ReaderStatus
 from services.followers.transient import is_transient
+from services.permissions.doors import SCHEDULED
 from services.scheduling.due import (
     PROPOSAL_HOUR,
     RETENTION_HOUR,
@@ -67,7 +68,7 @@ from services.scheduling.orders import (
 log = logging.getLogger(__name__)
 
 NAME = SCHEDULER
-DOOR = "scheduled"  # as the audit names the door of the commands its orders issue
+DOOR = SCHEDULED.name  # as the audit names the door of the commands its orders issue
 MAX_ATTEMPTS = 3  # ticks an order is tried at before it is given up
 
 DDL = """

@@ -243,7 +243,8 @@ async def test_a_refusal_decided_at_a_route_before_the_bus_is_one_row_naming_the
 ) -> None:
     """Decisions D110: a route's own role check (a run asks it before the agent is asked
     anything), a missing scope and a role dependency each leave one row: the caller, the
-    door, the operation asked (never a path's values) and the code; a stranger's 401 none."""
+    door, the operation asked (never a path's values) and the code; so does a console page
+    a role may not read. A stranger's 401 leaves none (D111)."""
     tenant = admins.tenant_a
     ria, ria_entry = configured(tenant, "ria", ("Requester",))
     reader = f"fl_{uuid.uuid4().hex}"
@@ -270,16 +271,21 @@ async def test_a_refusal_decided_at_a_route_before_the_bus_is_one_row_naming_the
             assert (cases.status_code, cases.json()["error"]) == (403, "forbidden")
         async with client_for(rt, "fl_" + "0" * 32) as stranger:
             assert (await stranger.get("/factory/reports/inbox")).status_code == 401
+        transport = httpx.ASGITransport(app=rt.app(), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as browser:
+            assert (await signed_in(browser, ria)).status_code == 303
+            assert (await browser.get("/audit")).status_code == 403  # the console's door
         assert await event_count(rt) == before
         async with client_for(rt, admins.admin_a) as alice:
             found = await every_page(alice)
     finally:
         await rt.close()
     assert [(a["actor"], a["command"], a["result"], a["reason"], a["door"]) for a in found] == [
+        ("ria", "GET /audit", "refused", "not-permitted", "console"),
         ("rex", "GET /factory/evals/cases", "refused", "forbidden", "http"),
         ("ria", "GET /factory/reports/inbox", "refused", "not-permitted", "http"),
         ("ria", "POST /factory/evals/cases/{case_id}/runs", "refused", "not-permitted", "http"),
     ]
     assert all(a["commandId"] == "" and a["aggregates"] == [] for a in found)
-    assert found[1]["roles"] == ["Requester"]
+    assert found[2]["roles"] == ["Requester"]
     assert str(case) not in str(found)

@@ -13,9 +13,10 @@ from services.bus.asking import Asking, Caller
 from services.bus.audit import AuditTrail
 from services.kafka.inbound.fast_cloudevent_reading import read_cloudevent
 from services.kafka.inbound.parsing import attributes
+from services.permissions.doors import KAFKA
 from services.permissions.sources import SourceRoles
 
-DOOR = "kafka"
+DOOR = KAFKA.name
 
 
 def refused_sender(record: Any, error: DomainError, sources: SourceRoles) -> Asking | None:
