@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from contracts.errors import Refused
+from services.bus.asking import door_now
 from services.bus.command_bus import CommandBus
 from services.bus.decisions import Outcome, Result
 from services.bus.issued import Issued
@@ -99,6 +100,7 @@ class Http:
             service=principal.service,
             roles=principal.roles,
             digest=digest,
+            door=door_now(),
         )
         return await self.bus.execute(issued)
 
@@ -107,7 +109,7 @@ class Http:
     ) -> list[Result]:
         """Decide ``(command, command id)`` pairs together and append their events in one
         transaction (the bus's batch); answers each one's Outcome or error, in order."""
-        at = self.clock()
+        at, door = self.clock(), door_now()
         issued = [
             Issued(
                 command,
@@ -117,6 +119,7 @@ class Http:
                 at,
                 service=principal.service,
                 roles=principal.roles,
+                door=door,
             )
             for command, command_id in commands
         ]
