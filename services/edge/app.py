@@ -33,8 +33,9 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         app.include_router(router)
     app.router.routes[:0] = http.lanes
 
-    if http.bus.audit is not None:
-        app.refusals = RefusalAudit(http.bus.audit, http.clock)
+    audit = getattr(http.bus, "audit", None)  # none where only the document is built
+    if audit is not None:
+        app.refusals = RefusalAudit(audit, http.clock)
     install_error_handlers(app)
     app.openapi = with_bodies(app)  # type: ignore[method-assign]
 
