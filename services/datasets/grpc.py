@@ -45,6 +45,7 @@ from services.edge.door_audit import noted
 from services.edge.problems import Unauthorized
 from services.edge.scopes import authorize_off_loop
 from services.edge.tokens import TokenVerifier
+from services.observing.metrics import UNAUTHENTICATED
 from services.permissions.doors import GRPC, GRPC_METHODS
 from services.permissions.rules import require
 from services.store.artifacts import get_artifact
@@ -157,6 +158,7 @@ class Learning:
             with contextlib.suppress(Unauthorized):
                 principal = await authorize_off_loop(self.keys, key.strip(), None, self.tokens)
         if principal is None:
+            UNAUTHENTICATED.labels(DOOR).inc()  # counted, not audited (decisions D111)
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED, "send a valid API key: authorization: Bearer"
             )

@@ -11,6 +11,7 @@ from starlette.requests import ClientDisconnect
 
 from contracts.errors import DomainError
 from services.bus.asking import refused_as
+from services.edge.door_audit import door_of
 from services.edge.problems import (
     CODES,
     Forbidden,
@@ -21,13 +22,15 @@ from services.edge.problems import (
     error,
     status_of,
 )
+from services.observing.metrics import UNAUTHENTICATED
 
 log = logging.getLogger(__name__)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Unauthorized)
-    async def on_unauthorized(_: Request, __: Unauthorized) -> JSONResponse:
+    async def on_unauthorized(request: Request, __: Unauthorized) -> JSONResponse:
+        UNAUTHENTICATED.labels(door_of(request.url.path)).inc()  # counted, not audited: D111
         response = error(401, "unauthorized", "send a valid API key: Authorization: Bearer <key>")
         response.headers["WWW-Authenticate"] = "Bearer"
         return response

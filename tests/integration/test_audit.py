@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+from prometheus_client import REGISTRY
 
 from contracts import topics
 from services.bus.audit import AuditFilter, audit_page
@@ -289,3 +290,23 @@ async def test_a_refusal_decided_at_a_route_before_the_bus_is_one_row_naming_the
     assert all(a["commandId"] == "" and a["aggregates"] == [] for a in found)
     assert found[2]["roles"] == ["Requester"]
     assert str(case) not in str(found)
+
+
+async def test_a_caller_without_a_valid_key_is_counted_by_door_not_audited(
+    access_runtime: Runtime,
+) -> None:
+    """Decisions D111: a 401 names nobody of a tenant: no row anywhere, one count."""
+
+    def counted() -> float:
+        value = REGISTRY.get_sample_value(
+            "feedbackloop_unauthenticated_requests_total", {"door": "http"}
+        )
+        return value or 0.0
+
+    before = counted()
+    async with client_for(access_runtime, "fl_" + "1" * 32) as stranger:
+        for _ in range(3):
+            assert (await stranger.get("/factory/audit")).status_code == 401
+    await access_runtime.bus.flush_audit()
+    assert await access_runtime.pool.fetchval("SELECT count(*) FROM audit_trail") == 0
+    assert counted() == before + 3
