@@ -1,6 +1,6 @@
-"""The HTTP doors' refusals in the audit (decisions D110): one middleware around every request
-of the app, the API's routes and the console's pages alike, so that a route added later is
-audited without asking.
+"""The HTTP doors' refusals in the audit (decisions D110): one wrapper the app itself calls
+around every request (``RefusalAudit``), the API's routes, their fast lanes and the console's
+pages alike, so that a route added later is audited without asking.
 
 Around each request it opens an ``asking`` (``services.bus.asking``): the rule checks name
 the caller in it (``noted``, from ``services.edge.scopes``), the error handlers the code a
