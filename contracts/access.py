@@ -162,6 +162,7 @@ EXAMPLE_AUDIT: JsonDict = {
     "aggregates": ["0b469701-85fc-54bb-a941-d969daa3bc51"],
     "result": "applied",
     "reason": None,
+    "door": "http",
 }
 
 
@@ -180,6 +181,13 @@ class AuditRecord(Answer):
     aggregates: list[Annotated[str, Field(json_schema_extra={"format": "uuid"})]]
     result: AuditResult
     reason: str | None = Field(description="A refusal's or failure's error code; else null.")
+    door: str | None = Field(
+        default=None,
+        description="The door it came in by: `http` (the API), `console`, `grpc`, `kafka`, "
+        "`cli`; null for the service's own work and rows written before doors were named. A "
+        "refusal decided at the door itself has an empty `commandId` and names the operation "
+        "asked (`POST /factory/evals/cases/{case_id}/runs`) as its `command`.",
+    )
 
 
 class AuditPage(Answer):

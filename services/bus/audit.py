@@ -9,6 +9,10 @@ only: a body may hold what a person asked to have erased), on which aggregates, 
 ended. Rows are written by a task of their own, a batch at a time, so the command path never
 waits on the audit; the rows of a process that dies before its next write (a quarter of a
 second at most) are lost, the log's events are not (decisions D30).
+
+A refusal decided at a door before any command exists (a missing scope or role, a route's or
+the gRPC method's own check) is a row of the same table, by ``refused`` (decisions D110):
+every decision, at every door, is one row, and each row names its door.
 """
 
 import asyncio
@@ -24,6 +28,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from contracts.errors import DomainError
+from services.bus.asking import Asking
 from services.bus.decisions import Outcome
 from services.bus.units import Decided, Unit
 
@@ -45,10 +50,11 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     reason text
 );
 CREATE INDEX IF NOT EXISTS audit_by_tenant ON {TABLE} (tenant_id, id);
+ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS door text;
 """
 COLUMNS = (
     "tenant_id", "actor", "roles", "service", "at", "command", "command_id", "aggregates",
-    "result", "reason",
+    "result", "reason", "door",
 )  # fmt: skip
 FLUSH_SECONDS = 0.25
 # Rows kept while PostgreSQL cannot take them; past this, the oldest are dropped (and said).
@@ -101,9 +107,29 @@ class AuditTrail:
                     (
                         issued.tenant_id, issued.actor, sorted(issued.roles or ()), issued.service,
                         issued.at, type(issued.command).__name__, issued.command_id,
-                        ids, outcome, reason,
+                        ids, outcome, reason, issued.door,
                     )
                 )  # fmt: skip
+        self._written_soon()
+
+    def refused(self, asked: Asking, at: datetime) -> None:
+        """The row of a refusal decided at a door before any command reached the bus
+        (decisions D110): the caller, the door, the operation asked (never a body) and the
+        error code; an empty command id (none was issued) and no aggregates (a path's
+        values are not read into the audit)."""
+        caller = asked.caller
+        if caller is None or not asked.refused_here():
+            return
+        asked.audited = True
+        self._rows.append(
+            (
+                caller.tenant_id, caller.actor, sorted(caller.roles), caller.service, at,
+                asked.asked, "", [], "refused", asked.refusal or "not-permitted", asked.door,
+            )
+        )  # fmt: skip
+        self._written_soon()
+
+    def _written_soon(self) -> None:
         if len(self._rows) > BOUND:
             log.warning("audit: %d rows not written yet; dropping the oldest", len(self._rows))
             del self._rows[: len(self._rows) - BOUND]
@@ -159,6 +185,7 @@ def record_view(row: asyncpg.Record) -> dict[str, Any]:
         "aggregates": [str(a) for a in row["aggregates"]],
         "result": row["result"],
         "reason": row["reason"],
+        "door": row["door"],
     }
 
 

@@ -32,6 +32,7 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.utils import get_topic
 from pydantic import BaseModel
 
+from services.bus.asking import bus_decided, door_now
 from services.bus.audit import AuditTrail
 from services.bus.committing import Committing
 from services.bus.deciding import Deciding
@@ -170,6 +171,9 @@ class CommandBus:
             self._worker = asyncio.create_task(self._work(), name="command-bus")
         if (trace := current_traceparent.get()) is not None:
             commands = [c if c.trace else replace(c, trace=trace) for c in commands]
+        if (door := door_now()) is not None:
+            bus_decided()  # the request's rows are the bus's (decisions D110)
+            commands = [c if c.door else replace(c, door=door) for c in commands]
         future: asyncio.Future[list[Result]] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(Unit(commands, tracking, batch, future))
         return future

@@ -33,3 +33,6 @@ class Issued:
     # What the command says (a hash), kept in its receipt: the same identity with another
     # digest is another request under a reused Idempotency-Key, refused (SPEC C11).
     digest: str | None = None
+    # The door it came in by (services.bus.asking: "http", "console", "kafka", "cli", …), as
+    # the audit names it; None for the service's own work outside any door.
+    door: str | None = None

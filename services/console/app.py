@@ -7,6 +7,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from services.bus.asking import refused_as
 from services.console.console import (
     Console,
     ConsoleSettings,
@@ -56,6 +57,7 @@ def install_console(app: FastAPI, http: Http, seal: SessionSeal, settings: Conso
     async def csrf_missing(request: Request, error: CsrfMissing) -> Response:
         # Decisions D60: a write must echo the session's CSRF token, in the form or in the
         # X-CSRF-Token header htmx sends; without it nothing is decided.
+        refused_as("csrf-missing")  # the audit's reason for this door's refusal (D110)
         body = problem(
             "csrf-missing", "this form is not from this session: reload the page", field="csrf"
         )

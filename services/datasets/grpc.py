@@ -3,7 +3,9 @@
 A grpcio (asyncio) server in the same process as the API, on its own port
 (``FEEDBACKLOOP_GRPC_PORT``; 0 = off). It takes the API's keys, or a trusted issuer's token
 (``services.edge.tokens``), as the ``authorization: Bearer <key>`` metadata and the scope
-``factory.evaluation.read``; a key sees its own tenant's datasets only, so another tenant's
+``factory.evaluation.read`` and a role that reads all of the tenant, the HTTP read's rule (a
+Requester alone is PERMISSION_DENIED, as HTTP's 403; decisions D113); a refusal of a known
+caller is a row of the audit (D110). A key sees its own tenant's datasets only, so another tenant's
 answers NOT_FOUND exactly as one that does not exist (C16, C51). The version is read from
 the dataset itself, not a read model: a version just published resolves at once, and the
 same request answers the same snapshot forever (C15).
@@ -21,6 +23,8 @@ a ``DatasetId`` (at most 200 characters): a longer one is refused without being 
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 import asyncpg
 import grpc
@@ -30,21 +34,30 @@ from pydantic import BaseModel, ValidationError
 
 from contracts.artifact_refs import SCHEME
 from contracts.datasets import DatasetId
-from contracts.errors import NotFound
+from contracts.errors import NotFound, RoleRequired
 from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
 from contracts.scalars import DatasetVersion
+from services.bus.asking import Asking, asking, refused_as
+from services.bus.audit import AuditTrail
 from services.datasets.domain import Dataset, dataset_key
 from services.edge.auth import KeyRing
+from services.edge.door_audit import noted
 from services.edge.problems import Unauthorized
 from services.edge.scopes import authorize_off_loop
 from services.edge.tokens import TokenVerifier
+from services.observing.metrics import UNAUTHENTICATED
+from services.permissions.doors import GRPC, GRPC_METHODS
+from services.permissions.rules import require
 from services.store.artifacts import get_artifact
 from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
 
 SERVICE = "feedbackloop.learning.v1.Learning"
-SCOPE = "factory.evaluation.read"
+DOOR = GRPC.name  # as the audit names it (decisions D110)
+METHOD = f"{SERVICE}/GetDatasetSnapshot"
+# The rule of the HTTP read of the same version, declared with the door (decisions D113).
+RULE = GRPC_METHODS[METHOD]
 Context = grpc.aio.ServicerContext[bytes, DatasetSnapshot]
 
 
@@ -77,11 +90,18 @@ class Learning:
         pool: asyncpg.Pool,
         keys: KeyRing,
         tokens: TokenVerifier | None = None,
+        audit: AuditTrail | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.store, self.pool, self.keys, self.tokens = store, pool, keys, tokens
+        self.audit, self.clock = audit, clock
 
     async def get_dataset_snapshot(self, raw: bytes, context: Context) -> DatasetSnapshot:
-        tenant_id = await self.tenant_of(context)
+        with asking(DOOR, METHOD) as asked:
+            tenant_id = await self.tenant_of(context, asked)
+            return await self.snapshot(tenant_id, raw, context)
+
+    async def snapshot(self, tenant_id: str, raw: bytes, context: Context) -> DatasetSnapshot:
         try:
             request = GetDatasetSnapshotRequest.FromString(raw)
         except (DecodeError, ValueError):
@@ -118,8 +138,10 @@ class Learning:
             content=content,
         )
 
-    async def tenant_of(self, context: Context) -> str:
-        """The tenant of the key in the metadata, if it holds the scope."""
+    async def tenant_of(self, context: Context, asked: Asking) -> str:
+        """The tenant of the key in the metadata, if it holds the scope and a role that reads
+        all of the tenant: the rule of the HTTP read of the same version (decisions D23,
+        D113). A refusal of a known caller is a row of the audit (D110)."""
         given = [
             value
             for name, value in context.invocation_metadata() or ()
@@ -136,13 +158,26 @@ class Learning:
             with contextlib.suppress(Unauthorized):
                 principal = await authorize_off_loop(self.keys, key.strip(), None, self.tokens)
         if principal is None:
+            UNAUTHENTICATED.labels(DOOR).inc()  # counted, not audited (decisions D111)
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED, "send a valid API key: authorization: Bearer"
             )
         assert principal is not None
-        if SCOPE not in principal.scopes:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"this key lacks {SCOPE}")
+        noted(principal)
+        if RULE.scope not in principal.scopes:
+            await self.refuse(context, asked, "forbidden", f"this key lacks {RULE.scope}")
+        try:
+            require(principal.roles, RULE.roles, "reading a dataset's snapshot")
+        except RoleRequired as refused:
+            await self.refuse(context, asked, refused.code, refused.message)
         return principal.tenant_id
+
+    async def refuse(self, context: Context, asked: Asking, code: str, message: str) -> None:
+        """PERMISSION_DENIED, audited as the HTTP door's 403 is."""
+        refused_as(code)
+        if self.audit is not None:
+            self.audit.refused(asked, self.clock())
+        await context.abort(grpc.StatusCode.PERMISSION_DENIED, message)
 
     def load(self, tenant_id: str, dataset_id: str) -> Dataset:
         dataset: Dataset = self.store.repository.get(dataset_key(tenant_id, dataset_id))

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends
 
 from services.edge.checks import check_request
+from services.edge.door_audit import RefusalAudit
 from services.edge.error_handlers import install_error_handlers
 from services.edge.fast_lane import Api
 from services.edge.http import Http
@@ -32,6 +33,9 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
         app.include_router(router)
     app.router.routes[:0] = http.lanes
 
+    audit = getattr(http.bus, "audit", None)  # none where only the document is built
+    if audit is not None:
+        app.refusals = RefusalAudit(audit, http.clock)
     install_error_handlers(app)
     app.openapi = with_bodies(app)  # type: ignore[method-assign]
 

@@ -10,6 +10,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 from contracts.errors import DomainError
+from services.bus.asking import refused_as
+from services.edge.door_audit import door_of
 from services.edge.problems import (
     CODES,
     Forbidden,
@@ -20,19 +22,22 @@ from services.edge.problems import (
     error,
     status_of,
 )
+from services.observing.metrics import UNAUTHENTICATED
 
 log = logging.getLogger(__name__)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Unauthorized)
-    async def on_unauthorized(_: Request, __: Unauthorized) -> JSONResponse:
+    async def on_unauthorized(request: Request, __: Unauthorized) -> JSONResponse:
+        UNAUTHENTICATED.labels(door_of(request.url.path)).inc()  # counted, not audited: D111
         response = error(401, "unauthorized", "send a valid API key: Authorization: Bearer <key>")
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
 
     @app.exception_handler(Forbidden)
     async def on_forbidden(_: Request, exc: Forbidden) -> JSONResponse:
+        refused_as("forbidden")  # a door's refusal, audited (decisions D110)
         return error(403, "forbidden", f"this key lacks the scope {exc.scope}", scope=exc.scope)
 
     @app.exception_handler(NotYetVisible)
@@ -66,6 +71,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DomainError)
     async def on_domain_error(_: Request, exc: DomainError) -> JSONResponse:
+        refused_as(exc.code)  # audited unless the bus decided it (decisions D110)
         return error(status_of(exc), exc.code, exc.message, **exc.details)
 
     @app.exception_handler(RequestValidationError)

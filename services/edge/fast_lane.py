@@ -25,6 +25,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from services.edge.bodies import MAX_BATCH_BYTES, MAX_BODY_BYTES, bounded_receive
+from services.edge.door_audit import RefusalAudit
 from services.observing.tracing import TraceContext, current_traceparent, valid_traceparent
 
 LANE_HEADERS = "feedbackloop.lane_headers"  # what FastLane.matches read, for its handler
@@ -152,8 +153,16 @@ class Api(FastAPI):
 
     _in_front: dict[str, FastLane] | None = None
     _failure: ASGIApp | None = None
+    # Around every request, lanes included: a refusal the door decides is audited (D110).
+    refusals: RefusalAudit | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.refusals is not None:
+            await self.refusals.around(scope, receive, send, self._answer)
+        else:
+            await self._answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             in_front = self._in_front
             if in_front is None:  # the first request: the middleware is settled now

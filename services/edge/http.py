@@ -11,13 +11,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from contracts.errors import Refused
+from services.bus.asking import door_now
 from services.bus.command_bus import CommandBus
 from services.bus.decisions import Outcome, Result
 from services.bus.issued import Issued
 from services.edge.auth import KeyRing, Principal
+from services.edge.door_audit import noted
 from services.edge.fast_lane import FastLane
 from services.edge.key_refresh import KeyRefresher
 from services.edge.positions import PositionSeal
+from services.edge.problems import Forbidden
 from services.edge.scopes import authorize, authorize_off_loop, holding, requiring
 from services.edge.tokens import TokenVerifier
 from services.edge.waits import wait_until_applied
@@ -63,7 +66,11 @@ class Http:
     def authorize(self, key: str | None, required: str | None) -> Principal:
         """The principal of an API key, if the key is known and holds ``required`` (None: any
         known key, where the scope needed is known only once the body is read)."""
-        return authorize(self.keys, key, required, self.tokens)
+        try:
+            return noted(authorize(self.keys, key, required, self.tokens))
+        except Forbidden as refused:
+            noted(refused.principal)  # audited as a refusal at this door (decisions D110)
+            raise
 
     async def authorized(self, key: str | None, required: str | None) -> Principal:
         """``authorize`` for a route's coroutine: a token's keys are fetched off the loop."""
@@ -93,6 +100,7 @@ class Http:
             service=principal.service,
             roles=principal.roles,
             digest=digest,
+            door=door_now(),
         )
         return await self.bus.execute(issued)
 
@@ -101,7 +109,7 @@ class Http:
     ) -> list[Result]:
         """Decide ``(command, command id)`` pairs together and append their events in one
         transaction (the bus's batch); answers each one's Outcome or error, in order."""
-        at = self.clock()
+        at, door = self.clock(), door_now()
         issued = [
             Issued(
                 command,
@@ -111,6 +119,7 @@ class Http:
                 at,
                 service=principal.service,
                 roles=principal.roles,
+                door=door,
             )
             for command, command_id in commands
         ]

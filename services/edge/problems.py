@@ -60,8 +60,12 @@ class Unauthorized(Exception):
 
 
 class Forbidden(Exception):
-    def __init__(self, scope: str) -> None:
+    """A valid key or token without the scope a route needs; ``principal``: whose it is
+    (the audit's row of the refusal names them, decisions D110)."""
+
+    def __init__(self, scope: str, principal: Any = None) -> None:
         self.scope = scope
+        self.principal = principal
 
 
 class NotYetVisible(Exception):

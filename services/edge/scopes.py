@@ -12,6 +12,7 @@ from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.edge.auth import KeyRing, Principal
+from services.edge.door_audit import noted
 from services.edge.problems import Forbidden, Unauthorized
 from services.edge.token_claims import Refusal
 from services.edge.tokens import TokenVerifier, looks_like_jwt
@@ -46,7 +47,7 @@ def authorize(
     if principal is None:
         raise Unauthorized()
     if required is not None and required not in principal.scopes:
-        raise Forbidden(required)
+        raise Forbidden(required, principal)
     return principal
 
 
@@ -94,8 +95,14 @@ async def authorize_off_loop(
 ) -> Principal:
     """``authorize`` for a coroutine: a token may need its issuer's discovery document or
     JWKS fetched (blocking I/O, bounded by FEEDBACKLOOP_OAUTH_TIMEOUT_SECONDS), so it is
-    verified on a ``VERIFYING`` thread; a key is looked up on the loop (a dict lookup)."""
-    if key is not None and tokens and looks_like_jwt(key):
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(VERIFYING, authorize, keys, key, required, tokens)
-    return authorize(keys, key, required, tokens)
+    verified on a ``VERIFYING`` thread; a key is looked up on the loop (a dict lookup). The
+    caller, once known, is noted for the audit of a refusal at this door (decisions D110)."""
+    try:
+        if key is not None and tokens and looks_like_jwt(key):
+            loop = asyncio.get_running_loop()
+            verified = loop.run_in_executor(VERIFYING, authorize, keys, key, required, tokens)
+            return noted(await verified)
+        return noted(authorize(keys, key, required, tokens))
+    except Forbidden as refused:
+        noted(refused.principal)  # a caller known, refused for a scope: audited (D110)
+        raise

@@ -106,6 +106,13 @@ START_WAITING = Gauge(
 READER_PARKED_TOTAL = Counter(
     "feedbackloop_reader_parked_events", "Events the reader has parked, ever.", ["reader"]
 )
+# Callers refused for want of a valid key or token (401, UNAUTHENTICATED), by door only: they
+# name nobody of a tenant, so they are counted here rather than audited (decisions D111).
+UNAUTHENTICATED = Counter(
+    "feedbackloop_unauthenticated_requests",
+    "Requests refused for want of a valid key or token, by door (not audited: D111).",
+    ["door"],
+)
 READER_RESTARTS = Counter(
     "feedbackloop_task_restarts",
     "Restarts of a supervised background task after a crash.",

@@ -182,7 +182,7 @@ class Runtime:
         if not port:
             log.info("grpc: off (FEEDBACKLOOP_GRPC_PORT=0)")
             return None
-        learning = Learning(self.store, self.pool, self.keys, self.tokens)
+        learning = Learning(self.store, self.pool, self.keys, self.tokens, self.bus.audit)
         self.grpc_server, bound = await serve_grpc(learning, self.settings.grpc_host, port)
         return bound
 

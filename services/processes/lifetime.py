@@ -24,7 +24,9 @@ from typing import TypeVar
 import typer
 from rich.console import Console
 
+from services.bus.asking import asking
 from services.followers.transient import postgresql_away
+from services.permissions import doors
 from services.processes import roles
 from services.processes.bootstrap import Runtime
 from services.processes.roles import Role
@@ -33,6 +35,7 @@ from services.processes.starting import start
 from services.processes.waiting import where
 
 T = TypeVar("T")
+CLI = doors.CLI.name  # the door of an operator's commands, as the audit names it
 Work = Callable[[Runtime], Awaitable[T]]
 Stop = Callable[[], Awaitable[None]]  # how to stop what a process of readers began
 Begin = Callable[[Runtime], Awaitable[Stop | None]]
@@ -95,8 +98,10 @@ async def until_signalled(runtime: Runtime) -> None:
 
 
 def run_command(settings: Settings, role: Role, work: Work[T]) -> T:
-    """A one-shot command: no metrics port, no wait for PostgreSQL."""
-    return asyncio.run(lived(settings, role, work, long_running=False))
+    """A one-shot command: no metrics port, no wait for PostgreSQL. The commands it issues
+    name the CLI as their door in the audit (decisions D110)."""
+    with asking(CLI):
+        return asyncio.run(lived(settings, role, work, long_running=False))
 
 
 def run_operator(settings: Settings, work: Work[T]) -> T:

@@ -36,10 +36,12 @@ from typing import Protocol
 
 import asyncpg
 
+from services.bus.asking import asking
 from services.followers.heartbeats import Beat, beat, beating
 from services.followers.reader import Connection
 from services.followers.status import ReaderStatus
 from services.followers.transient import is_transient
+from services.permissions.doors import SCHEDULED
 from services.scheduling.due import (
     PROPOSAL_HOUR,
     RETENTION_HOUR,
@@ -66,6 +68,7 @@ from services.scheduling.orders import (
 log = logging.getLogger(__name__)
 
 NAME = SCHEDULER
+DOOR = SCHEDULED.name  # as the audit names the door of the commands its orders issue
 MAX_ATTEMPTS = 3  # ticks an order is tried at before it is given up
 
 DDL = """
@@ -225,20 +228,9 @@ class Scheduler:
         surroundings raises (the supervisor restarts the scheduler); any other is counted."""
         self.status.say(f"ordering {order.name}")
         try:
-            if isinstance(order, PlanNight):
-                assert self.nights is not None
-                await self.nights(order)
-            elif isinstance(order, RaiseProposals):
-                if self.proposals is not None:
-                    await self.proposals(order)
-            elif isinstance(order, ExpireOldText):
-                if self.retention is not None:
-                    await self.retention(order)
-            elif isinstance(order, AppraiseClosures):
-                if self.closures is not None:
-                    await self.closures(order)
-            elif self.digests is not None:
-                await self.digests(order)
+            # The commands it issues name their door in the audit (decisions D110).
+            with asking(DOOR, type(order).__name__):
+                await self.hand_over(order)
         except Exception as error:
             if is_transient(error):
                 raise
@@ -262,6 +254,23 @@ class Scheduler:
         )
         log.info("%s: done", order.name)
         return True
+
+    async def hand_over(self, order: Order) -> None:
+        """The order to the one who carries it out."""
+        if isinstance(order, PlanNight):
+            assert self.nights is not None
+            await self.nights(order)
+        elif isinstance(order, RaiseProposals):
+            if self.proposals is not None:
+                await self.proposals(order)
+        elif isinstance(order, ExpireOldText):
+            if self.retention is not None:
+                await self.retention(order)
+        elif isinstance(order, AppraiseClosures):
+            if self.closures is not None:
+                await self.closures(order)
+        elif self.digests is not None:
+            await self.digests(order)
 
     async def give_up(self, order: Order, reason: str) -> None:
         await self.pool.execute(

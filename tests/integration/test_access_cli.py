@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 
+from services.bus.audit import AuditFilter, audit_page
 from services.processes.bootstrap import Runtime
 from tests.conftest import client_for
 from tests.integration.access_keys import Admins
@@ -74,3 +75,14 @@ async def test_keys_and_roles_changed_at_the_machine_hold_in_a_running_api_proce
     keys = await feedbackloop(database_url, "keys", "list", "--tenant", tenant)
     assert key_id[:8] in keys
     assert "1 keys" in keys
+    # Decisions D110: each decision is one row naming its door, the machine's ones the CLI;
+    # bruno's two refused reads (before his grant) are the HTTP door's own rows.
+    await access_runtime.bus.flush_audit()
+    rows, _ = await audit_page(access_runtime.pool, tenant, AuditFilter())
+    assert [(r["command"], r["result"], r["door"]) for r in reversed(rows)] == [
+        ("IssueApiKey", "applied", "cli"),
+        ("GET /factory/feedback/digests", "refused", "http"),
+        ("GET /factory/roles", "refused", "http"),
+        ("GrantRole", "applied", "cli"),
+        ("RevokeApiKey", "applied", "cli"),
+    ]

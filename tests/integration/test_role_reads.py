@@ -4,18 +4,23 @@ Every key holds every scope, so only its role decides. A Requester alone reads t
 
 from typing import Any
 
+import grpc
 import pytest
 
+from contracts.learning_pb2 import GetDatasetSnapshotRequest
+from contracts.learning_pb2_grpc import LearningStub
 from contracts.roles import ROLES
 from services.permissions.rules import READ_ALL
 from services.processes.bootstrap import Runtime
 from tests.conftest import client_for
+from tests.integration.test_dataset_grpc import bearer, free_port
 from tests.integration.test_role_rules import (
     PATH_VALUES,
     RoleKeys,
     auth,
     filed_at,
     keys,  # noqa: F401  (the fixture)
+    refusals_of,
     refused_for_role,
 )
 
@@ -65,6 +70,7 @@ async def test_every_read_route_is_allowed_or_refused_by_role(
         routes = read_routes(document)
         assert "/factory/feedback" in routes
         assert "/factory/reports/inbox" in routes
+        denied: list[str] = []
         for template in routes:
             allowed = OWN_RULE.get(template, set(READ_ALL))
             path = template.format(**PATH_VALUES_READ)
@@ -74,6 +80,10 @@ async def test_every_read_route_is_allowed_or_refused_by_role(
                 assert not refused, (template, answer.text)
             else:
                 refused_for_role(answer, allowed)
+                denied.append(template)
+        # Decisions D110: each refused read is one row of the audit, at the HTTP door.
+        audited = await refusals_of(runtime, f"{role.lower()}-1")
+        assert [(f"GET {t}", "not-permitted", "http") for t in denied] == audited
 
 
 async def test_a_requester_reads_their_own_report_and_not_another_s(
@@ -99,3 +109,40 @@ async def test_a_requester_reads_their_own_report_and_not_another_s(
         for report in (own, other):
             seen = await http.get(f"/factory/reports/{report}", params=wait, headers=auth(reviewer))
             assert seen.status_code == 200, seen.text
+
+
+@pytest.mark.parametrize("role", ROLES)
+async def test_the_grpc_door_reads_a_snapshot_by_the_rule_of_the_http_read(
+    role: str,
+    runtime: Runtime,
+    keys: RoleKeys,  # noqa: F811
+) -> None:
+    """Decisions D23, D113: ``GetDatasetSnapshot`` asks the rule the HTTP read of the same
+    version asks. A role that reads all finds nothing here (NOT_FOUND, as HTTP's 404); a
+    Requester alone is PERMISSION_DENIED (HTTP's 403), and the refusal is a row of the audit
+    at the gRPC door (D110)."""
+    asked = GetDatasetSnapshotRequest(dataset_id="agent:Office/Coach", version=1)
+    port = await runtime.start_grpc(free_port())
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await LearningStub(channel).GetDatasetSnapshot(
+                asked, metadata=bearer(keys.by_role[role])
+            )
+    async with client_for(runtime, keys.by_role[role]) as http:
+        over_http = await http.get("/factory/evaluation/datasets/agent:Office/Coach/versions/1")
+    audited = await refusals_of(runtime, f"{role.lower()}-1")
+    if role in READ_ALL:
+        assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+        assert over_http.status_code == 404, over_http.text
+        assert audited == []
+    else:
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        refused_for_role(over_http, set(READ_ALL))
+        assert audited == [
+            ("feedbackloop.learning.v1.Learning/GetDatasetSnapshot", "not-permitted", "grpc"),
+            (
+                "GET /factory/evaluation/datasets/{datasetId}/versions/{version}",
+                "not-permitted",
+                "http",
+            ),
+        ]

@@ -170,6 +170,24 @@ def refused_for_role(answer: httpx.Response, allowed: set[str]) -> None:
     assert set(body["needed"]) <= allowed or body["needed"] == [], body
 
 
+async def refusals_of(runtime: Runtime, actor: str) -> list[tuple[str, str, str | None]]:
+    """The refusals the audit holds of ``actor``: (command or operation, reason, door)."""
+    await runtime.bus.flush_audit()
+    rows = await runtime.pool.fetch(
+        "SELECT command, reason, door FROM audit_trail WHERE actor = $1 AND result = 'refused'"
+        " ORDER BY id",
+        actor,
+    )
+    return [(r["command"], r["reason"], r["door"]) for r in rows]
+
+
+def refused_items(answer: httpx.Response) -> int:
+    """How many decisions a refused answer holds: a batch's items, else one."""
+    if answer.status_code == 200 and "items" in answer.json():
+        return len(answer.json()["items"])
+    return 1
+
+
 async def test_the_table_names_every_write_route(client: httpx.AsyncClient) -> None:
     document = (await client.get("/openapi.json")).json()
     assert write_routes(document) == set(ALLOWED)
@@ -181,12 +199,14 @@ async def test_every_write_route_is_allowed_or_refused_by_role_with_nothing_reco
 ) -> None:
     """Decisions D22/D23: a role not allowed is 403 ``not-permitted`` naming the role needed,
     and the store holds not one event more; an allowed role is never refused for its role."""
+    actor = f"{role.lower()}-1"
     async with client_for(runtime, keys.by_role[role]) as http:
         document = (await http.get("/openapi.json")).json()
         for (method, template), allowed in sorted(ALLOWED.items()):
             if allowed is None:
                 continue
             before = await event_count(runtime)
+            seen = [] if role in allowed else await refusals_of(runtime, actor)
             answer = await call(http, document, method, template, keys.by_role[role])
             if role in allowed:
                 refused = answer.status_code == 403 and answer.json().get("field") == "role"
@@ -194,6 +214,14 @@ async def test_every_write_route_is_allowed_or_refused_by_role_with_nothing_reco
             else:
                 refused_for_role(answer, allowed)
                 assert await event_count(runtime) == before, (method, template)
+                # Decisions D110: each refusal is one row of the audit, whether the route or
+                # the bus decided it.
+                audited = await refusals_of(runtime, actor)
+                assert len(audited) == len(seen) + refused_items(answer), (
+                    template,
+                    audited[len(seen) - 1 :],
+                )
+                assert all(door == "http" for _, _, door in audited[len(seen) :]), audited
 
 
 @pytest.mark.parametrize("role", ROLES)

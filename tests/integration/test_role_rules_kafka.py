@@ -10,6 +10,7 @@ from typing import Any
 from eventsourcing.utils import get_topic
 
 from contracts import topics
+from services.bus.audit import AuditFilter, audit_page
 from services.feedback.domain import Feedback
 from services.processes.bootstrap import Runtime
 from services.store.event_store import EVENTS_TABLE
@@ -73,3 +74,18 @@ async def test_a_kafka_command_acts_in_the_roles_of_its_source(
     headers = [dict(m.headers) for m in dead]
     assert {h["dlt-error"] for h in headers} == {b"not-permitted"}
     assert {h["dlt-field"] for h in headers} == {b"role"}
+    # Decisions D110: each of the five is one row of the audit at the Kafka door, the one
+    # refused while read (a role its source does not hold) as the bus's refusals are.
+    await kafka_runtime.bus.flush_audit()
+    rows, _ = await audit_page(kafka_runtime.pool, "tenant-r", AuditFilter())
+    assert sorted((r["command"], r["result"], r["reason"], r["door"]) for r in rows) == sorted(
+        [
+            ("RecordFeedback", "applied", None, "kafka"),
+            ("RecordFeedback", "refused", "not-permitted", "kafka"),
+            ("evaluation.feedback.v1.RecordFeedback", "refused", "not-permitted", "kafka"),
+            ("RecordFeedback", "refused", "not-permitted", "kafka"),
+            ("RecordFeedback", "refused", "not-permitted", "kafka"),
+        ]
+    )
+    by_door = next(r for r in rows if r["command"].startswith("evaluation."))
+    assert (by_door["actor"], by_door["roles"]) == ("someone", ["Observer", "Reviewer"])

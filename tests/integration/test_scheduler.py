@@ -5,10 +5,11 @@ status, and its heartbeat read as a reader's."""
 import asyncio
 from datetime import UTC, datetime
 
+from services.bus.asking import door_now
 from services.processes.bootstrap import Runtime
 from services.scheduling.due import parse_order
 from services.scheduling.orders import BuildDigest, PlanNight
-from services.scheduling.scheduler import MAX_ATTEMPTS, Scheduler
+from services.scheduling.scheduler import DOOR, MAX_ATTEMPTS, Scheduler
 
 
 class Orders:
@@ -21,11 +22,13 @@ class Orders:
         self.done: set[str] = set()
         self.failing: set[str] = set()
         self.resumed = 0
+        self.doors: list[str | None] = []
 
     async def __call__(self, order: PlanNight | BuildDigest) -> None:
         if order.name in self.done:
             return
         self.given.append(order.name)
+        self.doors.append(door_now())  # the door its commands would name in the audit
         if order.name in self.failing:
             raise RuntimeError(f"{order.name} is broken")
         self.done.add(order.name)
@@ -66,6 +69,8 @@ async def test_a_restart_after_a_downtime_catches_up_every_due_time_in_order_onc
     await scheduler_of(runtime, orders, clock).tick()
     assert orders.given == []
     assert orders.resumed == 3  # every tick drives nights left running to their end
+    # The commands an order issues name the scheduled door in the audit (decisions D110).
+    assert set(orders.doors) == {DOOR} == {"scheduled"}
 
 
 async def test_a_failing_order_is_tried_at_the_next_ticks_then_given_up_and_shown(

@@ -30,11 +30,13 @@ import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential
 
+from services.bus.asking import asking
 from services.bus.command_bus import CommandBus
 from services.followers.heartbeats import Beat, beating, forget_silent, inbound_reader
 from services.kafka.inbound.dead_letters import DeadLetters
 from services.kafka.inbound.polls import Poll
 from services.kafka.inbound.reading import Command, Refusal, read_slice
+from services.kafka.inbound.refusals import DOOR, audit_refused
 from services.kafka.inbound.settling import Settler, Tally
 from services.kafka.inbound.subscription import Subscription
 from services.permissions.sources import EVERY_ROLE_SOURCES, SourceRoles
@@ -196,6 +198,11 @@ class InboundConsumer:
         )
 
     async def _consume(self) -> None:
+        # The commands it issues name the door they came in by (decisions D110).
+        with asking(DOOR):
+            await self._consume_at_door()
+
+    async def _consume_at_door(self) -> None:
         consumer = AIOKafkaConsumer(
             *self.topics,
             bootstrap_servers=self._bootstrap,
@@ -223,6 +230,8 @@ class InboundConsumer:
                     tp: await read_slice(records, self._by_topic, self._clock, self._sources)
                     for tp, records in polled.items()
                 }
+                for _, refused in read.values():
+                    audit_refused(self._settler.bus.audit, refused, self._sources, self._clock())
                 while inflight and (len(inflight) >= 2 or inflight[0].done):
                     await inflight.pop(0).settled()
                 if polled:

@@ -20,6 +20,7 @@ from services.bus.issued import Issued
 from services.kafka.inbound.fast_cloudevent_reading import read_cloudevent
 from services.kafka.inbound.subscription import Subscription
 from services.observing.tracing import valid_traceparent
+from services.permissions.doors import KAFKA
 from services.permissions.sources import EVERY_ROLE_SOURCES, SourceRoles
 
 MAX_KEY_BYTES = 1024
@@ -47,7 +48,9 @@ def parse(
     ``type``), and the command it carries, acting in the roles its ``source`` holds
     (``sources``); raises ``Refused`` naming the field at fault."""
     headers = {key: bytes(header) for key, header in record.headers or ()}
-    return parse_event(record.value, record.key, headers, subscriptions, clock, sources.sender)
+    return parse_event(
+        record.value, record.key, headers, subscriptions, clock, sources.sender, KAFKA.name
+    )
 
 
 def parse_event(
@@ -57,10 +60,12 @@ def parse_event(
     subscriptions: Mapping[str, Subscription],
     clock: Callable[[], datetime],
     sender: Callable[[InboundEnvelope], frozenset[str]],
+    door: str | None = None,
 ) -> tuple[Subscription, Issued]:
     """One structured-mode CloudEvent, however it came (a Kafka record, an HTTP body in the
     embedded mode): the one reading of both doors, so they refuse and apply alike. ``sender``:
-    the roles the command acts in, as its door knows its sender (a source's, a key's)."""
+    the roles the command acts in, as its door knows its sender (a source's, a key's);
+    ``door``: the door it came in by, as the audit names it (decisions D110)."""
     if value is None:
         raise Refused("the message has no value", field="value")
     if len(value) > MAX_MESSAGE_BYTES:
@@ -92,6 +97,7 @@ def parse_event(
         trace=valid_traceparent(values.get("traceparent"))
         or valid_traceparent(headers.get("traceparent", b"").decode("latin-1")),
         roles=sender(envelope),
+        door=door,
     )
 
 
