@@ -35,6 +35,10 @@ LIFTERS: tuple[Role, ...] = ("Reviewer", "AssetMaintainer")  # make a report an 
 MAINTAINER: tuple[Role, ...] = ("AssetMaintainer",)  # of the agent in the register
 OPERATOR: tuple[Role, ...] = ("Operator",)  # orders, neighbours' facts, datasets, snapshots
 ADMIN: tuple[Role, ...] = ("PlatformAdmin",)  # keys, roles, the register, the charter
+# An artifact is stored to be referenced by a write: a comment's text or a corrected artifact
+# (feedback), a dataset task's input and expected outcome (an Operator's). Only those who
+# write what references it upload one (decisions D101); an Observer writes nothing.
+ARTIFACT_WRITERS: tuple[Role, ...] = FEEDBACK_GIVERS
 # Read-side (decisions D23): every role of the tenant reads the register and its own reports;
 # every role but a Requester's reads all of the tenant (a Requester reads only what is theirs).
 READERS: tuple[Role, ...] = ROLES
