@@ -74,11 +74,10 @@ class Given:
 
     ``settings``: the root's settings (the root reads the environment; a context only reads
     the values handed to it). ``environ``: where settings that may change while running
-    (nightly, learning) are read afresh at each use. ``key_store``: the API keys as they stand
-    now, read afresh for each check. ``case_runner``: the evals context's runner of one case
-    against the agent, which the nightly runner runs cases with too (its type is the evals
-    context's, which this layer below the contexts cannot name). ``digest_routes``: where a
-    digest's posts go, as this instance is configured."""
+    (nightly, learning) are read afresh at each use. ``case_runner``: the evals context's
+    runner of one case against the agent, which the nightly runner runs cases with too (its
+    type is the evals context's, which this layer below the contexts cannot name).
+    ``digest_routes``: where a digest's posts go, as this instance is configured."""
 
     store: EventStore
     bus: CommandBus
@@ -86,7 +85,6 @@ class Given:
     keys: KeyRing
     settings: ContextSettings
     environ: Mapping[str, str]
-    key_store: Callable[[], KeyRing]
     case_runner: Any
     digest_routes: tuple[str, ...] = ()
     # Every read model rebuilt and swapped in (an erasure: live read models then hold what a

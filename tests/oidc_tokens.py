@@ -83,9 +83,10 @@ def with_issuer(
     *,
     also: tuple[oidc_issuer.Issuer, ...] = (),
     leeway: float = 30.0,
+    tenants: tuple[str, ...] = TENANTS,
     roles: tuple[str, ...] = BOUND_ROLES,
 ) -> Settings:
-    trusted_ones = [trusted(each, roles=roles) for each in (issuer, *also)]
+    trusted_ones = [trusted(each, tenants, roles) for each in (issuer, *also)]
     return settings.model_copy(
         update={
             "oauth_issuers": Settings(oauth_issuers=json.dumps(trusted_ones)).oauth_issuers,

@@ -157,7 +157,7 @@ class Runtime:
         """What the contexts are given to build their routes and scheduled work from."""
         return scheduled.given(
             self.settings, self.store, self.bus, self.pool, self.keys,
-            dev_key=bool(self.dev_key), environ=os.environ if environ is None else environ,
+            environ=os.environ if environ is None else environ,
         )  # fmt: skip
 
     def metrics_served(self, served: Served | None) -> int | None:
