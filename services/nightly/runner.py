@@ -41,7 +41,7 @@ from services.bus.issued import Issued
 from services.followers.waiting import wait_for_position
 from services.nightly.cases import RunsCases
 from services.nightly.catalogue import Catalogue, read_catalogue
-from services.nightly.confirmer import rights_now, why_confirmer_cannot
+from services.nightly.confirmer import ACTING_AS, rights_now, why_confirmer_cannot
 from services.nightly.domain import Night, night_id, night_run_id
 from services.nightly.planning import (
     PERMISSION_CHECK_UNAVAILABLE,
@@ -257,10 +257,15 @@ class NightlyRunner:
         record = self.cases.recorded(
             case, run_id=run_id, model=model, effort=effort, threads=ordered, night=night.date
         )
-        # The run is the confirmer's (ranBy, W58): the conversations ran as them (W101).
+        # The run is the confirmer's (ranBy, W58): the conversations ran as them (W101). It
+        # is issued in the role they confirmed in, so the bus and the handler ask the rule
+        # engine once more, as for a run they start themselves (decisions D103).
         await self.bus.execute(
-            Issued(record, tenant, confirmer, f"night/{night.date}/{case_id}", self.clock())
-        )
+            Issued(
+                record, tenant, confirmer, f"night/{night.date}/{case_id}", self.clock(),
+                roles=ACTING_AS,
+            )
+        )  # fmt: skip
         summary = record.summary
         return {
             "case": str(case_id),

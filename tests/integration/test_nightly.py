@@ -8,6 +8,7 @@ pass that runs nothing, and two runners at once that run one night, each convers
 """
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -87,10 +88,16 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[oidc_issuer.Iss
     yield from started_issuer(tmp_path_factory)
 
 
-@pytest.fixture
-async def door(
-    database_url: str, keys: Keys, standin: str, tmp_path: Path, issuer: oidc_issuer.Issuer
+@contextlib.asynccontextmanager
+async def opened_door(
+    database_url: str,
+    keys: Keys,
+    standin: str,
+    tmp_path: Path,
+    issuer: oidc_issuer.Issuer | None = None,
 ) -> AsyncIterator[Door]:
+    """The service on a fresh database; with ``issuer``, people of tenant A may sign in at it
+    too (a console's OIDC sign-in, D102)."""
     keys_file = tmp_path / "keys.json"
     keys_file.write_text(keys.entries)
     catalogue = tmp_path / "models.toml"
@@ -98,14 +105,30 @@ async def door(
     settings: Settings = settings_for(database_url, keys).model_copy(
         update={"api_keys": [], "api_keys_file": keys_file, "agent_url": standin}
     )
-    # People of tenant A may sign in at the issuer too (a console's OIDC sign-in, D102).
-    settings = with_issuer(settings, issuer, 30.0, tenants=(tenant_of(keys),))
+    if issuer is not None:
+        settings = with_issuer(settings, issuer, 30.0, tenants=(tenant_of(keys),))
     runtime = await Runtime.open(settings)
     runtime.start_projections(["eval_cases", "nights"])
     transport = httpx.ASGITransport(app=runtime.app())
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
-        yield Door(runtime, http, keys, keys_file, catalogue)
-    await runtime.close()
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            yield Door(runtime, http, keys, keys_file, catalogue)
+    finally:
+        await runtime.close()
+
+
+@pytest.fixture
+async def door(database_url: str, keys: Keys, standin: str, tmp_path: Path) -> AsyncIterator[Door]:
+    async with opened_door(database_url, keys, standin, tmp_path) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def door_with_issuer(
+    database_url: str, keys: Keys, standin: str, tmp_path: Path, issuer: oidc_issuer.Issuer
+) -> AsyncIterator[Door]:
+    async with opened_door(database_url, keys, standin, tmp_path, issuer) as opened:
+        yield opened
 
 
 def auth(key: str) -> dict[str, str]:
@@ -469,12 +492,13 @@ async def test_a_maintainer_removed_during_the_night_is_seen_by_a_standalone_sch
 
 
 async def test_a_maintainer_who_signs_in_only_at_the_issuer_has_the_cases_they_confirmed_run(
-    door: Door, standin: str, issuer: oidc_issuer.Issuer
+    door_with_issuer: Door, standin: str, issuer: oidc_issuer.Issuer
 ) -> None:
     """W99, decisions D103: olga holds no API key at all; she signs in at the OAuth2 issuer
     (a person's token: its client is the console, not herself) and is a maintainer of the
     agent in the register. She confirms a case through the API with her token, and the night
     runs it as her (W101)."""
+    door = door_with_issuer
     olgas_token = by_the_issuers_key(
         issuer, sub="olga", azp="console", client_id="console", tenant=keys_tenant(door),
         roles=["Requester", "AssetMaintainer"], scope=" ".join(SCOPES),
