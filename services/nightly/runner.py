@@ -218,7 +218,7 @@ class NightlyRunner:
         if reason is not None:
             return skipped(case_id, reason, self.clock(), model)
         try:
-            return await self._converse(tenant, night, case, confirmer, model, effort)
+            return await self._converse(tenant, night, (case_id, case), confirmer, model, effort)
         except Exception as error:  # W103: the case's line says so, the night goes on
             log.warning("night/%s: case %s failed", night.date, case_id, exc_info=True)
             SCHEDULED_FAILURES.labels(NIGHT_CASE).inc()
@@ -233,9 +233,15 @@ class NightlyRunner:
             }
 
     async def _converse(
-        self, tenant: str, night: Night, case: Any, confirmer: str, model: str, effort: Effort
+        self,
+        tenant: str,
+        night: Night,
+        loaded: tuple[UUID, Any],
+        confirmer: str,
+        model: str,
+        effort: Effort,
     ) -> dict[str, Any]:
-        case_id: UUID = case.id
+        case_id, case = loaded  # the case as the runner of cases loaded it, and its id
         client, _ = self.cases.agent_for(case, model)
         run_id = night_run_id(night.date, case_id)
         threads = dict(night.threads(str(case_id)))  # recorded before a crash: never repeated
