@@ -111,6 +111,13 @@ def reads_all(roles: frozenset[str] | None) -> bool:
     return holds(roles, READ_ALL)
 
 
+def reads_report(roles: frozenset[str] | None, reader: str, reporter: str) -> bool:
+    """Decisions D23, D100: a report is read by its reporter or by a reader of all of the
+    tenant; to anyone else it is absent (a 404, as an id that names no report), wherever it
+    is shown."""
+    return reporter == reader or reads_all(roles)
+
+
 def not_own(issued: Issued, author: str, what: str) -> None:
     """SPEC C52 / D24: a Reviewer never decides on their own report, whatever else they hold.
     Only a caller's command is checked; the service's own work has no author of its own."""

@@ -43,7 +43,7 @@ from services.edge.parameters import (
     command_id,
 )
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
-from services.permissions.rules import READERS, reads_all
+from services.permissions.rules import READERS, reads_report
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
@@ -241,8 +241,8 @@ def report_routes(http: Http) -> APIRouter:
         )
         # A Requester alone reads their own reports only (decisions D23); another's answers
         # as a made-up id does, so the ids of others' reports cannot be told apart (D100).
-        if report is None or (
-            report["reporter"] != principal.subject and not reads_all(principal.roles)
+        if report is None or not reads_report(
+            principal.roles, principal.subject, report["reporter"]
         ):
             raise NotFound(f"no report {report_id}", reportId=str(report_id))
         report["lifecycle"] = await report_lifecycle(http.pool, report_id)
