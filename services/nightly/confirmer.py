@@ -13,9 +13,13 @@ store that cannot be read makes the check unanswerable: the case is skipped sayi
 read as a denial (W100).
 """
 
+import asyncio
 import logging
+from typing import Any
+from uuid import UUID
 
 from contracts.errors import RoleRequired
+from services.nightly.cases import RunsCases
 from services.nightly.planning import CONFIRMER_LACKS_UPDATE, PERMISSION_CHECK_UNAVAILABLE
 from services.permissions.agent_register import require_maintainer
 from services.permissions.rules import MAINTAINER
@@ -51,3 +55,18 @@ def rights_now(
         (confirmer, agent): why_confirmer_cannot(store, tenant_id, confirmer, agent)
         for confirmer, agent in sorted(confirmers, key=lambda pair: (pair[0], pair[1] or ""))
     }
+
+
+async def right_before_the_run(
+    store: EventStore, cases: RunsCases, tenant_id: str, case_id: UUID, confirmer: str
+) -> tuple[Any, str | None]:
+    """Just before a case runs (W99): the case, loaded to learn its agent, and why its
+    confirmer may not run it now (None: they may). A case that cannot be loaded leaves the
+    right unknown: ``permission-check-unavailable`` (W100), never a denial."""
+    try:
+        case = await cases.load(tenant_id, case_id)
+    except Exception:
+        log.warning("nightly: case %s could not be loaded", case_id, exc_info=True)
+        return None, PERMISSION_CHECK_UNAVAILABLE
+    reason = await asyncio.to_thread(why_confirmer_cannot, store, tenant_id, confirmer, case.agent)
+    return case, reason

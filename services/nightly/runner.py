@@ -41,14 +41,9 @@ from services.bus.issued import Issued
 from services.followers.waiting import wait_for_position
 from services.nightly.cases import RunsCases
 from services.nightly.catalogue import Catalogue, read_catalogue
-from services.nightly.confirmer import ACTING_AS, rights_now, why_confirmer_cannot
+from services.nightly.confirmer import ACTING_AS, right_before_the_run, rights_now
 from services.nightly.domain import Night, night_id, night_run_id
-from services.nightly.planning import (
-    PERMISSION_CHECK_UNAVAILABLE,
-    Candidate,
-    plan_night,
-    skipped,
-)
+from services.nightly.planning import Candidate, plan_night, skipped
 from services.nightly.settings import NightlySettings
 from services.observing.metrics import SCHEDULED_FAILURES
 from services.scheduling.failures import NIGHT, NIGHT_CASE, Failure, Unit, isolated, record, settle
@@ -207,13 +202,8 @@ class NightlyRunner:
         or failed with the error; a fault never stops the night (W103)."""
         case_id, confirmer = UUID(selected["case"]), selected["confirmer"]
         model, effort = selected["model"], cast(Effort, selected["effort"])
-        try:
-            case = await self.cases.load(tenant, case_id)
-        except Exception:  # W100: the case's agent unknown, the right cannot be asked
-            log.warning("night/%s: case %s not loaded", night.date, case_id, exc_info=True)
-            return skipped(case_id, PERMISSION_CHECK_UNAVAILABLE, self.clock(), model)
-        reason = await asyncio.to_thread(
-            why_confirmer_cannot, self.store, tenant, confirmer, case.agent
+        case, reason = await right_before_the_run(
+            self.store, self.cases, tenant, case_id, confirmer
         )
         if reason is not None:
             return skipped(case_id, reason, self.clock(), model)
