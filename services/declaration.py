@@ -76,8 +76,7 @@ class Given:
     the values handed to it). ``environ``: where the settings read at each use (learning,
     memory promotion) are read from: the environment with the operator's reloadable settings
     file over it, read again once it changes (decisions D152); the night's are read from it
-    when the scheduler starts. ``key_store``: the API keys as they stand
-    now, read afresh for each check. ``case_runner``: the evals context's runner of one case
+    when the scheduler starts. ``case_runner``: the evals context's runner of one case
     against the agent, which the nightly runner runs cases with too (its type is the evals
     context's, which this layer below the contexts cannot name). ``digest_routes``: where a
     tenant's digest posts go, as this instance is configured (decisions D150)."""
@@ -88,7 +87,6 @@ class Given:
     keys: KeyRing
     settings: ContextSettings
     environ: Mapping[str, str]
-    key_store: Callable[[], KeyRing]
     case_runner: Any
     digest_routes: Callable[[str], tuple[str, ...]] = lambda tenant_id: ()
     # Every read model rebuilt and swapped in (an erasure: live read models then hold what a

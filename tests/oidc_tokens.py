@@ -19,6 +19,7 @@ import jwt
 import oidc_issuer
 import pytest
 
+from contracts.roles import ROLES
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from tests.conftest import Keys, client_for, settings_for
@@ -26,7 +27,13 @@ from tests.servers import ROOT  # noqa: F401  (ops/ on sys.path; tests/conftest.
 
 AUDIENCE = "urn:feedbackloop"
 TENANT_A, TENANT_B = f"oauth-a-{uuid.uuid4().hex[:6]}", f"oauth-b-{uuid.uuid4().hex[:6]}"
+# A tenant the issuer's clients may name but the service does not trust it for (D102).
+TENANT_ELSEWHERE = f"oauth-elsewhere-{uuid.uuid4().hex[:6]}"
 SCOPES = "factory.feedback.write factory.feedback.read"
+# The development issuer's bound (decisions D102): it speaks for tenants A and B and grants
+# every role but PlatformAdmin; a test that needs an admin's token widens it (``with_issuer``).
+TENANTS = (TENANT_A, TENANT_B)
+BOUND_ROLES = tuple(role for role in ROLES if role != "PlatformAdmin")
 CLIENTS = [
     oidc_issuer.Client(
         "svc-a", "secret-a", SCOPES,
@@ -35,6 +42,15 @@ CLIENTS = [
     oidc_issuer.Client("svc-b", "secret-b", SCOPES, {"tenant": TENANT_B, "roles": ["Reviewer"]}),
     oidc_issuer.Client("svc-reader", "secret-r", "factory.feedback.read", {"tenant": TENANT_A}),
     oidc_issuer.Client("svc-eval", "secret-e", "factory.evaluation.read", {"tenant": TENANT_A}),
+    # Admins by their claims: one of tenant A, one of a tenant the service never trusted the
+    # issuer for (issue: "a token ... with another tenant ... registers an agent there").
+    oidc_issuer.Client(
+        "svc-admin", "secret-adm", SCOPES, {"tenant": TENANT_A, "roles": ["PlatformAdmin"]}
+    ),
+    oidc_issuer.Client(
+        "svc-stranger", "secret-str", SCOPES,
+        {"tenant": TENANT_ELSEWHERE, "roles": ["PlatformAdmin"]},
+    ),
 ]  # fmt: skip
 FEEDBACK = {"projectId": "p", "subjectKind": "run", "subjectRef": "run-1", "kind": "rating",
             "rating": 5}  # fmt: skip
@@ -51,6 +67,15 @@ def started_issuer(factory: pytest.TempPathFactory) -> Iterator[oidc_issuer.Issu
     started.stop()
 
 
+def trusted(
+    issuer: oidc_issuer.Issuer,
+    tenants: tuple[str, ...] = TENANTS,
+    roles: tuple[str, ...] = BOUND_ROLES,
+) -> dict[str, Any]:
+    """The development issuer's entry in ``FEEDBACKLOOP_OAUTH_ISSUERS``, its bound included."""
+    return {"issuer": issuer.url, "audience": AUDIENCE, "tenants": tenants, "roles": roles}
+
+
 def with_issuer(
     settings: Settings,
     issuer: oidc_issuer.Issuer,
@@ -58,11 +83,13 @@ def with_issuer(
     *,
     also: tuple[oidc_issuer.Issuer, ...] = (),
     leeway: float = 30.0,
+    tenants: tuple[str, ...] = TENANTS,
+    roles: tuple[str, ...] = BOUND_ROLES,
 ) -> Settings:
-    trusted = [{"issuer": each.url, "audience": AUDIENCE} for each in (issuer, *also)]
+    trusted_ones = [trusted(each, tenants, roles) for each in (issuer, *also)]
     return settings.model_copy(
         update={
-            "oauth_issuers": Settings(oauth_issuers=json.dumps(trusted)).oauth_issuers,
+            "oauth_issuers": Settings(oauth_issuers=json.dumps(trusted_ones)).oauth_issuers,
             "oauth_jwks_cooldown_seconds": cooldown,
             "oauth_leeway_seconds": leeway,
         }
@@ -148,4 +175,7 @@ ATTACKS = {
         i, claims(i), {**oidc_issuer.new_signing_key("x"), "kid": i.kid}
     ),
     "missing-tenant": lambda i: by_the_issuers_key(i, tenant=None),
+    # Signed by the issuer, outside what it is trusted for (decisions D102).
+    "tenant-not-allowed": lambda i: by_the_issuers_key(i, tenant=TENANT_ELSEWHERE),
+    "role-not-allowed": lambda i: by_the_issuers_key(i, roles=["Reviewer", "PlatformAdmin"]),
 }

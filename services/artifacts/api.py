@@ -12,6 +12,7 @@ from services.edge.http import Http
 from services.edge.openapi import BYTES, TEXT, raw_answer, raw_body
 from services.edge.parameters import PathRef
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_responses
+from services.permissions.rules import ARTIFACT_WRITERS, require
 from services.store.artifacts import MAX_ARTIFACT_BYTES, get_artifact, put_artifact
 
 # What the document declares an upload as: a comment's text or any artifact's bytes. Any
@@ -40,7 +41,10 @@ def artifact_routes(http: Http) -> APIRouter:
     ) -> dict[str, Any]:
         """Store the body as an immutable artifact; answers its reference. Any media type
         is taken (`text/plain` when none is given) and kept with the artifact; a
-        Content-Type that is no media type is refused (415)."""
+        Content-Type that is no media type is refused (415). Only a role that writes what
+        references an artifact uploads one (Requester, Reviewer, Operator; 403 otherwise)."""
+        # Decisions D101: refused before the body is read, so a refused upload stores nothing.
+        require(principal.roles, ARTIFACT_WRITERS, "storing an artifact")
         # Read here, not declared as a header parameter: a generated client would send it
         # beside the body's own Content-Type, twice.
         content_type = request.headers.get("content-type", DEFAULT_UPLOAD_TYPE)

@@ -8,8 +8,8 @@ a bad entry stops the process at start, naming the setting and the field. ``serv
 service's key, not a person's: an eval round never runs as a service (SPEC W57). An agent's
 key is configured as a service's too (``service: true``): no agent writes the charter.
 ``revoked`` keeps an entry on record but takes its rights away: it no longer
-authenticates, and a confirmer who holds only revoked keys no longer has a night run their
-cases (SPEC W99).
+authenticates. (Whether a confirmer's cases still run at night is the agent register's
+answer, not the keys': decisions D103.)
 """
 
 import hashlib
@@ -138,17 +138,6 @@ class KeyRing:
 
     def __len__(self) -> int:
         return len(self._by_hash)
-
-    def grants(self, tenant: str, subject: str, scope: str) -> bool:
-        """Whether a person (not a service) still holds a live key of ``tenant`` with
-        ``scope``: what the nightly runner asks of a case's confirmer (SPEC W99)."""
-        return any(
-            principal.tenant_id == tenant
-            and principal.subject == subject
-            and scope in principal.scopes
-            and not principal.service
-            for principal in self._by_hash.values()
-        )
 
     def identify(self, key: str) -> Principal | None:
         """The principal of a live key, or None.

@@ -22,8 +22,8 @@ log = logging.getLogger(__name__)
 
 
 def nightly_runner(given: Given) -> NightlyRunner:
-    """What the scheduler hands ``PlanNight``. Its settings are read tolerantly (SPEC W86),
-    the key store afresh for each confirmer check (W99)."""
+    """What the scheduler hands ``PlanNight``. Its settings are read tolerantly (SPEC W86);
+    each confirmer check asks the register in the store (W99, decisions D103)."""
     nightly = NightlySettings.from_environ(given.environ)
     if nightly.unparsed:
         log.warning("nightly: default used for %s (did not parse)", ", ".join(nightly.unparsed))
@@ -33,7 +33,6 @@ def nightly_runner(given: Given) -> NightlyRunner:
         given.pool,
         given.case_runner,
         nightly,
-        given.key_store,
         read_wait_seconds=given.scheduled_wait_seconds,
     )
 

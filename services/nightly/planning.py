@@ -6,10 +6,11 @@ oldest lastRun, ties by ref (W93). A case that cannot run takes no slot (W95) an
 saying why; the first ``max_cases`` runnable ones are selected, the rest are over-cap lines
 and the note says the cap was reached (W96). Reasons are SPEC §3.8's vocabulary.
 
-Whether each confirmer still holds the right (W99, W100) is asked at planning too — the
-runner reads the key store and hands the answers in — so a case whose confirmer has lost it
-takes no slot and the next runnable case gets it; the runner asks again just before the case
-runs, for a key revoked during the night.
+Whether each confirmer still holds the right on the case's agent (W99, W100) is asked at
+planning too — the runner asks the rule engine (``services.nightly.confirmer``) and hands the
+answers in — so a case whose confirmer has lost it takes no slot and the next runnable case
+gets it; the runner asks again just before the case runs, for a maintainer removed from the
+register during the night.
 """
 
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ class Candidate:
     confirmed_by: str | None
     model: str | None  # pinned on the case
     last_run_at: datetime | None
+    agent: str | None = None  # whose maintainers may update it (W99)
 
 
 @dataclass(frozen=True)
@@ -80,13 +82,14 @@ def why_not(
     model: str | None,
     catalogue: Catalogue,
     agent_configured: bool,
-    confirmers: Mapping[str, str | None] | None = None,
+    rights: Mapping[tuple[str, str | None], str | None] | None = None,
 ) -> str | None:
-    """Why a case cannot run tonight, or None when it can. ``confirmers``: why each
-    confirmer may not run a case now (None: they may), as the key store answered."""
+    """Why a case cannot run tonight, or None when it can. ``rights``: why each confirmer
+    may not update the cases of an agent now, by (confirmer, agent) (None: they may), as the
+    rule engine answered."""
     if not candidate.confirmed_by:
         return NO_CONFIRMER  # W76: the stamped person only
-    lost = (confirmers or {}).get(candidate.confirmed_by)
+    lost = (rights or {}).get((candidate.confirmed_by, candidate.agent))
     if lost is not None:
         return lost  # W95, W99, W100: a case its confirmer may not run takes no slot
     if not agent_configured:
@@ -116,14 +119,14 @@ def plan_night(
     *,
     agent_configured: bool,
     now: datetime,
-    confirmers: Mapping[str, str | None] | None = None,
+    rights: Mapping[tuple[str, str | None], str | None] | None = None,
 ) -> Plan:
     selected: list[Selected] = []
     lines: list[dict[str, Any]] = []
     over_cap = 0
     for candidate in order(candidates):
         model = candidate.model or settings.model  # W97: pinned, else the declared Model
-        reason = why_not(candidate, model, catalogue, agent_configured, confirmers)
+        reason = why_not(candidate, model, catalogue, agent_configured, rights)
         if reason is not None:
             lines.append(skipped(candidate.case_id, reason, now, model))
         elif len(selected) >= settings.max_cases:

@@ -41,7 +41,7 @@ from services.bus.issued import Issued
 from services.followers.waiting import wait_for_position
 from services.nightly.cases import RunsCases
 from services.nightly.catalogue import Catalogue, read_catalogue
-from services.nightly.confirmer import KeyStore, confirmers_now, why_confirmer_cannot
+from services.nightly.confirmer import ACTING_AS, right_before_the_run, rights_now
 from services.nightly.domain import Night, night_id, night_run_id
 from services.nightly.planning import Candidate, plan_night, skipped
 from services.nightly.settings import NightlySettings
@@ -75,14 +75,13 @@ class NightlyRunner:
         pool: asyncpg.Pool,
         cases: RunsCases,
         settings: NightlySettings,
-        keys: KeyStore,
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         read_wait_seconds: float = 60.0,
         catalogue: Callable[[], Catalogue] | None = None,
     ) -> None:
         self.store, self.bus, self.pool, self.cases = store, bus, pool, cases
-        self.settings, self.keys, self.clock = settings, keys, clock
+        self.settings, self.clock = settings, clock
         self.read_wait_seconds = read_wait_seconds
         self.catalogue = catalogue or (lambda: read_catalogue(settings.catalogue))
 
@@ -128,17 +127,17 @@ class NightlyRunner:
             return
         catalogue = await asyncio.to_thread(self.catalogue)
         candidates = await self.candidates(tenant)
-        named = {c.confirmed_by for c in candidates if c.confirmed_by}
+        named = {(c.confirmed_by, c.agent) for c in candidates if c.confirmed_by}
         # W95, W99: asked at planning too, so a case its confirmer may no longer run frees
         # its slot for the next runnable case.
-        confirmers = await asyncio.to_thread(confirmers_now, self.keys, tenant, named)
+        rights = await asyncio.to_thread(rights_now, self.store, tenant, named)
         plan = plan_night(
             candidates,
             self.settings,
             catalogue,
             agent_configured=self.cases.client is not None,
             now=order.now,
-            confirmers=confirmers,
+            rights=rights,
         )
         command = PlanTenantNight(
             date=order.date,
@@ -164,6 +163,7 @@ class NightlyRunner:
                     if case["lastRun"]
                     else None
                 ),
+                agent=case["agent"],
             )
             for case in await list_cases(self.pool, tenant, confirmed=True)
         ]
@@ -202,11 +202,13 @@ class NightlyRunner:
         or failed with the error; a fault never stops the night (W103)."""
         case_id, confirmer = UUID(selected["case"]), selected["confirmer"]
         model, effort = selected["model"], cast(Effort, selected["effort"])
-        reason = await asyncio.to_thread(why_confirmer_cannot, self.keys, tenant, confirmer)
+        case, reason = await right_before_the_run(
+            self.store, self.cases, tenant, case_id, confirmer
+        )
         if reason is not None:
             return skipped(case_id, reason, self.clock(), model)
         try:
-            return await self._converse(tenant, night, case_id, confirmer, model, effort)
+            return await self._converse(tenant, night, (case_id, case), confirmer, model, effort)
         except Exception as error:  # W103: the case's line says so, the night goes on
             log.warning("night/%s: case %s failed", night.date, case_id, exc_info=True)
             SCHEDULED_FAILURES.labels(NIGHT_CASE).inc()
@@ -221,9 +223,15 @@ class NightlyRunner:
             }
 
     async def _converse(
-        self, tenant: str, night: Night, case_id: UUID, confirmer: str, model: str, effort: Effort
+        self,
+        tenant: str,
+        night: Night,
+        loaded: tuple[UUID, Any],
+        confirmer: str,
+        model: str,
+        effort: Effort,
     ) -> dict[str, Any]:
-        case = await self.cases.load(tenant, case_id)
+        case_id, case = loaded  # the case as the runner of cases loaded it, and its id
         client, _ = self.cases.agent_for(case, model)
         run_id = night_run_id(night.date, case_id)
         threads = dict(night.threads(str(case_id)))  # recorded before a crash: never repeated
@@ -245,10 +253,15 @@ class NightlyRunner:
         record = self.cases.recorded(
             case, run_id=run_id, model=model, effort=effort, threads=ordered, night=night.date
         )
-        # The run is the confirmer's (ranBy, W58): the conversations ran as them (W101).
+        # The run is the confirmer's (ranBy, W58): the conversations ran as them (W101). It
+        # is issued in the role they confirmed in, so the bus and the handler ask the rule
+        # engine once more, as for a run they start themselves (decisions D103).
         await self.bus.execute(
-            Issued(record, tenant, confirmer, f"night/{night.date}/{case_id}", self.clock())
-        )
+            Issued(
+                record, tenant, confirmer, f"night/{night.date}/{case_id}", self.clock(),
+                roles=ACTING_AS,
+            )
+        )  # fmt: skip
         summary = record.summary
         return {
             "case": str(case_id),

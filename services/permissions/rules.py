@@ -35,6 +35,10 @@ LIFTERS: tuple[Role, ...] = ("Reviewer", "AssetMaintainer")  # make a report an 
 MAINTAINER: tuple[Role, ...] = ("AssetMaintainer",)  # of the agent in the register
 OPERATOR: tuple[Role, ...] = ("Operator",)  # orders, neighbours' facts, datasets, snapshots
 ADMIN: tuple[Role, ...] = ("PlatformAdmin",)  # keys, roles, the register, the charter
+# An artifact is stored to be referenced by a write: a comment's text or a corrected artifact
+# (feedback), a dataset task's input and expected outcome (an Operator's). Only those who
+# write what references it upload one (decisions D101); an Observer writes nothing.
+ARTIFACT_WRITERS: tuple[Role, ...] = FEEDBACK_GIVERS
 # Read-side (decisions D23): every role of the tenant reads the register and its own reports;
 # every role but a Requester's reads all of the tenant (a Requester reads only what is theirs).
 READERS: tuple[Role, ...] = ROLES
@@ -105,6 +109,13 @@ def giver_role(roles: frozenset[str] | None) -> str | None:
 def reads_all(roles: frozenset[str] | None) -> bool:
     """Whether a reader sees all of the tenant, not only their own (decisions D23)."""
     return holds(roles, READ_ALL)
+
+
+def reads_report(roles: frozenset[str] | None, reader: str, reporter: str) -> bool:
+    """Decisions D23, D100: a report is read by its reporter or by a reader of all of the
+    tenant; to anyone else it is absent (a 404, as an id that names no report), wherever it
+    is shown."""
+    return reporter == reader or reads_all(roles)
 
 
 def not_own(issued: Issued, author: str, what: str) -> None:

@@ -162,7 +162,7 @@ class Runtime:
         """What the contexts are given to build their routes and scheduled work from."""
         return scheduled.given(
             self.settings, self.store, self.bus, self.pool, self.keys,
-            dev_key=bool(self.dev_key), environ=self.reloadable() if environ is None else environ,
+            environ=self.reloadable() if environ is None else environ,
         )  # fmt: skip
 
     def metrics_served(self, served: Served | None) -> int | None:

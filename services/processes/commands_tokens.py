@@ -31,7 +31,10 @@ def tokens_issuers() -> None:
             typer.echo(f"{trusted.issuer}: {refusal.reason} (see the log above)")
             failed = True
             continue
-        typer.echo(f"{trusted.issuer}: audience {trusted.audience}, keys {', '.join(kids)}")
+        typer.echo(
+            f"{trusted.issuer}: audience {trusted.audience}, keys {', '.join(kids)}; "
+            f"tenants {', '.join(trusted.tenants)}; roles {', '.join(trusted.roles) or 'none'}"
+        )
     if failed:
         raise typer.Exit(1)
 

@@ -2,7 +2,7 @@
 that hands each order to the context that carries it out."""
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -14,7 +14,6 @@ from services.edge.auth import KeyRing
 from services.evals.agents import agent_client_from_settings
 from services.evals.runs import CaseRunner
 from services.evals.scoring import Thresholds
-from services.nightly.confirmer import read_key_store
 from services.processes.contexts import CONTEXTS, read_models
 from services.processes.settings import Settings
 from services.processes.webhooks import digest_routes
@@ -55,18 +54,8 @@ def given(
     pool: asyncpg.Pool,
     keys: KeyRing,
     *,
-    dev_key: bool,
     environ: Mapping[str, str],
 ) -> Given:
-    # On the embedded default without configured keys, the development key is the only one
-    # there is; otherwise the configured keys, read afresh for each check, with the store's
-    # keys and grants as this process last read them (kept fresh where it serves the API).
-    def configured_and_stored() -> KeyRing:
-        ring = read_key_store(settings.api_keys, settings.api_keys_file)
-        ring.stand(keys.standing)
-        return ring
-
-    key_store: Callable[[], KeyRing] = (lambda: keys) if dev_key else configured_and_stored
     return Given(
         store,
         bus,
@@ -74,7 +63,6 @@ def given(
         keys,
         settings,
         environ,
-        key_store,
         case_runner(settings, store, bus),
         partial(digest_routes, settings),
         rebuild=lambda: rebuild_many(store, pool, read_models()),

@@ -97,7 +97,9 @@ class Settings(BaseSettings):
 
     # FEEDBACKLOOP_OAUTH_ISSUERS: the OAuth2 issuers whose bearer JWTs the API accepts beside
     # the keys, a JSON list: [{"issuer": "https://idp.example.org/realms/x", "audience":
-    # "feedbackloop", "tenant_claim": "tenant", "roles_claim": "roles"}]. Empty: keys only.
+    # "feedbackloop", "tenant_claim": "tenant", "roles_claim": "roles", "tenants": ["acme"],
+    # "roles": ["Requester", "Reviewer"]}]. Each names the tenants it may speak for and the
+    # roles it may grant at most (decisions D102). Empty: keys only.
     oauth_issuers: list[TrustedIssuer] = Field(default_factory=list)
     # Their discovery documents and JWKS are fetched with this timeout, the JWKS kept this
     # long, and refetched for an unknown kid at most once per cool-down (decisions D32).

@@ -43,7 +43,7 @@ from services.edge.parameters import (
     command_id,
 )
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
-from services.permissions.rules import READ_ALL, READERS, reads_all, require
+from services.permissions.rules import READERS, reads_report
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
@@ -233,16 +233,18 @@ def report_routes(http: Http) -> APIRouter:
     ) -> dict[str, Any]:
         """One report, with its parsed labelled block: a submitted one of the tenant, or a draft
         of the caller's own (another person's draft is absent). A caller who is only a
-        Requester reads their own reports (403 `not-permitted` for another's)."""
+        Requester reads their own reports: another's is absent to them, a 404 like an id
+        that names no report (decisions D100)."""
         await http.read_at("inbox", min_position, principal)
         report = await get_report(
             http.pool, principal.tenant_id, report_id, reader=principal.subject
         )
-        if report is None:
+        # A Requester alone reads their own reports only (decisions D23); another's answers
+        # as a made-up id does, so the ids of others' reports cannot be told apart (D100).
+        if report is None or not reads_report(
+            principal.roles, principal.subject, report["reporter"]
+        ):
             raise NotFound(f"no report {report_id}", reportId=str(report_id))
-        if report["reporter"] != principal.subject and not reads_all(principal.roles):
-            # A Requester alone reads their own reports only (decisions D23).
-            require(principal.roles, READ_ALL, "reading another's report")
         report["lifecycle"] = await report_lifecycle(http.pool, report_id)
         return http.with_position(report, principal)
 

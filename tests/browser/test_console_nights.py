@@ -26,7 +26,6 @@ from contracts.weeks import due_at
 from services.bus.issued import Issued
 from services.evals.agents import HttpAgentClient
 from services.evals.runs import CaseRunner
-from services.nightly.confirmer import read_key_store
 from services.nightly.domain import night_id
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
@@ -244,9 +243,8 @@ async def night_and_digests(scheduled: Scheduled, people: People, url: str) -> d
         conversations_per_case=2,
     )  # fmt: skip
     runner = NightlyRunner(
-        runtime.store, runtime.bus, runtime.pool, cases, nightly,
-        lambda: read_key_store([], scheduled.keys_file), read_wait_seconds=30,
-    )  # fmt: skip
+        runtime.store, runtime.bus, runtime.pool, cases, nightly, read_wait_seconds=30
+    )
     await runner(PlanNight(date=now.date(), now=now))
     builder = runtime.digest_builder()
     for week in weeks:

@@ -30,9 +30,13 @@ def issuer(
 
 
 @pytest.fixture
-def console_env(issuer: oidc_issuer.Issuer) -> dict[str, str]:
+def console_env(issuer: oidc_issuer.Issuer, people: People) -> dict[str, str]:
+    # The issuer speaks for rhea's tenant and grants a Reviewer at most (decisions D102).
+    bound = {"tenants": [people.reviewer.tenant], "roles": ["Reviewer"]}
     return {
-        "FEEDBACKLOOP_OAUTH_ISSUERS": json.dumps([{"issuer": issuer.url, "audience": AUDIENCE}]),
+        "FEEDBACKLOOP_OAUTH_ISSUERS": json.dumps(
+            [{"issuer": issuer.url, "audience": AUDIENCE, **bound}]
+        ),
         "FEEDBACKLOOP_CONSOLE_OIDC_ISSUER": issuer.url,
         "FEEDBACKLOOP_CONSOLE_OIDC_CLIENT_ID": "console",
     }

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import Keys
 from tests.e2e.conftest import Service, auth
-from tests.oidc_tokens import ATTACKS, AUDIENCE, CLIENTS, FEEDBACK, SCOPES, oidc_issuer
+from tests.oidc_tokens import ATTACKS, AUDIENCE, CLIENTS, FEEDBACK, SCOPES, oidc_issuer, trusted
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +24,7 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[oidc_issuer.Iss
 
 @pytest.fixture
 def service_env(issuer: oidc_issuer.Issuer) -> dict[str, str]:
-    trusted = [{"issuer": issuer.url, "audience": AUDIENCE}]
-    return {"FEEDBACKLOOP_OAUTH_ISSUERS": json.dumps(trusted)}
+    return {"FEEDBACKLOOP_OAUTH_ISSUERS": json.dumps([trusted(issuer)])}
 
 
 async def test_a_service_signed_in_by_client_credentials_records_as_itself(

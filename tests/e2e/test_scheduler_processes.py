@@ -22,10 +22,11 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Keys
+from tests.conftest import Keys, maintain
 from tests.e2e.conftest import Service, agent_env, auth
 from tests.e2e.test_evals import LOOKED, lifted_case
 from tests.standin import ROOT
+from tests.unit.test_wrong_answer import SEED_FACTS
 
 MODEL = "claude-sonnet-4-5"
 SCRIPT = {
@@ -189,3 +190,65 @@ async def test_two_schedulers_started_at_once_make_one_night_and_one_digest(
     assert digests.status_code == 200, digests.text
     weeks = [d["week"] for d in digests.json()["items"]]
     assert len(weeks) == len(set(weeks)) == 1, weeks
+
+
+async def confirmed_by(http: httpx.AsyncClient, key: str, prompt: str) -> str:
+    """A report drafted, submitted, lifted and confirmed by ``key``'s holder (registered
+    already as a maintainer of the agent); the case's id."""
+    facts = {**SEED_FACTS, "prompt": prompt, "context": ["sglauser/AgenticOffice"]}
+    draft = await http.post("/factory/reports/wrong-answer", json=facts, headers=auth(key))
+    assert draft.status_code == 201, draft.text
+    report = draft.json()["reportId"]
+    submitted = await http.post(f"/factory/reports/{report}/submit", headers=auth(key))
+    assert submitted.status_code == 200, submitted.text
+    lifted = await http.post(f"/factory/reports/{report}/lift", headers=auth(key))
+    assert lifted.status_code == 201, lifted.text
+    case_id: str = lifted.json()["caseId"]
+    confirmed = await http.post(
+        f"/factory/evals/cases/{case_id}/confirm", json={"confirmed": True}, headers=auth(key)
+    )
+    assert confirmed.status_code == 200, confirmed.text
+    return case_id
+
+
+async def test_a_standalone_scheduler_asks_the_register_the_api_process_changed(
+    http: httpx.AsyncClient,
+    keys: Keys,
+    scheduler_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """SPEC W99, decisions D103, in a scheduler process of its own (no key ring kept fresh):
+    sven holds only a key issued in the store and his roles granted there, and maintains the
+    agent: his case runs. anna is taken out of the register through the API after she
+    confirmed: her case does not run, and the night's line says why."""
+    issued = await http.post(
+        "/factory/keys",
+        json={"subject": "sven", "scopes": ["factory.feedback.write", "factory.feedback.read",
+                                            "factory.evaluation.read", "factory.evaluation.run"]},
+        headers=auth(keys.a),
+    )  # fmt: skip
+    assert issued.status_code == 201, issued.text
+    sven = issued.json()["key"]
+    for role in ("Requester", "AssetMaintainer"):
+        granted = await http.post(
+            "/factory/roles/grant", json={"subject": "sven", "role": role}, headers=auth(keys.a)
+        )
+        assert granted.status_code == 200, granted.text
+    await maintain(http, keys.a, ("alice", "anna", "sven"))
+    svens = await confirmed_by(http, sven, "Welchen Stundenansatz verrechne ich (sven)?")
+    annas = await confirmed_by(http, keys.a_other, "Welchen Stundenansatz verrechne ich (anna)?")
+    await maintain(http, keys.a, ("alice", "sven"))  # anna is no maintainer any more
+
+    log = tmp_path / "scheduler.log"
+    scheduler = start_scheduler(scheduler_env, log)
+    try:
+        night = await ended_night(http, keys.a, log.read_text)
+    finally:
+        scheduler.terminate()
+        scheduler.wait(30)
+    lines = {line["case"]: line for line in night["lines"]}
+    assert lines[svens]["outcome"] == "ran", night
+    assert (lines[annas]["outcome"], lines[annas]["reason"]) == (
+        "skipped",
+        "confirmer-lacks-update",
+    ), night

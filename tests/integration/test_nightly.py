@@ -1,12 +1,14 @@
 """The nightly runner on a real PostgreSQL, with the stand-in agent over real HTTP.
 
 SPEC W78–W103 and §3.8: cap and order, reasons a case does not run, a faulting case that does
-not stop the night, a confirmer whose key was revoked, a key store that cannot be read, a crash
-mid-night that resumes only what is missing, a second pass that runs nothing, and two runners
-at once that run one night, each conversation once.
+not stop the night, a confirmer removed from the agent register (before the night, and during
+it as a standalone scheduler sees it), a maintainer who signs in only at an OAuth2 issuer, a
+register that cannot be read, a crash mid-night that resumes only what is missing, a second
+pass that runs nothing, and two runners at once that run one night, each conversation once.
 """
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -18,11 +20,11 @@ import httpx
 import pytest
 
 from contracts.agent import AgentReply, AgentRequest
-from services.edge.auth import hash_key
+from services.edge.auth import SCOPES
 from services.evals.agents import AgentClient, HttpAgentClient
 from services.evals.runs import CaseRunner
 from services.followers.waiting import wait_for_position
-from services.nightly.confirmer import read_key_store
+from services.nightly.confirmer import why_confirmer_cannot
 from services.nightly.domain import night_id
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
@@ -30,7 +32,9 @@ from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from services.scheduling.orders import PlanNight
 from services.store.event_store import EVENTS_TABLE
-from tests.conftest import Keys, maintain, settings_for
+from services.store.opening import open_store
+from tests.conftest import SEED_AGENT, Keys, maintain, settings_for
+from tests.oidc_tokens import by_the_issuers_key, oidc_issuer, started_issuer, with_issuer
 from tests.standin import standin_agent
 from tests.unit.test_wrong_answer import SEED_FACTS
 
@@ -57,6 +61,9 @@ note = "no residency mark"
 """
 ORDER = PlanNight(date=date(2026, 11, 29), now=datetime(2026, 11, 29, 1, 0, tzinfo=UTC))
 NIGHT = "2026-11-29"
+# The agent's maintainers in the register (D77): the keys' people, and olga, who has no key
+# and signs in at the OAuth2 issuer only.
+MAINTAINERS = ("alice", "anna", "bob", "olga")
 
 
 @pytest.fixture(scope="module")
@@ -76,32 +83,66 @@ class Door:
     catalogue: Path
 
 
-@pytest.fixture
-async def door(database_url: str, keys: Keys, standin: str, tmp_path: Path) -> AsyncIterator[Door]:
+@pytest.fixture(scope="module")
+def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[oidc_issuer.Issuer]:
+    yield from started_issuer(tmp_path_factory)
+
+
+@contextlib.asynccontextmanager
+async def opened_door(
+    database_url: str,
+    keys: Keys,
+    standin: str,
+    tmp_path: Path,
+    issuer: oidc_issuer.Issuer | None = None,
+) -> AsyncIterator[Door]:
+    """The service on a fresh database; with ``issuer``, people of tenant A may sign in at it
+    too (a console's OIDC sign-in, D102)."""
     keys_file = tmp_path / "keys.json"
-    keys_file.write_text(keys.entries)  # read afresh for each confirmer check (W99)
+    keys_file.write_text(keys.entries)
     catalogue = tmp_path / "models.toml"
     catalogue.write_text(CATALOGUE)
     settings: Settings = settings_for(database_url, keys).model_copy(
         update={"api_keys": [], "api_keys_file": keys_file, "agent_url": standin}
     )
+    if issuer is not None:
+        settings = with_issuer(settings, issuer, 30.0, tenants=(tenant_of(keys),))
     runtime = await Runtime.open(settings)
     runtime.start_projections(["eval_cases", "nights"])
     transport = httpx.ASGITransport(app=runtime.app())
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
-        yield Door(runtime, http, keys, keys_file, catalogue)
-    await runtime.close()
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+            yield Door(runtime, http, keys, keys_file, catalogue)
+    finally:
+        await runtime.close()
+
+
+@pytest.fixture
+async def door(database_url: str, keys: Keys, standin: str, tmp_path: Path) -> AsyncIterator[Door]:
+    async with opened_door(database_url, keys, standin, tmp_path) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def door_with_issuer(
+    database_url: str, keys: Keys, standin: str, tmp_path: Path, issuer: oidc_issuer.Issuer
+) -> AsyncIterator[Door]:
+    async with opened_door(database_url, keys, standin, tmp_path, issuer) as opened:
+        yield opened
 
 
 def auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-async def confirmed_case(door: Door, prompt: str, *, key: str = "", model: str = "") -> str:
-    """A submitted wrong-answer report, lifted and confirmed by the key's holder."""
+async def confirmed_case(
+    door: Door, prompt: str, *, key: str = "", model: str = "", admin: str = ""
+) -> str:
+    """A submitted wrong-answer report, lifted and confirmed by the key's (or token's) holder;
+    ``admin`` (by default the key itself) registers the agent's maintainers first (D77)."""
     key = key or door.keys.a
     http, headers = door.http, auth(key)
-    await maintain(http, key)  # its holder confirms as the agent's maintainer (D77)
+    await maintain(http, admin or key, MAINTAINERS)  # the holder confirms as a maintainer
     facts = {**SEED_FACTS, "prompt": prompt, "context": ["sglauser/AgenticOffice"]}
     draft = await http.post("/factory/reports/wrong-answer", json=facts, headers=headers)
     report = draft.json()["reportId"]
@@ -154,13 +195,7 @@ def runner(door: Door, agent: AgentClient | None, **settings: Any) -> NightlyRun
     )
     cases = CaseRunner(runtime.store, runtime.bus, agent, default_model=None, thresholds={})
     return NightlyRunner(
-        runtime.store,
-        runtime.bus,
-        runtime.pool,
-        cases,
-        nightly,
-        lambda: read_key_store([], door.keys_file),
-        read_wait_seconds=30,
+        runtime.store, runtime.bus, runtime.pool, cases, nightly, read_wait_seconds=30
     )
 
 
@@ -178,21 +213,18 @@ def lines_by_case(night: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {line["case"]: line for line in night["lines"]}
 
 
-def revoke(door: Door, key: str) -> None:
-    entries = json.loads(door.keys_file.read_text())
-    for entry in entries:
-        if entry["sha256"] == hash_key(key):
-            entry["revoked"] = True
-    door.keys_file.write_text(json.dumps(entries))
+async def unregister(door: Door, person: str) -> None:
+    """Tenant A's PlatformAdmin takes ``person`` out of the agent's maintainers (D77)."""
+    await maintain(door.http, door.keys.a, tuple(m for m in MAINTAINERS if m != person))
 
 
 async def test_a_night_runs_the_first_runnable_cases_in_order_and_says_why_the_others_did_not(
     door: Door, standin: str
 ) -> None:
     """W78, W88–W90, W93–W103: cap and order; a non-EU model, an unreadable mark and a
-    confirmer whose key was revoked before the night take no slot (W95, W99: asked at
-    planning); a faulting case gets its line and the night goes on; results land on the case
-    with the night; a second pass runs nothing."""
+    confirmer removed from the agent register before the night take no slot (W95, W99:
+    asked at planning, of the register, D103); a faulting case gets its line and the night
+    goes on; results land on the case with the night; a second pass runs nothing."""
     ask = "Welchen Stundenansatz verrechne ich"
     ran_before = await confirmed_case(door, f"{ask}? (ran before)")
     run = await door.http.post(
@@ -202,7 +234,7 @@ async def test_a_night_runs_the_first_runnable_cases_in_order_and_says_why_the_o
     assert run.status_code == 201, run.text  # the HTTP route still runs as the person (W56)
     plain = [await confirmed_case(door, f"{ask}? ({n})") for n in ("one", "two")]
     faulting = await confirmed_case(door, f"{ask}? explode")
-    revoked = await confirmed_case(door, f"{ask}? (anna's)", key=door.keys.a_other)
+    removed = await confirmed_case(door, f"{ask}? (anna's)", key=door.keys.a_other)
     not_eu = await confirmed_case(door, f"{ask}? (us)", model="us-1")
     unmarked = await confirmed_case(door, f"{ask}? (unmarked)", model="unmarked")
     await confirmed_case(door, f"{ask}? (tenant B)", key=door.keys.b)
@@ -211,7 +243,7 @@ async def test_a_night_runs_the_first_runnable_cases_in_order_and_says_why_the_o
         headers=auth(door.keys.a),
     )  # fmt: skip
     assert unconfirmed.is_success
-    revoke(door, door.keys.a_other)  # anna's key is revoked before the night (W99)
+    await unregister(door, "anna")  # anna is no maintainer any more, her key lives on (W99)
 
     agent = Agent(standin)
     await runner(door, agent, max_cases=3, conversations_per_case=2)(ORDER)
@@ -226,7 +258,7 @@ async def test_a_night_runs_the_first_runnable_cases_in_order_and_says_why_the_o
     assert lines[ran_before]["outcome"] == "over-cap"  # W96: it ran before, so it comes last
     assert lines[not_eu]["reason"] == "model-not-eu-routed"  # W97
     assert lines[unmarked]["reason"] == "model-residency-unreadable"  # W98
-    assert lines[revoked]["reason"] == "confirmer-lacks-update"  # W99
+    assert lines[removed]["reason"] == "confirmer-lacks-update"  # W99
     assert lines[faulting]["outcome"] == "failed"  # W103
     assert lines[faulting]["reason"] == "failed: RuntimeError: agent exploded"
     for case_id in plain:
@@ -271,16 +303,15 @@ def night_ref(night: dict[str, Any], case_id: str) -> str:
     return refs[case_id]
 
 
-async def test_a_key_store_that_cannot_be_read_skips_the_case_and_is_no_denial(
+async def test_the_composition_roots_runner_reads_its_settings_from_the_environment(
     door: Door, standin: str
 ) -> None:
-    """W100, and W80: off by default, a night plans nothing. Built by the composition root,
-    as the scheduler gets it, from the environment."""
+    """W80: off by default, a night plans nothing. W86, W87: built by the composition root,
+    as the scheduler gets it, from the environment; its confirmer check asks the register."""
     case_id = await confirmed_case(door, "Welchen Stundenansatz verrechne ich?")
     off = door.runtime.nightly_runner({})
     await off(ORDER)
     assert await door.runtime.pool.fetchval("SELECT count(*) FROM rm_nights.nights") == 0
-    door.keys_file.write_text("{ not json")  # the key store is broken at night
     night_runner = door.runtime.nightly_runner(
         {
             "FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED": "true",
@@ -291,11 +322,24 @@ async def test_a_key_store_that_cannot_be_read_skips_the_case_and_is_no_denial(
     )
     await night_runner(ORDER)
     night = await night_view(door)
-    assert lines_by_case(night)[case_id]["reason"] == "permission-check-unavailable"
-    assert night["status"] == "Warning"
+    assert lines_by_case(night)[case_id]["outcome"] == "ran"
     assert "FEEDBACKLOOP_EVALS_NIGHTLY_MAX_CASES" in night["note"]  # W86
     assert night["inputs"]["maxCases"] == 15
     assert night["inputs"]["now"] == ORDER.now.isoformat()  # W87: created with its inputs
+
+
+async def test_a_register_that_cannot_be_read_is_unavailable_never_a_denial(
+    door: Door, database_url: str
+) -> None:
+    """W100: the check cannot be evaluated (the store's database connection is gone); it
+    does not say no. The same person's right, read from a store that answers, holds."""
+    await maintain(door.http, door.keys.a, MAINTAINERS)
+    tenant = keys_tenant(door)
+    assert why_confirmer_cannot(door.runtime.store, tenant, "alice", SEED_AGENT) is None
+    closed = open_store(database_url)
+    closed.close()
+    reason = why_confirmer_cannot(closed, tenant, "alice", SEED_AGENT)
+    assert reason == "permission-check-unavailable"
 
 
 async def test_a_crash_mid_night_resumes_only_the_missing_conversations_and_cases(
@@ -363,8 +407,12 @@ async def test_two_runners_at_once_run_one_night_each_conversation_once(
 
 
 def keys_tenant(door: Door) -> str:
-    entries = json.loads(door.keys.entries)
-    return str(entries[0]["tenant"])
+    return tenant_of(door.keys)
+
+
+def tenant_of(keys: Keys) -> str:
+    """Tenant A: the tenant of the first key (alice's)."""
+    return str(json.loads(keys.entries)[0]["tenant"])
 
 
 async def test_a_reply_on_another_model_than_the_nights_is_a_non_answer(
@@ -385,8 +433,9 @@ async def test_a_case_whose_confirmer_lost_the_right_frees_its_slot_for_the_next
     door: Door, standin: str
 ) -> None:
     """W95, W99 (issue: the check only before the run left the slot to nobody): MaxCases 2,
-    three cases, the first in order (never run) confirmed by anna, whose key is revoked before
-    the night. The two runnable cases — both ran before, so they come after hers — both run."""
+    three cases, the first in order (never run) confirmed by anna, who is taken out of the
+    agent register before the night. The two runnable cases — both ran before, so they come
+    after hers — both run."""
     ask = "Welchen Stundenansatz verrechne ich"
     ran_before = [await confirmed_case(door, f"{ask}? (ran {n})") for n in ("one", "two")]
     for case_id in ran_before:
@@ -396,7 +445,7 @@ async def test_a_case_whose_confirmer_lost_the_right_frees_its_slot_for_the_next
         )  # fmt: skip
         assert run.status_code == 201, run.text
     annas = await confirmed_case(door, f"{ask}? (anna's)", key=door.keys.a_other)
-    revoke(door, door.keys.a_other)
+    await unregister(door, "anna")
 
     await runner(door, Agent(standin), max_cases=2, conversations_per_case=1)(ORDER)
 
@@ -411,23 +460,55 @@ async def test_a_case_whose_confirmer_lost_the_right_frees_its_slot_for_the_next
     assert "cap reached" not in night["note"]
 
 
-async def test_a_key_revoked_after_planning_still_stops_the_case_just_before_it_runs(
+async def test_a_maintainer_removed_during_the_night_is_seen_by_a_standalone_scheduler(
     door: Door, standin: str
 ) -> None:
-    """W99: asked again just before the case runs — a key revoked during the night."""
+    """W99, decisions D103: asked again just before the case runs, of the register in the
+    store. The night is planned and driven by a process of its own (a standalone
+    ``feedbackloop scheduler``: another runtime, serving nothing, its key ring never
+    refreshed); anna is taken out of the register through the API process between planning
+    and the run, and the scheduler's check sees it."""
     annas = await confirmed_case(
         door, "Welchen Stundenansatz verrechne ich?", key=door.keys.a_other
     )
-    agent = Agent(standin)
-    night_runner = runner(door, agent, max_cases=2, conversations_per_case=1)
-    tenant = keys_tenant(door)
-    head = await door.runtime.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}")
-    await wait_for_position(door.runtime.pool, "rm_eval_cases", head, 20)
-    await night_runner.plan(tenant, ORDER)
-    revoke(door, door.keys.a_other)
-    await night_runner.drive(tenant, NIGHT)
+    scheduler = await Runtime.open(door.runtime.settings)
+    try:
+        agent = Agent(standin)
+        there = Door(scheduler, door.http, door.keys, door.keys_file, door.catalogue)
+        night_runner = runner(there, agent, max_cases=2, conversations_per_case=1)
+        tenant = keys_tenant(door)
+        head = await door.runtime.pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}")
+        await wait_for_position(door.runtime.pool, "rm_eval_cases", head, 20)
+        await night_runner.plan(tenant, ORDER)
+        await unregister(door, "anna")  # through the API process, not the scheduler's
+        await night_runner.drive(tenant, NIGHT)
+    finally:
+        await scheduler.close()
 
     night = await night_view(door)
     assert [s["case"] for s in night["selected"]] == [annas]  # she held the right at planning
     assert lines_by_case(night)[annas]["reason"] == "confirmer-lacks-update"
     assert agent.asked == []
+
+
+async def test_a_maintainer_who_signs_in_only_at_the_issuer_has_the_cases_they_confirmed_run(
+    door_with_issuer: Door, standin: str, issuer: oidc_issuer.Issuer
+) -> None:
+    """W99, decisions D103: olga holds no API key at all; she signs in at the OAuth2 issuer
+    (a person's token: its client is the console, not herself) and is a maintainer of the
+    agent in the register. She confirms a case through the API with her token, and the night
+    runs it as her (W101)."""
+    door = door_with_issuer
+    olgas_token = by_the_issuers_key(
+        issuer, sub="olga", azp="console", client_id="console", tenant=keys_tenant(door),
+        roles=["Requester", "AssetMaintainer"], scope=" ".join(SCOPES),
+    )  # fmt: skip
+    olgas = await confirmed_case(
+        door, "Welchen Stundenansatz verrechne ich? (olga's)", key=olgas_token, admin=door.keys.a
+    )
+    agent = Agent(standin)
+    await runner(door, agent, conversations_per_case=1)(ORDER)
+
+    line = lines_by_case(await night_view(door))[olgas]
+    assert line["outcome"] == "ran", line
+    assert [request.submitter for request in agent.asked] == ["olga"]

@@ -24,6 +24,7 @@ from tests.oidc_tokens import (
     oidc_issuer,
     runtime_with,
     started_issuer,
+    trusted,
 )
 
 
@@ -67,8 +68,7 @@ async def test_the_grpc_door_takes_the_same_tokens(
 
 
 def run_cli(issuer: oidc_issuer.Issuer, args: list[str], given: str = "") -> Any:
-    trusted = json.dumps([{"issuer": issuer.url, "audience": AUDIENCE}])
-    env = {"FEEDBACKLOOP_OAUTH_ISSUERS": trusted}
+    env = {"FEEDBACKLOOP_OAUTH_ISSUERS": json.dumps([trusted(issuer)])}
     return CliRunner().invoke(cli.app, ["tokens", *args], input=given, env=env)
 
 

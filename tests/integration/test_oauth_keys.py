@@ -20,10 +20,12 @@ from tests.conftest import Keys
 from tests.oidc_tokens import (
     ATTACKS,
     AUDIENCE,
+    BOUND_ROLES,
     CLIENTS,
     SCOPES,
     TENANT_A,
     TENANT_B,
+    TENANTS,
     claims,
     oidc_issuer,
     record,
@@ -134,7 +136,8 @@ async def test_an_unreachable_issuer_refuses_its_tokens_and_is_not_asked_again_a
 ) -> None:
     down = f"http://127.0.0.1:{oidc_issuer._free_port()}"  # nothing listens there
     verifier = TokenVerifier(
-        [TrustedIssuer(issuer=down, audience=AUDIENCE)], jwks_cooldown_seconds=3600
+        [TrustedIssuer(issuer=down, audience=AUDIENCE, tenants=TENANTS, roles=BOUND_ROLES)],
+        jwks_cooldown_seconds=3600,
     )
     key = oidc_issuer.new_signing_key("key-1")
     token = jwt.encode(

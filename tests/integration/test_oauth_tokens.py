@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from contracts.roles import ROLES
+from services.permissions.agent_register import registration as registration_of
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from tests.conftest import Keys, client_for, event_count
@@ -16,6 +18,7 @@ from tests.oidc_tokens import (
     FEEDBACK,
     SCOPES,
     TENANT_A,
+    TENANT_ELSEWHERE,
     oidc_issuer,
     read,
     record,
@@ -85,6 +88,45 @@ async def test_a_token_without_the_scope_is_forbidden_and_records_nothing(
     assert answer.status_code == 403
     assert answer.json()["scope"] == "factory.feedback.write"
     assert await event_count(runtime) == before
+
+
+async def test_an_issuers_token_acts_only_within_the_tenants_and_roles_it_is_trusted_for(
+    database_url: str, keys: Keys, issuer: oidc_issuer.Issuer
+) -> None:
+    """Decisions D102: the issuer is trusted for tenants A and B. A token it issued naming
+    another tenant, as a PlatformAdmin, registers nothing there (401, not one event more);
+    an admin's token of tenant A is refused while the issuer may not grant PlatformAdmin,
+    and registers once it may."""
+    agent = "AgenticOffice/Agent/Stranger"
+    registration = {"maintainers": ["mallory"]}
+    stranger = issuer.token("svc-stranger", "secret-str", SCOPES)
+    admin = issuer.token("svc-admin", "secret-adm", SCOPES)
+    narrow = await runtime_with(database_url, keys, issuer)  # every role but PlatformAdmin
+    try:
+        for token in (stranger, admin):
+            before = await event_count(narrow)
+            async with client_for(narrow, token) as http:
+                answer = await http.put(f"/factory/agents/{agent}", json=registration)
+            assert answer.status_code == 401, answer.text
+            assert await event_count(narrow) == before
+    finally:
+        await narrow.close()
+    wide = await runtime_with(database_url, keys, issuer, roles=tuple(ROLES))
+    try:
+        before = await event_count(wide)
+        async with client_for(wide, stranger) as http:
+            answer = await http.put(f"/factory/agents/{agent}", json=registration)
+        assert answer.status_code == 401, answer.text  # its tenant is still not the issuer's
+        assert await event_count(wide) == before
+        assert registration_of(wide.store, TENANT_ELSEWHERE, agent) is None
+        async with client_for(wide, admin) as http:
+            answer = await http.put(f"/factory/agents/{agent}", json=registration)
+        assert answer.status_code == 200, answer.text
+        found = registration_of(wide.store, TENANT_A, agent)
+        assert found is not None
+        assert found.maintainers == ["mallory"]
+    finally:
+        await wide.close()
 
 
 @pytest.mark.parametrize("reason", sorted(ATTACKS))

@@ -2,6 +2,7 @@
 GET route × every role, allowed or refused 403 ``not-permitted`` naming the roles that read.
 Every key holds every scope, so only its role decides. A Requester alone reads their own."""
 
+import uuid
 from typing import Any
 
 import grpc
@@ -90,8 +91,9 @@ async def test_a_requester_reads_their_own_report_and_not_another_s(
     runtime: Runtime,
     keys: RoleKeys,  # noqa: F811
 ) -> None:
-    """D23: a Requester alone reads the reports they filed, not another Requester's; a
-    Reviewer reads both."""
+    """D23: a Requester alone reads the reports they filed, not another Requester's, which is
+    absent to them exactly as a made-up id is (D100: the ids of others' reports cannot be told
+    apart); a Reviewer reads both."""
     mine, theirs = keys.by_role["Requester"], keys.second["Requester"]
     runtime.start_projections(["inbox"])
     async with client_for(runtime, mine) as http:
@@ -101,7 +103,13 @@ async def test_a_requester_reads_their_own_report_and_not_another_s(
         got = await http.get(f"/factory/reports/{own}", params=wait, headers=auth(mine))
         assert got.status_code == 200, got.text
         answer = await http.get(f"/factory/reports/{other}", params=wait, headers=auth(mine))
-        refused_for_role(answer, set(READ_ALL))
+        made_up = str(uuid.uuid4())
+        absent = await http.get(f"/factory/reports/{made_up}", params=wait, headers=auth(mine))
+        assert (answer.status_code, absent.status_code) == (404, 404), answer.text
+        assert answer.json() == {
+            key: value.replace(made_up, other) if isinstance(value, str) else value
+            for key, value in absent.json().items()
+        }
         listed = await http.get("/factory/reports/mine", headers=auth(mine))
         assert listed.status_code == 200
         assert (await http.get("/factory/feedback", headers=auth(mine))).status_code == 403

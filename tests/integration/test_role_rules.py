@@ -7,6 +7,7 @@ state: a reviewer and their own report, a maintainer and another agent's case, a
 another tenant's admin. Every key holds every scope, so only its role decides.
 """
 
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,11 +28,12 @@ GIVERS = {R, V, OP}
 
 # Every write route, and the roles that may call it (decisions D23). A write route missing
 # here fails ``test_the_table_names_every_write_route``. ``None``: no command behind it is
-# checked by role (an artifact's bytes are stored before any command names them).
+# checked by role.
 ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/feedback"): GIVERS,
     ("post", "/factory/feedback:batch"): GIVERS,
-    ("post", "/factory/artifacts"): None,
+    # D101: uploaded by those who write what references an artifact (feedback, dataset tasks).
+    ("post", "/factory/artifacts"): GIVERS,
     ("post", "/factory/reports"): {R},
     ("post", "/factory/reports/wrong-answer"): {R},
     ("post", "/factory/reports/{report_id}/submit"): {R},
@@ -263,6 +265,27 @@ async def test_an_event_naming_a_role_its_key_does_not_hold_is_refused(
     answer = await post(client, event, **auth(keys.by_role[R]))
     refused_for_role(answer, {OP})
     assert await event_count(runtime) == before
+
+
+@pytest.mark.parametrize("role", ROLES)
+async def test_an_artifact_is_stored_only_by_a_role_that_writes_what_references_it(
+    role: str, runtime: Runtime, keys: RoleKeys
+) -> None:
+    """Decisions D101: an Observer (or an admin) uploading real bytes is refused 403 and
+    nothing is stored (the reference it would have had names no artifact); a giver stores it."""
+    body = f"a comment of {role} {uuid.uuid4()}".encode()
+    ref = "artifact:sha256:" + hashlib.sha256(body).hexdigest()
+    async with client_for(runtime, keys.by_role[role]) as http:
+        stored = await http.post(
+            "/factory/artifacts", content=body, headers={"Content-Type": "text/plain"}
+        )
+        if role in GIVERS:
+            assert stored.status_code == 201, stored.text
+            assert stored.json()["ref"] == ref
+        else:
+            refused_for_role(stored, GIVERS)
+        fetched = await http.get(f"/factory/artifacts/{ref}", headers=auth(keys.by_role[V]))
+        assert fetched.status_code == (200 if role in GIVERS else 404), fetched.text
 
 
 async def filed(http: httpx.AsyncClient, key: str, agent: str | None = None) -> str:

@@ -273,9 +273,8 @@ class BreakingNights(NightlyRunner):
 def breaking_nights(door: Door, broken: set[str]) -> BreakingNights:
     plain = runner(door, None)
     nights = BreakingNights(
-        plain.store, plain.bus, plain.pool, plain.cases, plain.settings, plain.keys,
-        read_wait_seconds=30,
-    )  # fmt: skip
+        plain.store, plain.bus, plain.pool, plain.cases, plain.settings, read_wait_seconds=30
+    )
     nights.broken = broken
     return nights
 

@@ -32,6 +32,7 @@ def case(ref: str, *, ran: int | None = None, **changes: object) -> Candidate:
         "case_id": uuid5(NS, ref),
         "ref": ref,
         "confirmed_by": "alice",
+        "agent": "Coach",
         "model": None,
         "last_run_at": None if ran is None else NOW - timedelta(days=ran),
     }
@@ -207,19 +208,21 @@ def test_the_end_is_succeeded_or_warning_and_happens_once() -> None:
 def test_a_case_whose_confirmer_lost_the_right_takes_no_slot_and_the_next_runnable_gets_it() -> (
     None
 ):
-    """W95, W99 at planning: MaxCases 2, the oldest case's confirmer lost the right — the two
-    runnable cases run, none is left over-cap; a check that cannot be answered takes no slot
-    either and says so (W100)."""
+    """W95, W99 at planning: MaxCases 3, the oldest case's confirmer lost the right on its
+    agent (not on another's) — the three runnable cases run, none is left over-cap; a check
+    that cannot be answered takes no slot either and says so (W100)."""
     cases = [case("a", confirmed_by="anna"), case("b"), case("c"), case("d", confirmed_by="olaf")]
-    confirmers = {
-        "alice": None,
-        "anna": CONFIRMER_LACKS_UPDATE,
-        "olaf": PERMISSION_CHECK_UNAVAILABLE,
+    cases.append(case("e", confirmed_by="anna", agent="Writer"))  # anna's right is per agent
+    rights = {
+        ("alice", "Coach"): None,
+        ("anna", "Coach"): CONFIRMER_LACKS_UPDATE,
+        ("anna", "Writer"): None,
+        ("olaf", "Coach"): PERMISSION_CHECK_UNAVAILABLE,
     }
     plan = plan_night(
-        cases, settings(max_cases=2), EU, agent_configured=True, now=NOW, confirmers=confirmers
+        cases, settings(max_cases=3), EU, agent_configured=True, now=NOW, rights=rights
     )
-    assert refs(plan.selected) == ["b", "c"]
+    assert refs(plan.selected) == ["b", "c", "e"]
     reasons = {line["case"]: (line["outcome"], line["reason"]) for line in plan.lines}
     assert reasons == {
         str(uuid5(NS, "a")): ("skipped", CONFIRMER_LACKS_UPDATE),

@@ -1,24 +1,24 @@
-"""The night's settings, the model catalogue and the key-store check: read tolerantly.
+"""The night's settings, the model catalogue and the confirmer's right: read tolerantly.
 
 SPEC W80–W86 (defaults; a value that does not parse falls back and is named), W97–W98 (the
-residency mark), W99–W100 (the confirmer's right, a key store that cannot be read)."""
+residency mark), W99–W100 (the confirmer's right as the register has it, a register that
+cannot be read)."""
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from services.edge.auth import SCOPES, KeyRing, new_key
 from services.nightly.catalogue import parse_catalogue, read_catalogue
-from services.nightly.confirmer import (
-    KeyStoreUnreadable,
-    read_key_store,
-    why_confirmer_cannot,
-)
-from services.nightly.planning import CONFIRMER_LACKS_UPDATE, PERMISSION_CHECK_UNAVAILABLE
+from services.nightly.confirmer import rights_now, why_confirmer_cannot
+from services.nightly.planning import CONFIRMER_LACKS_UPDATE
 from services.nightly.settings import NightlySettings
+from services.permissions.agent_register import AgentRegistration, registration
+from services.store.event_store import EventStore
 
 P = "FEEDBACKLOOP_EVALS_NIGHTLY_"
+AT = datetime(2026, 11, 29, tzinfo=UTC)
 
 
 def test_the_defaults_are_the_seeds() -> None:
@@ -127,53 +127,33 @@ def test_a_missing_catalogue_file_is_unreadable_not_an_error(tmp_path: Path) -> 
     assert read_catalogue(None).problem is not None
 
 
-def keys_file(tmp_path: Path, *entries: dict[str, object]) -> Path:
-    path = tmp_path / "keys.json"
-    path.write_text(json.dumps(list(entries)))
-    return path
+def registered(store: EventStore, tenant: str, agent: str, maintainers: list[str]) -> None:
+    """The register as a PlatformAdmin's registration leaves it (the aggregate itself)."""
+    found = registration(store, tenant, agent)
+    if found is None:
+        found = AgentRegistration.create(tenant, agent, maintainers, None, "admin", AT)
+    else:
+        found.register(maintainers, None, "admin", AT)
+    store.save(found)
 
 
-def test_the_confirmer_needs_a_live_person_key_of_the_tenant_with_the_run_scope(
-    tmp_path: Path,
-) -> None:
-    """W99: a live key of the case's tenant, scope factory.evaluation.run, not a service's."""
-    _, alice = new_key("t1", "alice", list(SCOPES))
-    _, reader = new_key("t1", "rita", ["factory.evaluation.read"])
-    _, service = new_key("t1", "svc", list(SCOPES), service=True)
-    _, elsewhere = new_key("t2", "bob", list(SCOPES))
-    path = keys_file(tmp_path, alice, reader, service, elsewhere)
-
-    def store() -> KeyRing:
-        return read_key_store([], path)
-
-    assert why_confirmer_cannot(store, "t1", "alice") is None
-    assert why_confirmer_cannot(store, "t1", "rita") == CONFIRMER_LACKS_UPDATE
-    assert why_confirmer_cannot(store, "t1", "svc") == CONFIRMER_LACKS_UPDATE
-    assert why_confirmer_cannot(store, "t1", "bob") == CONFIRMER_LACKS_UPDATE
-    assert why_confirmer_cannot(store, "t1", "nobody") == CONFIRMER_LACKS_UPDATE
-
-
-def test_a_revoked_key_neither_authenticates_nor_keeps_the_right(tmp_path: Path) -> None:
-    """W99, and a revoked key stops authenticating at the door too."""
-    key, alice = new_key("t1", "alice", list(SCOPES))
-    path = keys_file(tmp_path, {**alice, "revoked": True})
-    ring = read_key_store([], path)
-    assert ring.identify(key) is None
-    assert why_confirmer_cannot(lambda: read_key_store([], path), "t1", "alice") == (
-        CONFIRMER_LACKS_UPDATE
-    )
-
-
-@pytest.mark.parametrize("content", [None, "not json", '[{"sha256": "short"}]'])
-def test_a_key_store_that_cannot_be_read_is_unavailable_never_a_denial(
-    tmp_path: Path, content: str | None
-) -> None:
-    """W100: the check cannot be evaluated; it does not say no."""
-    path = tmp_path / "keys.json"
-    if content is not None:
-        path.write_text(content)
-    with pytest.raises(KeyStoreUnreadable):
-        read_key_store([], path)
-    assert why_confirmer_cannot(lambda: read_key_store([], path), "t1", "alice") == (
-        PERMISSION_CHECK_UNAVAILABLE
-    )
+def test_the_confirmer_needs_to_maintain_the_cases_agent_in_the_register() -> None:
+    """W99, decisions D103: the rule engine's answer (require_maintainer), whatever keys the
+    person holds or lacks: a registered maintainer of the case's agent may, anyone else (of
+    another agent, another tenant, an agent nobody registered) may not; removed from the
+    register, they no longer may."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    registered(store, "t1", "Coach", ["alice", "olga"])
+    registered(store, "t1", "Writer", ["rita"])
+    registered(store, "t2", "Coach", ["bob"])
+    assert why_confirmer_cannot(store, "t1", "alice", "Coach") is None
+    assert why_confirmer_cannot(store, "t1", "olga", "Coach") is None  # no key: OIDC only
+    assert why_confirmer_cannot(store, "t1", "rita", "Coach") == CONFIRMER_LACKS_UPDATE
+    assert why_confirmer_cannot(store, "t1", "bob", "Coach") == CONFIRMER_LACKS_UPDATE
+    assert why_confirmer_cannot(store, "t1", "alice", "Unregistered") == CONFIRMER_LACKS_UPDATE
+    registered(store, "t1", "Coach", ["olga"])
+    assert why_confirmer_cannot(store, "t1", "alice", "Coach") == CONFIRMER_LACKS_UPDATE
+    assert rights_now(store, "t1", {("alice", "Coach"), ("olga", "Coach")}) == {
+        ("alice", "Coach"): CONFIRMER_LACKS_UPDATE,
+        ("olga", "Coach"): None,
+    }

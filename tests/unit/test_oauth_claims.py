@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from contracts.roles import ROLES
 from services.edge.auth import KeyRing
 from services.edge.problems import Unauthorized
 from services.edge.scopes import authorize
@@ -15,7 +16,11 @@ from services.edge.token_claims import Refusal, TrustedIssuer, principal_of, sho
 from services.edge.tokens import TokenVerifier, looks_like_jwt
 from services.processes.settings import Settings
 
-TRUSTED = TrustedIssuer(issuer="https://idp.example.org/realms/x", audience="feedbackloop")
+TRUSTED = TrustedIssuer(
+    issuer="https://idp.example.org/realms/x", audience="feedbackloop", tenants=("t1",),
+    roles=ROLES,
+)  # fmt: skip
+BOUND = '"tenants": ["t1"], "roles": ["Reviewer"]'
 
 
 def principal(claims: dict[str, Any], trusted: TrustedIssuer = TRUSTED) -> Any:
@@ -54,6 +59,43 @@ def test_a_token_without_a_tenant_or_a_subject_is_refused(
     assert refused.value.reason == reason
 
 
+@pytest.mark.parametrize(
+    ("claims", "reason"),
+    [({"tenant": "t2", "roles": ["Reviewer"]}, "tenant-not-allowed"),
+     ({"tenant": "t2", "roles": ["PlatformAdmin"]}, "tenant-not-allowed"),
+     ({"roles": ["Reviewer", "PlatformAdmin"]}, "role-not-allowed"),
+     # No roles claim: the roles its scopes imply (D26) are bounded alike.
+     ({"scope": "factory.assets.write"}, "role-not-allowed")],
+)  # fmt: skip
+def test_a_token_outside_its_issuers_bound_is_refused_whole(
+    claims: dict[str, Any], reason: str
+) -> None:
+    """Decisions D102: an issuer speaks for the tenants it is configured for and grants at
+    most the roles it is configured with; a token beyond either is refused, never cut down."""
+    bounded = TRUSTED.model_copy(update={"roles": ("Reviewer", "Observer", "Requester")})
+    with pytest.raises(Refusal) as refused:
+        principal(claims, bounded)
+    assert refused.value.reason == reason
+    within = principal({"roles": ["Reviewer"], "scope": "factory.feedback.read"}, bounded)
+    assert (within.tenant_id, within.roles) == ("t1", {"Reviewer"})
+
+
+def test_every_issuer_names_its_tenants_and_roles() -> None:
+    """D102: an entry without its bound stops the process at start, naming the field."""
+    with pytest.raises(ValidationError, match="tenants"):
+        Settings(oauth_issuers='[{"issuer": "https://idp.example.org", "audience": "fl", '
+                 '"roles": []}]')  # fmt: skip
+    with pytest.raises(ValidationError, match="roles"):
+        Settings(oauth_issuers='[{"issuer": "https://idp.example.org", "audience": "fl", '
+                 '"tenants": ["t1"]}]')  # fmt: skip
+    with pytest.raises(ValidationError, match="tenants"):
+        Settings(oauth_issuers='[{"issuer": "https://idp.example.org", "audience": "fl", '
+                 '"tenants": [], "roles": []}]')  # fmt: skip
+    with pytest.raises(ValidationError, match="roles"):
+        Settings(oauth_issuers='[{"issuer": "https://idp.example.org", "audience": "fl", '
+                 '"tenants": ["t1"], "roles": ["Overlord"]}]')  # fmt: skip
+
+
 def test_a_jwt_is_told_from_an_api_key_by_its_three_parts() -> None:
     assert looks_like_jwt("a.b.c")
     assert not looks_like_jwt("fl_abc-def")
@@ -71,20 +113,25 @@ def test_a_garbled_jwt_is_refused_as_malformed_without_asking_any_issuer() -> No
 
 
 def test_issuers_are_read_from_json_and_a_bad_entry_names_its_field() -> None:
-    given = '[{"issuer": "https://idp.example.org", "audience": "fl", "roles_claim": "groups"}]'
+    given = (
+        '[{"issuer": "https://idp.example.org", "audience": "fl", "roles_claim": "groups", '
+        + BOUND
+        + "}]"
+    )
     issuers = Settings(oauth_issuers=given).oauth_issuers
     assert issuers[0].roles_claim == "groups"
     assert issuers[0].tenant_claim == "tenant"
     with pytest.raises(ValidationError, match="audience"):
-        Settings(oauth_issuers='[{"issuer": "https://idp.example.org"}]')
+        Settings(oauth_issuers='[{"issuer": "https://idp.example.org", ' + BOUND + "}]")
     with pytest.raises(ValidationError, match="issuer"):
-        Settings(oauth_issuers='[{"issuer": "ftp://idp", "audience": "fl"}]')
+        Settings(oauth_issuers='[{"issuer": "ftp://idp", "audience": "fl", ' + BOUND + "}]")
 
 
 def test_issuers_are_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    bound = {"tenants": ["t1"], "roles": ["Reviewer"]}
     given = [
-        {"issuer": "https://a.example.org", "audience": "fl"},
-        {"issuer": "https://b.example.org", "audience": "fl", "tenant_claim": "org.id"},
+        {"issuer": "https://a.example.org", "audience": "fl", **bound},
+        {"issuer": "https://b.example.org", "audience": "fl", "tenant_claim": "org.id", **bound},
     ]
     monkeypatch.setenv("FEEDBACKLOOP_OAUTH_ISSUERS", json.dumps(given))
     monkeypatch.setenv("FEEDBACKLOOP_OAUTH_JWKS_COOLDOWN_SECONDS", "5")

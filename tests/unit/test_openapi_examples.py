@@ -36,7 +36,7 @@ from services.digests.builder import PAGE_BOUND, digest_url
 from services.digests.domain import Digest, digest_id_for
 from services.digests.published import digest_posted
 from services.edge import openapi
-from services.edge.auth import ApiKeyEntry, KeyRing
+from services.edge.auth import KeyRing
 from services.edge.parameters import rfc3339
 from services.edge.positions import PositionSeal
 from services.evals.domain import case_ref
@@ -46,9 +46,11 @@ from services.nightly.domain import Night, night_run_id
 from services.nightly.planning import Candidate, plan_night
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
+from services.permissions.agent_register import AgentRegistration
 from services.processes.bootstrap import Runtime
 from services.processes.settings import Settings
 from services.reports.wrong_answer import compose_report
+from services.store.event_store import EventStore
 
 SCHEMAS = "#/components/schemas/"
 BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
@@ -353,20 +355,21 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
     assert str(night_run_id(story.NIGHT_DATE, alice.case_id)) == story.NIGHT_RUN_ID
 
     line_at = datetime.fromisoformat(story.NIGHT_LINE["at"])
-    key = ApiKeyEntry(
-        sha256="a" * 64,
-        tenant=story.TENANT,
-        subject=story.REPORTER,
-        scopes=("factory.evaluation.run",),
+    # Alice maintains the story's agent in the register (decisions D103), on the library's
+    # in-memory store.
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    store.save(
+        AgentRegistration.create(
+            story.TENANT, story.AGENT, [story.REPORTER], None, "admin", planned_at
+        )
     )
     bus = Recorded()
     runner = NightlyRunner(
-        None,
+        store,
         bus,
         None,
         StoryCases(),
         settings,
-        lambda: KeyRing([key]),
         clock=lambda: line_at,
     )
     line = await runner._run_case(story.TENANT, night, night.selected[0])

@@ -122,7 +122,7 @@ def demo_given(runtime: Runtime, data_dir: Path) -> Given:
     }
     return scheduled.given(
         runtime.settings, runtime.store, runtime.bus, runtime.pool, runtime.keys,
-        dev_key=True, environ=environ,
+        environ=environ,
     )  # fmt: skip
 
 
