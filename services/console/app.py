@@ -15,6 +15,8 @@ from services.console.console import (
     SignInFirst,
     sign_in_path,
 )
+from services.console.error_pages import install_error_pages
+from services.console.headers import ConsoleHeaders
 from services.console.oidc import oidc_routes
 from services.console.pages import PAGES
 from services.console.sessions import SessionSeal
@@ -34,6 +36,8 @@ def install_console(app: FastAPI, http: Http, seal: SessionSeal, settings: Conso
     for page in PAGES:
         app.include_router(page.routes(console))
     app.mount("/console/static", StaticFiles(directory=STATIC), name="console-static")
+    app.add_middleware(ConsoleHeaders)  # decisions D120
+    install_error_pages(app, console)  # decisions D121
 
     @app.exception_handler(SignInFirst)
     async def sign_in_first(request: Request, error: SignInFirst) -> Response:

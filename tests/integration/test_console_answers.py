@@ -1,0 +1,73 @@
+"""What the console answers a browser beyond its pages, over HTTP in-process: the security
+headers of every console response (decisions D120) and its errors as HTML pages in its own
+layout, while the API keeps its JSON (decisions D121)."""
+
+import httpx
+import pytest
+
+from services.console.headers import CONTENT_SECURITY_POLICY
+from tests.conftest import Keys
+from tests.integration.test_console_sessions import browser, signed_in
+
+__all__ = ["browser"]  # the fixture, shared with the sessions' tests
+
+ERRORS = [
+    ("/inbox/not-a-uuid", 404, "There is no page at /inbox/not-a-uuid", "/inbox"),
+    ("/inbox?status=bogus", 422, "status", "/inbox"),
+    ("/audit?since=garbage", 422, "since", "/audit"),
+    ("/digests/2026-W99", 422, "week", "/digests"),
+    ("/no-such-page", 404, "There is no page at /no-such-page", "/"),
+]
+
+
+def secured(answer: httpx.Response) -> None:
+    assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert "frame-ancestors 'none'" in CONTENT_SECURITY_POLICY
+    assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["referrer-policy"] == "same-origin"
+
+
+async def test_every_console_answer_carries_the_security_headers(
+    browser: httpx.AsyncClient, keys: Keys
+) -> None:
+    secured(await browser.get("/sign-in"))  # the page another site must not frame
+    secured(await browser.get("/"))  # a redirect
+    secured(await browser.get("/console/static/htmx.min.js"))
+    secured(await browser.get("/no-such-page"))
+    await signed_in(browser, keys.a)
+    secured(await browser.get("/inbox"))
+    api = await browser.get("/factory/reports/inbox")
+    assert "content-security-policy" not in api.headers  # the API's answers are its own
+
+
+@pytest.mark.parametrize(("path", "status", "said", "back"), ERRORS)
+async def test_an_error_on_a_console_path_is_a_page_saying_what_was_wrong(
+    browser: httpx.AsyncClient, keys: Keys, path: str, status: int, said: str, back: str
+) -> None:
+    await signed_in(browser, keys.a)
+    answer = await browser.get(path)
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert said in answer.text
+    assert f'<a href="{back}">' in answer.text
+    assert 'aria-label="Pages"' in answer.text  # the navigation of the signed-in person
+    secured(answer)
+
+
+async def test_an_error_page_needs_no_session(browser: httpx.AsyncClient) -> None:
+    answer = await browser.get("/no-such-page")
+    assert answer.status_code == 404
+    assert "There is no page at /no-such-page" in answer.text
+    assert 'aria-label="Pages"' not in answer.text
+
+
+async def test_the_api_keeps_its_json_errors(browser: httpx.AsyncClient, keys: Keys) -> None:
+    auth = {"Authorization": f"Bearer {keys.a}"}
+    missing = await browser.get("/factory/no-such-route", headers=auth)
+    assert missing.status_code == 404
+    assert missing.json()["error"] == "not-found"
+    invalid = await browser.get("/factory/audit", params={"since": "garbage"}, headers=auth)
+    assert invalid.status_code == 422
+    assert invalid.json()["field"] == "since"
