@@ -5,7 +5,9 @@ layout, while the API keeps its JSON (decisions D121)."""
 import httpx
 import pytest
 
-from services.console.headers import CONTENT_SECURITY_POLICY
+from services.console.headers import CONTENT_SECURITY_POLICY, ConsoleHeaders
+from services.edge.fast_lane import Api
+from services.processes.bootstrap import Runtime
 from tests.conftest import Keys
 from tests.integration.test_console_sessions import browser, signed_in
 
@@ -71,3 +73,11 @@ async def test_the_api_keeps_its_json_errors(browser: httpx.AsyncClient, keys: K
     invalid = await browser.get("/factory/audit", params={"since": "garbage"}, headers=auth)
     assert invalid.status_code == 422
     assert invalid.json()["field"] == "since"
+
+
+async def test_the_console_headers_leave_the_api_fast_lanes_in_front(runtime: Runtime) -> None:
+    """The middleware touches no API path, so the lanes are still served before it (D120)."""
+    app = runtime.app()
+    assert isinstance(app, Api)
+    assert ConsoleHeaders in [m.cls for m in app.user_middleware]
+    assert app._lanes_in_front() != {}
