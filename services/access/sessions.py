@@ -30,12 +30,8 @@ class ConsoleSession(Aggregate):
         by: str
 
     def __init__(self, tenant_id: str, subject: str, session_id: str, by: str) -> None:
-        self.tenant_id, self.subject, self.session_id, self.ended_by = (
-            tenant_id,
-            subject,
-            session_id,
-            by,
-        )
+        self.tenant_id, self.subject = tenant_id, subject
+        self.session_id, self.ended_by = session_id, by
 
     @classmethod
     def end(
