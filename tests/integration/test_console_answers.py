@@ -81,3 +81,23 @@ async def test_the_console_headers_leave_the_api_fast_lanes_in_front(runtime: Ru
     assert isinstance(app, Api)
     assert ConsoleHeaders in [m.cls for m in app.user_middleware]
     assert app._lanes_in_front() != {}
+
+
+async def test_a_failure_on_a_console_path_is_a_page_that_tells_nothing_of_it(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = runtime.app()
+
+    async def broken() -> None:
+        raise RuntimeError("a bug with a secret")
+
+    app.add_api_route("/broken-page", broken)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        answer = await http.get("/broken-page")
+    assert answer.status_code == 500
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "The service failed on this page" in answer.text
+    assert "secret" not in answer.text
+    assert "GET /broken-page failed" in caplog.text
+    secured(answer)  # set by the page itself: a 500 is answered outside the middleware
