@@ -392,6 +392,7 @@ BODIES = {
     ("post", "/factory/keys"): "NewApiKey",
     ("post", "/factory/roles/grant"): "GrantRole",
     ("post", "/factory/roles/revoke"): "RevokeRole",
+    ("post", "/factory/console-sessions/end"): "EndConsoleSessions",
     ("put", "/factory/agents/{agent}"): "RegisterAgent",
     ("post", "/factory/appraisal/outcomes"): "RecordOwnerOutcome",
 }
