@@ -23,6 +23,7 @@ from services.edge.problems import status_of
 log = logging.getLogger(__name__)
 
 TITLES = {
+    401: "Signed out",
     403: "Not permitted",
     404: "Not found",
     405: "Not a way to ask for this page",
@@ -49,7 +50,7 @@ def install_error_pages(app: FastAPI, console: Console) -> None:
             what = f"{request.method} is not how this page is asked for."
         else:
             what = str(error.detail)
-        return await page(console, request, error.status_code, what)
+        return await error_page(console, request, error.status_code, what)
 
     async def invalid(request: Request, error: RequestValidationError) -> Response:
         if not is_console_path(request.url.path):
@@ -58,23 +59,23 @@ def install_error_pages(app: FastAPI, console: Console) -> None:
             {"field": ".".join(str(p) for p in e["loc"][1:]), "message": e["msg"]}
             for e in error.errors()
         ]
-        return await page(console, request, 422, NOT_UNDERSTOOD, problems)
+        return await error_page(console, request, 422, NOT_UNDERSTOOD, problems)
 
     async def refused(request: Request, error: DomainError) -> Response:
         if not is_console_path(request.url.path):
             return await the_apis(DomainError, request, error)
         field = error.details.get("field")
         if not field:
-            return await page(console, request, status_of(error), error.message)
+            return await error_page(console, request, status_of(error), error.message)
         problems = [{"field": field, "message": error.message}]
-        return await page(console, request, status_of(error), NOT_UNDERSTOOD, problems)
+        return await error_page(console, request, status_of(error), NOT_UNDERSTOOD, problems)
 
     async def failed(request: Request, error: Exception) -> Response:
         if not is_console_path(request.url.path):
             return await the_apis(Exception, request, error)
         log.error("%s %s failed", request.method, request.url.path, exc_info=error)
         what = "The service failed on this page; it is logged. Try again in a moment."
-        return await page(console, request, 500, what, who=False)
+        return await error_page(console, request, 500, what, who=False)
 
     app.add_exception_handler(HTTPException, not_found)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, invalid)  # type: ignore[arg-type]
@@ -82,7 +83,7 @@ def install_error_pages(app: FastAPI, console: Console) -> None:
     app.add_exception_handler(Exception, failed)
 
 
-async def page(
+async def error_page(
     console: Console,
     request: Request,
     status: int,
@@ -90,10 +91,11 @@ async def page(
     problems: list[dict[str, Any]] | None = None,
     *,
     who: bool = True,
+    back: dict[str, str] | None = None,
 ) -> Response:
     """The error page, linking back to the page the address was under (or the first page).
     ``who``: look the visitor up for the navigation (not after a failure, which may be the
-    database's)."""
+    database's). ``back``: where the page links instead."""
     visitor = await signed_in(console, request) if who else None
     response = console.render(
         visitor,
@@ -102,7 +104,7 @@ async def page(
         title=TITLES.get(status, "Something went wrong"),
         what=what,
         problems=problems or [],
-        back=back_to(console, request.url.path),
+        back=back or back_to(console, request.url.path),
     )
     # A failure is answered outside the middleware (Starlette's ServerErrorMiddleware).
     response.headers.update({name.decode(): value.decode() for name, value in HEADERS})

@@ -58,6 +58,8 @@ async def test_a_cookie_copied_before_sign_out_opens_nothing_after_it_anywhere(
             assert COOKIE not in replayed.headers.get("set-cookie", "")  # no clock restarted
             refused = await thief.post("/sign-out", data={"csrf": "x"})
             assert refused.status_code == 401
+            assert refused.headers["HX-Redirect"] == "/sign-in"
+            assert "Your session ended" in refused.text  # a page of the console (D121)
 
 
 async def test_an_admin_ends_every_session_of_a_person_in_every_process(
