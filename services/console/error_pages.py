@@ -50,7 +50,9 @@ def install_error_pages(app: FastAPI, console: Console) -> None:
             what = f"{request.method} is not how this page is asked for."
         else:
             what = str(error.detail)
-        return await error_page(console, request, error.status_code, what)
+        answer = await error_page(console, request, error.status_code, what)
+        answer.headers.update(error.headers or {})  # a 405's Allow
+        return answer
 
     async def invalid(request: Request, error: RequestValidationError) -> Response:
         if not is_console_path(request.url.path):
@@ -64,11 +66,11 @@ def install_error_pages(app: FastAPI, console: Console) -> None:
     async def refused(request: Request, error: DomainError) -> Response:
         if not is_console_path(request.url.path):
             return await the_apis(DomainError, request, error)
-        field = error.details.get("field")
-        if not field:
-            return await error_page(console, request, status_of(error), error.message)
+        status, field = status_of(error), error.details.get("field")
+        if status != 422 or not field:  # a refusal by role, a conflict: its own words
+            return await error_page(console, request, status, error.message)
         problems = [{"field": field, "message": error.message}]
-        return await error_page(console, request, status_of(error), NOT_UNDERSTOOD, problems)
+        return await error_page(console, request, status, NOT_UNDERSTOOD, problems)
 
     async def failed(request: Request, error: Exception) -> Response:
         if not is_console_path(request.url.path):

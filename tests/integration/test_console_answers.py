@@ -101,3 +101,21 @@ async def test_a_failure_on_a_console_path_is_a_page_that_tells_nothing_of_it(
     assert "secret" not in answer.text
     assert "GET /broken-page failed" in caplog.text
     secured(answer)  # set by the page itself: a 500 is answered outside the middleware
+
+
+async def test_a_refusal_on_a_console_page_says_so_in_its_own_words(
+    browser: httpx.AsyncClient, keys: Keys
+) -> None:
+    await signed_in(browser, keys.a)
+    page = await browser.get("/inbox")
+    csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    wrong = await browser.get("/sign-out")  # a form's address asked for as a page
+    assert wrong.status_code == 405
+    assert "allow" in wrong.headers
+    assert "GET is not how this page is asked for" in wrong.text
+    missing = await browser.post(
+        "/inbox/00000000-0000-0000-0000-000000000000/review",
+        data={"status": "Triaged", "csrf": csrf},
+    )
+    assert missing.status_code == 404, missing.text
+    assert "Part of the address" not in missing.text
