@@ -14,6 +14,7 @@ import asyncpg
 
 from projections import events as ev
 from projections.agent_register import AgentRegister
+from projections.ended_sessions import EndedSessions
 from projections.read_model import schema_named
 from services.followers.positions import read_position
 from services.followers.reader import Connection, Positioned
@@ -23,14 +24,17 @@ SCHEMA = schema_named(NAME)
 OWN = frozenset((ev.KEY_ISSUED, ev.KEY_REVOKED, ev.ROLE_GRANTED, ev.ROLE_REVOKED))
 REGISTER = AgentRegister()  # the agent register's list, on this reader (decisions D78)
 REGISTER_TOPICS = frozenset(REGISTER.handles)
+ENDED = EndedSessions()  # the console's ended sessions, on this reader (decisions D122)
+ENDED_TOPICS = frozenset(ENDED.handles)
 
 
 class Access:
     name = NAME
-    handles = tuple(sorted(OWN | REGISTER_TOPICS))
+    handles = tuple(sorted(OWN | REGISTER_TOPICS | ENDED_TOPICS))
 
     def ddl(self, schema: str) -> str:
-        return f"""
+        return (
+            f"""
         CREATE TABLE IF NOT EXISTS {schema}.keys (
             key_id uuid PRIMARY KEY,
             tenant_id text NOT NULL,
@@ -53,13 +57,19 @@ class Access:
             granted_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, subject, role)
         );
-        """ + REGISTER.ddl(schema)
+        """
+            + REGISTER.ddl(schema)
+            + ENDED.ddl(schema)
+        )
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         await self.apply_own(conn, schema, [p for p in batch if ev.topic_of(p.event) in OWN])
         register = [p for p in batch if ev.topic_of(p.event) in REGISTER_TOPICS]
-        if register:  # another table: the order between the two parts does not matter
+        if register:  # another table: the order between the parts does not matter
             await REGISTER.apply(conn, schema, register)
+        ended = [p for p in batch if ev.topic_of(p.event) in ENDED_TOPICS]
+        if ended:
+            await ENDED.apply(conn, schema, ended)
 
     async def apply_own(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         keys, grants = f"{schema}.keys", f"{schema}.grants"

@@ -77,6 +77,8 @@ KEY_ISSUED = "services.access.domain:ApiKey.Issued"
 KEY_REVOKED = "services.access.domain:ApiKey.Revoked"
 ROLE_GRANTED = "services.access.domain:RoleHolder.Granted"
 ROLE_REVOKED = "services.access.domain:RoleHolder.Revoked"
+CONSOLE_SESSION_ENDED = "services.access.sessions:ConsoleSession.Ended"
+CONSOLE_SESSIONS_ALL_ENDED = "services.access.sessions:PersonsSessions.AllEnded"
 
 # Every topic above: what a test resolves.
 READ: tuple[str, ...] = tuple(v for k, v in dict(globals()).items() if k.isupper() and k != "READ")

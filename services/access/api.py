@@ -25,6 +25,7 @@ from contracts.access import (
     RevokeRole,
 )
 from contracts.errors import Refused
+from contracts.sessions import EndConsoleSessions
 from projections.access import list_grants, list_keys
 from services.bus.audit import AuditFilter, audit_page
 from services.edge.auth import SCOPES, Principal, hash_key, new_key
@@ -139,6 +140,21 @@ def access_routes(http: Http) -> APIRouter:
         command = await read_command(request, RevokeRole, NOTHING_STAMPED)
         outcome = await http.execute(command, principal, command_id(None))
         await http.keys_moved(outcome)
+        return {"position": http.position(outcome, principal)}
+
+    @router.post(
+        "/factory/console-sessions/end",
+        response_model=Changed,
+        responses=WRITE_ERRORS,
+        openapi_extra=body(EndConsoleSessions, {"subject": "bruno"}),
+    )
+    async def end_sessions(request: Request, principal: Caller) -> dict[str, Any]:
+        """End every console session of a subject of your tenant begun until now
+        (PlatformAdmin; decisions D122): each one's next request, to any process, is sent to
+        sign in. Their keys and roles are left as they are."""
+        command = await read_command(request, EndConsoleSessions, NOTHING_STAMPED)
+        outcome = await http.execute(command, principal, command_id(None))
+        await http.keys_moved(outcome)  # the access read model holds the end, as it does keys
         return {"position": http.position(outcome, principal)}
 
     @router.get("/factory/roles", response_model=GrantList, responses=READ_ERRORS)

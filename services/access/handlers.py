@@ -9,7 +9,14 @@ from uuid import UUID
 
 from contracts.access import GrantRole, IssueApiKey, RevokeApiKey, RevokeRole
 from contracts.errors import Conflict, NotFound
+from contracts.sessions import EndConsoleSession, EndConsoleSessions
 from services.access.domain import ApiKey, RoleHolder, holder_id_for, key_id_for
+from services.access.sessions import (
+    ConsoleSession,
+    PersonsSessions,
+    persons_sessions_id_for,
+    session_id_for,
+)
 from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.store.event_store import EventStore
@@ -76,3 +83,46 @@ def revoke_role(store: EventStore, issued: Issued) -> Decision:
         return Decision([], {"subject": command.subject, "role": command.role})
     holder.revoke(command.role, by=issued.actor, at=issued.at)
     return Decision([holder], {"subject": command.subject, "role": command.role})
+
+
+def session_created_by(issued: Issued) -> UUID:
+    command = issued.command
+    assert isinstance(command, EndConsoleSession)
+    return session_id_for(issued.tenant_id, issued.actor, command.session_id)
+
+
+def sessions_created_by(issued: Issued) -> UUID:
+    command = issued.command
+    assert isinstance(command, EndConsoleSessions)
+    return persons_sessions_id_for(issued.tenant_id, command.subject)
+
+
+def end_console_session(store: EventStore, issued: Issued) -> Decision:
+    """Sign-out: the caller's own session, named by its id, ends (decisions D122); one
+    ended already stays so, and nothing more is recorded."""
+    command = issued.command
+    assert isinstance(command, EndConsoleSession)
+    if not issued.new:
+        return Decision([], {"sessionId": command.session_id})
+    session = ConsoleSession.end(
+        tenant_id=issued.tenant_id,
+        subject=issued.actor,
+        session_id=command.session_id,
+        by=issued.actor,
+        at=issued.at,
+    )
+    return Decision([session], {"sessionId": command.session_id})
+
+
+def end_console_sessions(store: EventStore, issued: Issued) -> Decision:
+    """Every session of ``subject`` begun until now ends (PlatformAdmin; decisions D122)."""
+    command = issued.command
+    assert isinstance(command, EndConsoleSessions)
+    if issued.new:
+        person = PersonsSessions.name(
+            tenant_id=issued.tenant_id, subject=command.subject, at=issued.at
+        )
+    else:
+        person = load_owned(store, issued.tenant_id, sessions_created_by(issued), "subject")
+    person.end_all(by=issued.actor, at=issued.at)
+    return Decision([person], {"subject": command.subject})

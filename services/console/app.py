@@ -4,7 +4,7 @@ the answers to a missing session and a missing CSRF token."""
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from services.bus.asking import refused_as
@@ -16,12 +16,13 @@ from services.console.console import (
     SignInFirst,
     sign_in_path,
 )
+from services.console.error_pages import error_page, install_error_pages
+from services.console.headers import ConsoleHeaders
 from services.console.oidc import oidc_routes
 from services.console.pages import PAGES
 from services.console.sessions import SessionSeal
 from services.console.signing_in import sign_in_routes
 from services.edge.http import Http
-from services.edge.problems import problem
 
 STATIC = Path(__file__).parent / "static"
 
@@ -35,13 +36,18 @@ def install_console(app: FastAPI, http: Http, seal: SessionSeal, settings: Conso
     for page in PAGES:
         app.include_router(page.routes(console))
     app.mount("/console/static", StaticFiles(directory=STATIC), name="console-static")
+    app.add_middleware(ConsoleHeaders)  # decisions D120
+    install_error_pages(app, console)  # decisions D121
 
     @app.exception_handler(SignInFirst)
     async def sign_in_first(request: Request, error: SignInFirst) -> Response:
         if request.method != "GET":
             # A write without a live session decides nothing; the person signs in again.
-            body = problem("unauthorized", "sign in again: the session ended")
-            return JSONResponse(body, status_code=401, headers={"HX-Redirect": "/sign-in"})
+            what = "Your session ended, so nothing was changed: sign in again."
+            to_sign_in = {"path": "/sign-in", "label": "Sign in"}
+            answer = await error_page(console, request, 401, what, who=False, back=to_sign_in)
+            answer.headers["HX-Redirect"] = "/sign-in"
+            return answer
         target = sign_in_path(error.next_path)
         if request.headers.get("HX-Request"):
             return Response(status_code=204, headers={"HX-Redirect": target})
@@ -58,10 +64,10 @@ def install_console(app: FastAPI, http: Http, seal: SessionSeal, settings: Conso
         # Decisions D60: a write must echo the session's CSRF token, in the form or in the
         # X-CSRF-Token header htmx sends; without it nothing is decided.
         refused_as("csrf-missing")  # the audit's reason for this door's refusal (D110)
-        body = problem(
-            "csrf-missing", "this form is not from this session: reload the page", field="csrf"
-        )
-        return JSONResponse(body, status_code=403)
+        # An HTML page as every console error is (decisions D121).
+        what = "This form is not from this session, so nothing was changed: reload the page."
+        problems = [{"field": "csrf", "message": "the session's CSRF token is missing or wrong"}]
+        return await error_page(console, request, 403, what, problems)
 
 
 def home_routes(console: Console) -> APIRouter:

@@ -17,6 +17,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from projections.ended_sessions import session_ended
 from services.console.sessions import COOKIE, Session, SessionSeal
 from services.edge.auth import Principal
 from services.edge.http import Http
@@ -98,9 +99,9 @@ class Console:
 
     async def visitor(self, request: Request, reads: tuple[str, ...] = ()) -> Visitor:
         """The signed-in person of this request, authorized afresh from the session's bearer;
-        an expired, foreign or revoked session sends them to sign in. ``reads``: the roles, any
-        one of which may read what the page shows (the API's rule for the same data); without
-        one the page answers 403 naming them."""
+        an expired, foreign, revoked or ended session sends them to sign in. ``reads``: the
+        roles, any one of which may read what the page shows (the API's rule for the same
+        data); without one the page answers 403 naming them."""
         cookie = request.cookies.get(COOKIE)
         session = self.seal.open(cookie) if cookie else None
         now = self.http.clock()
@@ -111,12 +112,21 @@ class Console:
             principal = await self.http.authorized(session.bearer, None)
         except (Unauthorized, Forbidden):
             raise SignInFirst(where) from None
+        if await self.ended(principal, session):
+            raise SignInFirst(where)  # signed out, or ended by an admin: no clock restarts
         if not principal.roles.issuperset(session.roles):
             raise SignInFirst(where)  # a role taken away ends the session (decisions D59)
         visitor = Visitor(principal, session.touched(now))
         if not visitor.holds(reads):
             raise NotForYou(visitor, reads)
         return visitor
+
+    async def ended(self, principal: Principal, session: Session) -> bool:
+        """Whether the session was ended on the server (decisions D122), as the access read
+        model every process reads holds it."""
+        return await session_ended(
+            self.http.pool, principal.tenant_id, principal.subject, session.id, session.started
+        )
 
     async def writer(self, request: Request) -> Visitor:
         """``visitor`` for a write: the form's or the htmx request's CSRF token must be the

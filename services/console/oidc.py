@@ -135,6 +135,8 @@ def oidc_routes(console: Console) -> APIRouter:
             principal = await console.http.authorized(bearer, None)
         except (Unauthorized, Forbidden):
             return refused("the issuer's token does not grant this service to you")
+        if not principal.roles:  # decisions D122, as with a key (services.console.signing_in)
+            return refused("you hold no role in your tenant: ask a platform admin for one")
         # A page, not a redirect: the cookie is SameSite=Strict, and a redirect at the end of
         # a navigation another site began would be sent without it.
         response = console.render(None, "signed_in.html", next=flow["next"])

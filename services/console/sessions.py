@@ -5,8 +5,9 @@ AES-GCM under a key kept in the database (every replica opens every cookie), nex
 token and the session's two clocks. Each request opens it and authorizes the bearer again,
 exactly as the API does with an ``Authorization`` header: a key revoked or a role taken away
 ends the session at the next request, and the console can never do more than the bearer could
-(decisions D59). Nothing of a session is kept on the server, so sign-out clears the cookie and
-a copy of it lasts no longer than its idle and absolute expiry.
+(decisions D59). Each session has an id of its own, sealed with it: signing out, or a
+PlatformAdmin ending all of a person's sessions, records the end as an event of the tenant,
+and every process refuses a copy of the cookie from its next request on (decisions D122).
 """
 
 import base64
@@ -33,8 +34,9 @@ _PURPOSE = b"feedbackloop console session"
 @dataclass(frozen=True)
 class Session:
     """Who signed in (the bearer, and how: ``key``, ``developer`` or ``oidc``), the CSRF token
-    every form and htmx request must echo, when the session began and was last used, and the
-    roles the bearer held then: one taken away since ends the session."""
+    every form and htmx request must echo, when the session began and was last used, the
+    roles the bearer held then (one taken away since ends the session) and the session's id,
+    by which the server ends it (decisions D122)."""
 
     bearer: str
     via: str
@@ -42,6 +44,7 @@ class Session:
     started: datetime
     seen: datetime
     roles: tuple[str, ...] = ()
+    id: str = ""
 
     def expired(self, now: datetime, idle: timedelta, absolute: timedelta) -> bool:
         return now - self.seen > idle or now - self.started > absolute
@@ -51,7 +54,8 @@ class Session:
 
 
 def new_session(bearer: str, via: str, now: datetime, roles: Iterable[str] = ()) -> Session:
-    return Session(bearer, via, secrets.token_urlsafe(24), now, now, tuple(sorted(roles)))
+    csrf, session_id = secrets.token_urlsafe(24), secrets.token_urlsafe(16)
+    return Session(bearer, via, csrf, now, now, tuple(sorted(roles)), session_id)
 
 
 async def ensure_session_key(pool: Any) -> bytes:
@@ -87,6 +91,7 @@ class SessionSeal:
                 "s": session.started.isoformat(),
                 "t": session.seen.isoformat(),
                 "r": session.roles,
+                "i": session.id,
             }
         )
         return self.seal_text(plain.decode())
@@ -119,6 +124,7 @@ class SessionSeal:
                 datetime.fromisoformat(data["s"]),
                 datetime.fromisoformat(data["t"]),
                 tuple(data["r"]),
+                data["i"],  # a cookie sealed before sessions had ids is no session
             )
         except (ValueError, KeyError, TypeError):
             return None

@@ -13,8 +13,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
+from contracts.sessions import EndConsoleSession
 from services.console.console import CSRF_FIELD, Console
 from services.console.sessions import COOKIE, new_session
+from services.edge.parameters import command_id
 from services.edge.problems import Forbidden, Unauthorized
 
 PRE_COOKIE = "fl_console_signin"
@@ -69,6 +71,11 @@ def sign_in_routes(console: Console) -> APIRouter:
             principal = await console.http.authorized(bearer, None)
         except (Unauthorized, Forbidden):
             return form(next_path, 401, "That key is not known, or it was revoked.")
+        if not principal.roles:
+            # Decisions D122: a session is ended by its holder through the role rules, which
+            # a holder of no role passes none of; and no page shows such a person anything.
+            refusal = "That key holds no role in its tenant: ask a platform admin for one."
+            return form(next_path, 403, refusal)
         assert bearer is not None
         response = RedirectResponse(local(next_path), status_code=303)
         session = new_session(bearer, via, console.http.clock(), principal.roles)
@@ -89,7 +96,12 @@ def sign_in_routes(console: Console) -> APIRouter:
 
     @router.post("/sign-out")
     async def sign_out(request: Request) -> Response:
-        await console.writer(request)
+        """The session ends on the server (decisions D122): a copy of its cookie opens
+        nothing from the next request on, in any process, once the read model holds it."""
+        visitor = await console.writer(request)
+        command = EndConsoleSession(session_id=visitor.session.id)
+        outcome = await console.http.execute(command, visitor.principal, command_id(None))
+        await console.http.keys_moved(outcome)
         response = RedirectResponse("/sign-in", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response

@@ -184,7 +184,9 @@ class Api(FastAPI):
     def _lanes_in_front(self) -> dict[str, FastLane]:
         """The lanes by path, if the app's middleware is only what a lane does itself."""
         middleware: list[object] = [m.cls for m in self.user_middleware]
-        mine = all(cls is TraceContext for cls in middleware)
+        # A middleware that never touches an API path (``passes_lanes``, the console's
+        # headers) leaves a lane's work unchanged.
+        mine = all(cls is TraceContext or getattr(cls, "passes_lanes", False) for cls in middleware)
         instrumented = getattr(self, "_is_instrumented_by_opentelemetry", False)
         if not mine or instrumented or self.root_path:
             return {}

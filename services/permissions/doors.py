@@ -96,7 +96,7 @@ CLI_COMMANDS: dict[str, str] = {
     "handover": PROCESS, "inbound": PROCESS, "scheduler": PROCESS, "demo": PROCESS,
     "keys new": AS_ADMIN, "keys revoke": AS_ADMIN, "roles grant": AS_ADMIN,
     "roles revoke": AS_ADMIN, "agents register": AS_ADMIN, "charter write": AS_ADMIN,
-    "erase": AS_ADMIN,
+    "erase": AS_ADMIN, "sessions end": AS_ADMIN,
     "appraise": AS_SERVICE,
     "keys list": READS, "roles list": READS, "audit export": READS, "agents show": READS,
     "agents list": READS, "intake show": READS, "parked list": READS, "parked show": READS,

@@ -48,6 +48,7 @@ tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 
 roles_app = typer.Typer(help=commands_access.ROLES_HELP, no_args_is_help=True)
 audit_app = typer.Typer(help=commands_access.AUDIT_HELP, no_args_is_help=True)
+sessions_app = typer.Typer(help=commands_access.SESSIONS_HELP, no_args_is_help=True)
 
 
 @app.callback()
@@ -71,6 +72,8 @@ app.add_typer(roles_app, name="roles")
 roles_app.command("grant")(commands_access.roles_grant)
 roles_app.command("revoke")(commands_access.roles_revoke)
 roles_app.command("list")(commands_access.roles_list)
+app.add_typer(sessions_app, name="sessions")
+sessions_app.command("end")(commands_access.sessions_end)
 app.add_typer(audit_app, name="audit")
 audit_app.command("export")(commands_access.audit_export)
 

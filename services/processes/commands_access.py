@@ -1,6 +1,7 @@
-"""``feedbackloop keys revoke|list``, ``feedbackloop roles grant|revoke|list`` and
-``feedbackloop audit export``: keys and role grants kept as events of a tenant, and the
-tenant's audit as CSV (decisions D28, D30).
+"""``feedbackloop keys revoke|list``, ``feedbackloop roles grant|revoke|list``,
+``feedbackloop sessions end`` and ``feedbackloop audit export``: keys, role grants and the
+console's ended sessions kept as events of a tenant, and the tenant's audit as CSV (decisions
+D28, D30, D122).
 
 An operator at this machine holds the database's credentials: the commands decide as a
 PlatformAdmin of the tenant named, under the actor ``operator:<login>`` (decisions D28), and
@@ -27,6 +28,10 @@ ROLES_HELP = (
     "Roles of a tenant (SPEC C52): granted to and revoked from a subject (a person or a "
     "service), each change an event naming who made it. A key's holder has the roles granted "
     "to its subject from its next request on."
+)
+SESSIONS_HELP = (
+    "The console's sessions of a tenant's people (decisions D122): ended by the server, so a "
+    "copied cookie opens nothing after its session ends."
 )
 AUDIT_HELP = "The audit of a tenant: every command decided, applied or refused, with who and when."
 Tenant = Annotated[str, typer.Option(help="The tenant it acts in")]
@@ -121,6 +126,21 @@ def roles_revoke(
     command = RevokeRole.model_validate({"subject": subject, "role": known_role(role)})
     outcome: Outcome = run_operator(process_settings(), lambda rt: decided(rt, tenant, command))
     console.print(f"revoked {role} of {subject} in {tenant} (log position {outcome.position})")
+
+
+def sessions_end(
+    tenant: Tenant,
+    subject: Annotated[str, typer.Argument(help="Whose console sessions end")],
+) -> None:
+    """End every console session of the subject begun until now (decisions D122): each
+    one's next request is sent to sign in. Their keys and roles are left as they are."""
+    from contracts.sessions import EndConsoleSessions
+
+    command = EndConsoleSessions(subject=subject)
+    outcome: Outcome = run_operator(process_settings(), lambda rt: decided(rt, tenant, command))
+    console.print(
+        f"ended the console sessions of {subject} in {tenant} (log position {outcome.position})"
+    )
 
 
 def roles_list(tenant: Tenant) -> None:

@@ -49,3 +49,34 @@ async def test_a_revoked_role_and_a_revoked_key_end_their_sessions(
     await by_key.get_by_role("button", name="Sign in", exact=True).click()
     await expect(by_key.get_by_role("alert")).to_contain_text("not known, or it was revoked")
     await shots.take(by_key, "key-revoked")
+
+
+async def test_a_cookie_copied_before_sign_out_is_refused_after_it(
+    console: Console, people: People, shots: Shots
+) -> None:
+    """Decisions D122: signing out ends the session on the server, not only in this browser."""
+    reviewer = await console.signed_in(people.reviewer)
+    await expect(reviewer.get_by_role("heading", name="Inbox")).to_be_visible()
+    copied = await reviewer.context.cookies()
+    await reviewer.get_by_role("button", name="Sign out").click()
+    await expect(reviewer.get_by_role("heading", name="Sign in")).to_be_visible()
+
+    thief = await console.page()
+    await thief.context.add_cookies(copied)  # type: ignore[arg-type]
+    await thief.goto("/inbox")
+    await expect(thief.get_by_role("heading", name="Sign in")).to_be_visible()
+    await shots.take(thief, "copied-cookie-refused")
+
+
+async def test_an_admin_ends_every_session_of_a_person(
+    console: Console, people: People, shots: Shots
+) -> None:
+    first = await console.signed_in(people.reviewer)
+    second = await console.signed_in(people.reviewer)
+    await as_admin(console, people.admin, "/factory/console-sessions/end", {"subject": "rita"})
+    for page in (first, second):
+        await page.get_by_role("link", name="Inbox").first.click()
+        await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    await shots.take(second, "sessions-ended")
+    again = await console.signed_in(people.reviewer)  # a new session is a new session
+    await expect(again.get_by_role("heading", name="Inbox")).to_be_visible()

@@ -363,13 +363,14 @@ async def test_an_unexpected_failure_answers_500_in_the_error_shape(
     async def broken() -> None:
         raise RuntimeError("a bug")
 
-    app.add_api_route("/broken", broken)
+    # Under /factory: any other path is the console's, whose failure is a page (D121).
+    app.add_api_route("/factory/broken", broken)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
-        body = refused(await http.get("/broken"), 500)
+        body = refused(await http.get("/factory/broken"), 500)
     assert body["error"] == "internal"
     assert "a bug" not in body["message"]
-    assert "GET /broken failed" in caplog.text
+    assert "GET /factory/broken failed" in caplog.text
 
 
 BODIES = {
@@ -391,6 +392,7 @@ BODIES = {
     ("post", "/factory/keys"): "NewApiKey",
     ("post", "/factory/roles/grant"): "GrantRole",
     ("post", "/factory/roles/revoke"): "RevokeRole",
+    ("post", "/factory/console-sessions/end"): "EndConsoleSessions",
     ("put", "/factory/agents/{agent}"): "RegisterAgent",
     ("post", "/factory/appraisal/outcomes"): "RecordOwnerOutcome",
 }

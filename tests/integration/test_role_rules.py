@@ -64,6 +64,7 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/keys/{key_id}/revoke"): {A},
     ("post", "/factory/roles/grant"): {A},
     ("post", "/factory/roles/revoke"): {A},
+    ("post", "/factory/console-sessions/end"): {A},  # decisions D122
     ("delete", "/factory/people/{person}"): {A},
     ("post", "/factory/events"): None,  # per event type: ``EVENT_ALLOWED``
     # A published version is immutable: refused to everyone, no command behind it.

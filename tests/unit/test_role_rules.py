@@ -73,6 +73,8 @@ MAY: dict[str, set[str]] = {
     "RevokeApiKey": {A},
     "GrantRole": {A},
     "RevokeRole": {A},
+    "EndConsoleSession": set(ROLES),  # decisions D122: everyone signs out of their own
+    "EndConsoleSessions": {A},
     "ErasePerson": {A},
     "ExpireText": SERVICE_ONLY,
 }
