@@ -66,8 +66,7 @@ async def one_character_changed(runtime: Runtime, report_id: UUID) -> str:
     at = len(box) // 2
     state[field]["box"] = box[:at] + ("A" if box[at] != "A" else "B") + box[at + 1 :]
     await runtime.pool.execute(
-        f"UPDATE {EVENTS_TABLE} SET state = $1 WHERE originator_id = $2 "
-        "AND originator_version = 1",
+        f"UPDATE {EVENTS_TABLE} SET state = $1 WHERE originator_id = $2 AND originator_version = 1",
         json.dumps(state).encode(),
         report_id,
     )
@@ -100,7 +99,8 @@ async def test_a_box_changed_by_one_character_is_parked_as_an_incident_never_rea
     assert parked, "the tampered draft is parked by the readers that read it"
     assert {p.originator_id for p in parked} == {tampered}
     first = [p for p in parked if p.behind is None]
-    assert first and all(p.error.startswith("BrokenSeal: the sealed box at") for p in first)
+    assert first
+    assert all(p.error.startswith("BrokenSeal: the sealed box at") for p in first)
     async with client_for(runtime, keys.a) as alice:
         readiness = (await alice.get("/readyz")).json()
         assert readiness["degraded"] is True
@@ -160,7 +160,8 @@ async def test_master_keys_that_do_not_open_every_data_key_refuse_the_start_nami
     said = str(refused.value)
     assert f"master key {master_id(first)} is not in FEEDBACKLOOP_MASTER_KEYS" in said
     assert f"({master_id(wrong)})" in said  # what the settings hold
-    assert tenant_of(keys) in said and "alice" not in said  # tenants, never people
+    assert tenant_of(keys) in said
+    assert "alice" not in said  # tenants, never people
 
     async def nothing(_: Runtime) -> None:
         raise AssertionError("never opened")
