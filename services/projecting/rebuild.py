@@ -57,6 +57,7 @@ async def rebuild_many(
     progress: Callable[[str, int], None] | None = None,
     processes: int = 1,
     database_url: str | None = None,
+    even_parked: bool = False,
 ) -> list[str]:
     """Rebuild read models side by side, each in a fresh schema, then swap each in.
 
@@ -68,7 +69,7 @@ async def rebuild_many(
     (``services.projecting.apart``); a read model whose events fail there is built afresh on
     its own follower. Returns the schemas that hold the rebuilt models. A rebuilt model that
     parked anything is not swapped in: ``RebuildParked`` names them once every other one is
-    (decisions D143).
+    (decisions D143); with ``even_parked`` (an erasure's or retention's rebuild) it is.
     """
     if processes > 1 and database_url is None:
         raise ValueError("worker processes need the database_url to connect to")
@@ -149,7 +150,9 @@ async def rebuild_many(
         log.info("%s: keys and indexes built in %.1f s", schema, time.perf_counter() - started)
         runner = ProjectionRunner(store, pool, projection, schema=schema, batch_size=REBUILD_PAGE)
         await runner.catch_up(moved)  # what the shared pass left, and what came since
-        return await swapped(pool, projection, runner, moved) if swap else schema
+        if not swap:
+            return schema
+        return await swapped(pool, projection, runner, moved, even_parked=even_parked)
 
     finished = await asyncio.gather(*map(finish, projections, fresh), return_exceptions=True)
     parked: dict[str, Sequence[Parked]] = {}

@@ -8,6 +8,7 @@ while the live one still holds them. It stays in its schema, its parked events u
 reader, for ``feedbackloop parked list <schema>``; the next rebuild clears it.
 """
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 
 import asyncpg
@@ -17,6 +18,8 @@ from services.followers.parked import Parked, list_parked
 from services.followers.parking import count_parked, forget_parked, hand_over_parked
 from services.followers.positions import forget, locked_position, read_position, set_position
 from services.projecting.live import ProjectionRunner, ensure_schema
+
+log = logging.getLogger(__name__)
 
 
 class RebuildParked(Exception):
@@ -51,9 +54,13 @@ async def swapped(
     projection: Projection,
     runner: ProjectionRunner,
     progress: Callable[[int], None] | None,
+    *,
+    even_parked: bool = False,
 ) -> str:
     """Swap the rebuilt model in for the live one; returns the live schema. Raises
-    ``RebuildParked`` instead when the rebuilt model parked anything (decisions D143)."""
+    ``RebuildParked`` instead when the rebuilt model parked anything (decisions D143), unless
+    ``even_parked``: an erasure's rebuild must take the person's words out of the live model
+    whatever else it parked, which the live reader then holds parked (and ``/readyz`` says)."""
     live, fresh = schema_of(projection), runner.schema
     await ensure_schema(pool, projection, live)
     async with pool.acquire() as conn, conn.transaction():
@@ -62,7 +69,9 @@ async def swapped(
         await locked_position(conn, live)
         await runner.catch_up(progress)
         parked = await count_parked(conn, fresh)
-        if not parked:
+        if even_parked and parked:
+            log.error("%s: swapped in with %d events parked (an erasure's rebuild)", fresh, parked)
+        if even_parked or not parked:
             await conn.execute(f"ALTER SCHEMA {live} RENAME TO {live}__old")
             await conn.execute(f"ALTER SCHEMA {fresh} RENAME TO {live}")
             await conn.execute(f"DROP SCHEMA {live}__old CASCADE")
@@ -70,6 +79,6 @@ async def swapped(
             await forget(conn, fresh)
             # What the live reader parked, the rebuilt one applied: the live rows go.
             await hand_over_parked(conn, fresh, live)
-    if parked:
+    if parked and not even_parked:
         raise RebuildParked({fresh: await list_parked(pool, fresh)})
     return live

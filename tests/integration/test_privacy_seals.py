@@ -175,3 +175,25 @@ async def test_master_keys_that_do_not_open_every_data_key_refuse_the_start_nami
         update={"master_keys": [base64.b64encode(k).decode() for k in (wrong, first)]}
     )
     await (await Runtime.open(rotating)).close()
+
+
+async def test_an_erasures_rebuild_is_swapped_in_even_when_it_parks(
+    runtime: Runtime, keys: Keys
+) -> None:
+    """The exception to D143: keys destroyed, the erased words must leave the live read
+    models; what the rebuild parked is handed to the live reader, counted in ``/readyz``."""
+    async with client_for(runtime, keys.a) as alice:
+        tampered = await reported(alice, "zebra")
+    runtime.start_projections(["inbox"])
+    head = await asyncio.to_thread(runtime.store.recorder.max_notification_id) or 0
+    assert await wait_for_position(runtime.pool, "rm_inbox", head, 30) >= head
+    await one_character_changed(runtime, tampered)
+
+    rebuild = runtime.given().rebuild
+    assert rebuild is not None
+    await rebuild()
+    parked = await list_parked(runtime.pool, "rm_inbox")
+    assert {p.originator_id for p in parked} == {tampered}
+    async with client_for(runtime, keys.a) as alice:
+        assert (await alice.get(f"/factory/reports/{tampered}")).status_code == 404
+        assert SEALS in (await alice.get("/readyz")).json()["incidents"]
