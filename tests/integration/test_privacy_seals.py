@@ -8,6 +8,8 @@ import asyncio
 import base64
 import json
 import os
+import sys
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -136,6 +138,25 @@ async def test_a_rebuild_that_parks_an_event_is_not_swapped_in(
         for report in (tampered, kept):  # the live Inbox, as it was
             answer = await alice.get(f"/factory/reports/{report}")
             assert answer.status_code == 200, answer.text
+
+    # As an operator runs it: it says what was parked and exits 1, swapping nothing.
+    env = {
+        **os.environ,
+        "DATABASE_URL": runtime.database_url,
+        "FEEDBACKLOOP_API_KEYS": keys.entries,
+    }
+    command = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "services.processes.cli", "rebuild", "inbox"),
+        cwd=Path(__file__).parents[2],
+        env={**env, "COLUMNS": "400"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    said, _ = await asyncio.wait_for(command.communicate(), 120)
+    assert command.returncode == 1, said.decode()
+    assert "rm_inbox__rebuild parked" in said.decode()
+    async with client_for(runtime, keys.a) as alice:
+        assert (await alice.get(f"/factory/reports/{tampered}")).status_code == 200
 
 
 async def test_master_keys_that_do_not_open_every_data_key_refuse_the_start_naming_them(
