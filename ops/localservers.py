@@ -470,6 +470,17 @@ def _as_user(user: str | None, cmd: list[str]) -> list[str]:
     return ["runuser", "-u", user, "--", *cmd] if user else cmd
 
 
+# How long pg_wal keeps a segment (docs/privacy.md, "What stays for a while"; the same as
+# services/processes/backup_retention.py's SHIPPED_WAL, which a unit test checks).
+BOUNDED_WAL = {
+    "archive_timeout": "60s",
+    "checkpoint_timeout": "5min",
+    "max_wal_size": "1GB",
+    "wal_keep_size": "0",
+    "wal_recycle": "off",
+}
+
+
 def start_postgres(
     workdir: Path,
     *,
@@ -555,6 +566,8 @@ def start_postgres(
     opts = f"-p {port} -k {shlex.quote(str(sock_dir))} -c listen_addresses=127.0.0.1"
     if fast:
         opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    else:  # data that matters: pg_wal keeps it no longer than docs/privacy.md says
+        opts += "".join(f" -c {name}={value}" for name, value in BOUNDED_WAL.items())
     if options:
         opts += " " + options
     run(

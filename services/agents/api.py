@@ -37,7 +37,7 @@ def agent_routes(http: Http, store: EventStore) -> APIRouter:
     router = APIRouter(prefix="/factory/agents", tags=["agent register"])
 
     @router.put(
-        "/{agent:path}",
+        "/{agent:name}",
         response_model=AgentRegistered,
         responses=WRITE_ERRORS,
         openapi_extra=body(RegisterAgent, EXAMPLE),
@@ -82,7 +82,7 @@ def agent_routes(http: Http, store: EventStore) -> APIRouter:
         found, next_page = await http.keyed_page("agents", before, principal, page)
         return {"items": found, "next": next_page}
 
-    @router.get("/{agent:path}", response_model=RegisteredAgent, responses=READ_ERRORS)
+    @router.get("/{agent:name}", response_model=RegisteredAgent, responses=READ_ERRORS)
     async def get_agent(
         agent: AgentPath, principal: Annotated[Principal, Depends(http.holding(READERS))]
     ) -> dict[str, Any]:

@@ -55,9 +55,9 @@ from services.edge.problems import READ_ERRORS, WRITE_ERRORS, TooLarge, error_re
 READ_MODEL = "appraisal"
 Since = Annotated[Instant | None, Query(description="From this instant (inclusive)")]
 Until = Annotated[Instant | None, Query(description="Up to this instant (exclusive)")]
-# The charter is a TOML document: as TOML, as the plain text it is (the README's two), or as
-# bytes, the one raw type a generated client (openapi-python-client) can send. Others: 415.
-CHARTER_TYPES = ("application/toml", "text/plain", "application/octet-stream")
+# The charter is a TOML document: taken as TOML or as the plain text it is (the README's two).
+# Bytes of no declared kind (application/octet-stream) or any other type: 415 (decisions D140).
+CHARTER_TYPES = ("application/toml", "text/plain")
 
 
 def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIONS) -> APIRouter:
@@ -86,10 +86,10 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
             text = "Nobody's report waits long."
             sensor = { kind = "request_closure", setpoint = "2d" }
 
-        Sent as `application/toml` or `text/plain` (or `application/octet-stream`), UTF-8;
-        another Content-Type is refused (415). With an `Idempotency-Key`, the same key and
-        document answer what the first write answered and write nothing; another document
-        under it is refused (409) and the first charter kept (SPEC C11).
+        Sent as `application/toml` or `text/plain`, UTF-8; another Content-Type (bytes
+        sent as `application/octet-stream` too) is refused (415). With an `Idempotency-Key`,
+        the same key and document answer what the first write answered and write nothing;
+        another document under it is refused (409) and the first charter kept (SPEC C11).
         """
         media_type(request, CHARTER_TYPES)
         document = await read_document(request)
@@ -140,7 +140,7 @@ def appraisal_routes(http: Http, table: Mapping[str, Contribution] = CONTRIBUTIO
         steps = [reading.as_json() for run in facts.runs for reading in read_steps(run.steps)]
         return {"runId": run_id} | derived | {"steps": steps}
 
-    @router.get("/agents/{agent:path}", response_model=AgentAppraisal, responses=READ_ERRORS)
+    @router.get("/agents/{agent:name}", response_model=AgentAppraisal, responses=READ_ERRORS)
     async def get_agent(
         agent: PathRef,
         principal: Annotated[Principal, reader],

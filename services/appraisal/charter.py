@@ -16,6 +16,7 @@ Being over the character budget is a finding, not a refusal (M14). The parse res
 the Charter aggregate stores, so nothing downstream parses the TOML again.
 """
 
+import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,9 @@ CHARTER_BUDGET = 2_500
 MAX_DOCUMENT = 64 * 1024
 LINE_KEYS = frozenset({"id", "text", "sensor"})
 SENSOR_KEYS = frozenset({"kind", "setpoint"})
+# A run of digits longer than Python turns into an int (``sys.get_int_max_str_digits``, 4300):
+# tomllib's int() raises a bare ValueError for it, carrying no place.
+_OVERLONG_INTEGER = re.compile(r"[0-9][0-9_]{4000,}")
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,8 @@ def parse_charter(document: str) -> Charter:
         raise Refused(f"the charter is not valid TOML: {error}", field="body") from None
     except RecursionError:  # arrays nested hundreds deep: tomllib reads them recursively
         raise Refused("the charter nests too deeply to be read", field="body") from None
+    except ValueError:  # an integer past Python's digit limit (not a TOMLDecodeError)
+        raise overlong_integer(document) from None
     for key in sorted(data.keys() - {"line"}):  # M08: a misspelled table is refused too
         raise Refused(
             f"unknown key or table {key!r}: a charter has only [[line]]",
@@ -126,6 +132,24 @@ def parse_charter(document: str) -> Charter:
     if size > CHARTER_BUDGET:
         findings = (f"over budget: the lines' texts hold {size} characters of {CHARTER_BUDGET}",)
     return Charter(tuple(lines), findings)
+
+
+def overlong_integer(document: str) -> Refused:
+    """The refusal of a charter holding an integer too long for Python to read, naming the line
+    as a 400-digit one is named: each overlong run is read again as a string saying its length,
+    which every setpoint grammar refuses with its line and field. Should the document read
+    again name no line (the run sat where a string is welcome, or inside a string), the body
+    is refused."""
+
+    def described(run: re.Match[str]) -> str:
+        return f'"an integer of {len(run.group().replace("_", ""))} digits"'
+
+    try:
+        parse_charter(_OVERLONG_INTEGER.sub(described, document))
+    except Refused as refusal:
+        if refusal.field != "body":  # the rewrite's own TOML errors say nothing of the original
+            return refusal
+    return Refused("the charter holds an integer too long to be read", field="body")
 
 
 def holding_nul(value: Any, path: str) -> str | None:

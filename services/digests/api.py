@@ -73,7 +73,7 @@ def standing_issue_routes(http: Http) -> APIRouter:
         await http.read_at("digests", min_position, principal)
         return {"items": await list_standing_issues(http.pool, principal.tenant_id)}
 
-    @router.get("/{agent:path}", response_model=StandingIssueView, responses=READ_ERRORS)
+    @router.get("/{agent:name}", response_model=StandingIssueView, responses=READ_ERRORS)
     async def standing_issue(
         agent: Annotated[str, Path(max_length=500)],
         principal: Annotated[Principal, Depends(http.reading(READ))],

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import Header, Path, Query
 from pydantic import AfterValidator, BeforeValidator
+from starlette.convertors import PathConvertor, register_url_convertor
 
 from contracts.scalars import within_utc_years
 
@@ -27,6 +28,19 @@ MinPosition = Annotated[
 # no longer than a reference may be (``contracts.scalars.Ref``), so nothing longer is looked
 # up, nor sent back in the answer.
 PathRef = Annotated[str, Path(min_length=1, max_length=512)]
+
+
+class NamePathConvertor(PathConvertor):
+    """``{name:name}``: a path parameter that may hold slashes (an agent's ``Office/Coach``),
+    as ``:path`` does, but at least one character. Starlette's ``:path`` matches nothing too,
+    so ``/agents/`` reached the route with an empty name and answered 422 for a parameter the
+    caller never wrote; with this it is no route at all: 404, as every trailing slash is
+    (``create_app``'s ``redirect_slashes=False``)."""
+
+    regex = ".+"
+
+
+register_url_convertor("name", NamePathConvertor())
 # An instant in a query: an RFC 3339 date-time with its offset, as the schema's format says.
 # Read laxly, a number would be a Unix timestamp and a bare date midnight somewhere.
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")

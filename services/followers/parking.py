@@ -207,6 +207,18 @@ async def parked_by_reader(pool: asyncpg.Pool | Connection) -> dict[str, int]:
     return {row["reader"]: int(row["parked"]) for row in rows}
 
 
+async def parked_for(pool: asyncpg.Pool | Connection, error: type[BaseException]) -> int:
+    """The instance's parked log events whose reason is an ``error`` (``reason_of`` names
+    its class first), each event once whichever readers parked it."""
+    return int(
+        await pool.fetchval(
+            "SELECT count(DISTINCT position) FROM parked WHERE error LIKE $1 "
+            f"AND reader NOT LIKE '{REBUILDS}' AND reader <> '{INBOUND}'",
+            f"{error.__name__}: %",
+        )
+    )
+
+
 async def count_parked(pool: asyncpg.Pool | Connection, reader: str) -> int:
     return int(await pool.fetchval("SELECT count(*) FROM parked WHERE reader = $1", reader))
 

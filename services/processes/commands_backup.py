@@ -20,6 +20,7 @@ import typer
 from rich.progress import DownloadColumn, Progress, TransferSpeedColumn
 
 from services.kafka.divergence import Beyond
+from services.processes.backup_retention import KEEP_DAYS, prune
 from services.processes.bootstrap import Runtime
 from services.processes.lifetime import console, process_settings, run_operator
 
@@ -49,11 +50,20 @@ def libpq_url(database_url: str) -> str:
     return urlunsplit(parts._replace(scheme=parts.scheme.split("+", 1)[0]))
 
 
-async def archiving(url: str) -> dict[str, str]:
+async def archiving(url: str) -> dict[str, str | None]:
+    """The server's archiving settings, and the WAL segment it writes now: the base backup
+    about to start needs none before it (``firstWal``, which the pruning keeps from)."""
     conn = await asyncpg.connect(url)
     try:
         names = ("archive_mode", "archive_command", "archive_timeout", "wal_level")
-        return {name: str(await conn.fetchval(f"SHOW {name}")) for name in names}
+        said: dict[str, str | None] = {
+            name: str(await conn.fetchval(f"SHOW {name}")) for name in names
+        }
+        said["firstWal"] = await conn.fetchval(
+            "SELECT CASE WHEN pg_is_in_recovery() THEN NULL "
+            "ELSE pg_walfile_name(pg_current_wal_lsn()) END"
+        )
+        return said
     finally:
         await conn.close()
 
@@ -62,6 +72,18 @@ def backup(
     to: Annotated[
         Path, typer.Option(help="Directory of the backups; this one goes to TO/base/UTC-TIME")
     ] = Path("var/backup"),
+    keep_days: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Delete base backups that finished more than this many days ago (never the "
+            "one just taken), and the archived WAL only they needed (docs/privacy.md)",
+        ),
+    ] = KEEP_DAYS,
+    wal_archive: Annotated[
+        Path | None,
+        typer.Option(help="Where archive_command copies the WAL, to prune [TO/wal if it exists]"),
+    ] = None,
 ) -> None:
     """Take a base backup of DATABASE_URL's PostgreSQL cluster (pg_basebackup), with a progress
     bar.
@@ -72,6 +94,10 @@ def backup(
     **archive_timeout = 60s** (at most a minute of WAL not yet archived: the RPO). This command
     warns when archiving is off. Take one base backup a day or so: a restore replays all the WAL
     since its base backup. Restore with **feedbackloop restore prepare** (docs/recovery.md).
+
+    Once it is written, base backups older than **--keep-days** (30) and the archived WAL only
+    they needed are deleted: an erased person's words leave every copy by then (decisions
+    D144, docs/privacy.md).
     """
     settings = process_settings()
     if not settings.database_url:
@@ -111,6 +137,13 @@ def backup(
     (target / "backup.json").write_text(json.dumps(about, indent=2) + "\n")
     size = sum(f.stat().st_size for f in target.iterdir())
     console.print(f"base backup: {target} ({size / 2**20:,.1f} MiB in {finished - started})")
+    archive = wal_archive if wal_archive is not None else to / "wal"
+    pruned = prune(to, archive, target, finished, keep_days)
+    console.print(
+        f"kept {keep_days} days: {len(pruned.backups)} older base backups and "
+        f"{len(pruned.segments)} archived WAL files deleted"
+        + ("" if archive.is_dir() else f" (no WAL archive at {archive}: none pruned)")
+    )
     print(target)
 
 

@@ -42,9 +42,11 @@ def rebuild(
     them at once from one read of the log, with a progress bar each (log positions read,
     events/s, time left); feedback, which read models only add rows for, is loaded by worker
     processes side by side. The swap waits for the live follower and catches up the last
-    events, so nothing is lost or applied twice.
+    events, so nothing is lost or applied twice. A read model that parked any event is not
+    swapped in: each is named with what it parked, and the command exits 1.
     """
     from services.projecting.rebuild import rebuild_many
+    from services.projecting.swapping import RebuildParked, said
 
     settings = process_settings()
     known = {p.name: p for p in read_models()}
@@ -69,15 +71,20 @@ def rebuild(
                 progress.update(bars[name], rate=f"{speed:,.0f} events/s" if speed else "")
 
             started = time.perf_counter()
-            schemas = await rebuild_many(
-                runtime.store,
-                runtime.pool,
-                projections,
-                swap=swap,
-                progress=moved,
-                processes=processes or rebuild_processes(head),
-                database_url=runtime.database_url,
-            )
+            try:
+                schemas = await rebuild_many(
+                    runtime.store,
+                    runtime.pool,
+                    projections,
+                    swap=swap,
+                    progress=moved,
+                    processes=processes or rebuild_processes(head),
+                    database_url=runtime.database_url,
+                )
+            except RebuildParked as parked:  # decisions D143: parked anything, not swapped
+                for schema, why in parked.parked.items():
+                    console.print(said((schema, why)), soft_wrap=True)
+                raise typer.Exit(1) from None
             seconds = time.perf_counter() - started
         for projection, schema in zip(projections, schemas, strict=True):
             console.print(f"{projection.name}: rebuilt up to {head} in schema {schema}")

@@ -23,24 +23,40 @@ from typing import Any
 
 import asyncpg
 
-from services.followers.parking import parked_by_reader
+from services.followers.parking import parked_by_reader, parked_for
 from services.followers.reader import Connection
 from services.followers.standing import ReaderHealth, parked_incident
 from services.scheduling.failures import SCHEDULER, Failing, failing_by_job, failing_incidents
+from services.store.sealing import BrokenSeal
+
+SEALS = "sealed boxes"  # the incidents of personal data that fails to open (decisions D142)
 
 
-def incidents_of(parked: dict[str, int], failing: list[Failing]) -> dict[str, list[str]]:
+def incidents_of(
+    parked: dict[str, int], failing: list[Failing], broken_seals: int = 0
+) -> dict[str, list[str]]:
     """What degrades the instance, by reader: its parked events (``parked_by_reader``) and
-    the scheduled units failing now (``failing_by_job``)."""
+    the scheduled units failing now (``failing_by_job``); and, under ``SEALS``, how many of
+    the parked events hold a sealed box that fails authentication, named apart because it is
+    tampering or corruption of stored data, never an erasure (decisions D142)."""
     incidents = {reader: parked_incident(count) for reader, count in parked.items()}
     if failing:
         incidents[SCHEDULER] = failing_incidents(failing)
+    if broken_seals:
+        incidents[SEALS] = [
+            f"{broken_seals} events hold a sealed box that fails authentication: tampered "
+            "with or corrupted, not erased (feedbackloop parked list)"
+        ]
     return incidents
 
 
 async def instance_incidents(pool: asyncpg.Pool | Connection) -> dict[str, list[str]]:
     """``incidents_of`` the whole instance now, whichever process runs each reader."""
-    return incidents_of(await parked_by_reader(pool), await failing_by_job(pool))
+    return incidents_of(
+        await parked_by_reader(pool),
+        await failing_by_job(pool),
+        await parked_for(pool, BrokenSeal),
+    )
 
 
 def readiness_body(report: list[ReaderHealth], incidents: dict[str, list[str]]) -> dict[str, Any]:

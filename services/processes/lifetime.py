@@ -33,6 +33,7 @@ from services.processes.roles import Role
 from services.processes.settings import Settings
 from services.processes.starting import start
 from services.processes.waiting import where
+from services.store.master_keys_check import MasterKeysRefused
 
 T = TypeVar("T")
 CLI = doors.CLI.name  # the door of an operator's commands, as the audit names it
@@ -55,8 +56,13 @@ def process_settings() -> Settings:
 
 
 async def lived(settings: Settings, role: Role, work: Work[T], *, long_running: bool) -> T:
-    """Open the runtime of ``role``, do ``work`` on it, close it."""
-    runtime = await (start(settings, role) if long_running else Runtime.open(settings, role))
+    """Open the runtime of ``role``, do ``work`` on it, close it. Master keys that do not open
+    every data key are said in one line and exit 3, no traceback (decisions D141)."""
+    try:
+        runtime = await (start(settings, role) if long_running else Runtime.open(settings, role))
+    except MasterKeysRefused as refused:
+        console.print(str(refused), soft_wrap=True)
+        raise typer.Exit(3) from None
     try:
         return await work(runtime)
     finally:

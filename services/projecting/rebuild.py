@@ -19,12 +19,13 @@ from collections.abc import Callable, Sequence
 import asyncpg
 
 from projections.read_model import Projection, schema_of
+from services.followers.parked import Parked
 from services.projecting import apart as workers
 from services.projecting.keys import Key, built, insert_only_of, statements
 from services.projecting.live import ProjectionRunner, ensure_schema, indexes_of
 from services.projecting.shared import REBUILD_PAGE, load_together
 from services.projecting.staged import Handed, staged_topics
-from services.projecting.swapping import cleared, swapped
+from services.projecting.swapping import RebuildParked, cleared, swapped
 from services.store.event_store import EventStore
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ async def rebuild_many(
     progress: Callable[[str, int], None] | None = None,
     processes: int = 1,
     database_url: str | None = None,
+    even_parked: bool = False,
 ) -> list[str]:
     """Rebuild read models side by side, each in a fresh schema, then swap each in.
 
@@ -65,7 +67,9 @@ async def rebuild_many(
     ``database_url`` they connect to), the events a read model applies in any order
     (``order_free``) are loaded apart by that many worker processes side by side
     (``services.projecting.apart``); a read model whose events fail there is built afresh on
-    its own follower. Returns the schemas that hold the rebuilt models.
+    its own follower. Returns the schemas that hold the rebuilt models. A rebuilt model that
+    parked anything is not swapped in: ``RebuildParked`` names them once every other one is
+    (decisions D143); with ``even_parked`` (an erasure's or retention's rebuild) it is.
     """
     if processes > 1 and database_url is None:
         raise ValueError("worker processes need the database_url to connect to")
@@ -146,9 +150,20 @@ async def rebuild_many(
         log.info("%s: keys and indexes built in %.1f s", schema, time.perf_counter() - started)
         runner = ProjectionRunner(store, pool, projection, schema=schema, batch_size=REBUILD_PAGE)
         await runner.catch_up(moved)  # what the shared pass left, and what came since
-        return await swapped(pool, projection, runner, moved) if swap else schema
+        if not swap:
+            return schema
+        return await swapped(pool, projection, runner, moved, even_parked=even_parked)
 
-    return list(await asyncio.gather(*map(finish, projections, fresh)))
+    finished = await asyncio.gather(*map(finish, projections, fresh), return_exceptions=True)
+    parked: dict[str, Sequence[Parked]] = {}
+    for outcome in finished:
+        if isinstance(outcome, RebuildParked):
+            parked.update(outcome.parked)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+    if parked:  # the others are swapped in; these are not (decisions D143)
+        raise RebuildParked(parked)
+    return [schema for schema in finished if isinstance(schema, str)]
 
 
 class Reached:

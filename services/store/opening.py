@@ -11,6 +11,7 @@ from services.store.appending import ensure_append_function
 from services.store.columns_recorder import ColumnsRecorder
 from services.store.data_keys import MasterKeys
 from services.store.event_store import EventStore
+from services.store.master_keys_check import check_master_keys
 from services.store.owners import ensure_tenants_table
 
 
@@ -45,7 +46,8 @@ def open_store(
     database_url: str, master_keys: MasterKeys | None = None, **overrides: Any
 ) -> EventStore:
     """Open (and on first use create) the event store, refusing DB functions. ``master_keys``
-    wrap the data keys personal data is sealed under (by default the development key)."""
+    wrap the data keys personal data is sealed under (by default the development key); they
+    must open every data key there is (``MasterKeysRefused`` otherwise)."""
     from_env = os.environ.get("POSTGRES_ENABLE_DB_FUNCTIONS", "").strip().lower()
     if from_env in {"y", "yes", "t", "true", "on", "1"}:
         raise StoreMisconfigured(
@@ -64,7 +66,13 @@ def open_store(
     ensure_tenants_table(store)
     if master_keys is not None:
         store.data_keys.masters = master_keys
-    if overrides.get("CREATE_TABLE", "y") != "n":
+    if overrides.get("CREATE_TABLE", "y") != "n":  # not a rebuild's worker: its parent checked
         store.data_keys.ensure_tables()
+        # Decisions D141: a process that could not open some person's data refuses to start.
+        try:
+            check_master_keys(datastore.get_connection, store.data_keys.masters)
+        except BaseException:
+            store.close()
+            raise
     ensure_append_function(recorder, recorder.events_table_name, recorder.channel_name)
     return store

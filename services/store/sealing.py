@@ -7,7 +7,10 @@ read through) seals those fields under the person's data key (``services.store.d
 and opens them when the event is read, so aggregates, handlers, read models and the relay
 see plain values. Once the key is destroyed, a sealed field reads as erased (``ERASED`` for
 text, ``erased:<key>`` for an identity, so that distinct people stay distinct in counts) and
-the event still decodes.
+the event still decodes. A box whose key is still there but which fails to open (its
+authentication tag refuses it: a character changed, a box moved from another event) is no
+erasure but an incident (decisions D142): ``BrokenSeal`` is raised, so the reader that meets
+it parks the event with that reason and ``/readyz`` says so, and nothing reads it as erased.
 
 A sealed field is stored as ``{"sealed": "<key id>", "box": "<base64 nonce + AES-GCM>"}``
 (with a list's length, or the shape of a value that is no text, so that an erased value keeps
@@ -21,6 +24,7 @@ associated data, so a box moved to another event does not open.
 import base64
 import hashlib
 import hmac
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -38,6 +42,8 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic, resolve_topic
 
 from services.store.data_keys import DataKey, DataKeys
+
+log = logging.getLogger(__name__)
 
 ERASED = "[erased]"
 SEALED = "sealed"
@@ -71,6 +77,12 @@ class Personal:
     @property
     def fields(self) -> tuple[str, ...]:
         return self.text + self.identity
+
+
+class BrokenSeal(Exception):
+    """A sealed field whose key exists but whose box does not open: tampered with or
+    corrupted, never erased (decisions D142). The event cannot be read; its reader parks it
+    with this reason (``services.followers.parking``), which ``/readyz`` counts apart."""
 
 
 def personal_of(cls: type) -> Personal | None:
@@ -206,15 +218,16 @@ class SealingMapper(Mapper[UUID]):
         key_id = UUID(sealed[SEALED])
         key = self.keys.key(key_id)
         if key is not None:
-            raw = base64.b64decode(sealed[BOX])
             try:
+                raw = base64.b64decode(sealed[BOX], validate=True)
                 plain = self._cipher(key_id, key).decrypt(
                     raw[:_NONCE], raw[_NONCE:], _place(place, path)
                 )
-            except InvalidTag:
-                pass  # not this place's box: read as erased rather than as another's words
-            else:
-                return self.transcoder.decode(plain)["v"]
+            except (InvalidTag, ValueError):  # ValueError: not base64 (binascii.Error)
+                # The key is there, so this is no erasure: the box was changed, or is another
+                # place's. Neither its words nor "[erased]" is read (decisions D142).
+                raise broken_seal(place, path, key_id) from None
+            return self.transcoder.decode(plain)["v"]
         if identity:
             return f"erased:{key_id.hex[:12]}"
         if LENGTH in sealed:
@@ -226,6 +239,13 @@ class SealingMapper(Mapper[UUID]):
         if cipher is None:
             cipher = self._ciphers[key_id] = AESGCM(key)
         return cipher
+
+
+def broken_seal(place: tuple[UUID, int], path: str, key_id: UUID) -> BrokenSeal:
+    """The incident, logged where it is met: which event, which field, under which key."""
+    where = f"aggregate {place[0]} version {place[1]}, field {path!r}, data key {key_id}"
+    log.error("a sealed box fails authentication (tampered or corrupted): %s", where)
+    return BrokenSeal(f"the sealed box at {where} fails authentication: tampered or corrupted")
 
 
 def opened_key(value: Any) -> UUID | None:

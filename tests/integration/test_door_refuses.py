@@ -163,6 +163,9 @@ async def test_a_first_charter_holding_nul_is_refused(
         ("outbox_waiting", '"²"'),
         ("outbox_waiting", '"' + "9" * 400 + '"'),
         ("outbox_waiting", "9" * 400),
+        ("outbox_waiting", "9" * 5000),  # past Python's int digit limit (was a 500)
+        ("outbox_age", "9" * 5000),
+        ("intervention_rate", "9_" * 4999 + "9"),
         ("outbox_waiting", '"٣"'),
         ("request_closure", '"' + "9" * 400 + 's"'),
         ("request_closure", '"٣d"'),
@@ -209,6 +212,17 @@ async def test_a_cloudevent_id_of_blanks_is_refused(
     for blank in ("   ", "\u200b"):
         await refused(live, client, RUN, run_completed(), "id", id=blank)
         await refused(live, client, RUN, run_completed(), "source", source=blank)
+
+
+@pytest.mark.parametrize(
+    "time", ["0000-01-01T00:00:00Z", "10000-01-01T00:00:00Z", "9999-12-31T23:59:59-01:00", 5]
+)
+async def test_a_cloudevent_time_out_of_range_is_refused_naming_time(
+    live: Runtime, client: httpx.AsyncClient, time: object
+) -> None:
+    """Year 0 and year 10000 are refused by the SDK's own reader, an instant past 9999 in UTC
+    by the envelope (``contracts.scalars.Instant``): both name ``time``, not ``value``."""
+    await refused(live, client, RUN, run_completed(), "time", time=time)
 
 
 async def test_blank_names_in_a_neighbour_event_are_refused(

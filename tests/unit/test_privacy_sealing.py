@@ -1,5 +1,6 @@
 """Sealing of declared personal fields (decisions D42) and retention months (D45), in memory."""
 
+import json
 from datetime import UTC, date, datetime
 from uuid import uuid4
 
@@ -9,7 +10,7 @@ from services.evals.domain import EvalCase
 from services.privacy.retention import first_month_kept
 from services.reports.domain import Report
 from services.store.event_store import EventStore
-from services.store.sealing import ERASED
+from services.store.sealing import ERASED, BrokenSeal
 
 pytestmark = pytest.mark.unit
 AT = datetime(2026, 11, 27, 9, tzinfo=UTC)
@@ -51,12 +52,33 @@ def test_once_the_key_is_destroyed_the_event_decodes_as_erased_keeping_types_and
     assert store.mapper.to_domain_event(other).message == "kim's words"  # type: ignore[attr-defined]
 
 
-def test_a_sealed_box_moved_to_another_event_does_not_open() -> None:
+def test_a_sealed_box_moved_to_another_event_does_not_open_and_is_no_erasure() -> None:
+    """Decisions D142: its key is there, so it is tampering, not an erasure: it raises (the
+    reader parks it) instead of reading as ``[erased]``."""
     store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
     one = store.mapper.to_stored_event(drafted(store, "pat", "first"))
     two = store.mapper.to_stored_event(drafted(store, "pat", "second"))
     moved = type(one)(two.originator_id, two.originator_version, one.topic, one.state)
-    assert store.mapper.to_domain_event(moved).message == ERASED  # type: ignore[attr-defined]
+    with pytest.raises(BrokenSeal, match="field 'message'"):
+        store.mapper.to_domain_event(moved)
+
+
+@pytest.mark.parametrize("changed", ["a character", "not base64"])
+def test_a_sealed_box_changed_raises_while_an_erased_one_reads_erased(changed: str) -> None:
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    stored = store.mapper.to_stored_event(drafted(store, "pat", "first"))
+    state = json.loads(stored.state)
+    box = state["message"]["box"]
+    state["message"]["box"] = (
+        box[:5] + ("A" if box[5] != "A" else "B") + box[6:] if changed == "a character" else "*"
+    )
+    tampered = type(stored)(
+        stored.originator_id, stored.originator_version, stored.topic, json.dumps(state).encode()
+    )
+    with pytest.raises(BrokenSeal):
+        store.mapper.to_domain_event(tampered)
+    store.data_keys.destroy_person("t1", "pat")  # once the key is gone, it is erased
+    assert store.mapper.to_domain_event(tampered).message == ERASED  # type: ignore[attr-defined]
 
 
 def test_a_case_lifted_from_a_report_is_sealed_under_the_reports_key() -> None:

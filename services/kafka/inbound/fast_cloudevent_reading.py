@@ -61,8 +61,29 @@ def sdk_cloudevent(value: bytes, key: bytes | None, headers: Mapping[str, bytes]
     except RecursionError:  # nesting past orjson's 1,024 levels, read by json.loads
         raise Refused("the message nests too deeply to be read", field="value") from None
     except Exception as error:
+        if fails_on_time(value, key, headers):
+            message = f"time: not an RFC 3339 instant the SDK reads: {error}"
+            raise Refused(message, field="time") from None
         raise Refused(f"not a structured CloudEvent: {error}", field="value") from None
     return event.get_attributes(), event.get_data(), json.dumps
+
+
+def fails_on_time(value: bytes, key: bytes | None, headers: Mapping[str, bytes]) -> bool:
+    """Whether the SDK refused the event for its ``time`` alone (year 0, year 10000, no ISO
+    instant): the same event without it reads. The refusal then names ``time``, as every other
+    attribute is named (``parsing.attributes``); asked only once the SDK has refused."""
+    try:
+        body = read_json(value)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(body, dict) or "time" not in body:
+        return False
+    del body["time"]
+    try:
+        from_structured_event(CloudEventMessage(dict(headers), key, json.dumps(body).encode()))
+    except Exception:
+        return False
+    return True
 
 
 def plain_event(value: bytes, key: bytes | None) -> tuple[dict[str, Any], Any] | None:
