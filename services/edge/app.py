@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
+from services.edge.access_log import redact_person_paths
 from services.edge.checks import check_request
 from services.edge.error_handlers import install_error_handlers
 from services.edge.fast_lane import Api
@@ -33,6 +34,7 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
     app.router.routes[:0] = http.lanes
 
     install_error_handlers(app)
+    redact_person_paths(app.router.routes)  # the access log names no person (D134)
     app.openapi = with_bodies(app)  # type: ignore[method-assign]
 
     @app.get("/healthz", include_in_schema=False)
