@@ -4,6 +4,7 @@ personal on its class (sealed under the key of the person it is of), or listed i
 either fails here."""
 
 import datetime
+import types
 import typing
 from collections.abc import Iterator
 
@@ -46,7 +47,7 @@ def can_hold_text(annotation: typing.Any) -> bool:
     if typing.get_origin(annotation) is typing.ClassVar:
         return False
     arguments = typing.get_args(annotation)
-    if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType")):
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return any(can_hold_text(a) for a in arguments)
     return annotation not in NO_TEXT
 
@@ -100,12 +101,14 @@ def test_the_fields_the_issue_names_are_sealed() -> None:
     drafted = sealed("services.reports.domain:Report.Drafted")
     assert {"thread", "message_ref", "facts.thread", "facts.tools_called", "facts.extra"} <= drafted
     assert "must_ground" in sealed("services.evals.domain:EvalCase.Lifted")
-    assert personal_of(topics["services.evals.domain:EvalCase.Confirmed"]).names == {  # type: ignore[union-attr]
-        "confirmed_by": "AgentMaintainer"
-    }
+    confirmed = personal_of(topics["services.evals.domain:EvalCase.Confirmed"])
+    assert confirmed is not None
+    assert confirmed.names == {"confirmed_by": "AgentMaintainer"}
     registered = personal_of(
         topics["services.permissions.agent_register:AgentRegistration.Registered"]
     )
-    assert registered is not None and "maintainers" in registered.names
+    assert registered is not None
+    assert "maintainers" in registered.names
     notified = personal_of(topics["services.reports.domain:Report.AgentOwnerNotified"])
-    assert notified is not None and "addressee" in notified.names
+    assert notified is not None
+    assert "addressee" in notified.names
