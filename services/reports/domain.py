@@ -49,13 +49,14 @@ class Report(Aggregate):
                 # A thread's or message's ref begins with the reporter's id; a tool call's
                 # arguments and the block's unknown labels are their words too (D130).
                 "thread", "message_ref", "facts.thread", "facts.tools_called", "facts.extra",
+                # The Addressee: the service names maintainers by role (D133); what a
+                # reporter typed there is their words.
+                "facts.addressee",
             ),
             identity=("reporter",),
             person="reporter",
             binds=True,
             dated=True,
-            # The block's Addressee names a maintainer: under the maintainer's key (D130).
-            names={"facts.addressee": "AgentMaintainer"},
         )  # fmt: skip
 
         tenant_id: str
@@ -96,7 +97,7 @@ class Report(Aggregate):
     class AgentOwnerNotified(Aggregate.Event):
         class_version = 2  # v2 always holds a canonical kind
 
-        personal = Personal(names={"addressee": "AgentMaintainer"})  # D130
+        personal = Personal(text=("addressee",))  # the report's Addressee, its key (D133)
 
         tenant_id: str
         kind: str

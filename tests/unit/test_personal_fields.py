@@ -111,4 +111,5 @@ def test_the_fields_the_issue_names_are_sealed() -> None:
     assert "maintainers" in registered.names
     notified = personal_of(topics["services.reports.domain:Report.AgentOwnerNotified"])
     assert notified is not None
-    assert "addressee" in notified.names
+    assert "addressee" in notified.text
+    assert "facts.addressee" in drafted
