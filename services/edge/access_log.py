@@ -2,43 +2,48 @@
 
 uvicorn's access log prints each request's path; a route whose path names a person
 (``/factory/people/{person}`` and its export) would print the person's id in every log line,
-where an erasure cannot reach. The routes are asked once which of their path parameters name a
-person (``PERSON_PARAMETERS``), and the access logger prints those segments as the parameter's
-name (``/factory/people/{person}``), whatever route is added later with such a parameter.
+where an erasure cannot reach. The API's own path templates (its OpenAPI document) say which
+routes name a person (a parameter in ``PERSON_PARAMETERS``), and the access logger prints
+such a path as its template, whatever route is added later with such a parameter.
 """
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
-
-from starlette.routing import BaseRoute, Route
 
 ACCESS_LOGGER = "uvicorn.access"
 PERSON_PARAMETERS = frozenset({"person", "subject", "reporter", "maintainer"})
 _PATH_ARGUMENT = 2  # uvicorn's access record: (client, method, path, http version, status)
+_PARAMETER = re.compile(r"^\{([^}:]+)(?::[^}]*)?\}$")
 
 
-def person_paths(routes: Iterable[BaseRoute]) -> list[tuple[re.Pattern[str], str]]:
-    """For each route naming a person in its path: its pattern, and the path printed."""
+def person_paths(templates: Iterable[str]) -> list[tuple[re.Pattern[str], str]]:
+    """For each path template naming a person: its pattern, and the template itself."""
     found = []
-    for route in routes:
-        path = getattr(route, "path", "")
-        if isinstance(route, Route) and PERSON_PARAMETERS & set(route.param_convertors):
-            found.append((route.path_regex, path))
+    for template in templates:
+        segments = template.split("/")
+        named = [m.group(1) for s in segments if (m := _PARAMETER.match(s))]
+        if PERSON_PARAMETERS.intersection(named):
+            pattern = "/".join("[^/]+" if _PARAMETER.match(s) else re.escape(s) for s in segments)
+            found.append((re.compile(f"^{pattern}$"), template))
     return found
 
 
 class PersonPathRedaction(logging.Filter):
-    """Prints a person route's path as its template; every other record as it was."""
+    """Prints a person route's path as its template; every other record as it was. The
+    templates are read at the first record (the API's document is built once, lazily)."""
 
-    def __init__(self, routes: Iterable[BaseRoute]) -> None:
+    def __init__(self, templates: Callable[[], Iterable[str]]) -> None:
         super().__init__()
-        self.paths = person_paths(routes)
+        self._templates = templates
+        self._paths: list[tuple[re.Pattern[str], str]] | None = None
 
     def redacted(self, path: str) -> str:
+        if self._paths is None:
+            self._paths = person_paths(self._templates())
         bare, mark, query = path.partition("?")
-        for pattern, template in self.paths:
+        for pattern, template in self._paths:
             if pattern.match(bare):
                 return template + (mark + "…" if query else "")
         return path
@@ -52,11 +57,11 @@ class PersonPathRedaction(logging.Filter):
         return True
 
 
-def redact_person_paths(routes: Iterable[BaseRoute]) -> PersonPathRedaction:
-    """Installs the redaction on the access logger (once per app; the newest app's routes)."""
+def redact_person_paths(templates: Callable[[], Iterable[str]]) -> PersonPathRedaction:
+    """Installs the redaction on the access logger (one per process: the newest app's)."""
     logger = logging.getLogger(ACCESS_LOGGER)
     for old in [f for f in logger.filters if isinstance(f, PersonPathRedaction)]:
         logger.removeFilter(old)
-    redaction = PersonPathRedaction(routes)
+    redaction = PersonPathRedaction(templates)
     logger.addFilter(redaction)
     return redaction

@@ -34,8 +34,8 @@ def create_app(http: Http, routers: list[APIRouter], *, lifespan: Any = None) ->
     app.router.routes[:0] = http.lanes
 
     install_error_handlers(app)
-    redact_person_paths(app.router.routes)  # the access log names no person (D134)
     app.openapi = with_bodies(app)  # type: ignore[method-assign]
+    redact_person_paths(lambda: app.openapi()["paths"])  # the access log names no person (D134)
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
