@@ -77,7 +77,11 @@ class EvalCase(Aggregate):
         tenant_id: str
 
     class RunRecorded(Aggregate.Event):
-        personal = Personal(names={"ran_by": "whoever ran it"})  # their own key, D130
+        # The agent's answers to the reporter's prompt, and its tool calls' arguments, under
+        # the case's key (the report's); whoever ran it under their own (D130).
+        personal = Personal(
+            text=("threads[].text", "threads[].toolCalls"), names={"ran_by": "whoever ran it"}
+        )
 
         tenant_id: str
         agent: str

@@ -162,10 +162,6 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
 
 # Known to hold a person's words or id and not sealed yet: each with what stands in the way.
 NOT_SEALED_YET: Mapping[str, Mapping[str, str]] = {
-    "services.evals.domain:EvalCase.RunRecorded": {
-        "threads": "the agent's answers to the reporter's prompt, with tool-call arguments: "
-        "scores are read from the same records, which an erased list of records would break",
-    },
     "services.nightly.domain:Night.ConversationRecorded": {
         "thread": "a night's conversation on a case's prompt (the reporter's words): its "
         "readers need the record's shape after erasure",

@@ -47,6 +47,7 @@ BOX = "box"
 LENGTH = "n"  # a sealed list's length
 SHAPE = "shape"  # what a sealed value that is no text or list erases to
 ITEMS = "items"  # a sealed list of records: each record's keys, so that it erases to records
+EACH = "[]"  # ``threads[].text``: the key ``text`` of each record of the list ``threads``
 _NONCE = 12
 
 
@@ -54,7 +55,8 @@ _NONCE = 12
 class Personal:
     """What of an event is personal, and whose key seals it.
 
-    ``text``: fields a person wrote (``"facts.expected"`` names a key inside a dict field).
+    ``text``: fields a person wrote (``"facts.expected"`` names a key inside a dict field,
+    ``"threads[].text"`` that key of each record of a list field).
     ``identity``: fields that name the person. ``person``: the field holding the person (their
     key, in the event's tenant); without it, the key the aggregate named by ``of`` (a field
     holding an aggregate id; by default this event's own aggregate) was sealed under.
@@ -153,22 +155,36 @@ class SealingMapper(Mapper[UUID]):
         key = self._key_of(state, declared) if declared.fields else None
         if key is not None:
             for path in declared.fields:
-                self._replace(state, path, partial(self._seal, key, place, path))
+                self._replace(state, path, partial(self._seal, key, place))
         tenant = state.get("tenant_id")
         if isinstance(tenant, str):
             for path in declared.names:
-                self._replace(state, path, partial(self._seal_names, tenant, place, path))
+                self._replace(state, path, partial(self._seal_names, tenant, place))
         return state
 
     @staticmethod
-    def _replace(state: dict[str, Any], path: str, seal: Callable[[Any], Any]) -> None:
+    def _replace(state: dict[str, Any], path: str, seal: Callable[[str, Any], Any]) -> None:
+        """``seal(place's path, value)`` in place of the value at ``path``: a field, a key
+        of a dict field (``facts.thread``), or a key of each record of a list (``threads[].text``,
+        each item at a place of its own)."""
         field, _, inner = path.partition(".")
+        if field.endswith(EACH):
+            name = field.removesuffix(EACH)
+            items = state.get(name)
+            if type(items) is list:
+                state[name] = [
+                    {**item, inner: seal(f"{name}[{index}].{inner}", item[inner])}
+                    if type(item) is dict and item.get(inner) is not None
+                    else item
+                    for index, item in enumerate(items)
+                ]
+            return
         value = state.get(field)
         if inner:
             if type(value) is dict and value.get(inner) is not None:
-                state[field] = {**value, inner: seal(value[inner])}
+                state[field] = {**value, inner: seal(path, value[inner])}
         elif value is not None:
-            state[field] = seal(value)
+            state[field] = seal(path, value)
 
     def _seal_names(self, tenant: str, place: tuple[UUID, int], path: str, value: Any) -> Any:
         """A name under the named person's own key; a list's names each under their own."""
@@ -219,9 +235,15 @@ class SealingMapper(Mapper[UUID]):
         )
         for path in declared.every_field:
             field, _, inner = path.partition(".")
-            value: Any = state.get(field)
+            value: Any = state.get(field.removesuffix(EACH))
             identity = path in declared.identity or path in declared.names
-            if inner and type(value) is dict and inner in value:
+            if field.endswith(EACH) and type(value) is list:
+                name = field.removesuffix(EACH)
+                for index, item in enumerate(value):
+                    if type(item) is dict and inner in item:
+                        at = f"{name}[{index}].{inner}"
+                        item[inner] = self._opened(place, at, item[inner], identity)
+            elif inner and type(value) is dict and inner in value:
                 value[inner] = self._opened(place, path, value[inner], identity)
             elif field in state:
                 state[field] = self._opened(place, path, value, identity)

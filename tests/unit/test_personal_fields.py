@@ -52,9 +52,14 @@ def can_hold_text(annotation: typing.Any) -> bool:
     return annotation not in NO_TEXT
 
 
+def field_of(path: str) -> str:
+    """The event's field a declared path is in: ``facts.thread`` and ``threads[].text`` too."""
+    return path.partition(".")[0].removesuffix("[]")
+
+
 def undecided(topic: str, cls: type) -> list[str]:
     declared = personal_of(cls)
-    personal = {p.partition(".")[0] for p in declared.every_field} if declared else set()
+    personal = {field_of(p) for p in declared.every_field} if declared else set()
     reasons = {**EVERY_EVENT, **OF_EVENT.get(topic, {}), **NOT_SEALED_YET.get(topic, {})}
     return [
         field
@@ -83,7 +88,7 @@ def test_a_field_is_declared_only_once() -> None:
         assert topic in topics, topic
         hints = typing.get_type_hints(topics[topic])
         declared = personal_of(topics[topic])
-        sealed = {p.partition(".")[0] for p in declared.every_field} if declared else set()
+        sealed = {field_of(p) for p in declared.every_field} if declared else set()
         for field in fields:
             assert field in hints, (topic, field)
             assert field not in sealed, (topic, field)
@@ -101,6 +106,8 @@ def test_the_fields_the_issue_names_are_sealed() -> None:
     drafted = sealed("services.reports.domain:Report.Drafted")
     assert {"thread", "message_ref", "facts.thread", "facts.tools_called", "facts.extra"} <= drafted
     assert "must_ground" in sealed("services.evals.domain:EvalCase.Lifted")
+    ran = sealed("services.evals.domain:EvalCase.RunRecorded")
+    assert {"threads[].text", "threads[].toolCalls", "ran_by"} <= ran
     confirmed = personal_of(topics["services.evals.domain:EvalCase.Confirmed"])
     assert confirmed is not None
     assert confirmed.names == {"confirmed_by": "AgentMaintainer"}

@@ -127,3 +127,31 @@ def test_an_erased_list_of_records_keeps_its_records() -> None:
     back = store.mapper.to_domain_event(stored).facts  # type: ignore[attr-defined]
     assert back["tools_called"] == [dict.fromkeys(("arguments", "name", "result"), ERASED)]
     assert (back["thread"], back["extra"]) == (ERASED, {})
+
+
+def test_a_key_of_each_record_of_a_list_is_sealed_at_a_place_of_its_own() -> None:
+    """A run's threads: the agent's text and tool calls sealed, the score left to count."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    case_id = uuid4()
+    key = store.data_keys.key_for("t1", "pat", "")
+    store.data_keys.bind(case_id, key.key_id)
+    threads = [
+        {"index": i, "text": f"answer {i}", "toolCalls": [{"name": "Get", "arguments": "pat/x"}],
+         "score": {"correct": True}}
+        for i in range(2)
+    ]  # fmt: skip
+    event = EvalCase.RunRecorded(
+        originator_id=case_id, originator_version=3, timestamp=AT,
+        tenant_id="t1", agent="A/B",
+        run_id="r1", ran_by="kim", model=None, effort="low", threads=threads, summary={},
+    )  # fmt: skip
+    stored = store.mapper.to_stored_event(event)
+    assert b"answer" not in stored.state
+    assert b"pat/x" not in stored.state
+    assert store.mapper.to_domain_event(stored).threads == threads  # type: ignore[attr-defined]
+    assert store.data_keys.destroy_person("t1", "pat")
+    back = store.mapper.to_domain_event(stored)
+    assert [t["text"] for t in back.threads] == [ERASED, ERASED]  # type: ignore[attr-defined]
+    assert [t["score"] for t in back.threads] == [{"correct": True}] * 2  # type: ignore[attr-defined]
+    assert back.threads[0]["toolCalls"] == [{"arguments": ERASED, "name": ERASED}]  # type: ignore[attr-defined]
+    assert back.ran_by == "kim"  # type: ignore[attr-defined]
