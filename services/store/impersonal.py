@@ -147,6 +147,10 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
     },
     "services.learning.domain:LearningProposal.ReleaseRecorded": {"release_id": "a release id"},
     "services.learning.domain:LearningProposal.Superseded": {"superseded_by": "a proposal's id"},
+    "services.nightly.domain:Night.CaseFinished": {
+        "line": "a case's outcome in the night: ids, scores, links, a reason from a closed list "
+        "or the service's own error text",
+    },
     "services.nightly.domain:Night.Finished": {"finished_at": "a time"},
     "services.nightly.domain:Night.Planned": {
         "date": "a night's date",
@@ -162,13 +166,6 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
 
 # Known to hold a person's words or id and not sealed yet: each with what stands in the way.
 NOT_SEALED_YET: Mapping[str, Mapping[str, str]] = {
-    "services.nightly.domain:Night.ConversationRecorded": {
-        "thread": "a night's conversation on a case's prompt (the reporter's words): its "
-        "readers need the record's shape after erasure",
-    },
-    "services.nightly.domain:Night.CaseFinished": {
-        "line": "a night's line on a case: may quote the agent's answer",
-    },
     "services.feedback.domain:Feedback.Recorded": {
         "subject_ref": "an answer's or message's ref, which may begin with the giver's id; "
         "counts group by it",
