@@ -102,20 +102,31 @@ def others_as_roles(fields: dict[str, Any], names: Mapping[str, str], person: st
 def withhold_others(
     fields: dict[str, Any], stored: dict[str, Any], declared: Personal, own: set[str]
 ) -> None:
-    """An event found by one field of the person's (a maintainer named as a report's
-    Addressee) keeps the words and id of whoever else it holds out of this person's export
+    """An event found by one field of the person's (the reviewer of another's report, whoever
+    ran another's case) keeps the words and id of whoever else it holds out of this export
     (decisions D136): what is sealed under a key not the person's is withheld."""
     for path in declared.fields:
         field, _, inner = path.partition(".")
+        shown = ANOTHER_PERSON if path in declared.identity else ANOTHER_PERSONS_WORDS
+        if field.endswith("[]"):  # a key of each record of a list (a run's threads)
+            name = field.removesuffix("[]")
+            pairs = zip(stored.get(name) or [], fields.get(name) or [], strict=False)
+            for item, shown_item in pairs:
+                mine = isinstance(item, dict) and not _others(item.get(inner), own)
+                if not mine and isinstance(shown_item, dict):
+                    shown_item[inner] = shown
+            continue
         value = stored.get(field)
         sealed = value.get(inner) if inner and isinstance(value, dict) else value
-        key = opened_key(sealed)
-        if key is None or str(key) in own:
-            continue
-        shown = ANOTHER_PERSON if path in declared.identity else ANOTHER_PERSONS_WORDS
         holder = fields.get(field) if inner else fields
-        if isinstance(holder, dict):
+        if _others(sealed, own) and isinstance(holder, dict):
             holder[inner or field] = shown
+
+
+def _others(sealed: Any, own: set[str]) -> bool:
+    """Sealed under a key that is not the person's."""
+    key = opened_key(sealed)
+    return key is not None and str(key) not in own
 
 
 def as_json(value: Any) -> Any:
