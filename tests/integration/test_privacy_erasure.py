@@ -92,16 +92,23 @@ async def said(http: httpx.AsyncClient, words: str, person: str) -> str:
 
 
 async def everything_on(bootstrap: str, topics: list[str], quiet: float = 3.0) -> list[Any]:
-    """Every message on ``topics`` from their start, read until none came for ``quiet`` s."""
+    """Every message on ``topics`` from their start: read until, once some came, none came
+    for ``quiet`` s (joining the group under load can take longer than that)."""
     consumer = AIOKafkaConsumer(
         *topics, bootstrap_servers=bootstrap, group_id=f"peer-{uuid.uuid4().hex[:8]}",
         auto_offset_reset="earliest",
     )  # fmt: skip
     await consumer.start()
     seen: list[Any] = []
+    loop = asyncio.get_running_loop()
+    last = loop.time()
     try:
-        while batch := await consumer.getmany(timeout_ms=int(quiet * 1000)):
-            seen.extend(record for records in batch.values() for record in records)
+        async with asyncio.timeout(90):
+            while not seen or loop.time() - last < quiet:
+                batch = await consumer.getmany(timeout_ms=500)
+                if batch:
+                    seen.extend(record for records in batch.values() for record in records)
+                    last = loop.time()
     finally:
         await consumer.stop()
     return seen
