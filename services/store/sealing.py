@@ -193,8 +193,8 @@ class SealingMapper(Mapper[UUID]):
                 self._seal_names(tenant, place, f"{path}[{index}]", item)
                 for index, item in enumerate(value)
             ]
-        if type(value) is not str:
-            return value
+        if type(value) is not str or not value:
+            return value  # no name: nobody's key
         return self._seal(self.keys.key_for(tenant, value, ""), place, path, value)
 
     def _seal(self, key: DataKey, place: tuple[UUID, int], path: str, value: Any) -> Any:
