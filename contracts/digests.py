@@ -47,7 +47,9 @@ class RunnerHealth(Contract):
 
     runner: Runner = Field(description="'night': the nightly run; 'manual': a person's on demand.")
     ran_by: str | None = Field(
-        alias="ranBy", description="The person, for runs on demand; null for the night."
+        alias="ranBy",
+        description="Who ran them on demand, as 'someone' or 'someone (n)' when several did, "
+        "never a person's id (decisions D135); null for the night.",
     )
     with_run: int = Field(alias="withRun")
     passed: int

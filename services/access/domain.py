@@ -12,6 +12,8 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from services.store.sealing import Personal
+
 ACCESS_NAMESPACE = UUID("b7f2a4f0-1d6e-5c8a-9e3b-2f4d6a8c0e12")
 
 
@@ -25,6 +27,10 @@ def holder_id_for(tenant_id: str, subject: str) -> UUID:
 
 class ApiKey(Aggregate):
     class Issued(Aggregate.Created):
+        personal = Personal(
+            names={"subject": "the key's holder", "by": "PlatformAdmin"}
+        )  # their own keys, D130
+
         tenant_id: str
         sha256: str
         subject: str
@@ -33,6 +39,8 @@ class ApiKey(Aggregate):
         by: str
 
     class Revoked(Aggregate.Event):
+        personal = Personal(names={"by": "PlatformAdmin"})  # their own keys, D130
+
         tenant_id: str
         by: str
 
@@ -78,16 +86,26 @@ class ApiKey(Aggregate):
 
 class RoleHolder(Aggregate):
     class Named(Aggregate.Created):
+        personal = Personal(names={"subject": "the role's holder"})  # their own keys, D130
+
         tenant_id: str
         subject: str
 
     class Granted(Aggregate.Event):
+        personal = Personal(
+            names={"subject": "the role's holder", "by": "PlatformAdmin"}
+        )  # their own keys, D130
+
         tenant_id: str
         subject: str
         role: str
         by: str
 
     class Revoked(Aggregate.Event):
+        personal = Personal(
+            names={"subject": "the role's holder", "by": "PlatformAdmin"}
+        )  # their own keys, D130
+
         tenant_id: str
         subject: str
         role: str

@@ -19,6 +19,7 @@ from eventsourcing.domain import Aggregate, event
 
 from contracts.errors import Conflict, Refused
 from contracts.runtime_facts import OwnerOutcomeFields, OwnerVerdict
+from services.store.sealing import Personal
 
 OUTCOMES_NAMESPACE = UUID("9b1f6c2e-57a4-5d0e-b8c3-2f4a61e0d795")
 
@@ -33,6 +34,8 @@ class DraftOutcomes(Aggregate):
         draft_id: str
 
     class Recorded(Aggregate.Event):
+        personal = Personal(names={"by": "the agent's owner"})  # their own keys, D130
+
         tenant_id: str
         draft_id: str
         outcome_id: str
@@ -43,6 +46,8 @@ class DraftOutcomes(Aggregate):
         by: str
 
     class Withdrawn(Aggregate.Event):
+        personal = Personal(names={"by": "the agent's owner"})  # their own keys, D130
+
         tenant_id: str
         draft_id: str
         outcome_id: str

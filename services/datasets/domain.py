@@ -20,6 +20,7 @@ from eventsourcing.domain import Aggregate, event
 from contracts.datasets import DEFAULT_SCORING_RULE, dataset_target, harvested_dataset
 from contracts.errors import Conflict, NotFound, NotPermitted
 from contracts.neighbours import ArtifactValidated, RunCompleted
+from services.store.sealing import Personal
 
 DATASETS_NAMESPACE = UUID("b7d2a6c4-3f1e-5a9b-8c07-1e2d3f4a5b6c")
 
@@ -151,6 +152,8 @@ class Dataset(Aggregate):
         classification: str
 
     class TaskCurated(Aggregate.Event):
+        personal = Personal(names={"curated_by": "the curator"})  # their own keys, D130
+
         tenant_id: str
         dataset_id: str
         task_id: str
@@ -160,12 +163,16 @@ class Dataset(Aggregate):
         curated_by: str
 
     class TaskRemoved(Aggregate.Event):
+        personal = Personal(names={"removed_by": "the curator"})  # their own keys, D130
+
         tenant_id: str
         dataset_id: str
         task_id: str
         removed_by: str
 
     class VersionPublished(Aggregate.Event):
+        personal = Personal(names={"published_by": "the curator"})  # their own keys, D130
+
         tenant_id: str
         dataset_id: str
         name: str
@@ -178,11 +185,15 @@ class Dataset(Aggregate):
         request_key: str | None
 
     class ShareConsentRecorded(Aggregate.Event):
+        personal = Personal(names={"consented_by": "PlatformAdmin"})  # their own keys, D130
+
         tenant_id: str
         to_tenant: str
         consented_by: str
 
     class VersionShared(Aggregate.Event):
+        personal = Personal(names={"shared_by": "PlatformAdmin"})  # their own keys, D130
+
         tenant_id: str
         version: int
         to_tenant: str

@@ -123,14 +123,26 @@ def health(cases: Sequence[CaseFact]) -> Health:
         for key, ok in case.verdicts.items():
             if key.runner == "manual":
                 counted.setdefault(("manual", key.ran_by), []).append(ok)
+    ordered = sorted(counted.items(), key=lambda kv: (kv[0][0] != "night", kv[0][1] or ""))
+    people = [ran_by for (runner, ran_by), _ in ordered if runner == "manual"]
     runners = [
-        RunnerHealth(runner=runner, ran_by=ran_by, with_run=len(oks), passed=sum(oks))
-        for (runner, ran_by), oks in sorted(
-            counted.items(), key=lambda kv: (kv[0][0] != "night", kv[0][1] or "")
+        RunnerHealth(
+            runner=runner, ran_by=None if ran_by is None else stand_in(people, ran_by),
+            with_run=len(oks), passed=sum(oks),
         )
-    ]
+        for (runner, ran_by), oks in ordered
+    ]  # fmt: skip
     night = counted.get(("night", None), [])
     return Health(with_run=len(night), passed=sum(night), runners=runners)
+
+
+def stand_in(people: Sequence[str | None], person: str) -> str:
+    """Who ran cases on demand, as the digest names them: ``someone``, or ``someone (2)``
+    when several did, never their id (decisions D135). The digest is posted to GitHub and to
+    webhooks, where an erasure cannot reach; each person keeps a figure of their own (W58)."""
+    if len(people) == 1:
+        return "someone"
+    return f"someone ({people.index(person) + 1})"
 
 
 def model_tables(reports: Sequence[ReportFact]) -> list[ModelTable]:
@@ -169,7 +181,8 @@ def as_text(table: AgentTable, week: str, *, truncated: bool, appraise: Appraise
 
 
 def health_line(health: Health) -> str:
-    """The health line, one figure per runner, each saying whose it is (W58, W120)."""
+    """The health line, one figure per runner, each saying whose it is (W58, W120): the night,
+    or someone on demand (never a person's id, decisions D135)."""
     figures = [
         f"{'the night' if r.runner == 'night' else f'{r.ran_by} on demand'}: {r.passed} of "
         f"{r.with_run}"

@@ -55,7 +55,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_gone(request: Request, _: ClientDisconnect) -> Response:
         """The client went away before its body arrived: nobody is there to answer, and it is
         not the server's failure, so it is no error with a traceback in the log."""
-        log.info("%s %s: the client went away mid-request", request.method, request.url.path)
+        # The route's template, not the path: a person's id in a path stays out of the log
+        # (decisions D134).
+        path = getattr(request.scope.get("route"), "path", request.url.path)
+        log.info("%s %s: the client went away mid-request", request.method, path)
         return Response(status_code=400)  # the server drops it: the connection is gone
 
     @app.exception_handler(TooLarge)

@@ -42,9 +42,13 @@ class EvalCase(Aggregate):
         ref: str
 
     class Lifted(Aggregate.Event):
-        # The reporter's words, lifted from the report: sealed under that report's key.
+        # The reporter's words, lifted from the report: sealed under that report's key; the
+        # evidence node copied into ``must_ground`` is theirs too (it may begin with their
+        # id, D130).
         personal = Personal(
-            text=("prompt", "context", "must_not_assert", "must_assert"), of="source", binds=True
+            text=("prompt", "context", "must_ground", "must_not_assert", "must_assert"),
+            of="source",
+            binds=True,
         )
 
         tenant_id: str
@@ -64,6 +68,8 @@ class EvalCase(Aggregate):
         changes: dict[str, Any]
 
     class Confirmed(Aggregate.Event):
+        personal = Personal(names={"confirmed_by": "AgentMaintainer"})  # their own key, D130
+
         tenant_id: str
         confirmed_by: str
 
@@ -71,6 +77,12 @@ class EvalCase(Aggregate):
         tenant_id: str
 
     class RunRecorded(Aggregate.Event):
+        # The agent's answers to the reporter's prompt, and its tool calls' arguments, under
+        # the case's key (the report's); whoever ran it under their own (D130).
+        personal = Personal(
+            text=("threads[].text", "threads[].toolCalls"), names={"ran_by": "whoever ran it"}
+        )
+
         tenant_id: str
         agent: str
         run_id: str

@@ -36,6 +36,7 @@ from eventsourcing.domain import Aggregate, event
 from contracts.errors import Conflict, InvalidTransition, Refused
 from contracts.learning import ProposalState, RaiseProposal
 from contracts.scalars import is_blank
+from services.store.sealing import Personal
 
 PROPOSAL_NAMESPACE = UUID("b3f1a7d2-5c64-5e09-8a1b-9d7e6f5c4b32")
 RELEASED = "Accepted with its release"  # the requested "state" of a release id
@@ -70,16 +71,22 @@ class LearningProposal(Aggregate):
         profile: str
 
     class PickedUp(Aggregate.Event):
+        personal = Personal(names={"reviewed_by": "Reviewer"})  # their own keys, D130
+
         tenant_id: str
         reviewed_by: str
 
     class Accepted(Aggregate.Event):
+        personal = Personal(names={"reviewed_by": "Reviewer"})  # their own keys, D130
+
         """Kept for the proposals accepted before decisions D54; no longer appended."""
 
         tenant_id: str
         reviewed_by: str
 
     class ApprovedForRelease(Aggregate.Event):
+        personal = Personal(names={"reviewed_by": "Reviewer"})  # their own keys, D130
+
         """The maintainer's accept (decisions D54): the proposal stays InReview until its
         Draft release exists."""
 
@@ -87,6 +94,8 @@ class LearningProposal(Aggregate):
         reviewed_by: str
 
     class DraftReleaseRequested(Aggregate.Event):
+        personal = Personal(names={"requested_by": "AssetMaintainer"})  # their own keys, D130
+
         tenant_id: str
         kind: str
         target_asset_id: str
@@ -96,6 +105,9 @@ class LearningProposal(Aggregate):
         requested_by: str
 
     class Rejected(Aggregate.Event):
+        # The reviewer's reason is their words: under their key, with their id (D130).
+        personal = Personal(text=("reason",), identity=("reviewed_by",), person="reviewed_by")
+
         tenant_id: str
         reviewed_by: str
         reason: str

@@ -14,6 +14,8 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from services.store.sealing import Personal
+
 NIGHT_NAMESPACE = UUID("8e0f6d52-2b7a-5c1e-9f43-6a1d0c7b5e21")
 RUNNING, SUCCEEDED, WARNING = "Running", "Succeeded", "Warning"
 
@@ -43,6 +45,10 @@ class Night(Aggregate):
         note: str
 
     class ConversationRecorded(Aggregate.Event):
+        # The agent's answer to the case's prompt (the reporter's words) and its tool calls,
+        # under the case's key, as the run's threads are (D130).
+        personal = Personal(text=("thread.text", "thread.toolCalls"), of="case_id")
+
         tenant_id: str
         case_id: str
         index: int

@@ -112,9 +112,10 @@ async def retry(pool: asyncpg.Pool, tenant_id: str, reader: str, position: int, 
     since a release is no command and so no row of the audit trail (decisions D94)."""
     released = await release_of_tenant(pool, tenant_id, reader, position)
     if released:
+        # An operator, not their id: a log line is beyond an erasure's reach (D134).
         log.info(
-            "parked: %s of tenant %s released %d events of %s at position %d",
-            by, tenant_id, released, reader, position,
+            "parked: an operator of tenant %s released %d events of %s at position %d",
+            tenant_id, released, reader, position,
         )  # fmt: skip
     return released
 
@@ -170,4 +171,4 @@ async def retry_message(
         raise NoKafka(f"Kafka did not take the message ({type(exc).__name__}): try again") from exc
     if why_not is not None:
         raise Conflict(f"not sent again: {why_not}", position=position)
-    log.info("parked: %s of tenant %s sent message %d again", by, tenant_id, position)
+    log.info("parked: an operator of tenant %s sent message %d again", tenant_id, position)

@@ -14,6 +14,7 @@ from eventsourcing.domain import Aggregate, event
 from contracts.errors import RoleRequired
 from services.store.event_store import EventStore
 from services.store.fast_uuid5 import uuid5_in
+from services.store.sealing import Personal
 
 REGISTER_NAMESPACE = UUID("0f5c3d52-6a2e-5b1d-8f77-52c0b2a6e1d4")
 register_uuid5 = uuid5_in(REGISTER_NAMESPACE)
@@ -26,7 +27,13 @@ def registration_id(tenant_id: str, agent: str) -> UUID:
 class AgentRegistration(Aggregate):
     """Who maintains one agent of one tenant, and where its issues are filed."""
 
+    # Each maintainer's id, and whoever registered, under that person's own key (D130); a
+    # change written before it had ``tenant_id`` keeps its names plain (D131).
     class Registered(Aggregate.Created):
+        personal = Personal(
+            names={"maintainers": "AgentMaintainer", "registered_by": "PlatformAdmin"}
+        )
+
         tenant_id: str
         agent: str
         maintainers: list[str]
@@ -34,12 +41,20 @@ class AgentRegistration(Aggregate):
         registered_by: str
 
     class MaintainersReplaced(Aggregate.Event):
+        personal = Personal(
+            names={"maintainers": "AgentMaintainer", "replaced_by": "PlatformAdmin"}
+        )
+
         maintainers: list[str]
         replaced_by: str
+        tenant_id: str = ""
 
     class RepositoryNamed(Aggregate.Event):
+        personal = Personal(names={"named_by": "PlatformAdmin"})
+
         repository: str | None
         named_by: str
+        tenant_id: str = ""
 
     def __init__(
         self,
@@ -61,17 +76,22 @@ class AgentRegistration(Aggregate):
         nothing (a repeated registration is no change)."""
         if sorted(set(maintainers)) != sorted(set(self.maintainers)):
             self._replace(
-                maintainers=list(dict.fromkeys(maintainers)), replaced_by=by, timestamp=at
-            )
+                maintainers=list(dict.fromkeys(maintainers)), replaced_by=by, timestamp=at,
+                tenant_id=self.tenant_id,
+            )  # fmt: skip
         if repository != self.repository:
-            self._name(repository=repository, named_by=by, timestamp=at)
+            self._name(repository=repository, named_by=by, timestamp=at, tenant_id=self.tenant_id)
 
     @event(MaintainersReplaced)
-    def _replace(self, maintainers: list[str], replaced_by: str, timestamp: datetime) -> None:
+    def _replace(
+        self, maintainers: list[str], replaced_by: str, timestamp: datetime, tenant_id: str = ""
+    ) -> None:
         self.maintainers = list(maintainers)
 
     @event(RepositoryNamed)
-    def _name(self, repository: str | None, named_by: str, timestamp: datetime) -> None:
+    def _name(
+        self, repository: str | None, named_by: str, timestamp: datetime, tenant_id: str = ""
+    ) -> None:
         self.repository = repository
 
     @classmethod

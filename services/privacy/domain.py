@@ -12,6 +12,8 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate
 
+from services.store.sealing import Personal
+
 ERASURE_NAMESPACE = UUID("0f1c5d8e-3a47-5b2e-9c61-7d84e2a1b3f9")
 
 
@@ -29,6 +31,8 @@ def expiry_id_for(tenant_id: str, command_id: str) -> UUID:
 
 class Erasure(Aggregate):
     class PersonErased(Aggregate.Created):
+        personal = Personal(names={"erased_by": "PlatformAdmin"})  # their own keys, D130
+
         tenant_id: str
         person_digest: str
         keys: list[str]  # the data keys destroyed: what was sealed under them reads as erased

@@ -3,10 +3,11 @@ and the artifacts those events reference (an access request; also what an erasur
 beside the keys).
 
 Found by reading the whole log once: an event is the person's if its stored state names one
-of their data keys (a key id is random, so it names nothing else).
+of their data keys (a key id is random, so it names nothing else). Others named in those
+events are shown by their role, not their id (decisions D136).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -15,10 +16,12 @@ from psycopg.rows import tuple_row
 from contracts.artifact_refs import SCHEME
 from services.store.event_store import EVENTS_TABLE, EventStore
 from services.store.log_reading import read_log
-from services.store.sealing import personal_of
+from services.store.sealing import Personal, opened_key, personal_of
 
 PAGE = 1000
 ARTIFACT_FIELDS = ("comment_ref", "corrected_artifact_ref")
+ANOTHER_PERSON = "another person"
+ANOTHER_PERSONS_WORDS = "[another person's words]"
 ENVELOPE = frozenset({"originator_id", "originator_version", "timestamp", "originator_topic"})
 
 
@@ -49,7 +52,8 @@ def person_events(
 ) -> list[dict[str, Any]]:
     """The person's events in log order, decoded, each as ``{topic, aggregateId, version,
     at, fields}``. ``progress(position, head)`` after each page."""
-    keys = [str(k).encode() for k in store.data_keys.person_keys(tenant_id, person)]
+    own = {str(k) for k in store.data_keys.person_keys(tenant_id, person)}
+    keys = [k.encode() for k in own]
     if not keys:
         return []
     topics = personal_topics(store)
@@ -62,6 +66,11 @@ def person_events(
             if any(key in notification.state for key in keys):
                 event = store.mapper.to_domain_event(notification)
                 fields = as_json({k: v for k, v in vars(event).items() if k not in ENVELOPE})
+                declared = personal_of(type(event))
+                if declared is not None:
+                    others_as_roles(fields, declared.names, person)
+                    stored = store.mapper.transcoder.decode(notification.state)
+                    withhold_others(fields, stored, declared, own)
                 found.append({
                     "topic": notification.topic, "aggregateId": str(notification.originator_id),
                     # No log position: it would tell how much every other tenant wrote.
@@ -72,6 +81,52 @@ def person_events(
         if progress is not None:
             progress(after, head)
     return found
+
+
+def others_as_roles(fields: dict[str, Any], names: Mapping[str, str], person: str) -> None:
+    """Another person named in the person's events is shown by their role, never their id
+    (decisions D136): the reviewer of their report is ``Reviewer``, the maintainer their
+    report addressed ``AgentMaintainer``. The person's own id stays."""
+    for path, role in names.items():
+        field, _, inner = path.partition(".")
+        holder, key = (fields.get(field), inner) if inner else (fields, field)
+        if not isinstance(holder, dict) or holder.get(key) is None:
+            continue
+        value = holder[key]
+        if isinstance(value, list):
+            holder[key] = [item if item == person else role for item in value]
+        elif value != person:
+            holder[key] = role
+
+
+def withhold_others(
+    fields: dict[str, Any], stored: dict[str, Any], declared: Personal, own: set[str]
+) -> None:
+    """An event found by one field of the person's (the reviewer of another's report, whoever
+    ran another's case) keeps the words and id of whoever else it holds out of this export
+    (decisions D136): what is sealed under a key not the person's is withheld."""
+    for path in declared.fields:
+        field, _, inner = path.partition(".")
+        shown = ANOTHER_PERSON if path in declared.identity else ANOTHER_PERSONS_WORDS
+        if field.endswith("[]"):  # a key of each record of a list (a run's threads)
+            name = field.removesuffix("[]")
+            pairs = zip(stored.get(name) or [], fields.get(name) or [], strict=False)
+            for item, shown_item in pairs:
+                mine = isinstance(item, dict) and not _others(item.get(inner), own)
+                if not mine and isinstance(shown_item, dict):
+                    shown_item[inner] = shown
+            continue
+        value = stored.get(field)
+        sealed = value.get(inner) if inner and isinstance(value, dict) else value
+        holder = fields.get(field) if inner else fields
+        if _others(sealed, own) and isinstance(holder, dict):
+            holder[inner or field] = shown
+
+
+def _others(sealed: Any, own: set[str]) -> bool:
+    """Sealed under a key that is not the person's."""
+    key = opened_key(sealed)
+    return key is not None and str(key) not in own
 
 
 def as_json(value: Any) -> Any:

@@ -46,6 +46,12 @@ class Report(Aggregate):
             text=(
                 "message", "extra_context", "prompt", "context", "facts.message",
                 "facts.answer_excerpt", "facts.expected", "facts.evidence",
+                # A thread's or message's ref begins with the reporter's id; a tool call's
+                # arguments and the block's unknown labels are their words too (D130).
+                "thread", "message_ref", "facts.thread", "facts.tools_called", "facts.extra",
+                # The Addressee: the service names maintainers by role (D133); what a
+                # reporter typed there is their words.
+                "facts.addressee",
             ),
             identity=("reporter",),
             person="reporter",
@@ -78,7 +84,8 @@ class Report(Aggregate):
         pass
 
     class HandedOver(Aggregate.Event):
-        personal = Personal(text=("message", "extra_context"))  # the draft's key
+        # The draft's key; a thread's or message's ref begins with the reporter's id (D130).
+        personal = Personal(text=("message", "extra_context", "thread", "message_ref"))
 
         tenant_id: str
         category: str
@@ -89,6 +96,8 @@ class Report(Aggregate):
 
     class AgentOwnerNotified(Aggregate.Event):
         class_version = 2  # v2 always holds a canonical kind
+
+        personal = Personal(text=("addressee",))  # the report's Addressee, its key (D133)
 
         tenant_id: str
         kind: str
@@ -102,21 +111,30 @@ class Report(Aggregate):
             canonical spelling is what it meant."""
             state["kind"] = canonical_kind(state["kind"])
 
+    # The reviewer's id under the reviewer's own key (D130): ``tenant_id`` names whose keys;
+    # a review written before it had one keeps its reviewer plain (D131).
     class Triaged(Aggregate.Event):
+        personal = Personal(names={"reviewed_by": "Reviewer"})
+
         reviewed_by: str
+        tenant_id: str = ""
 
     class Resolved(Aggregate.Event):
-        personal = Personal(text=("change", "link"))  # the reviewer's words, with the report's
+        # the reviewer's words, with the report's
+        personal = Personal(text=("change", "link"), names={"reviewed_by": "Reviewer"})
 
         reviewed_by: str
         change: str | None
         link: str | None
+        tenant_id: str = ""
 
     class WontFix(Aggregate.Event):
-        personal = Personal(text=("reason",))  # the reviewer's words, with the report's
+        # the reviewer's words, with the report's
+        personal = Personal(text=("reason",), names={"reviewed_by": "Reviewer"})
 
         reviewed_by: str
         reason: str | None
+        tenant_id: str = ""
 
     class ReporterNotified(Aggregate.Event):
         """The outcome told to the reporter (published as ``report-resolved``): it carries
@@ -287,13 +305,18 @@ class Report(Aggregate):
                 **{"from": self.status, "to": status},
             )
         if status == "Triaged":
-            self._triaged(timestamp=at, reviewed_by=reviewed_by)
+            self._triaged(timestamp=at, reviewed_by=reviewed_by, tenant_id=self.tenant_id)
             return
         if status == "Resolved":
-            self._resolved(timestamp=at, reviewed_by=reviewed_by, change=change, link=link)
+            self._resolved(
+                timestamp=at, reviewed_by=reviewed_by, change=change, link=link,
+                tenant_id=self.tenant_id,
+            )  # fmt: skip
             reason = None
         else:
-            self._wont_fix(timestamp=at, reviewed_by=reviewed_by, reason=reason)
+            self._wont_fix(
+                timestamp=at, reviewed_by=reviewed_by, reason=reason, tenant_id=self.tenant_id
+            )
             change = link = None
         # W33: what was decided goes back to the one who reported it.
         self._reporter_notified(
@@ -302,17 +325,20 @@ class Report(Aggregate):
         )  # fmt: skip
 
     @event(Triaged)
-    def _triaged(self, reviewed_by: str, timestamp: datetime) -> None:
+    def _triaged(self, reviewed_by: str, timestamp: datetime, tenant_id: str = "") -> None:
         self.status = "Triaged"
 
     @event(Resolved)
     def _resolved(
-        self, reviewed_by: str, change: str | None, link: str | None, timestamp: datetime
-    ) -> None:
+        self, reviewed_by: str, change: str | None, link: str | None, timestamp: datetime,
+        tenant_id: str = "",
+    ) -> None:  # fmt: skip
         self.status = "Resolved"
 
     @event(WontFix)
-    def _wont_fix(self, reviewed_by: str, reason: str | None, timestamp: datetime) -> None:
+    def _wont_fix(
+        self, reviewed_by: str, reason: str | None, timestamp: datetime, tenant_id: str = ""
+    ) -> None:
         self.status = "WontFix"
 
     @event(ReporterNotified)

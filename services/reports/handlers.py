@@ -22,6 +22,7 @@ from services.bus.issued import Issued
 from services.permissions.agent_register import maintainers_of
 from services.permissions.rules import not_own
 from services.reports.domain import Report, report_id_for
+from services.reports.routing import REGISTERED_MAINTAINERS
 from services.reports.wrong_answer import compose_report
 from services.store.event_store import EventStore
 from services.store.owners import load_owned
@@ -102,7 +103,10 @@ def compose_wrong_answer(store: EventStore, issued: Issued) -> Decision:
     assert isinstance(issued.command, ComposeWrongAnswer)
     agent = issued.command.reply.agent_name
     registered = maintainers_of(store, issued.tenant_id, agent) if agent else ()
-    block, draft = compose_report(issued.command, registered)
+    # The Addressee names the register's maintainers by their role, not their ids: the line
+    # is copied into the reporter's text, the Inbox and a published notice, where a
+    # maintainer's erasure could not reach it (decisions D133). The register says who.
+    block, draft = compose_report(issued.command, (REGISTERED_MAINTAINERS,) if registered else ())
     return drafted(store, issued, draft, block, issued.command)
 
 

@@ -79,6 +79,11 @@ def is_agent_owner_kind(kind: str | None) -> bool:
     return known is not None and known.addressee is Addressee.agent_owner
 
 
+# How a composed Addressee names an agent's registered maintainers (decisions D133): as seed
+# 000's own example does ("the course's maintainers"), by their role, never their ids.
+REGISTERED_MAINTAINERS = "its registered maintainers"
+
+
 def addressee_text(kind: str | None, agent_path: str | None, maintainers: Sequence[str]) -> str:
     """The ``Addressee:`` value (W13, W34): for agent-owner kinds the role, then the agent path and
     its maintainers, e.g. ``agent owner (AgenticOffice/Agent/OfficeCoach — Ana, Ben)``; for the

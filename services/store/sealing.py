@@ -25,8 +25,10 @@ import base64
 import hashlib
 import hmac
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -50,6 +52,8 @@ SEALED = "sealed"
 BOX = "box"
 LENGTH = "n"  # a sealed list's length
 SHAPE = "shape"  # what a sealed value that is no text or list erases to
+ITEMS = "items"  # a sealed list of records: each record's keys, so that it erases to records
+EACH = "[]"  # ``threads[].text``: the key ``text`` of each record of the list ``threads``
 _NONCE = 12
 
 
@@ -57,7 +61,8 @@ _NONCE = 12
 class Personal:
     """What of an event is personal, and whose key seals it.
 
-    ``text``: fields a person wrote (``"facts.expected"`` names a key inside a dict field).
+    ``text``: fields a person wrote (``"facts.expected"`` names a key inside a dict field,
+    ``"threads[].text"`` that key of each record of a list field).
     ``identity``: fields that name the person. ``person``: the field holding the person (their
     key, in the event's tenant); without it, the key the aggregate named by ``of`` (a field
     holding an aggregate id; by default this event's own aggregate) was sealed under.
@@ -65,7 +70,12 @@ class Personal:
     (a report's hand-over uses its draft's; a case lifted from a report, and its patches, the
     report's).
     ``dated``: the key is the person's key of the event's month, which a tenant's retention
-    destroys (decisions D45); otherwise their key kept until they are erased."""
+    destroys (decisions D45); otherwise their key kept until they are erased.
+    ``names``: fields that name someone other than the event's person (a reviewer, a
+    maintainer, an addressee), each with the role an export shows in its place (decisions
+    D130, D136): each is sealed under the key of the person it names (a list, each item under
+    its own), so that erasing that person erases their id here too. Needs ``tenant_id`` on
+    the event; an event without one (written before it had one) keeps the names plain."""
 
     text: tuple[str, ...] = ()
     identity: tuple[str, ...] = ()
@@ -73,10 +83,16 @@ class Personal:
     of: str | None = None
     binds: bool = False
     dated: bool = False
+    names: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def fields(self) -> tuple[str, ...]:
         return self.text + self.identity
+
+    @property
+    def every_field(self) -> tuple[str, ...]:
+        """Every field declared personal, whoever's key seals it."""
+        return self.fields + tuple(self.names)
 
 
 class BrokenSeal(Exception):
@@ -146,19 +162,52 @@ class SealingMapper(Mapper[UUID]):
 
     def _sealed_state(self, event: Any, declared: Personal) -> dict[str, Any]:
         state = dict(vars(event))
-        key = self._key_of(state, declared)
-        if key is None:
-            return state  # nobody's key: an aggregate from before sealing, or one erased
         place = (state["originator_id"], state["originator_version"])
-        for path in declared.fields:
-            field, _, inner = path.partition(".")
-            value = state.get(field)
-            if inner:
-                if type(value) is dict and value.get(inner) is not None:
-                    state[field] = {**value, inner: self._seal(key, place, path, value[inner])}
-            elif value is not None:
-                state[field] = self._seal(key, place, path, value)
+        # Nobody's key: an aggregate from before sealing, or one erased.
+        key = self._key_of(state, declared) if declared.fields else None
+        if key is not None:
+            for path in declared.fields:
+                self._replace(state, path, partial(self._seal, key, place))
+        tenant = state.get("tenant_id")
+        if isinstance(tenant, str):
+            for path in declared.names:
+                self._replace(state, path, partial(self._seal_names, tenant, place))
         return state
+
+    @staticmethod
+    def _replace(state: dict[str, Any], path: str, seal: Callable[[str, Any], Any]) -> None:
+        """``seal(place's path, value)`` in place of the value at ``path``: a field, a key
+        of a dict field (``facts.thread``), or a key of each record of a list (``threads[].text``,
+        each item at a place of its own)."""
+        field, _, inner = path.partition(".")
+        if field.endswith(EACH):
+            name = field.removesuffix(EACH)
+            items = state.get(name)
+            if type(items) is list:
+                state[name] = [
+                    {**item, inner: seal(f"{name}[{index}].{inner}", item[inner])}
+                    if type(item) is dict and item.get(inner) is not None
+                    else item
+                    for index, item in enumerate(items)
+                ]
+            return
+        value = state.get(field)
+        if inner:
+            if type(value) is dict and value.get(inner) is not None:
+                state[field] = {**value, inner: seal(path, value[inner])}
+        elif value is not None:
+            state[field] = seal(path, value)
+
+    def _seal_names(self, tenant: str, place: tuple[UUID, int], path: str, value: Any) -> Any:
+        """A name under the named person's own key; a list's names each under their own."""
+        if type(value) is list:
+            return [
+                self._seal_names(tenant, place, f"{path}[{index}]", item)
+                for index, item in enumerate(value)
+            ]
+        if type(value) is not str or not value:
+            return value  # no name: nobody's key
+        return self._seal(self.keys.key_for(tenant, value, ""), place, path, value)
 
     def _seal(self, key: DataKey, place: tuple[UUID, int], path: str, value: Any) -> Any:
         plain = self.transcoder.encode({"v": value})
@@ -170,6 +219,8 @@ class SealingMapper(Mapper[UUID]):
         }
         if type(value) is list:
             sealed[LENGTH] = len(value)  # an erased list keeps its length: counts stay
+            if value and all(type(item) is dict for item in value):
+                sealed[ITEMS] = [sorted(item) for item in value]  # records erase to records
         elif type(value) is not str:
             sealed[SHAPE] = "dict" if type(value) is dict else "other"
         return sealed
@@ -194,13 +245,20 @@ class SealingMapper(Mapper[UUID]):
             _as_uuid(stored_event.originator_id) or UUID(int=0),
             stored_event.originator_version,
         )
-        for path in declared.fields:
+        for path in declared.every_field:
             field, _, inner = path.partition(".")
-            value: Any = state.get(field)
-            if inner and type(value) is dict and is_sealed(value.get(inner)):
-                value[inner] = self._open(place, path, value[inner], path in declared.identity)
-            elif is_sealed(value):
-                state[field] = self._open(place, path, value, path in declared.identity)
+            value: Any = state.get(field.removesuffix(EACH))
+            identity = path in declared.identity or path in declared.names
+            if field.endswith(EACH) and type(value) is list:
+                name = field.removesuffix(EACH)
+                for index, item in enumerate(value):
+                    if type(item) is dict and inner in item:
+                        at = f"{name}[{index}].{inner}"
+                        item[inner] = self._opened(place, at, item[inner], identity)
+            elif inner and type(value) is dict and inner in value:
+                value[inner] = self._opened(place, path, value[inner], identity)
+            elif field in state:
+                state[field] = self._opened(place, path, value, identity)
         state["originator_id"] = stored_event.originator_id
         state["originator_version"] = stored_event.originator_version
         class_version = getattr(cls, "class_version", 1)
@@ -211,6 +269,18 @@ class SealingMapper(Mapper[UUID]):
         domain_event = object.__new__(cls)
         object.__setattr__(domain_event, "__dict__", state)
         return domain_event  # type: ignore[no-any-return]
+
+    def _opened(self, place: tuple[UUID, int], path: str, value: Any, identity: bool) -> Any:
+        """A field as stored, opened: sealed whole, a list of names sealed each, or plain (an
+        event written before the field was sealed is read as it was stored, decisions D131)."""
+        if is_sealed(value):
+            return self._open(place, path, value, identity)
+        if type(value) is list and any(is_sealed(item) for item in value):
+            return [
+                self._open(place, f"{path}[{index}]", item, True) if is_sealed(item) else item
+                for index, item in enumerate(value)
+            ]
+        return value
 
     def _open(
         self, place: tuple[UUID, int], path: str, sealed: dict[str, Any], identity: bool
@@ -230,6 +300,8 @@ class SealingMapper(Mapper[UUID]):
             return self.transcoder.decode(plain)["v"]
         if identity:
             return f"erased:{key_id.hex[:12]}"
+        if ITEMS in sealed:
+            return [dict.fromkeys(keys, ERASED) for keys in sealed[ITEMS]]
         if LENGTH in sealed:
             return [ERASED] * int(sealed[LENGTH])
         return {"dict": {}, "other": None}.get(sealed.get(SHAPE, ""), ERASED)

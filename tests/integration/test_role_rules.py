@@ -358,7 +358,8 @@ async def test_a_maintainer_of_agent_a_cannot_confirm_a_case_of_agent_b(
 async def test_the_register_names_an_agent_owner_report_s_addressee(
     runtime: Runtime, client: httpx.AsyncClient, keys: RoleKeys
 ) -> None:
-    """W13, decisions D25: not the maintainers the reporter typed, the register's."""
+    """W13, decisions D25, D133: not the maintainers the reporter typed, the register's, named
+    by their role: the line is copied where a maintainer's erasure cannot reach."""
     agent = "Office/Agent/Registered"
     assert (await registered(client, keys.by_role[A], agent, ["ana", "ben"])).status_code == 200
     facts = {**SEED_FACTS, "reply": {**SEED_FACTS["reply"], "agentName": agent}}
@@ -366,7 +367,13 @@ async def test_the_register_names_an_agent_owner_report_s_addressee(
         "/factory/reports/wrong-answer", json=facts, headers=auth(keys.by_role[R])
     )
     assert drafted.status_code == 201, drafted.text
-    assert f"Addressee: agent owner ({agent} — ana, ben)" in drafted.text
+    assert f"Addressee: agent owner ({agent} — its registered maintainers)" in drafted.text
+    assert "ana" not in drafted.text
+    unregistered = {**SEED_FACTS, "reply": {**SEED_FACTS["reply"], "agentName": "Office/None"}}
+    drafted = await client.post(
+        "/factory/reports/wrong-answer", json=unregistered, headers=auth(keys.by_role[R])
+    )
+    assert "Addressee: agent owner (Office/None)" in drafted.text
 
 
 async def test_only_a_platform_admin_writes_the_register_and_every_role_reads_it(

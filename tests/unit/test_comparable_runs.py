@@ -35,13 +35,21 @@ def test_the_health_line_counts_each_runner_apart_and_the_headline_is_the_night_
     assert (figures.with_run, figures.passed) == (2, 1)  # the night's: like with like
     assert [(r.runner, r.ran_by, r.with_run, r.passed) for r in figures.runners] == [
         ("night", None, 2, 1),
-        ("manual", "alice", 2, 1),
-        ("manual", "bob", 1, 1),
+        ("manual", "someone (1)", 2, 1),
+        ("manual", "someone (2)", 1, 1),
     ]
     assert health_line(figures) == (
         "Health (cases passed of those with a last run): the night: 1 of 2; "
-        "alice on demand: 1 of 2; bob on demand: 1 of 1"
+        "someone (1) on demand: 1 of 2; someone (2) on demand: 1 of 1"
     )
+
+
+def test_the_health_line_names_no_person() -> None:
+    """Decisions D135: the digest is posted to GitHub and webhooks, beyond an erasure's reach:
+    who ran a case on demand is ``someone``, each still with a figure of their own (W58)."""
+    line = health_line(health([case({ALICE: True}), case({ALICE: False})]))
+    assert "alice" not in line
+    assert line == "Health (cases passed of those with a last run): someone on demand: 1 of 2"
 
 
 def test_a_reconfirmed_case_counts_once_for_the_night_by_its_newest_night_run() -> None:

@@ -7,6 +7,7 @@ from uuid import uuid4
 import pytest
 
 from services.evals.domain import EvalCase
+from services.permissions.agent_register import AgentRegistration
 from services.privacy.retention import first_month_kept
 from services.reports.domain import Report
 from services.store.event_store import EventStore
@@ -100,3 +101,79 @@ def test_a_period_keeps_its_months_and_erases_the_ones_before() -> None:
     assert first_month_kept(date(2026, 12, 2), 12) == "2025-12"
     assert first_month_kept(date(2026, 1, 31), 1) == "2025-12"
     assert first_month_kept(date(2026, 3, 1), 14) == "2025-01"
+
+
+def registered(maintainers: list[str]) -> AgentRegistration.Registered:
+    return AgentRegistration.Registered(
+        originator_id=uuid4(), originator_version=1, timestamp=AT,
+        originator_topic="services.permissions.agent_register:AgentRegistration",
+        tenant_id="t1", agent="A/B", maintainers=maintainers, repository=None,
+        registered_by="root",
+    )  # fmt: skip
+
+
+def test_a_field_naming_others_is_sealed_under_each_named_person_s_own_key() -> None:
+    """Decisions D130: erasing one maintainer erases their id in the register, not another's."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    stored = store.mapper.to_stored_event(registered(["pat", "kim"]))
+    assert b'"pat"' not in stored.state
+    assert b'"kim"' not in stored.state
+    assert store.mapper.to_domain_event(stored).maintainers == ["pat", "kim"]  # type: ignore[attr-defined]
+    assert store.data_keys.destroy_person("t1", "pat")
+    back = store.mapper.to_domain_event(stored)
+    assert back.maintainers[0].startswith("erased:")  # type: ignore[attr-defined]
+    assert back.maintainers[1:] == ["kim"]  # type: ignore[attr-defined]
+    assert back.registered_by == "root"  # type: ignore[attr-defined]
+
+
+def test_an_event_stored_before_a_field_was_sealed_reads_as_stored() -> None:
+    """Decisions D131: no upcaster; a plain value of a now-sealed field stays plain."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    plain = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"}).mapper
+    old = super(type(plain), plain).to_stored_event(drafted(store, "pat", "old words"))
+    assert b"old words" in old.state
+    back = store.mapper.to_domain_event(old)
+    assert (back.message, back.reporter) == ("old words", "pat")  # type: ignore[attr-defined]
+
+
+def test_an_erased_list_of_records_keeps_its_records() -> None:
+    """A block's tool calls erase to records of ``[erased]``: readers keep their shape."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    event = drafted(store, "pat", "words")
+    calls = [{"name": "Get", "arguments": "pat/notes", "result": "ok"}]
+    facts = {"thread": "pat/_Thread/1", "tools_called": calls, "extra": {"Contact": "pat"}}
+    object.__setattr__(event, "facts", facts)
+    stored = store.mapper.to_stored_event(event)
+    assert b"pat" not in stored.state
+    assert store.data_keys.destroy_person("t1", "pat")
+    back = store.mapper.to_domain_event(stored).facts  # type: ignore[attr-defined]
+    assert back["tools_called"] == [dict.fromkeys(("arguments", "name", "result"), ERASED)]
+    assert (back["thread"], back["extra"]) == (ERASED, {})
+
+
+def test_a_key_of_each_record_of_a_list_is_sealed_at_a_place_of_its_own() -> None:
+    """A run's threads: the agent's text and tool calls sealed, the score left to count."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    case_id = uuid4()
+    key = store.data_keys.key_for("t1", "pat", "")
+    store.data_keys.bind(case_id, key.key_id)
+    threads = [
+        {"index": i, "text": f"answer {i}", "toolCalls": [{"name": "Get", "arguments": "pat/x"}],
+         "score": {"correct": True}}
+        for i in range(2)
+    ]  # fmt: skip
+    event = EvalCase.RunRecorded(
+        originator_id=case_id, originator_version=3, timestamp=AT,
+        tenant_id="t1", agent="A/B",
+        run_id="r1", ran_by="kim", model=None, effort="low", threads=threads, summary={},
+    )  # fmt: skip
+    stored = store.mapper.to_stored_event(event)
+    assert b"answer" not in stored.state
+    assert b"pat/x" not in stored.state
+    assert store.mapper.to_domain_event(stored).threads == threads  # type: ignore[attr-defined]
+    assert store.data_keys.destroy_person("t1", "pat")
+    back = store.mapper.to_domain_event(stored)
+    assert [t["text"] for t in back.threads] == [ERASED, ERASED]  # type: ignore[attr-defined]
+    assert [t["score"] for t in back.threads] == [{"correct": True}] * 2  # type: ignore[attr-defined]
+    assert back.threads[0]["toolCalls"] == [{"arguments": ERASED, "name": ERASED}]  # type: ignore[attr-defined]
+    assert back.ran_by == "kim"  # type: ignore[attr-defined]
