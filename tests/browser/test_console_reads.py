@@ -122,3 +122,11 @@ async def test_a_refused_act_shows_a_requester_alone_no_item_of_the_tenant(
     for path in (f"/proposals/{uuid.uuid4()}/pick-up", f"/eval-cases/{uuid.uuid4()}/confirm"):
         forged = await rob.request.post(path, form={"csrf": csrf}, max_redirects=0)
         assert forged.status == 403, path  # refused by the page's rule, not "no such item"
+    # The Operations page after a refused retry: refused by its rule, the instance's readers
+    # and parked events unshown (it was the whole page, 403).
+    forged = await rob.request.post(
+        "/operations/parked/rm_inbox/1/retry", form={"csrf": csrf}, max_redirects=0
+    )
+    assert forged.status == 403
+    assert "Not permitted" in await forged.text()
+    assert "Readers of the log" not in await forged.text()
