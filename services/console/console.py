@@ -61,6 +61,13 @@ class Visitor:
         """Whether any of ``roles`` is theirs (an empty tuple: any signed-in person)."""
         return not roles or not self.principal.roles.isdisjoint(roles)
 
+    def must_hold(self, roles: tuple[str, ...]) -> None:
+        """Refuse the page (``NotForYou``, a 403 naming ``roles``) unless one of ``roles`` is
+        theirs. Asked before the item a page shows is read, so the answer is the same whatever
+        the id names (decisions D123)."""
+        if not self.holds(roles):
+            raise NotForYou(self, roles)
+
 
 class SignInFirst(Exception):
     """No live session: the person is sent to sign in, and back to ``next`` afterwards."""
@@ -117,8 +124,7 @@ class Console:
         if not principal.roles.issuperset(session.roles):
             raise SignInFirst(where)  # a role taken away ends the session (decisions D59)
         visitor = Visitor(principal, session.touched(now))
-        if not visitor.holds(reads):
-            raise NotForYou(visitor, reads)
+        visitor.must_hold(reads)
         return visitor
 
     async def ended(self, principal: Principal, session: Session) -> bool:

@@ -2,14 +2,18 @@
 headers of every console response (decisions D120) and its errors as HTML pages in its own
 layout, while the API keeps its JSON (decisions D121)."""
 
+import uuid
+
 import httpx
 import pytest
 
 from services.console.headers import CONTENT_SECURITY_POLICY, ConsoleHeaders
 from services.edge.fast_lane import Api
 from services.processes.bootstrap import Runtime
-from tests.conftest import Keys
-from tests.integration.test_console_sessions import browser, signed_in
+from tests.conftest import Keys, client_for, settings_for
+from tests.integration.access_keys import FakeKeys, configured
+from tests.integration.test_console_sessions import browser, hidden, signed_in
+from tests.integration.test_role_rules import auth, filed_at
 
 __all__ = ["browser"]  # the fixture, shared with the sessions' tests
 
@@ -119,3 +123,38 @@ async def test_a_refusal_on_a_console_page_says_so_in_its_own_words(
     )
     assert missing.status_code == 404, missing.text
     assert "Part of the address" not in missing.text
+
+
+async def test_another_s_report_is_answered_as_a_made_up_id(database_url: str) -> None:
+    """Decisions D100, D123: to a Requester alone (rob) another Requester's report (ria's) is
+    the console's 404 page exactly as an id that names no report — the same status, headers'
+    kind and words but for the id asked for — and so is a forged review of it."""
+    tenant = f"tenant-a-{uuid.uuid4().hex[:6]}"
+    rob, rob_entry = configured(tenant, "rob", ("Requester",))
+    ria, ria_entry = configured(tenant, "ria", ("Requester",))
+    entries = "[" + ",".join(e.model_dump_json() for e in (rob_entry, ria_entry)) + "]"
+    runtime = await Runtime.open(settings_for(database_url, FakeKeys(entries)))  # type: ignore[arg-type]
+    try:
+        runtime.start_projections(["inbox"])
+        async with client_for(runtime, ria) as api:
+            theirs, position = await filed_at(api, ria)
+            seen = await api.get(
+                f"/factory/reports/{theirs}", params={"minPosition": position}, headers=auth(ria)
+            )
+            assert seen.status_code == 200, seen.text  # the Inbox holds it before rob asks
+        transport = httpx.ASGITransport(app=runtime.app(), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as console:
+            assert (await signed_in(console, rob)).status_code == 303
+            csrf = hidden((await console.get("/my-reports")).text, "csrf")
+            made_up = str(uuid.uuid4())
+            for ask in (console.get, lambda path: console.post(
+                f"{path}/review", data={"status": "Triaged", "csrf": csrf}
+            )):  # fmt: skip
+                other, absent = await ask(f"/inbox/{theirs}"), await ask(f"/inbox/{made_up}")
+                assert (other.status_code, absent.status_code) == (404, 404), other.text
+                assert other.headers["content-type"] == absent.headers["content-type"]
+                assert other.text.replace(theirs, "<id>") == absent.text.replace(made_up, "<id>")
+                assert "Stundenansatz" not in other.text  # nothing of ria's report
+                secured(other)
+    finally:
+        await runtime.close()

@@ -107,6 +107,9 @@ def datasets_routes(console: Console) -> APIRouter:
         after: str | None = None,
     ) -> Response:
         """The dataset's page; ``refusal``: why the action just asked for was refused."""
+        # Decisions D23, D123: the page after a refused act is read by the page's rule before
+        # the dataset is looked up, so a Requester alone is refused alike for any id.
+        visitor.must_hold(READ_ALL)
         principal = visitor.principal
         tenant = principal.tenant_id
         found = await get_dataset(http.pool, tenant, dataset_id)

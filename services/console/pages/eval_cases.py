@@ -82,6 +82,9 @@ def eval_cases_routes(console: Console) -> APIRouter:
         status: int = 200,
         refusal: str | None = None,
     ) -> Response:
+        # Decisions D23, D123: the page after a refused act is read by the page's rule before
+        # the case is looked up, so a Requester alone is refused alike for any id.
+        visitor.must_hold(READ_ALL)
         # A run of this person's that ended since is shown here, once; a recorded one is read
         # at its write, so the page shows it as the last run.
         watched = progress(visitor, case_id)

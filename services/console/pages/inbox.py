@@ -18,11 +18,11 @@ from contracts.errors import DomainError, Refused
 from contracts.labelled_block import LABELS, parse
 from contracts.reports import Category, Kind, ReviewReport, ReviewReportCommand, ReviewStatus
 from projections.inbox import InboxFilter, get_report, list_inbox, report_lifecycle
-from services.console.console import Console, NotForYou, Visitor
+from services.console.console import Console, Visitor
 from services.console.page import Page
 from services.console.pages.lifting import lifting_routes, preview
 from services.edge.problems import status_of
-from services.permissions.rules import LIFTERS, READ_ALL, REVIEWER, reads_all
+from services.permissions.rules import LIFTERS, READ_ALL, REVIEWER, reads_report
 from services.reports.api import says_what_changed
 
 # SPEC C52, decisions D23: a Reviewer decides reports (the rule engine's own tuple, so the
@@ -142,19 +142,20 @@ def inbox_routes(console: Console) -> APIRouter:
         refusal: str | None = None,
         form: dict[str, str] | None = None,
     ) -> Response:
+        principal = visitor.principal
         report = await get_report(
-            http.pool, visitor.principal.tenant_id, report_id, reader=visitor.principal.subject
+            http.pool, principal.tenant_id, report_id, reader=principal.subject
         )
-        if report is None:
+        # Decisions D23, D100, D123: a Requester alone reads their own reports, here as in the
+        # API (one rule, ``reads_report``), checked wherever the report is shown, a refused
+        # decision's page included. Another's report answers exactly as an id that names none,
+        # so the ids of others' reports cannot be told apart.
+        if report is None or not reads_report(
+            principal.roles, principal.subject, report["reporter"]
+        ):
             return console.render(
                 visitor, "not_found.html", 404, what=f"There is no report {report_id}."
             )
-        if report["reporter"] != visitor.principal.subject and not reads_all(
-            visitor.principal.roles
-        ):
-            # Decisions D23: a Requester alone reads their own reports, here as in the API;
-            # checked wherever the report is shown, a refused decision's page included.
-            raise NotForYou(visitor, READ_ALL)
         return console.render(
             visitor,
             "report.html",

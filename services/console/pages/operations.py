@@ -36,6 +36,9 @@ def operations_routes(console: Console) -> APIRouter:
         done: str | None = None,
         messages_before: str | None = None,
     ) -> Response:
+        # Decisions D123: the page after a refused retry is this page, read by its own rule
+        # before anything is listed; any signed-in person may post the form.
+        visitor.must_hold(reading.WATCHERS)
         principal = visitor.principal
         operator = visitor.holds(OPERATOR)
         parked: dict[str, object] = {}

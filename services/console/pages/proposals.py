@@ -143,6 +143,10 @@ def proposal_routes(console: Console) -> APIRouter:
         refusal: str | None = None,
         form: dict[str, str] | None = None,
     ) -> Response:
+        # Decisions D23, D123: the page after a refused act is the proposal's page, read by
+        # the page's rule before the proposal is looked up; any signed-in person may post a
+        # form, so a Requester alone is refused here alike for a real and a made-up id.
+        visitor.must_hold(READ_ALL)
         tenant = visitor.principal.tenant_id
         charter = await charter_lines(http.pool, tenant)
         found = await get_proposal(http.pool, tenant, proposal_id, charter=charter)
