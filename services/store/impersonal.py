@@ -68,6 +68,9 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
     },
     "services.access.domain:RoleHolder.Granted": {"role": "a role from a closed list"},
     "services.access.domain:RoleHolder.Revoked": {"role": "a role from a closed list"},
+    "services.access.sessions:ConsoleSession.Ended": {
+        "session_id": "a console session's random id, made by the service at sign-in",
+    },
     "services.appraisal.closure:TaskClosure.FollowUpStaged": {
         "follow_up_id": "an id the service makes",
         "channels": "channels from a closed list",
@@ -166,9 +169,16 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
 
 # Known to hold a person's words or id and not sealed yet: each with what stands in the way.
 NOT_SEALED_YET: Mapping[str, Mapping[str, str]] = {
-    "services.feedback.domain:Feedback.Recorded": {
-        "subject_ref": "an answer's or message's ref, which may begin with the giver's id; "
-        "counts group by it",
+    "services.access.sessions:ConsoleSession.Ended": {
+        "subject": "whose session ended: the console's check finds it by the person's id, so "
+        "sealed it would read as not ended after an erasure (fail open) until the read model "
+        "is keyed by the aggregate's id (D138)",
+    },
+    "services.access.sessions:PersonsSessions.Named": {
+        "subject": "whose sessions an admin ended: as ConsoleSession.Ended's (D138)",
+    },
+    "services.access.sessions:PersonsSessions.AllEnded": {
+        "subject": "whose sessions an admin ended: as ConsoleSession.Ended's (D138)",
     },
     "services.datasets.domain:HarvestedRun.Harvested": {
         "run": "a completed run as the runtime reported it, which may name its requester",
