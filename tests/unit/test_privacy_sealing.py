@@ -6,6 +6,8 @@ from uuid import uuid4
 
 import pytest
 
+from contracts.envelope import RunCompletedMessage
+from services.datasets.domain import HarvestedRun
 from services.evals.domain import EvalCase
 from services.feedback.domain import Feedback
 from services.permissions.agent_register import AgentRegistration
@@ -217,3 +219,22 @@ def test_a_subject_ref_stored_plain_before_it_was_sealed_reads_as_stored() -> No
         stored.originator_id, stored.originator_version, stored.topic, json.dumps(state).encode()
     )
     assert store.mapper.to_domain_event(old).subject_ref == "pat-4f1c/_Thread/1"  # type: ignore[attr-defined]
+
+
+def test_a_harvested_run_keeps_no_field_the_contract_does_not_name() -> None:
+    """Decisions D137: ``run`` is declared impersonal because RunCompleted has no field for who
+    asked; a field a runtime adds (a requester, its words) is dropped, never stored."""
+    run = RunCompletedMessage.model_validate({
+        "specversion": "1.0", "id": "e1", "source": "runtime", "tenantid": "t1",
+        "type": "factory.runs.v1.RunCompleted",
+        "data": {
+            "runId": "r1", "agentId": "a/b", "outcome": "succeeded",
+            "inputRef": "sha256:" + "0" * 64, "completedAt": "2026-01-01T00:00:00Z",
+            "requester": "pat-4f1c", "prompt": "pat-4f1c's words",
+        },
+    }).data  # fmt: skip
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    harvested = HarvestedRun.harvest(run, tenant_id="t1", at=AT)
+    stored = [store.mapper.to_stored_event(e) for e in harvested.collect_events()]
+    assert stored
+    assert all(b"pat-4f1c" not in s.state for s in stored)
