@@ -5,6 +5,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from contracts.report_kinds import parse_kind
+
 LOW_RATING = 2
 IMPROVEMENT, RE_EVALUATION, DATASET_ADDITION = "improvement", "re-evaluation", "dataset-addition"
 
@@ -33,6 +35,19 @@ def says_wrong(e: Any) -> bool:
     return low or e.kind in ("correction", "escalation")
 
 
+# In place of a subject ref that holds its giver's id (decisions D137).
+GIVERS_REF = "[a ref naming its giver]"
+
+
+def subject_shown(e: Any) -> str:
+    """The subject ref an evidence item's note shows: a ref that holds its giver's id is sealed
+    under their key in the log (decisions D137), and the note is copied into a proposal's
+    evidence, which no erasure reaches: it says what the ref was instead of copying it."""
+    giver = getattr(e, "given_by", None)
+    ref: str = e.subject_ref
+    return GIVERS_REF if isinstance(giver, str) and giver and giver in ref else ref
+
+
 def feedback_item(e: Any) -> dict[str, Any]:
     rating = f" {e.rating}" if e.rating is not None else ""
     corrected = (
@@ -41,7 +56,7 @@ def feedback_item(e: Any) -> dict[str, Any]:
     return {
         "evidenceId": f"feedback:{e.originator_id}",
         "origin": "feedback",
-        "note": f"{e.kind}{rating} on {e.subject_kind} {e.subject_ref}{corrected}",
+        "note": f"{e.kind}{rating} on {e.subject_kind} {subject_shown(e)}{corrected}",
         "observedAt": e.timestamp.isoformat(),
         "serves": list(getattr(e, "serves", None) or []),  # feedback older than goals has none
     }
@@ -79,11 +94,15 @@ def subject_key(subject_kind: str, subject_ref: str) -> tuple[str, str]:
 
 
 def report_item(e: Any, kind: str | None) -> dict[str, Any]:
-    """A submitted (or handed-over) wrong-answer report of ``kind``."""
+    """A submitted (or handed-over) wrong-answer report of ``kind``. A kind the parser does not
+    know is the reporter's own words, kept as written (SPEC §3.4): the note, copied into a
+    proposal's evidence, names only a known kind (decisions D137)."""
+    known = parse_kind(kind)
+    shown = known.value if known is not None else ("an unknown kind" if kind else "no kind")
     return {
         "evidenceId": f"report:{e.originator_id}",
         "origin": "wrong-answer",
-        "note": f"wrong-answer report ({kind or 'no kind'})",
+        "note": f"wrong-answer report ({shown})",
         "observedAt": e.timestamp.isoformat(),
     }
 

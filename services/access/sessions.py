@@ -12,6 +12,11 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 from services.access.domain import ACCESS_NAMESPACE
+from services.store.sealing import Personal
+
+# Who ended a session is sealed under their own key (decisions D130, D138); the session's
+# person is not yet: services/store/impersonal.py says why.
+ENDED_BY = Personal(names={"by": "PlatformAdmin"})
 
 
 def session_id_for(tenant_id: str, subject: str, session_id: str) -> UUID:
@@ -24,6 +29,8 @@ def persons_sessions_id_for(tenant_id: str, subject: str) -> UUID:
 
 class ConsoleSession(Aggregate):
     class Ended(Aggregate.Created):
+        personal = ENDED_BY
+
         tenant_id: str
         subject: str
         session_id: str
@@ -54,6 +61,8 @@ class PersonsSessions(Aggregate):
         subject: str
 
     class AllEnded(Aggregate.Event):
+        personal = ENDED_BY
+
         tenant_id: str
         subject: str
         by: str

@@ -34,8 +34,10 @@ def feedback_id_for(tenant_id: str, command_key: str) -> UUID:
 
 class Feedback(Aggregate):
     class Recorded(Aggregate.Created):
-        # Who gave it decides nothing here: sealed under their key (decisions D42).
-        personal = Personal(identity=("given_by",), person="given_by")
+        # Who gave it decides nothing here: sealed under their key (decisions D42); so is a
+        # subject ref that holds their id (a thread's ref, ``<giver>/_Thread/…``), while a
+        # run's id stays plain for counts and joins (decisions D137).
+        personal = Personal(identity=("given_by",), person="given_by", naming=("subject_ref",))
 
         tenant_id: str
         project_id: str

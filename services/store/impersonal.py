@@ -68,6 +68,9 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
     },
     "services.access.domain:RoleHolder.Granted": {"role": "a role from a closed list"},
     "services.access.domain:RoleHolder.Revoked": {"role": "a role from a closed list"},
+    "services.access.sessions:ConsoleSession.Ended": {
+        "session_id": "a console session's random id, made by the service at sign-in",
+    },
     "services.appraisal.closure:TaskClosure.FollowUpStaged": {
         "follow_up_id": "an id the service makes",
         "channels": "channels from a closed list",
@@ -107,6 +110,12 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
     "services.datasets.domain:Dataset.VersionPublished": {
         "request_key": "the request's idempotency key, a client's opaque token",
     },
+    "services.datasets.domain:HarvestedRun.Harvested": {
+        "run": "a completed run as the runtime reported it (contracts.neighbours.RunCompleted, "
+        "unknown fields dropped on receipt): the runtime's ids, the agent's path, statuses, "
+        "counts, check commands and artifacts' refs; it has no field for who asked, and the "
+        "run's words are artifacts (SPEC C06) (D137)",
+    },
     "services.datasets.domain:Validation.Recorded": {
         "validator": "a validator's name",
     },
@@ -140,7 +149,15 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
         "request_digest": "a digest of the request",
         "given_as": "a role from a closed list",
     },
+    "services.learning.evidence:Evidence.Recorded": {
+        "item": "composed by the service from an evaluation, a drift or a skill candidate "
+        "(SPEC C39–C41): neighbours' ids, gate and metric names, numbers, goal refs, an "
+        "artifact's ref; feedback and reports are never recorded as Evidence (D137)",
+    },
     "services.learning.domain:LearningProposal.Raised": {
+        "evidence": "items the generator copies from the evidence clusters: ids, kinds, "
+        "ratings, metrics, goal refs and a subject ref, left out where it holds its giver's "
+        "id (projections.evidence_items.subject_shown, D137); a report's item names its kind",
         "evidence_hash": "a digest of the evidence ids",
         "profile": "a generator profile's name",
         "expected_effect": "numbers the generator expects to move",
@@ -166,17 +183,15 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
 
 # Known to hold a person's words or id and not sealed yet: each with what stands in the way.
 NOT_SEALED_YET: Mapping[str, Mapping[str, str]] = {
-    "services.feedback.domain:Feedback.Recorded": {
-        "subject_ref": "an answer's or message's ref, which may begin with the giver's id; "
-        "counts group by it",
+    "services.access.sessions:ConsoleSession.Ended": {
+        "subject": "whose session ended: the console's check finds it by the person's id, so "
+        "sealed it would read as not ended after an erasure (fail open) until the read model "
+        "is keyed by the aggregate's id (D138)",
     },
-    "services.datasets.domain:HarvestedRun.Harvested": {
-        "run": "a completed run as the runtime reported it, which may name its requester",
+    "services.access.sessions:PersonsSessions.Named": {
+        "subject": "whose sessions an admin ended: as ConsoleSession.Ended's (D138)",
     },
-    "services.learning.evidence:Evidence.Recorded": {
-        "item": "an evidence item copied from feedback or a report",
-    },
-    "services.learning.domain:LearningProposal.Raised": {
-        "evidence": "evidence items copied from feedback or reports",
+    "services.access.sessions:PersonsSessions.AllEnded": {
+        "subject": "whose sessions an admin ended: as ConsoleSession.Ended's (D138)",
     },
 }

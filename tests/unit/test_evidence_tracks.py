@@ -8,7 +8,14 @@ from uuid import uuid4
 import pytest
 
 from contracts.learning import EvidenceItem, ProposalKind
-from projections.evidence_items import feedback_item, says_wrong, subject_key, track_of
+from projections.evidence_items import (
+    GIVERS_REF,
+    feedback_item,
+    report_item,
+    says_wrong,
+    subject_key,
+    track_of,
+)
 from services.datasets.consent import (
     URL,
     URLS,
@@ -70,6 +77,26 @@ def test_feedback_is_evidence_when_it_says_something_is_wrong() -> None:  # C28
     assert not says_wrong(feedback("comment"))
     item = EvidenceItem.model_validate(feedback_item(feedback("rating", 1)))
     assert item.note == "rating 1 on run run-1"
+
+
+def test_a_subject_ref_naming_its_giver_is_left_out_of_the_evidence_note() -> None:
+    """Decisions D137: the ref is sealed under the giver's key in the log; the note, copied
+    into a proposal's evidence (which no erasure reaches), says what it was instead."""
+    named = feedback("rating", 1, subject_ref="pat-4f1c/_Thread/1", given_by="pat-4f1c")
+    assert feedback_item(named)["note"] == f"rating 1 on run {GIVERS_REF}"
+    mine = feedback("rating", 1, given_by="pat-4f1c")
+    assert feedback_item(mine)["note"] == "rating 1 on run run-1"
+    # Once the giver is erased, both read as the same ``erased:<key>``: the note stays.
+    gone = feedback("rating", 1, subject_ref="erased:0123456789ab", given_by="erased:0123456789ab")
+    assert feedback_item(gone)["note"] == f"rating 1 on run {GIVERS_REF}"
+
+
+def test_a_reports_evidence_note_names_a_known_kind_never_the_reporters_own_words() -> None:
+    """Decisions D137: an unknown ``Kind:`` is kept as the reporter wrote it (SPEC §3.4)."""
+    report = SimpleNamespace(originator_id=uuid4(), timestamp=AT)
+    assert report_item(report, "Fabricated")["note"] == "wrong-answer report (fabricated)"
+    assert report_item(report, "pat-4f1c says")["note"] == "wrong-answer report (an unknown kind)"
+    assert report_item(report, None)["note"] == "wrong-answer report (no kind)"
 
 
 def test_an_attempt_is_looked_up_by_its_run_every_other_subject_by_itself() -> None:  # D55

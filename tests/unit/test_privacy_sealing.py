@@ -6,7 +6,10 @@ from uuid import uuid4
 
 import pytest
 
+from contracts.envelope import RunCompletedMessage
+from services.datasets.domain import HarvestedRun
 from services.evals.domain import EvalCase
+from services.feedback.domain import Feedback
 from services.permissions.agent_register import AgentRegistration
 from services.privacy.retention import first_month_kept
 from services.reports.domain import Report
@@ -177,3 +180,61 @@ def test_a_key_of_each_record_of_a_list_is_sealed_at_a_place_of_its_own() -> Non
     assert [t["score"] for t in back.threads] == [{"correct": True}] * 2  # type: ignore[attr-defined]
     assert back.threads[0]["toolCalls"] == [{"arguments": ERASED, "name": ERASED}]  # type: ignore[attr-defined]
     assert back.ran_by == "kim"  # type: ignore[attr-defined]
+
+
+def feedback(subject_ref: str, given_by: str = "pat-4f1c") -> Feedback.Recorded:
+    return Feedback.Recorded(
+        originator_id=uuid4(), originator_version=1, timestamp=AT,
+        originator_topic="services.feedback.domain:Feedback", tenant_id="t1", project_id="p1",
+        subject_kind="run", subject_ref=subject_ref, kind="rating", rating=4, comment_ref=None,
+        corrected_artifact_ref=None, given_by=given_by, command_id="c1", request_digest="d",
+    )  # fmt: skip
+
+
+def test_a_subject_ref_holding_its_givers_id_is_sealed_and_a_runs_id_stays_plain() -> None:
+    """Decisions D137: a thread's ref that begins with the giver's id is sealed under the
+    giver's key and erased with them (as an identity: distinct people stay distinct); a run's
+    id names nobody and stays plain, so feedback on a run still counts and joins by it."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    named = store.mapper.to_stored_event(feedback("pat-4f1c/_Thread/2026-09-18-1319"))
+    run = store.mapper.to_stored_event(feedback("run-7"))
+    assert b"pat-4f1c" not in named.state
+    assert b"_Thread" not in named.state
+    assert b'"run-7"' in run.state
+    assert store.mapper.to_stored_event(feedback("pat-4f1c/x")).state != named.state
+    assert store.mapper.to_domain_event(named).subject_ref == "pat-4f1c/_Thread/2026-09-18-1319"  # type: ignore[attr-defined]
+    assert store.data_keys.destroy_person("t1", "pat-4f1c")
+    erased = store.mapper.to_domain_event(named)
+    assert erased.subject_ref.startswith("erased:")  # type: ignore[attr-defined]
+    assert store.mapper.to_domain_event(run).subject_ref == "run-7"  # type: ignore[attr-defined]
+
+
+def test_a_subject_ref_stored_plain_before_it_was_sealed_reads_as_stored() -> None:
+    """Decisions D131: an old event's plain subject ref holding its giver's id reads as it was."""
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    stored = store.mapper.to_stored_event(feedback("pat-4f1c/_Thread/1"))
+    state = json.loads(stored.state)
+    state["subject_ref"] = "pat-4f1c/_Thread/1"
+    old = type(stored)(
+        stored.originator_id, stored.originator_version, stored.topic, json.dumps(state).encode()
+    )
+    assert store.mapper.to_domain_event(old).subject_ref == "pat-4f1c/_Thread/1"  # type: ignore[attr-defined]
+
+
+def test_a_harvested_run_keeps_no_field_the_contract_does_not_name() -> None:
+    """Decisions D137: ``run`` is declared impersonal because RunCompleted has no field for who
+    asked; a field a runtime adds (a requester, its words) is dropped, never stored."""
+    run = RunCompletedMessage.model_validate({
+        "specversion": "1.0", "id": "e1", "source": "runtime", "tenantid": "t1",
+        "type": "factory.runs.v1.RunCompleted",
+        "data": {
+            "runId": "r1", "agentId": "a/b", "outcome": "succeeded",
+            "inputRef": "sha256:" + "0" * 64, "completedAt": "2026-01-01T00:00:00Z",
+            "requester": "pat-4f1c", "prompt": "pat-4f1c's words",
+        },
+    }).data  # fmt: skip
+    store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    harvested = HarvestedRun.harvest(run, tenant_id="t1", at=AT)
+    stored = [store.mapper.to_stored_event(e) for e in harvested.collect_events()]
+    assert stored
+    assert all(b"pat-4f1c" not in s.state for s in stored)
