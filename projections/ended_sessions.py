@@ -5,10 +5,18 @@ Asked at every request of a console session (``session_ended``), from every proc
 key ring is (decisions D29): an ended session opens nothing from that request on, wherever it
 is replayed. It runs on the access read model's reader, in its schema (``projections.access``),
 as the agent register does (decisions D78): no connection more for each process that projects.
+
+Its rows are keyed by the aggregates' ids (a ``ConsoleSession``'s, a ``PersonsSessions``'),
+uuid5 of the tenant, the person and the session, never by the person's id, which the log seals
+(decisions D138): after an erasure's rebuild an ended session still reads as ended (fail closed).
+The asker derives the same ids (``services.access.sessions``). The tables took new names when
+their key changed, so that a start creates them and ``feedbackloop rebuild access`` fills them
+(read models are rebuilt, not migrated: D21).
 """
 
 from collections.abc import Sequence
 from datetime import datetime
+from uuid import UUID
 
 import asyncpg
 
@@ -25,18 +33,17 @@ class EndedSessions:
 
     def ddl(self, schema: str) -> str:
         return f"""
-        CREATE TABLE IF NOT EXISTS {schema}.ended_sessions (
+        CREATE TABLE IF NOT EXISTS {schema}.ended_sessions_v2 (
             tenant_id text NOT NULL,
-            subject text NOT NULL,
-            session_id text NOT NULL,
+            session uuid NOT NULL,
             ended_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant_id, subject, session_id)
+            PRIMARY KEY (tenant_id, session)
         );
-        CREATE TABLE IF NOT EXISTS {schema}.sessions_ended_until (
+        CREATE TABLE IF NOT EXISTS {schema}.sessions_ended_until_v2 (
             tenant_id text NOT NULL,
-            subject text NOT NULL,
+            persons_sessions uuid NOT NULL,
             until timestamptz NOT NULL,
-            PRIMARY KEY (tenant_id, subject)
+            PRIMARY KEY (tenant_id, persons_sessions)
         );
         """
 
@@ -46,18 +53,18 @@ class EndedSessions:
             match ev.topic_of(e):
                 case ev.CONSOLE_SESSION_ENDED:
                     await conn.execute(
-                        f"INSERT INTO {schema}.ended_sessions "
-                        "(tenant_id, subject, session_id, ended_at) VALUES ($1, $2, $3, $4) "
+                        f"INSERT INTO {schema}.ended_sessions_v2 "
+                        "(tenant_id, session, ended_at) VALUES ($1, $2, $3) "
                         "ON CONFLICT DO NOTHING",
-                        e.tenant_id, e.subject, e.session_id, e.timestamp,
+                        e.tenant_id, e.originator_id, e.timestamp,
                     )  # fmt: skip
                 case ev.CONSOLE_SESSIONS_ALL_ENDED:
                     await conn.execute(
-                        f"INSERT INTO {schema}.sessions_ended_until AS t "
-                        "(tenant_id, subject, until) VALUES ($1, $2, $3) "
-                        "ON CONFLICT (tenant_id, subject) "
+                        f"INSERT INTO {schema}.sessions_ended_until_v2 AS t "
+                        "(tenant_id, persons_sessions, until) VALUES ($1, $2, $3) "
+                        "ON CONFLICT (tenant_id, persons_sessions) "
                         "DO UPDATE SET until = greatest(t.until, excluded.until)",
-                        e.tenant_id, e.subject, e.timestamp,
+                        e.tenant_id, e.originator_id, e.timestamp,
                     )  # fmt: skip
                 case _:
                     raise TypeError(f"ended sessions do not handle {type(e).__name__}")
@@ -66,20 +73,22 @@ class EndedSessions:
 async def session_ended(
     pool: asyncpg.Pool,
     tenant_id: str,
-    subject: str,
-    session_id: str,
+    session: UUID,
+    persons_sessions: UUID,
     started: datetime,
     schema: str = SCHEMA,
 ) -> bool:
-    """Whether the session ``session_id`` of ``subject``, begun at ``started``, was signed
-    out of, or begun before a PlatformAdmin ended all of theirs."""
+    """Whether the session whose ``ConsoleSession`` id is ``session``, begun at ``started``,
+    was signed out of, or begun before a PlatformAdmin ended all of its person's (their
+    ``PersonsSessions`` id is ``persons_sessions``)."""
     ended: bool = await pool.fetchval(
-        f"SELECT EXISTS (SELECT 1 FROM {schema}.ended_sessions WHERE tenant_id = $1 "
-        "AND subject = $2 AND session_id = $3) OR EXISTS (SELECT 1 FROM "
-        f"{schema}.sessions_ended_until WHERE tenant_id = $1 AND subject = $2 AND until >= $4)",
+        f"SELECT EXISTS (SELECT 1 FROM {schema}.ended_sessions_v2 WHERE tenant_id = $1 "
+        "AND session = $2) OR EXISTS (SELECT 1 FROM "
+        f"{schema}.sessions_ended_until_v2 WHERE tenant_id = $1 AND persons_sessions = $3 "
+        "AND until >= $4)",
         tenant_id,
-        subject,
-        session_id,
+        session,
+        persons_sessions,
         started,
     )
     return ended

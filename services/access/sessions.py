@@ -14,9 +14,10 @@ from eventsourcing.domain import Aggregate, event
 from services.access.domain import ACCESS_NAMESPACE
 from services.store.sealing import Personal
 
-# Who ended a session is sealed under their own key (decisions D130, D138); the session's
-# person is not yet: services/store/impersonal.py says why.
-ENDED_BY = Personal(names={"by": "PlatformAdmin"})
+# Whose session it was and who ended it, each sealed under their own key (decisions D130,
+# D138): the ended sessions' read model is keyed by these aggregates' ids, not the person's.
+ENDED = Personal(names={"subject": "the session's holder", "by": "PlatformAdmin"})
+NAMED = Personal(names={"subject": "the session's holder"})
 
 
 def session_id_for(tenant_id: str, subject: str, session_id: str) -> UUID:
@@ -29,7 +30,7 @@ def persons_sessions_id_for(tenant_id: str, subject: str) -> UUID:
 
 class ConsoleSession(Aggregate):
     class Ended(Aggregate.Created):
-        personal = ENDED_BY
+        personal = ENDED
 
         tenant_id: str
         subject: str
@@ -57,11 +58,13 @@ class ConsoleSession(Aggregate):
 
 class PersonsSessions(Aggregate):
     class Named(Aggregate.Created):
+        personal = NAMED
+
         tenant_id: str
         subject: str
 
     class AllEnded(Aggregate.Event):
-        personal = ENDED_BY
+        personal = ENDED
 
         tenant_id: str
         subject: str

@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from projections.ended_sessions import session_ended
+from services.access.sessions import persons_sessions_id_for, session_id_for
 from services.console.sessions import COOKIE, Session, SessionSeal
 from services.edge.auth import Principal
 from services.edge.http import Http
@@ -130,8 +131,13 @@ class Console:
     async def ended(self, principal: Principal, session: Session) -> bool:
         """Whether the session was ended on the server (decisions D122), as the access read
         model every process reads holds it."""
-        return await session_ended(
-            self.http.pool, principal.tenant_id, principal.subject, session.id, session.started
+        tenant, subject = principal.tenant_id, principal.subject
+        return await session_ended(  # by the aggregates' ids: they outlive an erasure (D138)
+            self.http.pool,
+            tenant,
+            session_id_for(tenant, subject, session.id),
+            persons_sessions_id_for(tenant, subject),
+            session.started,
         )
 
     async def writer(self, request: Request) -> Visitor:

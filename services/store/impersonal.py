@@ -6,8 +6,8 @@ belongs to, ``services.store.sealing``) or listed here with why it names nobody 
 nobody's words. ``tests/unit/test_personal_fields.py`` enumerates every event class and fails
 on a field that is neither, so a field added later is decided, not forgotten.
 
-``NOT_SEALED_YET`` is not a reason: it lists what is known to hold a person's words or id
-and is not sealed yet, each with what stands in the way; docs/privacy.md names them too.
+Nothing is left here as "not sealed yet": a field known to hold a person's words or id is
+sealed, and the test refuses a list of exceptions (decisions D138).
 """
 
 from collections.abc import Mapping
@@ -179,19 +179,4 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
         "person_digest": "a SHA-256 digest of tenant and person, never the id (D43)",
     },
     "services.privacy.domain:Expiry.TextExpired": {"before": "a month"},
-}
-
-# Known to hold a person's words or id and not sealed yet: each with what stands in the way.
-NOT_SEALED_YET: Mapping[str, Mapping[str, str]] = {
-    "services.access.sessions:ConsoleSession.Ended": {
-        "subject": "whose session ended: the console's check finds it by the person's id, so "
-        "sealed it would read as not ended after an erasure (fail open) until the read model "
-        "is keyed by the aggregate's id (D138)",
-    },
-    "services.access.sessions:PersonsSessions.Named": {
-        "subject": "whose sessions an admin ended: as ConsoleSession.Ended's (D138)",
-    },
-    "services.access.sessions:PersonsSessions.AllEnded": {
-        "subject": "whose sessions an admin ended: as ConsoleSession.Ended's (D138)",
-    },
 }

@@ -2,7 +2,8 @@
 copied before sign-out opens nothing after it, in this process or another, and its replay
 restarts no idle clock; a PlatformAdmin ends every session of a person of their tenant, by
 the API or the CLI, audited; another tenant's admin ends none of them; a person holding no
-role is not given a session (its end would pass no role rule)."""
+role is not given a session (its end would pass no role rule); an erased person's ended
+sessions stay ended once the read models are rebuilt (D138)."""
 
 import asyncio
 import os
@@ -12,8 +13,11 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from projections.access import Access
 from services.console.sessions import COOKIE
 from services.processes.bootstrap import Runtime
+from services.projecting.rebuild import rebuild_many
+from services.store.event_store import EVENTS_TABLE
 from tests.conftest import client_for, event_count, settings_for
 from tests.integration.access_keys import Admins, FakeKeys
 from tests.integration.test_console_sessions import hidden, signed_in
@@ -128,3 +132,53 @@ async def test_the_cli_ends_a_persons_sessions(
         async with asyncio.timeout(20):  # the read model applies the CLI's event
             while (await browser.get("/inbox")).status_code != 303:
                 await asyncio.sleep(0.05)
+
+
+async def erased_and_rebuilt(runtime: Runtime, admin_key: str, person: str) -> None:
+    """The person erased (their keys destroyed, SPEC/D43), and the access read model rebuilt
+    from the log and swapped in, as an erasure's rebuild does."""
+    async with client_for(runtime, admin_key) as admin:
+        erased = await admin.delete(f"/factory/people/{person}")
+        assert erased.status_code == 200, erased.text
+        assert erased.json()["keysDestroyed"] >= 1
+    await rebuild_many(runtime.store, runtime.pool, [Access()], swap=True)
+
+
+async def test_an_erased_persons_ended_sessions_stay_ended_after_a_rebuild(
+    access_runtime: Runtime, admins: Admins
+) -> None:
+    """Whose session it was is sealed in the log (decisions D138): after the person is erased
+    and the read models rebuilt, a session they signed out of, and one an admin ended, still
+    read as ended (fail closed), since the read model is keyed by the aggregates' ids."""
+    async with browser_of(access_runtime) as browser:
+        assert (await signed_in(browser, admins.admin_a)).status_code == 303
+        signed_out = browser.cookies[COOKIE]
+        page = await browser.get("/inbox")
+        out = await browser.post("/sign-out", data={"csrf": hidden(page.text, "csrf")})
+        assert out.status_code == 303
+    await erased_and_rebuilt(access_runtime, admins.admin_a, "alice")
+    async with browser_of(access_runtime, signed_out) as thief:
+        assert (await thief.get("/inbox")).status_code == 303  # still ended, not reopened
+
+    async with browser_of(access_runtime) as browser:
+        assert (await signed_in(browser, admins.admin_a)).status_code == 303
+        ended_by_admin = browser.cookies[COOKIE]
+        async with client_for(access_runtime, admins.admin_a) as alice:
+            ended = await alice.post(END, json={"subject": "alice"})
+            assert ended.status_code == 200, ended.text
+        assert (await browser.get("/inbox")).status_code == 303
+    await erased_and_rebuilt(access_runtime, admins.admin_a, "alice")
+    async with browser_of(access_runtime, ended_by_admin) as thief:
+        assert (await thief.get("/inbox")).status_code == 303
+    await asyncio.sleep(0.01)
+    async with browser_of(access_runtime) as browser:  # a session begun after: open
+        assert (await signed_in(browser, admins.admin_a)).status_code == 303
+        assert (await browser.get("/inbox")).status_code == 200
+
+    # Nowhere in the log does a session's event name its person any more.
+    async with access_runtime.pool.acquire() as conn:
+        states = await conn.fetch(
+            f"SELECT state FROM {EVENTS_TABLE} WHERE topic LIKE 'services.access.sessions:%'"
+        )
+    assert len(states) >= 3
+    assert not [s for s in states if b"alice" in bytes(s["state"])]
