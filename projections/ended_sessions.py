@@ -33,13 +33,13 @@ class EndedSessions:
 
     def ddl(self, schema: str) -> str:
         return f"""
-        CREATE TABLE IF NOT EXISTS {schema}.ended_sessions_v2 (
+        CREATE TABLE IF NOT EXISTS {schema}.ended_sessions (
             tenant_id text NOT NULL,
             session uuid NOT NULL,
             ended_at timestamptz NOT NULL,
             PRIMARY KEY (tenant_id, session)
         );
-        CREATE TABLE IF NOT EXISTS {schema}.sessions_ended_until_v2 (
+        CREATE TABLE IF NOT EXISTS {schema}.sessions_ended_until (
             tenant_id text NOT NULL,
             persons_sessions uuid NOT NULL,
             until timestamptz NOT NULL,
@@ -53,14 +53,14 @@ class EndedSessions:
             match ev.topic_of(e):
                 case ev.CONSOLE_SESSION_ENDED:
                     await conn.execute(
-                        f"INSERT INTO {schema}.ended_sessions_v2 "
+                        f"INSERT INTO {schema}.ended_sessions "
                         "(tenant_id, session, ended_at) VALUES ($1, $2, $3) "
                         "ON CONFLICT DO NOTHING",
                         e.tenant_id, e.originator_id, e.timestamp,
                     )  # fmt: skip
                 case ev.CONSOLE_SESSIONS_ALL_ENDED:
                     await conn.execute(
-                        f"INSERT INTO {schema}.sessions_ended_until_v2 AS t "
+                        f"INSERT INTO {schema}.sessions_ended_until AS t "
                         "(tenant_id, persons_sessions, until) VALUES ($1, $2, $3) "
                         "ON CONFLICT (tenant_id, persons_sessions) "
                         "DO UPDATE SET until = greatest(t.until, excluded.until)",
@@ -82,9 +82,9 @@ async def session_ended(
     was signed out of, or begun before a PlatformAdmin ended all of its person's (their
     ``PersonsSessions`` id is ``persons_sessions``)."""
     ended: bool = await pool.fetchval(
-        f"SELECT EXISTS (SELECT 1 FROM {schema}.ended_sessions_v2 WHERE tenant_id = $1 "
+        f"SELECT EXISTS (SELECT 1 FROM {schema}.ended_sessions WHERE tenant_id = $1 "
         "AND session = $2) OR EXISTS (SELECT 1 FROM "
-        f"{schema}.sessions_ended_until_v2 WHERE tenant_id = $1 AND persons_sessions = $3 "
+        f"{schema}.sessions_ended_until WHERE tenant_id = $1 AND persons_sessions = $3 "
         "AND until >= $4)",
         tenant_id,
         session,
