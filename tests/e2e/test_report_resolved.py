@@ -15,7 +15,6 @@ from tests.e2e.conftest import Receiver, Service, auth, listed
 from tests.kafka_peer import consume
 
 TOPIC = "evaluation.feedback.v2.report-resolved"
-RETIRED = "evaluation.feedback.v1.report-resolved"  # decisions D139
 
 
 async def reported(http: httpx.AsyncClient, key: str, message: str) -> str:
