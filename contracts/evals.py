@@ -6,7 +6,7 @@ the agent, each scored by three deterministic checks. ``confirmedBy`` and ``ranB
 stamped by the server from the caller; a request that brings either is refused, naming it.
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import Field, StringConstraints
@@ -84,11 +84,23 @@ class EvalCaseLifted(Contract):
 
 
 class EvalCaseConfirmed(Contract):
-    """Published on ``evaluation.evals.v1.case-confirmed``; confirmedBy None = unconfirmed."""
+    """Published on ``evaluation.evals.v2.case-confirmed``: a case was confirmed or sent back
+    to draft. It names nobody (decisions D139): who confirmed it is read at ``casePath``;
+    v1 carried the confirmer's id as ``confirmedBy``."""
 
     case_id: UUID = Field(alias="caseId")
     tenant_id: str = Field(alias="tenantId")
-    confirmed_by: str | None = Field(alias="confirmedBy")
+    confirmed: bool = Field(description="True: confirmed; false: sent back to draft.")
+    confirmed_as: Literal["AgentMaintainer"] | None = Field(
+        alias="confirmedAs",
+        description="The role a case is confirmed in (an agent's maintainer); null when sent "
+        "back to draft.",
+    )
+    case_path: str = Field(
+        alias="casePath",
+        description="`GET` this path of the API (scope factory.evaluation.read, the "
+        "case's tenant) for the case; the person who confirmed it never rides on Kafka.",
+    )
 
 
 class EvalRunCompleted(Contract):

@@ -145,16 +145,22 @@ class AgentOwnerNotified(Contract):
 
 
 class ReportResolved(Contract):
-    """Published on ``evaluation.feedback.v1.report-resolved`` when a report is Resolved or
-    closed WontFix: the outcome, for the person who reported it (SPEC W33, decisions D51)."""
+    """Published on ``evaluation.feedback.v2.report-resolved`` when a report is Resolved or
+    closed WontFix: the outcome, for the person who reported it (SPEC W33, decisions D51).
+
+    It names nobody (decisions D139): whom to tell and what changed are read at
+    ``reportPath``, through the API, which applies the tenant and erasure (as D74's hand-over).
+    v1 carried the reporter's id and the review's words."""
 
     report_id: UUID = Field(alias="reportId")
     tenant_id: str = Field(alias="tenantId")
-    reporter: str = Field(description="Who reported it: the person to tell.")
     outcome: Literal["Resolved", "WontFix"]
-    change: str | None = Field(default=None, description="Resolved: what changed.")
-    link: str | None = Field(default=None, description="Resolved: where the change is.")
-    reason: str | None = Field(default=None, description="WontFix: why not.")
+    report_path: str = Field(
+        alias="reportPath",
+        description="`GET` this path of the API (scope factory.feedback.read, the report's "
+        "tenant): `reporter` is the person to tell, `review` holds the change, link or reason. "
+        "Once the reporter is erased it names them `erased:<hex>`: tell nobody.",
+    )
 
 
 STAMPED_REPORT_FIELDS = frozenset({"tenantId", "reporter", "reviewedBy", "reportId", "givenBy"})

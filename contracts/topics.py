@@ -9,9 +9,13 @@ RECORD_FEEDBACK = "evaluation.feedback.v1.record-feedback"
 # the message and extra context and is no longer published.
 FEEDBACK_HANDED_OVER = "evaluation.feedback.v2.feedback-handed-over"
 AGENT_OWNER_NOTIFIED = "evaluation.feedback.v1.agent-owner-notified"
-REPORT_RESOLVED = "evaluation.feedback.v1.report-resolved"  # the reporter hears back (W33)
+# The reporter hears back (W33, D51). v2: by reference, naming nobody (decisions D139); v1
+# carried the reporter's id and the review's words and is no longer published.
+REPORT_RESOLVED = "evaluation.feedback.v2.report-resolved"
 EVAL_CASE_LIFTED = "evaluation.evals.v1.case-lifted"
-EVAL_CASE_CONFIRMED = "evaluation.evals.v1.case-confirmed"
+# v2: the confirmer by role, the case by reference (decisions D139); v1 carried the
+# confirmer's id and is no longer published.
+EVAL_CASE_CONFIRMED = "evaluation.evals.v2.case-confirmed"
 EVAL_RUN_COMPLETED = "evaluation.evals.v1.run-completed"
 # One per agent and week (SPEC W123). v2: the health line's `withRun` and `passed` are the
 # night's figure alone (decisions D53, D151); v1 counted every runner's newest run and is no

@@ -21,10 +21,14 @@ def case_lifted(event: Any) -> EvalCaseLifted:
 
 
 def case_confirmed(event: Any) -> EvalCaseConfirmed:
+    """Confirmed or sent back, the confirmer by role, never by id (decisions D139)."""
+    confirmed = isinstance(event, EvalCase.Confirmed)
     return EvalCaseConfirmed(
         case_id=event.originator_id,
         tenant_id=event.tenant_id,
-        confirmed_by=getattr(event, "confirmed_by", None),
+        confirmed=confirmed,
+        confirmed_as="AgentMaintainer" if confirmed else None,
+        case_path=f"/factory/evals/cases/{event.originator_id}",
     )
 
 
@@ -59,8 +63,8 @@ CONFIRMED = Publication(
     to_contract=case_confirmed,
     key="caseId",
     title="EvalCaseConfirmed",
-    description="An eval case was confirmed (confirmedBy set) or sent back to draft "
-    "(confirmedBy null).",
+    description="An eval case was confirmed or sent back to draft (confirmed true or false); "
+    "who confirmed it is read at casePath (decisions D139).",
 )
 
 RUN_COMPLETED = Publication(

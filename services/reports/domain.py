@@ -342,7 +342,7 @@ class Report(Aggregate):
         self.status = "WontFix"
 
     @event(ReporterNotified)
-    def _reporter_notified(  # carries the whole notice: its subscribers read nothing else
+    def _reporter_notified(  # the whole notice, sealed; published by reference (D139)
         self,
         tenant_id: str,
         reporter: str,

@@ -30,14 +30,13 @@ def agent_owner_notified(event: Any) -> AgentOwnerNotified:
 
 
 def report_resolved(event: Any) -> ReportResolved:
+    """The outcome by reference: whom to tell and the review's words are read at reportPath
+    (decisions D139, as D74's hand-over)."""
     return ReportResolved(
         report_id=event.originator_id,
         tenant_id=event.tenant_id,
-        reporter=event.reporter,
         outcome=event.outcome,
-        change=event.change,
-        link=event.link,
-        reason=event.reason,
+        report_path=f"/factory/reports/{event.originator_id}",
     )
 
 
@@ -70,7 +69,7 @@ REPORTER_NOTIFIED = Publication(
     key="reportId",
     title="ReportResolved",
     description="A report was Resolved or closed WontFix: the outcome, for its reporter "
-    "(SPEC W33; decisions D51).",
+    "(SPEC W33; decisions D51), who and what changed read at reportPath (decisions D139).",
 )
 
 PUBLICATIONS: tuple[Publication, ...] = (HAND_OVER, OWNER_NOTIFIED, REPORTER_NOTIFIED)

