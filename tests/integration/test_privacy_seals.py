@@ -241,6 +241,23 @@ async def test_a_persons_tampered_box_refuses_their_export_naming_it_and_their_e
         assert problem["unopened"] == [{"aggregateId": str(tampered), "version": 1}]
         assert "zebra" not in refused.text
 
+    # The operator's export says the same in one line and exits 1, writing nothing.
+    command = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "services.processes.cli", "export"),
+        *("--tenant", tenant_of(keys), "--person", "anna"),
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "DATABASE_URL": runtime.database_url, "COLUMNS": "400",
+             "FEEDBACKLOOP_API_KEYS": keys.entries},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    written, said = await asyncio.wait_for(command.communicate(), 120)
+    assert command.returncode == 1, said.decode()
+    assert f"aggregate {tampered} version 1" in said.decode()
+    assert "Traceback" not in said.decode()
+    assert written == b""
+
+    async with client_for(runtime, keys.a) as alice:
         erased = await alice.delete("/factory/people/anna")
         assert erased.status_code == 200, erased.text
         assert erased.json()["keysDestroyed"] >= 1
