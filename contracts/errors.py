@@ -8,7 +8,9 @@ DomainError
 ├── NotPermitted(field) 403  this caller may not do this, whatever it writes (a service
 │   │                        confirming an eval case); ``field`` names what it would set
 │   └── RoleRequired    403  the caller holds none of the roles needed (``needed`` names them)
-└── NotConfigured       409  the service lacks what this needs (an agent, a model)
+├── NotConfigured       409  the service lacks what this needs (an agent, a model)
+└── Unreadable          409  what this needs is held but does not open: a sealed box that
+                             fails authentication, an incident (decisions D142, D145)
 """
 
 from typing import Any
@@ -58,6 +60,14 @@ class NotPermitted(DomainError):
 
 class NotConfigured(DomainError):
     code = "not-configured"
+
+
+class Unreadable(DomainError):
+    """The data this needs is held but cannot be read: tampered with or corrupted, never
+    erased (decisions D142). Not the caller's fault, and not a failure of the service either:
+    an incident an operator answers (``incident`` names it, as ``/readyz`` does)."""
+
+    code = "unreadable"
 
 
 MAX_ECHOED = 200  # as long as a dataset id may be over HTTP

@@ -25,6 +25,7 @@ from contracts.errors import (
     NotPermitted,
     Refused,
     RoleRequired,
+    Unreadable,
 )
 
 STATUS = {
@@ -35,6 +36,7 @@ STATUS = {
     NotConfigured: 409,
     NotPermitted: 403,
     RoleRequired: 403,
+    Unreadable: 409,
 }
 CODES = {404: "not-found", 405: "method-not-allowed", 413: "too-large", 415: "unsupported"}
 

@@ -4,11 +4,15 @@ beside the keys).
 
 Found by reading the whole log once: an event is the person's if its stored state names one
 of their data keys (a key id is random, so it names nothing else). Others named in those
-events are shown by their role, not their id (decisions D136).
+events are shown by their role, not their id (decisions D136). An event of theirs holding a
+sealed box that fails authentication is kept apart, unread (decisions D142, D145): an
+erasure still goes on, an export refuses.
 """
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 import orjson
 from psycopg.rows import tuple_row
@@ -16,7 +20,7 @@ from psycopg.rows import tuple_row
 from contracts.artifact_refs import SCHEME
 from services.store.event_store import EVENTS_TABLE, EventStore
 from services.store.log_reading import read_log
-from services.store.sealing import Personal, opened_key, personal_of
+from services.store.sealing import BrokenSeal, Personal, opened_key, personal_of
 
 PAGE = 1000
 ARTIFACT_FIELDS = ("comment_ref", "corrected_artifact_ref")
@@ -44,27 +48,72 @@ def personal_topics(store: EventStore) -> list[str]:
     return sorted(found)
 
 
+@dataclass(frozen=True)
+class Unopened:
+    """An event of the person's that holds a sealed box failing authentication: where it is,
+    the reason (aggregate, version, field, data key; never its content), and its artifacts'
+    refs, which are never sealed, as stored (an erasure deletes those artifacts too)."""
+
+    aggregate_id: UUID
+    version: int
+    reason: str
+    artifacts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """The person's events, decoded, in log order, each as ``{topic, aggregateId, version,
+    at, fields}``; and those that did not open (an incident, decisions D142)."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    unopened: list[Unopened] = field(default_factory=list)
+
+    @property
+    def aggregates(self) -> list[UUID]:
+        """Where the person's data is, read or not: what the erasure's event lists."""
+        read = [UUID(event["aggregateId"]) for event in self.events]
+        return read + [broken.aggregate_id for broken in self.unopened]
+
+    def artifact_refs(self) -> list[str]:
+        """The artifacts the person's events reference, read or not."""
+        unread = [{"fields": broken.artifacts} for broken in self.unopened]
+        return artifact_refs(self.events + unread)
+
+
 def person_events(
     store: EventStore,
     tenant_id: str,
     person: str,
     progress: Callable[[int, int], None] | None = None,
-) -> list[dict[str, Any]]:
-    """The person's events in log order, decoded, each as ``{topic, aggregateId, version,
-    at, fields}``. ``progress(position, head)`` after each page."""
+) -> Holdings:
+    """The person's events, those that opened and those that did not.
+    ``progress(position, head)`` after each page."""
     own = {str(k) for k in store.data_keys.person_keys(tenant_id, person)}
     keys = [k.encode() for k in own]
     if not keys:
-        return []
+        return Holdings()
     topics = personal_topics(store)
     head = store.recorder.max_notification_id() or 0
     found: list[dict[str, Any]] = []
+    unopened: list[Unopened] = []
     after = 0
     while after < head and topics:
         after, page = read_log(store, after, PAGE, topics, upto=head)
         for notification in page:
             if any(key in notification.state for key in keys):
-                event = store.mapper.to_domain_event(notification)
+                try:
+                    event = store.mapper.to_domain_event(notification)
+                except BrokenSeal as broken:  # logged where met (sealing.broken_seal)
+                    stored = store.mapper.transcoder.decode(notification.state)
+                    unopened.append(
+                        Unopened(
+                            UUID(str(notification.originator_id)),
+                            notification.originator_version,
+                            str(broken),
+                            {name: stored[name] for name in ARTIFACT_FIELDS if name in stored},
+                        )
+                    )
+                    continue
                 fields = as_json({k: v for k, v in vars(event).items() if k not in ENVELOPE})
                 declared = personal_of(type(event))
                 if declared is not None:
@@ -80,7 +129,7 @@ def person_events(
                 })  # fmt: skip
         if progress is not None:
             progress(after, head)
-    return found
+    return Holdings(found, unopened)
 
 
 def others_as_roles(fields: dict[str, Any], names: Mapping[str, str], person: str) -> None:

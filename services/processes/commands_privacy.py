@@ -30,7 +30,9 @@ def erase(person: Person, tenant: Tenant) -> None:
     """Erase a person of one tenant: their data keys destroyed (their words and name in every
     event then read as erased, in the log and in every backup of it), `person-erased` recorded
     and published, the comment artifacts their feedback references deleted, and every read
-    model rebuilt and swapped in. Counts and decisions stay. Cannot be undone."""
+    model rebuilt and swapped in. Their API keys kept in the store are revoked and their
+    roles taken back; a key of theirs in FEEDBACKLOOP_API_KEYS is named in the log, to be
+    removed there (decisions D146). Counts and decisions stay. Cannot be undone."""
     from contracts.privacy import ErasePerson
     from services.bus.issued import Issued
     from services.privacy.erasing import erase as erased
@@ -42,7 +44,7 @@ def erase(person: Person, tenant: Tenant) -> None:
         )  # fmt: skip
         given = rt.given()
         with console.status(f"erasing {person} and rebuilding the read models"):
-            return await erased(rt.store, rt.bus, rt.pool, issued, given.rebuild)
+            return await erased(rt.store, rt.bus, rt.pool, issued, given.rebuild, rt.keys.entries)
 
     done = run_command(process_settings(), ERASING, work)
     console.print(
@@ -60,7 +62,9 @@ def export(
 ) -> None:
     """Everything the service holds about a person of one tenant, as JSON: their events,
     decoded (their words as they wrote them), and the artifacts those reference. Reads the
-    whole log once, with a progress bar."""
+    whole log once, with a progress bar. An event of theirs whose sealed box fails
+    authentication refuses the export, naming it (exit 1, decisions D145)."""
+    from contracts.errors import Unreadable
     from services.privacy.erasing import export as exported
 
     async def work(rt: Runtime) -> dict[str, Any]:
@@ -74,7 +78,11 @@ def export(
 
             return await exported(rt.store, rt.pool, tenant, person, ADMIN, moved)
 
-    held = run_operator(process_settings(), work)
+    try:
+        held = run_operator(process_settings(), work)
+    except Unreadable as unreadable:
+        console.print(unreadable.message, soft_wrap=True)
+        raise typer.Exit(1) from None
     output.write(json.dumps(held, indent=2, ensure_ascii=False) + "\n")
     console.print(f"{len(held['events'])} events, {len(held['artifacts'])} artifacts")
 

@@ -4,10 +4,13 @@ next request, in this process and in another; another tenant's admin sees and ch
 nothing; whoever is not a PlatformAdmin changes nothing (the log's event count unchanged)."""
 
 import asyncio
+import logging
 import uuid
 
 import httpx
+import pytest
 
+from services.edge.auth import hash_key
 from services.processes.bootstrap import Runtime
 from tests.conftest import client_for, event_count, settings_for
 from tests.integration.access_keys import Admins, FakeKeys
@@ -192,3 +195,47 @@ async def test_bad_input_to_keys_and_roles_is_refused_naming_the_field(
     assert extra.status_code == 422
     assert "by" in extra.text
     assert missing.status_code == 404
+
+
+async def test_an_erased_persons_stored_key_and_roles_are_revoked_and_their_next_request_is_401(
+    access_runtime: Runtime, admins: Admins, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Decisions D146. Before, the erased person's stored key and roles still let requests
+    through, acting as ``erased:<hex>``. The erasure revokes them by the commands an admin
+    issues (an event and an audit row each); a configured key naming a person erased is the
+    settings', which the service cannot revoke: the log names it by its hash, never whom."""
+    async with client_for(access_runtime, admins.admin_a) as admin:
+        issued = await issue(admin, "bruno", ["factory.feedback.read"])
+        await reads_once_granted(admin, "bruno", issued["key"])
+        assert (await admin.get(READ, headers=bearer(issued["key"]))).status_code == 200
+        erased = await admin.delete("/factory/people/bruno")
+        assert erased.status_code == 200, erased.text
+        refused = await admin.get(READ, headers=bearer(issued["key"]))
+        assert refused.status_code == 401, refused.text
+        [key] = (await admin.get("/factory/keys")).json()["items"]
+        roles = (await admin.get("/factory/roles")).json()["items"]
+        audit = (await admin.get("/factory/audit")).json()["items"]
+    assert key["keyId"] == issued["keyId"]
+    assert key["revoked"]
+    assert key["revokedBy"] == "alice"
+    assert key["subject"].startswith("erased:")
+    assert roles == []
+    revocations = [a for a in audit if a["command"] in ("RevokeApiKey", "RevokeRole")]
+    assert sorted((a["command"], a["result"], a["actor"]) for a in revocations) == [
+        ("RevokeApiKey", "applied", "alice"),
+        ("RevokeRole", "applied", "alice"),
+    ]
+    assert [a["aggregates"] for a in revocations if a["command"] == "RevokeApiKey"] == [
+        [issued["keyId"]]
+    ]
+    assert "bruno" not in str(audit)
+
+    async with client_for(access_runtime, admins.admin_a) as admin:
+        with caplog.at_level(logging.WARNING, logger="services.privacy.revoking"):
+            assert (await admin.delete("/factory/people/anna")).status_code == 200
+    warned = [r.getMessage() for r in caplog.records if r.name == "services.privacy.revoking"]
+    assert len(warned) == 1, warned
+    assert f"sha256:{hash_key(admins.plain_a)[:16]}" in warned[0]
+    assert "anna" not in warned[0]
+    async with client_for(access_runtime, admins.plain_a) as anna:  # still known: no role
+        assert (await anna.get("/factory/audit")).status_code == 403

@@ -218,3 +218,58 @@ async def test_an_erasures_rebuild_is_swapped_in_even_when_it_parks(
     async with client_for(runtime, keys.a) as alice:
         assert (await alice.get(f"/factory/reports/{tampered}")).status_code == 404
         assert SEALS in (await alice.get("/readyz")).json()["incidents"]
+
+
+async def test_a_persons_tampered_box_refuses_their_export_naming_it_and_their_erasure_goes_on(
+    runtime: Runtime, keys: Keys
+) -> None:
+    """Decisions D145. Before, both answered 500: the person's events were decoded whole,
+    and the first box that did not open failed the request. The erasure goes on (the key is
+    destroyed all the same, the event listed among the erased aggregates); the export, which
+    would lack the event, is refused naming the incident and where it is."""
+    async with client_for(runtime, keys.a_other) as anna:
+        tampered = await reported(anna, "zebra")
+        kept = await reported(anna, "okapi")
+    field = await one_character_changed(runtime, tampered)
+
+    async with client_for(runtime, keys.a) as alice:  # the tenant's PlatformAdmin (D26)
+        refused = await alice.get("/factory/people/anna/export")
+        assert refused.status_code == 409, refused.text
+        problem = refused.json()
+        assert (problem["error"], problem["incident"]) == ("unreadable", SEALS)
+        assert f"aggregate {tampered} version 1, field '{field}'" in problem["message"]
+        assert problem["unopened"] == [{"aggregateId": str(tampered), "version": 1}]
+        assert "zebra" not in refused.text
+
+    # The operator's export says the same in one line and exits 1, writing nothing.
+    command = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "services.processes.cli", "export"),
+        *("--tenant", tenant_of(keys), "--person", "anna"),
+        cwd=Path(__file__).parents[2],
+        env={**os.environ, "DATABASE_URL": runtime.database_url, "COLUMNS": "400",
+             "FEEDBACKLOOP_API_KEYS": keys.entries},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    written, said = await asyncio.wait_for(command.communicate(), 120)
+    assert command.returncode == 1, said.decode()
+    assert f"aggregate {tampered} version 1" in said.decode()
+    assert "Traceback" not in said.decode()
+    assert written == b""
+
+    async with client_for(runtime, keys.a) as alice:
+        erased = await alice.delete("/factory/people/anna")
+        assert erased.status_code == 200, erased.text
+        assert erased.json()["keysDestroyed"] >= 1
+        erasure = await asyncio.to_thread(
+            runtime.store.repository.get, UUID(erased.json()["erasureId"])
+        )
+        assert {str(tampered), str(kept)} <= set(erasure.aggregates)
+        shown = await alice.get(f"/factory/reports/{kept}")
+        assert shown.status_code == 200, shown.text
+        assert ERASED in json.dumps(shown.json())
+        assert "okapi" not in shown.text
+        # Nothing of theirs opens any more: the export holds nothing, and is no incident.
+        after = await alice.get("/factory/people/anna/export")
+        assert after.status_code == 200, after.text
+        assert after.json()["events"] == []
