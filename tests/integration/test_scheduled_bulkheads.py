@@ -207,7 +207,12 @@ async def test_a_failing_digest_is_one_tenant_s_and_is_built_at_the_next_tick(
     await submit(runtime, a, MONDAY + timedelta(days=1))
     await submit(runtime, b, MONDAY + timedelta(days=1))
     builder = BreakingDigests(
-        runtime.store, runtime.bus, runtime.pool, instance="test", routes=lambda _: [], wait_seconds=20
+        runtime.store,
+        runtime.bus,
+        runtime.pool,
+        instance="test",
+        routes=lambda _: [],
+        wait_seconds=20,
     )
     builder.broken = {a}
     clock = Clock(ORDER.now.replace(tzinfo=None).isoformat())
