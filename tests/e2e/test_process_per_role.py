@@ -105,9 +105,11 @@ class Stack:
 
 
 def tail(stacks: list[Stack]) -> str:
-    return "\n".join(
-        f"--- {p.log.name} ---\n{p.log.read_text()[-2500:]}" for s in stacks for p in s.processes
+    """Each process's log tail, the ones that exited first (a CI excerpt keeps the head)."""
+    processes = sorted(
+        (p for s in stacks for p in s.processes), key=lambda p: p.popen.poll() is None
     )
+    return "\n".join(f"--- {p.log.name} ---\n{p.log.read_text()[-2500:]}" for p in processes)
 
 
 async def ready(http: httpx.AsyncClient, process: Process) -> bool:
