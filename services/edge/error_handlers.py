@@ -55,10 +55,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_gone(request: Request, _: ClientDisconnect) -> Response:
         """The client went away before its body arrived: nobody is there to answer, and it is
         not the server's failure, so it is no error with a traceback in the log."""
-        # The route's template, not the path: a person's id in a path stays out of the log
-        # (decisions D134).
-        path = getattr(request.scope.get("route"), "path", request.url.path)
-        log.info("%s %s: the client went away mid-request", request.method, path)
+        log.info("%s %s: the client went away mid-request", request.method, route_of(request))
         return Response(status_code=400)  # the server drops it: the connection is gone
 
     @app.exception_handler(TooLarge)
@@ -97,5 +94,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def on_failure(request: Request, exc: Exception) -> JSONResponse:
-        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        log.error("%s %s failed", request.method, route_of(request), exc_info=exc)
         return error(500, "internal", "the service failed on this request; it is logged")
+
+
+def route_of(request: Request) -> str:
+    """The route's template, not the path: a person's id in a path stays out of the log
+    (decisions D134)."""
+    return str(getattr(request.scope.get("route"), "path", request.url.path))

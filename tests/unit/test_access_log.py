@@ -1,10 +1,13 @@
 """The access log prints a route naming a person as its template (decisions D134)."""
 
 import logging
+from types import SimpleNamespace
 
 import pytest
+from starlette.requests import Request
 
 from services.edge.access_log import PersonPathRedaction, person_paths
+from services.edge.error_handlers import route_of
 
 pytestmark = pytest.mark.unit
 TEMPLATES = ["/factory/people/{person}", "/factory/people/{person}/export", "/factory/reports"]
@@ -38,3 +41,15 @@ def test_the_access_log_never_prints_a_person_s_id(path: str, printed: str) -> N
     record = access_record(path)
     assert PersonPathRedaction(lambda: TEMPLATES).filter(record)
     assert record.getMessage() == f'127.0.0.1:5000 - "DELETE {printed} HTTP/1.1" 200'
+
+
+def test_the_error_log_names_a_failed_request_by_its_route_not_its_path() -> None:
+    """D134: a 500's log line (and a client gone mid-request) prints the route's template."""
+    scope = {
+        "type": "http", "method": "DELETE", "path": "/factory/people/ada-lovelace",
+        "headers": [], "query_string": b"",
+        "route": SimpleNamespace(path="/factory/people/{person}"),
+    }  # fmt: skip
+    assert route_of(Request(scope)) == "/factory/people/{person}"
+    unrouted = {**scope, "route": None, "path": "/nowhere"}
+    assert route_of(Request(unrouted)) == "/nowhere"
