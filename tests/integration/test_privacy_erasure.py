@@ -287,15 +287,17 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
 
         # The access log prints the route, never the person in its path (D134); no log line
         # of the whole test names them.
-        # (uvicorn's own logging config, applied by any server started earlier in the same
-        # process, stops its access logger's propagation: the test listens to it directly.)
+        # (A uvicorn server started earlier in the same process, by another test, leaves its
+        # access logger at that server's level and, with uvicorn's own logging config, not
+        # propagating: the test sets the service's level and listens to it directly.)
         access = logging.getLogger("uvicorn.access")
         access.addHandler(caplog.handler)
         try:
-            access.info(
-                '%s - "%s %s HTTP/%s" %d', "127.0.0.1:1", "DELETE", f"/factory/people/{person}",
-                "1.1", 200,
-            )  # fmt: skip
+            with caplog.at_level(logging.INFO, logger=access.name):
+                access.info(
+                    '%s - "%s %s HTTP/%s" %d', "127.0.0.1:1", "DELETE",
+                    f"/factory/people/{person}", "1.1", 200,
+                )  # fmt: skip
         finally:
             access.removeHandler(caplog.handler)
         assert "DELETE /factory/people/{person}" in caplog.text
