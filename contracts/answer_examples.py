@@ -197,6 +197,22 @@ REPORT_VIEW: JsonDict = {
             "detail": None,
         },
     ],
+    "annotations": {
+        "correction": {
+            "kind": "fabricated",
+            "addressee": "agent owner",
+            "correctedBy": REVIEWER,
+            "correctedAt": "2026-11-27T09:42:10.118204+00:00",
+        },
+        "tags": ["wrong-node"],
+        "notes": [
+            {
+                "at": "2026-11-27T09:43:02.551871+00:00",
+                "notedBy": REVIEWER,
+                "words": "Same node as last week's report.",
+            }
+        ],
+    },
 }
 INBOX_PAGE: JsonDict = {
     "items": [INBOX_ITEM],

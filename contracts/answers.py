@@ -187,12 +187,38 @@ class ReportView(Answer):
     position: Order
 
 
+class KindCorrection(Answer):
+    """The Kind and Addressee a Reviewer corrected (decisions D170, D171); ``parsed`` keeps
+    the reporter's."""
+
+    kind: str
+    addressee: str
+    corrected_by: str = Field(alias="correctedBy")
+    corrected_at: Timestamp = Field(alias="correctedAt")
+
+
+class ReviewerNote(Answer):
+    at: Timestamp
+    noted_by: str = Field(alias="notedBy")
+    words: str
+
+
+class Annotations(Answer):
+    """A reviewer's annotations (decisions D170–D174). ``notes`` is null to a reader who may
+    not read them: anyone but a Reviewer, and the report's own reporter (D173)."""
+
+    correction: KindCorrection | None
+    tags: list[str]
+    notes: list[ReviewerNote] | None
+
+
 class ReportDetail(ReportView):
-    """One report, with every step of its lifecycle, oldest first."""
+    """One report, with every step of its lifecycle, oldest first, and its annotations."""
 
     model_config = shown_as(examples.REPORT_VIEW)
 
     lifecycle: list[ReportStep]
+    annotations: Annotations
 
 
 class InboxPage(Answer):

@@ -80,6 +80,11 @@ Ref = Annotated[
 ]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200), NoNul, NotBlank]
 Reason = Annotated[str, StringConstraints(min_length=1, max_length=2_000), NoNul, NotBlank]
+# A label a team files things under: lowercase ASCII letters and digits in words joined by
+# single hyphens, at most 40 characters (``wrong-node``, ``q3``). Refused otherwise, never
+# folded into shape: a tag is one spelling, so that a filter by it finds them all (D172).
+TAG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=40, pattern=TAG_PATTERN)]
 
 # ---- References to our own artifacts ---------------------------------------------------------
 

@@ -21,6 +21,7 @@ import asyncpg
 
 from contracts.report_facts import block_of
 from projections import events as ev
+from projections import report_annotations as annotations
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_inbox"
@@ -46,6 +47,7 @@ class Inbox:
         ev.REPORT_WONT_FIX,
         ev.REPORT_DELIVERY_ATTEMPTED,
         ev.REPORT_DELIVERY_FAILED,
+        *annotations.HANDLES,
     )
 
     def ddl(self, schema: str) -> str:
@@ -87,6 +89,7 @@ class Inbox:
             detail text,
             PRIMARY KEY (report_id, position)
         );
+        {annotations.ddl(schema)}
         """
 
     def indexes(self, schema: str) -> str:
@@ -148,6 +151,8 @@ class Inbox:
                     await self.set(
                         conn, table, p, status="New", in_inbox=True, delivery_failed=True
                     )
+                case topic if topic in annotations.HANDLES:
+                    await annotations.apply(conn, schema, p)
                 case _:
                     raise TypeError(f"the inbox does not handle {type(e).__name__}")
 
@@ -190,6 +195,7 @@ STEPS: dict[str, Any] = {
     ev.REPORT_WONT_FIX: lambda e: (e.reviewed_by, "closed as won't fix", e.reason),
     ev.REPORT_DELIVERY_ATTEMPTED: lambda e: (None, f"delivery attempt {e.attempt}", e.error),
     ev.REPORT_DELIVERY_FAILED: lambda e: (None, "delivery failed: back in the Inbox", e.error),
+    **annotations.STEPS,
 }
 
 
@@ -215,9 +221,10 @@ async def list_inbox(
 ) -> tuple[list[dict[str, Any]], int | None]:
     """The tenant's Inbox, newest change first, keyset-paginated on position."""
     rows = await pool.fetch(
-        f"SELECT {COLUMNS} FROM {schema}.reports WHERE tenant_id = $1 AND in_inbox "
+        f"SELECT {COLUMNS} FROM {schema}.reports r WHERE tenant_id = $1 AND in_inbox "
         "AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR category = $3) "
-        "AND ($4::text IS NULL OR kind = $4) AND ($5::text IS NULL OR agent = $5) "
+        f"AND ($4::text IS NULL OR {annotations.kind_in_force(schema, 'r')} = $4) "
+        "AND ($5::text IS NULL OR agent = $5) "
         "AND ($6::text IS NULL OR addressee ILIKE '%' || $6 || '%') "
         "AND ($7::timestamptz IS NULL OR submitted_at < $7) "
         "AND ($8::timestamptz IS NULL OR submitted_at >= $8) "
@@ -346,9 +353,11 @@ async def submitted_between(
 ) -> list[asyncpg.Record]:
     """The tenant's reports submitted in ``[start, end)``, newest first, at most ``bound``:
     ``report_id, submitted_at, kind, agent, model``. A draft has no ``submitted_at`` and is
-    never among them (W116)."""
+    never among them (W116). ``kind`` is the Kind in force at ``end``: a reviewer's last
+    correction made before the week ended, else the reporter's (decisions D170)."""
+    kind = annotations.kind_in_force(schema, "r", until="$3")
     return await pool.fetch(
-        f"SELECT report_id, submitted_at, kind, agent, model FROM {schema}.reports "
+        f"SELECT report_id, submitted_at, {kind} AS kind, agent, model FROM {schema}.reports r "
         "WHERE tenant_id = $1 AND submitted_at >= $2 AND submitted_at < $3 "
         "ORDER BY submitted_at DESC, report_id LIMIT $4",
         tenant_id,

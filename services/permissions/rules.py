@@ -126,3 +126,12 @@ def not_own(issued: Issued, author: str, what: str) -> None:
             f"{what}: a report is reviewed by a Reviewer other than its reporter",
             needed=("Reviewer",),
         )
+
+
+NOTE_READERS: tuple[Role, ...] = REVIEWER
+
+
+def reads_notes(roles: frozenset[str] | None, reader: str, reporter: str) -> bool:
+    """Decisions D173: a report's private notes are read by Reviewers, never by the
+    report's reporter, whatever roles they hold (they are the reviewers' words about it)."""
+    return reporter != reader and holds(roles, NOTE_READERS)

@@ -27,7 +27,9 @@ from contracts.reports import (
     SubmitReport,
 )
 from contracts.scalars import is_blank
+from projections.inbox import SCHEMA as INBOX_SCHEMA
 from projections.inbox import InboxFilter, get_report, list_inbox, list_mine, report_lifecycle
+from projections.report_annotations import annotations_of
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
@@ -43,7 +45,7 @@ from services.edge.parameters import (
     command_id,
 )
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
-from services.permissions.rules import READERS, reads_report
+from services.permissions.rules import READERS, reads_notes, reads_report
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
@@ -80,8 +82,11 @@ def says_what_changed(review: ReviewReport) -> None:
         raise Refused("a Resolved report says what changed: send change or link", field="change")
 
 
-def report_routes(http: Http) -> APIRouter:
+def report_routes(http: Http, *mounted: APIRouter) -> APIRouter:
+    """``mounted``: routers of the same prefix kept in modules of their own (annotations)."""
     router = APIRouter(prefix="/factory/reports", tags=["reports"])
+    for inner in mounted:
+        router.include_router(inner)
 
     @router.post(
         "",
@@ -246,6 +251,12 @@ def report_routes(http: Http) -> APIRouter:
         ):
             raise NotFound(f"no report {report_id}", reportId=str(report_id))
         report["lifecycle"] = await report_lifecycle(http.pool, report_id)
+        report["annotations"] = await annotations_of(
+            http.pool,
+            report_id,
+            notes=reads_notes(principal.roles, principal.subject, report["reporter"]),
+            schema=INBOX_SCHEMA,
+        )
         return http.with_position(report, principal)
 
     return router

@@ -150,6 +150,32 @@ class Report(Aggregate):
         link: str | None
         reason: str | None
 
+    # A reviewer's annotations (decisions D170–D174). The corrected Kind and Addressee are
+    # from closed sets and name nobody; the reviewer is named under their own key (D130).
+    class KindCorrected(Aggregate.Event):
+        personal = Personal(names={"corrected_by": "Reviewer"})
+
+        tenant_id: str
+        kind: str
+        addressee: str
+        corrected_by: str
+
+    class Tagged(Aggregate.Event):
+        personal = Personal(names={"tagged_by": "Reviewer"})  # a tag names nobody (D172)
+
+        tenant_id: str
+        tag: str
+        tagged_by: str
+
+    class NoteAdded(Aggregate.Event):
+        # The reviewer's words, sealed under the reviewer's key, not the report's (D173): the
+        # reviewer's erasure reaches them, the reporter's does not.
+        personal = Personal(text=("words",), identity=("noted_by",), person="noted_by")
+
+        tenant_id: str
+        words: str
+        noted_by: str
+
     class ReporterNoticeDeliveryAttempted(Aggregate.Event):
         attempt: int
         status_code: int | None
@@ -197,6 +223,10 @@ class Report(Aggregate):
         self.delivery_settled = False  # the webhook got its hand-over, or gave up
         self.notice_attempts = 0
         self.notice_settled = False  # the webhook got the reporter's notice, or gave up
+        block = self.facts  # the reporter's Kind and Addressee, in force until corrected
+        self.kind_in_force = canonical_kind(block.kind) if block and block.kind else None
+        self.addressee_in_force = block.addressee if block else None
+        self.tags: set[str] = set()
 
     @classmethod
     def draft(
@@ -352,6 +382,53 @@ class Report(Aggregate):
         reason: str | None,
         timestamp: datetime,
     ) -> None:
+        pass
+
+    def correct_kind(self, kind: str, addressee: str, *, corrected_by: str, at: datetime) -> None:
+        """D170: a submitted wrong-answer report's Kind and Addressee, as a reviewer corrects
+        them; the reporter's stay on ``Drafted``. The Kind in force again is no event."""
+        self._annotatable()
+        if self.facts is None:
+            raise InvalidTransition(
+                "only a wrong-answer report (one with a labelled block) has a Kind to correct",
+                field="kind",
+            )
+        if (kind, addressee) == (self.kind_in_force, self.addressee_in_force):
+            return
+        self._kind_corrected(
+            timestamp=at, tenant_id=self.tenant_id, kind=kind, addressee=addressee,
+            corrected_by=corrected_by,
+        )  # fmt: skip
+
+    def tag(self, tag: str, *, tagged_by: str, at: datetime) -> None:
+        """D172: a tag is added once; adding it again changes nothing."""
+        self._annotatable()
+        if tag not in self.tags:
+            self._tagged(timestamp=at, tenant_id=self.tenant_id, tag=tag, tagged_by=tagged_by)
+
+    def note(self, words: str, *, noted_by: str, at: datetime) -> None:
+        """D173: every note is kept, in the order written."""
+        self._annotatable()
+        self._note_added(timestamp=at, tenant_id=self.tenant_id, words=words, noted_by=noted_by)
+
+    def _annotatable(self) -> None:
+        if self.status == "Draft":  # W27: a draft is no report yet
+            raise InvalidTransition(
+                "a draft is annotated once it is submitted", **{"from": "Draft"}
+            )
+
+    @event(KindCorrected)
+    def _kind_corrected(
+        self, tenant_id: str, kind: str, addressee: str, corrected_by: str, timestamp: datetime
+    ) -> None:
+        self.kind_in_force, self.addressee_in_force = kind, addressee
+
+    @event(Tagged)
+    def _tagged(self, tenant_id: str, tag: str, tagged_by: str, timestamp: datetime) -> None:
+        self.tags.add(tag)
+
+    @event(NoteAdded)
+    def _note_added(self, tenant_id: str, words: str, noted_by: str, timestamp: datetime) -> None:
         pass
 
     def record_notice_delivery(

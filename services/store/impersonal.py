@@ -175,6 +175,14 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
         "selected": "the cases' ids",
         "lines": "the plan's lines: case ids and reasons from a closed list",
     },
+    "services.reports.domain:Report.KindCorrected": {
+        "addressee": "a role from a closed list (contracts.annotations.AddresseeRole, D171)",
+    },
+    "services.reports.domain:Report.Tagged": {
+        "tag": "a label of the tenant's vocabulary, one hyphenated lowercase word form of at "
+        "most 40 characters (contracts.scalars.Tag): a way to file reports, not a person's "
+        "words (D172)",
+    },
     "services.privacy.domain:Erasure.PersonErased": {
         "person_digest": "a SHA-256 digest of tenant and person, never the id (D43)",
     },

@@ -169,3 +169,43 @@ async def test_signing_out_ends_the_session(console: Console, people: People, sh
     await expect(reviewer.get_by_role("heading", name="Sign in")).to_be_visible()
     await shots.take(reviewer, "signed-out")
     await accessible(reviewer)
+
+
+async def test_a_reviewer_corrects_the_kind_tags_and_notes_and_the_reporter_sees_no_note(
+    console: Console, people: People, shots: Shots
+) -> None:
+    """Decisions D170–D173 on the report page: both Kinds shown, a bad tag refused naming the
+    field with nothing recorded, the note read by the reviewer and not by the reporter."""
+    block = "Kind: not-found\nAgent: AgenticOffice/Agent/OfficeCoach"
+    report_id = await file_report(
+        console.url, people.requester, "The coach said no course", extraContext=block
+    )
+    reviewer = await console.signed_in(people.reviewer)
+    await reviewer.goto(f"{console.url}/inbox/{report_id}")
+    await reviewer.get_by_label("Kind", exact=True).select_option("fabricated")
+    await reviewer.get_by_role("button", name="Correct").click()
+    corrected = reviewer.locator("tr.corrected")
+    await expect(corrected).to_contain_text("fabricated")
+    await expect(corrected).to_contain_text("agent owner")
+    await expect(reviewer.get_by_role("row", name="As reported")).to_contain_text("not-found")
+
+    await reviewer.get_by_label("Tag (lowercase words joined by hyphens)").fill("Wrong Node")
+    await reviewer.get_by_role("button", name="Add tag").click()
+    await expect(reviewer.locator(".refusal")).to_contain_text("tag")
+    await expect(reviewer.locator(".tag")).to_have_count(0)
+    await reviewer.get_by_label("Tag (lowercase words joined by hyphens)").fill("wrong-node")
+    await reviewer.get_by_role("button", name="Add tag").click()
+    await expect(reviewer.locator(".tag")).to_have_text(["wrong-node"])
+
+    await reviewer.get_by_label("Note (read by Reviewers only)").fill("Same node as last week.")
+    await reviewer.get_by_role("button", name="Add note").click()
+    await expect(reviewer.locator(".notes")).to_contain_text("Same node as last week.")
+    await shots.take(reviewer, "annotated")
+    await accessible(reviewer)
+
+    reporter = await console.signed_in(people.requester)
+    await reporter.goto(f"{console.url}/inbox/{report_id}")
+    await expect(reporter.locator("tr.corrected")).to_contain_text("fabricated")
+    await expect(reporter.locator(".tag")).to_have_text(["wrong-node"])
+    await expect(reporter.get_by_text("Same node as last week.")).to_have_count(0)
+    await expect(reporter.get_by_role("button", name="Add note")).to_have_count(0)

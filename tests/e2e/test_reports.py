@@ -297,3 +297,35 @@ async def test_comments_and_corrections_are_stored_as_artifacts_and_referenced(
     assert sorted(i["kind"] for i in listed.json()["items"]) == [
         "comment", "correction", "escalation", "rating",
     ]  # fmt: skip
+
+
+async def test_a_reviewer_annotates_a_report_on_the_running_service(
+    http: httpx.AsyncClient, keys: Keys, service: Service
+) -> None:
+    """Decisions D170–D173 on the real service: anna corrects alice's report, tags it and
+    notes on it; alice reads both Kinds and the tag, not the note; a bad tag is a 422."""
+    composed = await http.post(
+        "/factory/reports/wrong-answer", json=SEED_FACTS, headers=auth(keys.a)
+    )
+    report_id = composed.json()["reportId"]
+    await http.post(f"/factory/reports/{report_id}/submit", headers=auth(keys.a))
+    base = f"/factory/reports/{report_id}"
+    bad = await http.post(f"{base}/tags", json={"tag": "Not A Tag"}, headers=auth(keys.a_other))
+    assert (bad.status_code, bad.json()["field"]) == (422, "tag"), bad.text
+    corrected = await http.post(
+        f"{base}/kind", json={"kind": "outdated"}, headers=auth(keys.a_other)
+    )
+    assert corrected.status_code == 200, corrected.text
+    await http.post(f"{base}/tags", json={"tag": "stale-node"}, headers=auth(keys.a_other))
+    noted = await http.post(f"{base}/notes", json={"note": "ask Ana"}, headers=auth(keys.a_other))
+    assert noted.status_code == 200, noted.text
+    at = {"minPosition": noted.json()["position"]}
+    theirs = (await http.get(base, params=at, headers=auth(keys.a_other))).json()
+    assert theirs["parsed"]["kind"] == "not-found"
+    assert theirs["annotations"]["correction"]["kind"] == "outdated"
+    assert theirs["annotations"]["correction"]["addressee"] == "content owner"
+    assert theirs["annotations"]["tags"] == ["stale-node"]
+    assert [note["words"] for note in theirs["annotations"]["notes"]] == ["ask Ana"]
+    mine = (await http.get(base, params=at, headers=auth(keys.a))).json()
+    assert mine["annotations"]["notes"] is None
+    assert "ask Ana" not in json.dumps(mine)

@@ -395,6 +395,9 @@ BODIES = {
     ("post", "/factory/console-sessions/end"): "EndConsoleSessions",
     ("put", "/factory/agents/{agent}"): "RegisterAgent",
     ("post", "/factory/appraisal/outcomes"): "RecordOwnerOutcome",
+    ("post", "/factory/reports/{report_id}/kind"): "CorrectKind",
+    ("post", "/factory/reports/{report_id}/tags"): "TagReport",
+    ("post", "/factory/reports/{report_id}/notes"): "NoteReport",
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka

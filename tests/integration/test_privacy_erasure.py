@@ -199,6 +199,16 @@ async def test_an_erased_person_leaves_nothing_readable_and_the_log_still_rebuil
                 review, json={"status": "Resolved", "link": "https://example.org/change/1"}
             )
             assert resolved.status_code == 200, resolved.text
+            # D173: the person's private note on kim's report is their words, sealed under
+            # their key; their tag and correction name them only as the one who made them.
+            annotations = {
+                "notes": {"note": f"note {words}"},
+                "tags": {"tag": "erasure-check"},
+                "kind": {"kind": "fabricated"},
+            }
+            for route, annotation in annotations.items():
+                noted = await http.post(f"/factory/reports/{other_report}/{route}", json=annotation)
+                assert noted.status_code == 200, noted.text
         async with client_for(runtime, kim) as http:
             # kim closes the person's report: its notice is for the person (D51, D139).
             review = f"/factory/reports/{report_id}/review"

@@ -38,6 +38,10 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/reports/wrong-answer"): {R},
     ("post", "/factory/reports/{report_id}/submit"): {R},
     ("post", "/factory/reports/{report_id}/review"): {V},
+    # D170–D173: a Reviewer's annotations, never on their own report.
+    ("post", "/factory/reports/{report_id}/kind"): {V},
+    ("post", "/factory/reports/{report_id}/tags"): {V},
+    ("post", "/factory/reports/{report_id}/notes"): {V},
     ("post", "/factory/reports/{report_id}/lift"): {V, M},
     ("post", "/factory/evals/cases"): {V, M},
     ("patch", "/factory/evals/cases/{case_id}"): {M},

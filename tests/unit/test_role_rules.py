@@ -33,6 +33,10 @@ MAY: dict[str, set[str]] = {
     "ComposeWrongAnswer": {R},
     "SubmitReport": {R},
     "ReviewReportCommand": {V},
+    # D174: a Reviewer's annotations (never on their own report: the handler's not_own)
+    "CorrectReportKind": {V},
+    "TagReportCommand": {V},
+    "NoteReportCommand": {V},
     "RecordHandOverDelivery": SERVICE_ONLY,
     "RecordReporterNoticeDelivery": SERVICE_ONLY,
     "LiftEvalCase": {V, M},

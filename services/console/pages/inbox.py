@@ -17,12 +17,15 @@ from pydantic import ValidationError
 from contracts.errors import DomainError, Refused
 from contracts.labelled_block import LABELS, parse
 from contracts.reports import Category, Kind, ReviewReport, ReviewReportCommand, ReviewStatus
+from projections.inbox import SCHEMA as INBOX_SCHEMA
 from projections.inbox import InboxFilter, get_report, list_inbox, report_lifecycle
+from projections.report_annotations import annotations_of
 from services.console.console import Console, Visitor
 from services.console.page import Page
+from services.console.pages.annotating import ADDRESSEES, KINDS, annotating_routes
 from services.console.pages.lifting import lifting_routes, preview
 from services.edge.problems import status_of
-from services.permissions.rules import LIFTERS, READ_ALL, REVIEWER, reads_report
+from services.permissions.rules import LIFTERS, READ_ALL, REVIEWER, reads_notes, reads_report
 from services.reports.api import says_what_changed
 
 # SPEC C52, decisions D23: a Reviewer decides reports (the rule engine's own tuple, so the
@@ -156,11 +159,22 @@ def inbox_routes(console: Console) -> APIRouter:
             return console.render(
                 visitor, "not_found.html", 404, what=f"There is no report {report_id}."
             )
+        # D170–D173: a Reviewer annotates another's submitted report; notes are theirs to read.
+        own = report["reporter"] == principal.subject
         return console.render(
             visitor,
             "report.html",
             status,
             report=report,
+            annotations=await annotations_of(
+                http.pool,
+                report_id,
+                notes=reads_notes(principal.roles, principal.subject, report["reporter"]),
+                schema=INBOX_SCHEMA,
+            ),
+            annotates=visitor.holds(DECIDERS) and not own and report["status"] != "Draft",
+            kinds=KINDS,
+            addressees=ADDRESSEES,
             rows=block_rows(report["extraContext"]),
             steps=await report_lifecycle(http.pool, report_id),
             decides=visitor.holds(DECIDERS) and report["status"] in ("New", "Triaged"),
@@ -197,6 +211,8 @@ def inbox_routes(console: Console) -> APIRouter:
             )
         await http.read_at("inbox", http.position(outcome, visitor.principal), visitor.principal)
         return console.see_other(request, f"/inbox/{report_id}", visitor)
+
+    router.include_router(annotating_routes(console, shown))
 
     async def refused(error: DomainError, report_id: UUID, visitor: Visitor) -> str:
         """A refusal as a sentence; a decision someone else made first names them."""
