@@ -91,20 +91,24 @@ async def test_a_comparison_shows_the_regressed_case_side_by_side(
     assert lines[stunden]["checksChanged"] == ["looked", "correct"]
     assert lines[stunden]["conversationsDiffering"] == 2
     pair = lines[stunden]["conversations"][0]
-    assert pair["candidate"]["text"] == "CHF 120." and pair["candidate"]["modelName"] == "cand-2"
-    assert lines[tages]["change"] == "unchanged" and lines[tages]["conversationsDiffering"] == 0
+    assert pair["candidate"]["text"] == "CHF 120."
+    assert pair["candidate"]["modelName"] == "cand-2"
+    assert lines[tages]["change"] == "unchanged"
+    assert lines[tages]["conversationsDiffering"] == 0
 
     read = await http.get(
         f"/factory/evals/comparisons/{view['comparisonId']}", headers=auth(keys.a)
     )
-    assert read.status_code == 200 and read.json() == view
+    assert read.status_code == 200
+    assert read.json() == view
     other = await http.get(
         f"/factory/evals/comparisons/{view['comparisonId']}", headers=auth(keys.b)
     )
     assert other.status_code == 404  # another tenant's comparison is absent
     # A comparison is no case run: the cases' history and lastRun are as they were (D181).
     case = (await http.get(f"/factory/evals/cases/{stunden}", headers=auth(keys.a))).json()
-    assert case["lastRun"] is None and case["runs"] == []
+    assert case["lastRun"] is None
+    assert case["runs"] == []
 
 
 @pytest.mark.parametrize(
@@ -120,7 +124,7 @@ async def test_a_comparison_shows_the_regressed_case_side_by_side(
                 "conversations": 21,
             },
             "conversations",
-        ),  # fmt: skip
+        ),
         (
             {
                 "agent": "AgenticOffice/Agent/OfficeCoach",
@@ -128,7 +132,7 @@ async def test_a_comparison_shows_the_regressed_case_side_by_side(
                 "startedBy": "mallory",
             },
             "startedBy",
-        ),  # fmt: skip
+        ),
     ],
 )
 async def test_a_bad_comparison_is_refused_naming_the_field_and_records_nothing(
@@ -146,7 +150,8 @@ async def test_a_service_key_cannot_start_a_comparison(
     """SPEC W56, W57: conversations run as the person who asked."""
     body = {"agent": "AgenticOffice/Agent/OfficeCoach", "candidate": {"model": "m"}}
     answer = await http.post("/factory/evals/comparisons", json=body, headers=auth(keys.a_service))
-    assert answer.status_code == 422 and answer.json()["field"] == "ranBy"
+    assert answer.status_code == 422
+    assert answer.json()["field"] == "ranBy"
 
 
 def run_gate(env: dict[str, str], *options: str) -> subprocess.CompletedProcess[str]:
@@ -182,13 +187,13 @@ async def test_the_gate_fails_on_a_regression_and_comments_the_pull_request_once
 
         failed = run_gate(env, *agent, "--candidate", "cand-2", *pr)
         assert failed.returncode == 1, failed.stdout + failed.stderr
-        assert "regressed" in failed.stdout and "commented on the pull request" in failed.stdout
+        assert "regressed" in failed.stdout
+        assert "commented on the pull request" in failed.stdout
         again = run_gate(env, *agent, "--candidate", "cand-2", *pr)
         assert again.returncode == 1, again.stdout + again.stderr
         (comment,) = github.issues[0].comments  # exactly once per commit (D184)
-        assert (
-            "regression" in comment["body"] and "<!-- feedbackloop-item: gate/" in comment["body"]
-        )
+        assert "regression" in comment["body"]
+        assert "<!-- feedbackloop-item: gate/" in comment["body"]
 
         passed = run_gate(env, *agent, "--candidate", "same-answers")
         assert passed.returncode == 0, passed.stdout + passed.stderr
@@ -203,6 +208,7 @@ async def test_the_gate_fails_on_a_regression_and_comments_the_pull_request_once
             refused = run_gate(env, *agent[:4], *bad)
             assert refused.returncode == 2, refused.stdout + refused.stderr
         nobody = run_gate(env, "--tenant", tenant, "--agent", "Nobody/Agent", "--candidate", "m")
-        assert nobody.returncode == 2 and "--agent" in nobody.stderr
+        assert nobody.returncode == 2
+        assert "--agent" in nobody.stderr
         assert github.violations == []
         assert len(github.issues[0].comments) == 1
