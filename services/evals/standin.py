@@ -21,7 +21,9 @@ each client is tested against a real server rather than a mock. A script is JSON
     }
 
 ``"delaySeconds"`` makes every answer take that long. ``GET /requests`` lists what was received.
-The first rule whose ``when`` is in the prompt (case-insensitively) answers, else ``default``.
+The first rule whose ``when`` is in the prompt (case-insensitively) answers, else ``default``;
+a rule with ``"forModel"`` answers only a request that asks for that model (two runners of a
+comparison, one stand-in).
 A reply answers on its ``modelName`` when it pins one (a reply on another model, SPEC W71),
 else on the model the request asked for, else on the script's ``modelName``. A rule with
 ``replies`` hands them out round-robin, counted per prompt, so a test can script "3 of 5
@@ -83,6 +85,9 @@ class Scripted(ScriptedReply):
 
 class Rule(Scripted):
     when: str = Field(min_length=1, description="Case-insensitive substring of the prompt.")
+    for_model: Ref | None = Field(
+        default=None, alias="forModel", description="Only when the request asks this model."
+    )
 
 
 class Script(_ScriptModel):
@@ -114,13 +119,13 @@ class _Turns:
         self.script = script
         self.counts: dict[tuple[int, str], int] = {}
 
-    def pick(self, prompt: str) -> ScriptedReply:
+    def pick(self, prompt: str, requested: str | None = None) -> ScriptedReply:
         folded = prompt.casefold()
         index, scripted = next(
             (
                 (i, rule)
                 for i, rule in enumerate(self.script.rules)
-                if rule.when.casefold() in folded
+                if rule.when.casefold() in folded and rule.for_model in (None, requested)
             ),
             (-1, self.script.default),
         )
@@ -182,7 +187,7 @@ def build_standin_app(script: Script) -> FastAPI:
             request = AgentRequest.model_validate(await receive(http))
         except ValidationError as error:
             return JSONResponse({"detail": json.loads(error.json(include_url=False))}, 422)
-        scripted = turns.pick(request.prompt)
+        scripted = turns.pick(request.prompt, request.requested_model)
         model = turns.model(scripted, request.requested_model)
         if scripted.error == "model-configuration":  # SPEC W70
             message = scripted.message or f"the stand-in cannot serve model {model}"
@@ -206,7 +211,7 @@ def build_standin_app(script: Script) -> FastAPI:
             error = {"code": "invalid_request", "message": "messages need a user message"}
             return JSONResponse({"error": error}, 400)
         requested = body.get("model") if isinstance(body.get("model"), str) else None
-        scripted = turns.pick(prompt)
+        scripted = turns.pick(prompt, requested)
         model = turns.model(scripted, requested)
         if scripted.error == "model-configuration":  # SPEC W70, as OpenAI says it
             message = scripted.message or f"The model `{model}` does not exist."

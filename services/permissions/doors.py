@@ -98,6 +98,8 @@ CLI_COMMANDS: dict[str, str] = {
     "roles revoke": AS_ADMIN, "agents register": AS_ADMIN, "charter write": AS_ADMIN,
     "erase": AS_ADMIN, "sessions end": AS_ADMIN,
     "appraise": AS_SERVICE,
+    # The CI gate: the comparison is the service's, each case runs as its confirmer (D181).
+    "gate": AS_SERVICE,
     "keys list": READS, "roles list": READS, "audit export": READS, "agents show": READS,
     "agents list": READS, "intake show": READS, "parked list": READS, "parked show": READS,
     "status": READS, "health": READS, "charter show": READS, "export": READS,

@@ -16,6 +16,7 @@ from services.processes import (
 )
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
+from services.processes.commands_gate import gate
 from services.processes.commands_http import api, serve
 from services.processes.commands_keys import HELP as KEYS_HELP
 from services.processes.commands_keys import keys_new
@@ -60,6 +61,7 @@ def started() -> None:
 app.add_typer(keys_app, name="keys")
 for command in (serve, api, projector, relay, handover, inbound, scheduler, rebuild, status):
     app.command()(command)
+app.command()(gate)  # the CI gate (docs/ci-gate.md)
 app.add_typer(parked_app, name="parked")
 parked_app.command("list")(commands_parked.parked_list)
 parked_app.command("show")(commands_parked.parked_show)

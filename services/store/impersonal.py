@@ -138,6 +138,18 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
     },
     "services.digests.triage:TriageItem.Filed": {"issue_url": "the tracker's issue link"},
     "services.digests.triage:TriageItem.Unrouted": {"finding": "a finding from a closed list"},
+    "services.evals.comparison:Comparison.CaseCompared": {
+        "side": "a comparison's side from a closed list (baseline, candidate)",
+        "summary": "a run's scores",
+        "reason": "why a case did not run: a reason from a closed list or the service's own "
+        "error text",
+    },
+    "services.evals.comparison:Comparison.Opened": {
+        "baseline": "a model's name (D180)",
+        "candidate": "a model's name or an agent endpoint's URL, the operator's (D180)",
+        "effort": "an effort level from a closed list",
+        "case_ids": "eval cases' ids, made by the service",
+    },
     "services.evals.domain:EvalCase.RunRecorded": {
         "effort": "an effort level from a closed list",
         "summary": "a run's scores",

@@ -47,6 +47,7 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("patch", "/factory/evals/cases/{case_id}"): {M},
     ("post", "/factory/evals/cases/{case_id}/confirm"): {M},
     ("post", "/factory/evals/cases/{case_id}/runs"): {M},
+    ("post", "/factory/evals/comparisons"): {M},  # decisions D181
     ("post", "/factory/learning/proposals/{proposal_id}/pick-up"): {M},
     ("post", "/factory/learning/proposals/{proposal_id}/decide"): {M},
     ("post", "/factory/learning/proposals/{proposal_id}/release"): {M},
@@ -90,6 +91,7 @@ EVENT_ALLOWED: dict[str, set[str]] = {
 PATH_VALUES = {
     "report_id": str(uuid.uuid4()),
     "case_id": str(uuid.uuid4()),
+    "comparison_id": str(uuid.uuid4()),
     "proposal_id": str(uuid.uuid4()),
     "datasetId": "coach/smoke",
     "taskId": "t-1",

@@ -43,6 +43,8 @@ MAY: dict[str, set[str]] = {
     "PatchEvalCaseCommand": {M},
     "ConfirmEvalCaseCommand": {M},
     "RecordEvalRun": {M},
+    "OpenComparison": {M},  # decisions D181
+    "RecordComparedCase": {M},
     "BuildWeeklyDigest": {OP},
     "PostWeeklyDigest": {OP},
     "RecordDigestDelivery": SERVICE_ONLY,

@@ -21,6 +21,7 @@ from projections.eval_cases import get_case, page_cases
 from services.console.console import Console, Visitor
 from services.console.page import Page
 from services.console.pages.eval_chart import HEIGHT, LEFT, WIDTH, pass_rate_chart
+from services.console.pages.eval_comparisons import eval_comparison_routes
 from services.console.pages.eval_runs import eval_run_routes, progress, start
 from services.edge.problems import status_of
 from services.evals.api import case_cursor
@@ -35,6 +36,7 @@ Text = Annotated[str | None, Query(max_length=512)]
 def eval_cases_routes(console: Console) -> APIRouter:
     router = APIRouter(include_in_schema=False)
     router.include_router(eval_run_routes(console))
+    router.include_router(eval_comparison_routes(console))
     http = console.http
 
     @router.get("/eval-cases")
