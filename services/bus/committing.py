@@ -20,6 +20,7 @@ from services.bus.issued import Issued
 from services.bus.units import Decided, Prepared, Unit
 from services.observing.metrics import BUS_BATCH_COMMANDS
 from services.store.event_store import EventStore
+from services.store.sealing import stored_events
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class Committing:
         self, decided: list[Decided], tracking: Tracking | None, trace: str | None = None
     ) -> list[Outcome]:
         events, ends = self._deciding.events(decided, trace)
-        stored = [self._store.mapper.to_stored_event(event) for event in events]
+        stored = stored_events(self._store.mapper, events)  # decisions D220
         return self.insert(Prepared(decided, tracking, events, ends, stored))
 
     def insert(self, prepared: Prepared) -> list[Outcome]:

@@ -23,6 +23,7 @@ from services.bus.units import Decided, Prepared, Unit, settled_position
 from services.observing.tracing import stamp
 from services.store.event_store import EventStore
 from services.store.existing import existing
+from services.store.sealing import stored_events
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class Deciding:
                     unit.results[index] = error
         tracking = next((t for unit in batch if (t := settled_position(unit))), None)
         events, ends = self.events(decided)
-        stored = [self._store.mapper.to_stored_event(e) for e in events]
+        stored = stored_events(self._store.mapper, events)  # decisions D220
         return Prepared(decided, tracking, events, ends, stored)
 
     def creating(self, batch: list[Unit]) -> dict[int, UUID]:

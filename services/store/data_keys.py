@@ -10,15 +10,18 @@ unreadable, in the log and in every copy of the log, while the events themselves
 ``feedbackloop_data_key_bindings`` says which key an aggregate's later events are sealed
 under (a report's hand-over names no person: its draft did). Ids only, nothing personal.
 
-Keys are cached per process (``DataKeys``): an erasure reaches every other process within
-``CACHE_SECONDS`` (decisions D42); the erasing process forgets the keys at once.
+Keys are cached per process (``DataKeys``): the erasing process forgets the keys at once;
+every other process learns of an erasure before it decodes the next page of the log it reads
+(``refresh``, called by ``read_log``), and on any other read within ``CACHE_SECONDS``
+(decisions D42, D221). ``generation`` counts the keys a process has forgotten, so that what
+is cached from a key (the mapper's ciphers) is dropped with it.
 """
 
 import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
@@ -29,7 +32,7 @@ from psycopg.rows import tuple_row
 KEYS_TABLE = "feedbackloop_data_keys"
 BINDINGS_TABLE = "feedbackloop_data_key_bindings"
 ERASURES_TABLE = "feedbackloop_data_key_erasures"
-CACHE_SECONDS = 5.0
+CACHE_SECONDS = 1.0  # decisions D221: 5 s before
 # Used when the settings name no master key: fine for development and tests, never for data
 # that matters (docs/privacy.md says how to set one).
 DEVELOPMENT_MASTER_KEY = hashlib.sha256(b"feedbackloop development master key").digest()
@@ -108,6 +111,7 @@ class DataKeys:
         self._erasures_seen = 0
         self._checked = -CACHE_SECONDS
         self._lock = threading.Lock()
+        self.generation = 0  # keys forgotten so far: a change empties what is cached of them
 
     def _connection(self) -> Any:
         """A connection of the store's own pool, in autocommit: each statement commits."""
@@ -121,10 +125,16 @@ class DataKeys:
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtext('feedbackloop_data_keys'))")
 
-    def _fresh(self) -> None:
+    def refresh(self) -> None:
+        """Keys destroyed elsewhere forgotten now (one small query): a reader of the log calls
+        it before decoding each page it read, so that no page read after an erasure commits is
+        opened with a key cached before it (decisions D221)."""
+        self._fresh(now=True)
+
+    def _fresh(self, now: bool = False) -> None:
         """Every key loaded once; keys destroyed elsewhere since the last look forgotten."""
-        now = time.monotonic()
-        if self._loaded and now - self._checked < CACHE_SECONDS:
+        at = time.monotonic()
+        if self._loaded and not now and at - self._checked < CACHE_SECONDS:
             return
         with self._lock, self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
             curs.execute(
@@ -145,7 +155,12 @@ class DataKeys:
                 curs.execute(f"SELECT aggregate_id, key_id FROM {BINDINGS_TABLE}")
                 self._by_aggregate.update(curs.fetchall())
                 self._loaded = True
-            self._checked = now
+            self._checked = at
+
+    def current_generation(self) -> int:
+        """How many keys this process has forgotten, once it has looked for erasures if due."""
+        self._fresh()
+        return self.generation
 
     def key_for(self, tenant_id: str, person: str, scope: str) -> DataKey:
         """The person's key of this scope, made on first use."""
@@ -153,26 +168,42 @@ class DataKeys:
         cached = self._by_owner.get((tenant_id, person, scope))
         if cached is not None:
             return cached
-        wrapped = aes_key_wrap(self.masters.current, os.urandom(32))
+        self.make([(tenant_id, person, scope)])
+        return self._by_owner[(tenant_id, person, scope)]
+
+    def make(self, owners: Iterable[tuple[str, str, str]]) -> None:
+        """The keys of these owners (tenant, person, scope) that are not there yet, made in
+        one statement and one commit: a batch of commands by new people waits on one commit,
+        not two round trips each (decisions D220). Sorted, so that two processes making the
+        same keys take their rows in one order."""
+        self._fresh()
+        missing = sorted({owner for owner in owners if owner not in self._by_owner})
+        if not missing:
+            return
+        current = self.masters.current
+        made = [(uuid4(), aes_key_wrap(current, os.urandom(32))) for _ in missing]
+        tenants, people, scopes = (list(column) for column in zip(*missing, strict=True))
         with self._connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
             curs.execute(
                 f"INSERT INTO {KEYS_TABLE} (key_id, tenant_id, person, scope, master, wrapped) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, person, scope) "
-                "DO NOTHING",
-                (uuid4(), tenant_id, person, scope, master_id(self.masters.current), wrapped),
-            )
+                "SELECT k, t, p, s, %s, w FROM unnest(%s::uuid[], %s::text[], %s::text[], "
+                "%s::text[], %s::bytea[]) AS made (k, t, p, s, w) "
+                "ON CONFLICT (tenant_id, person, scope) DO NOTHING",
+                (master_id(current), [k for k, _ in made], tenants, people, scopes,
+                 [w for _, w in made]),
+            )  # fmt: skip
             curs.execute(
-                f"SELECT key_id, master, wrapped FROM {KEYS_TABLE} "
-                "WHERE tenant_id = %s AND person = %s AND scope = %s",
-                (tenant_id, person, scope),
+                f"SELECT key_id, tenant_id, person, scope, master, wrapped FROM {KEYS_TABLE} "
+                "WHERE (tenant_id, person, scope) IN "
+                "(SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))",
+                (tenants, people, scopes),
             )
-            row = curs.fetchone()
-        assert row is not None, "inserted or already there"
-        key = DataKey(row[0], self.masters.unwrap(row[1], bytes(row[2])))
+            rows = curs.fetchall()
         with self._lock:
-            self._by_owner[(tenant_id, person, scope)] = key
-            self._by_id[key.key_id] = key.key
-        return key
+            for key_id, tenant, person, scope, master, wrapped in rows:
+                key = DataKey(key_id, self.masters.unwrap(master, bytes(wrapped)))
+                self._by_owner[(tenant, person, scope)] = key
+                self._by_id[key_id] = key.key
 
     def bind(self, aggregate_id: UUID, key_id: UUID) -> None:
         """Later events of this aggregate are sealed under this key (they name no person)."""
@@ -267,56 +298,9 @@ class DataKeys:
 
     def _drop(self, key_id: UUID) -> None:
         """Forget a destroyed key (the caller holds the lock)."""
+        self.generation += 1
         self._by_id[key_id] = None
         for owner in [o for o, k in self._by_owner.items() if k.key_id == key_id]:
             del self._by_owner[owner]
         for aggregate in [a for a, k in self._by_aggregate.items() if k == key_id]:
             del self._by_aggregate[aggregate]
-
-
-class MemoryDataKeys(DataKeys):
-    """The same keys in memory, for a store without PostgreSQL (the library's in-memory
-    recorder the unit tests use)."""
-
-    def __init__(self, masters: MasterKeys) -> None:
-        super().__init__(lambda: None, masters)
-        self._keys: dict[tuple[str, str, str], DataKey] = {}
-        self._bindings: dict[UUID, UUID] = {}
-
-    def ensure_tables(self) -> None:
-        pass
-
-    def key_for(self, tenant_id: str, person: str, scope: str) -> DataKey:
-        owner = (tenant_id, person, scope)
-        if owner not in self._keys:
-            self._keys[owner] = DataKey(uuid4(), os.urandom(32))
-        return self._keys[owner]
-
-    def bind(self, aggregate_id: UUID, key_id: UUID) -> None:
-        self._bindings.setdefault(aggregate_id, key_id)
-
-    def bound_key(self, aggregate_id: UUID) -> DataKey | None:
-        key_id = self._bindings.get(aggregate_id)
-        key = None if key_id is None else self.key(key_id)
-        return None if key_id is None or key is None else DataKey(key_id, key)
-
-    def key(self, key_id: UUID) -> bytes | None:
-        return next((k.key for k in self._keys.values() if k.key_id == key_id), None)
-
-    def person_keys(self, tenant_id: str, person: str) -> list[UUID]:
-        return [k.key_id for (t, p, _), k in self._keys.items() if (t, p) == (tenant_id, person)]
-
-    def destroy_person(self, tenant_id: str, person: str) -> list[UUID]:
-        destroyed = self.person_keys(tenant_id, person)
-        self._keys = {o: k for o, k in self._keys.items() if k.key_id not in destroyed}
-        return destroyed
-
-    def destroy_scopes_before(self, tenant_id: str, scope: str) -> list[UUID]:
-        gone = [
-            k.key_id for (t, _, s), k in self._keys.items() if t == tenant_id and "" < s < scope
-        ]
-        self._keys = {o: k for o, k in self._keys.items() if k.key_id not in gone}
-        return gone
-
-    def rewrap(self) -> int:
-        return 0

@@ -45,5 +45,9 @@ def read_log(
             )
             for id, aggregate, version, topic, state in curs.fetchall()
         ]  # fmt: skip
+    if notifications:
+        # Read after an erasure committed, a page is opened without the keys it destroyed, in
+        # every process: the erasures are looked at before it is decoded (decisions D221).
+        store.data_keys.refresh()
     upto = notifications[-1].id if len(notifications) == limit else head
     return upto, notifications

@@ -22,13 +22,14 @@ associated data, so a box moved to another event does not open.
 """
 
 import base64
+import binascii
 import hashlib
 import hmac
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 from uuid import UUID
 
@@ -55,6 +56,12 @@ SHAPE = "shape"  # what a sealed value that is no text or list erases to
 ITEMS = "items"  # a sealed list of records: each record's keys, so that it erases to records
 EACH = "[]"  # ``threads[].text``: the key ``text`` of each record of the list ``threads``
 _NONCE = 12
+# A box's plain text: a text value as its UTF-8 after this byte (decisions D222); any other
+# value, and every box sealed before, as the JSON ``{"v": value}``, which never begins so.
+TEXT = b"\x00"
+# Ciphers kept by the mapper, one per key it opened with (decisions D222): past this many the
+# cache is emptied and refilled by use; an erasure empties it too (``DataKeys.generation``).
+OPENERS_MAX = 10_000
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ class Personal:
     def fields(self) -> tuple[str, ...]:
         return self.text + self.identity
 
-    @property
+    @cached_property  # asked for every event read (decisions D222)
     def every_field(self) -> tuple[str, ...]:
         """Every field declared personal, whoever's key seals it."""
         return self.fields + tuple(self.names) + self.naming
@@ -130,6 +137,39 @@ class SealingMapper(Mapper[UUID]):
         super().__init__(transcoder)
         self.keys = keys
         self._ciphers: dict[UUID, AESGCM] = {}
+        # A stored key id's text → its id and cipher, or None once the key is destroyed:
+        # valid for one ``keys.generation`` (decisions D221, D222).
+        self._openers: dict[str, tuple[UUID, AESGCM] | None] = {}
+        self._generation = keys.generation
+
+    def to_stored_events(self, events: Iterable[DomainEventProtocol[UUID]]) -> list[StoredEvent]:
+        """Every event as ``to_stored_event`` stores it, the keys of their people not yet
+        made made first, in one commit (decisions D220)."""
+        events = list(events)
+        self.keys.make(owner for event in events for owner in self._owners(event))
+        return [self.to_stored_event(event) for event in events]
+
+    @staticmethod
+    def _owners(event: Any) -> Iterable[tuple[str, str, str]]:
+        """The keys (tenant, person, scope) sealing ``event`` will ask for, where they can be
+        told from its fields alone: the person's, and those of the people a field names. Others
+        (a key bound to an aggregate) are asked for as before, one at a time."""
+        declared = personal_of(type(event))
+        if declared is None:
+            return
+        state = vars(event)
+        tenant = state.get("tenant_id")
+        if not isinstance(tenant, str):
+            return
+        if declared.person is not None and (declared.fields or declared.naming):
+            person = state.get(declared.person)
+            if person is not None:
+                yield tenant, str(person), month_of(state["timestamp"]) if declared.dated else ""
+        for path in declared.names:
+            value = state.get(path)
+            for name in value if type(value) is list else [value]:
+                if type(name) is str and name:
+                    yield tenant, name, ""
 
     # Writing ---------------------------------------------------------------------------
 
@@ -224,7 +264,9 @@ class SealingMapper(Mapper[UUID]):
         return self._seal(self.keys.key_for(tenant, value, ""), place, path, value)
 
     def _seal(self, key: DataKey, place: tuple[UUID, int], path: str, value: Any) -> Any:
-        plain = self.transcoder.encode({"v": value})
+        plain = _plain_text(value) if type(value) is str else None
+        if plain is None:
+            plain = self.transcoder.encode({"v": value})
         nonce = hmac.new(key.key, _place(place, path), hashlib.sha256).digest()[:_NONCE]
         box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, _place(place, path))
         sealed: dict[str, Any] = {
@@ -299,19 +341,20 @@ class SealingMapper(Mapper[UUID]):
     def _open(
         self, place: tuple[UUID, int], path: str, sealed: dict[str, Any], identity: bool
     ) -> Any:
-        key_id = UUID(sealed[SEALED])
-        key = self.keys.key(key_id)
-        if key is not None:
+        opener = self._opener(sealed[SEALED])
+        if opener is not None:
+            key_id, cipher = opener
             try:
-                raw = base64.b64decode(sealed[BOX], validate=True)
-                plain = self._cipher(key_id, key).decrypt(
-                    raw[:_NONCE], raw[_NONCE:], _place(place, path)
-                )
-            except (InvalidTag, ValueError):  # ValueError: not base64 (binascii.Error)
+                raw = binascii.a2b_base64(sealed[BOX], strict_mode=True)
+                plain = cipher.decrypt(raw[:_NONCE], raw[_NONCE:], _place(place, path))
+            except (InvalidTag, ValueError, TypeError):  # not base64 (binascii.Error), not text
                 # The key is there, so this is no erasure: the box was changed, or is another
                 # place's. Neither its words nor "[erased]" is read (decisions D142).
                 raise broken_seal(place, path, key_id) from None
+            if plain[:1] == TEXT:
+                return plain[1:].decode()
             return self.transcoder.decode(plain)["v"]
+        key_id = UUID(sealed[SEALED])
         if identity:
             return f"erased:{key_id.hex[:12]}"
         if ITEMS in sealed:
@@ -320,9 +363,27 @@ class SealingMapper(Mapper[UUID]):
             return [ERASED] * int(sealed[LENGTH])
         return {"dict": {}, "other": None}.get(sealed.get(SHAPE, ""), ERASED)
 
+    def _opener(self, stored_key_id: str) -> tuple[UUID, AESGCM] | None:
+        """The key a box names, with its cipher; None once it is destroyed. Cached by the id's
+        text until this process forgets any key (decisions D221, D222)."""
+        generation = self.keys.current_generation()
+        if generation != self._generation or len(self._openers) >= OPENERS_MAX:
+            self._openers.clear()
+            self._ciphers.clear()
+            self._generation = generation
+        if stored_key_id in self._openers:
+            return self._openers[stored_key_id]
+        key_id = UUID(stored_key_id)
+        key = self.keys.key(key_id)
+        opener = None if key is None else (key_id, self._cipher(key_id, key))
+        self._openers[stored_key_id] = opener
+        return opener
+
     def _cipher(self, key_id: UUID, key: bytes) -> AESGCM:
         cipher = self._ciphers.get(key_id)
         if cipher is None:
+            if len(self._ciphers) >= OPENERS_MAX:
+                self._ciphers.clear()
             cipher = self._ciphers[key_id] = AESGCM(key)
         return cipher
 
@@ -337,6 +398,23 @@ def broken_seal(place: tuple[UUID, int], path: str, key_id: UUID) -> BrokenSeal:
 def opened_key(value: Any) -> UUID | None:
     """The key a stored field was sealed under, or None if it is not sealed."""
     return UUID(value[SEALED]) if is_sealed(value) else None
+
+
+def _plain_text(value: str) -> bytes | None:
+    """A text's plain form in a box, or None for one UTF-8 cannot hold (a lone surrogate:
+    the JSON form escapes it)."""
+    try:
+        return TEXT + value.encode()
+    except UnicodeEncodeError:
+        return None
+
+
+def stored_events(mapper: Mapper[UUID], events: list[Any]) -> list[StoredEvent]:
+    """The events as ``mapper`` stores them: a sealing mapper makes the keys they need in
+    one commit first (decisions D220); any other maps them one by one."""
+    if isinstance(mapper, SealingMapper):
+        return mapper.to_stored_events(events)
+    return [mapper.to_stored_event(event) for event in events]
 
 
 def _place(place: tuple[UUID, int], path: str) -> bytes:
