@@ -45,11 +45,18 @@ def validator(topic: str) -> Any:
     return jsonschema_rs.validator_for(json.loads(schema))
 
 
+def field_of(error: Any) -> str:
+    """The dotted path of what is wrong; a missing property is named itself, not its parent."""
+    path = [str(part) for part in error.instance_path]
+    missing = getattr(error.kind, "property", None)
+    return ".".join([*path, str(missing)] if missing is not None else path)
+
+
 def check(topic: str, event: Mapping[str, Any]) -> None:
     """Raise ``ValidationFailed`` naming the first field of ``event`` its topic's schema
     refuses (dotted: ``data.rating``)."""
     problems = [
-        {"field": ".".join(str(part) for part in error.instance_path), "message": error.message}
+        {"field": field_of(error), "message": error.message}
         for error in validator(topic).iter_errors(dict(event))
     ]
     if problems:
