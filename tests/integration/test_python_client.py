@@ -36,7 +36,7 @@ def api(database_url: str, keys: Keys) -> Iterator[ServedApi]:
 
 def test_feedback_in_three_lines_then_read_as_written(api: ServedApi, keys: Keys) -> None:
     client = Client(api.url, api_key=keys.a)
-    written = client.record_feedback(project_id="p", subject_kind="run", subject_ref="run-1", kind="rating", rating=5)  # fmt: skip
+    written = client.record_feedback(project_id="p", subject_kind="run", subject_ref="run-1", kind="rating", rating=5)  # fmt: skip  # noqa: E501  (the README's three lines)
     assert isinstance(written, models.FeedbackWritten)
 
     seen = list(client.iter_feedback(min_position=written))  # waits until the read model has it
@@ -65,7 +65,9 @@ def test_every_write_carries_an_idempotency_key_and_a_repeat_records_nothing(
             client.record_feedback(**RATING, rating=3, idempotency_key=sent[0])
         assert conflict.value.status == 409
         assert api.event_count() == before
-    assert len(sent) == 4 and all(sent) and len(set(sent)) == 2
+    assert len(sent) == 4
+    assert all(sent)
+    assert len(set(sent)) == 2
     assert str(uuid.UUID(str(sent[1]))) == sent[1]
 
 
@@ -108,7 +110,8 @@ def test_a_list_longer_than_a_page_comes_whole_page_by_page(api: ServedApi, keys
         assert walked == [str(i) for i in ids[::-1]]  # newest first, nothing missed or repeated
         assert len(pages) == 3  # 2 + 2 + 1
         first = client.feedback_page(limit=2)
-        assert len(first.items) == 2 and first.next is not None
+        assert len(first.items) == 2
+        assert first.next is not None
     # Another tenant's list is its own.
     with Client(api.url, api_key=keys.b) as other:
         assert list(other.iter_feedback()) == []
