@@ -75,12 +75,16 @@ def write_models(document: dict[str, Any], into: Path) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         source = Path(scratch) / "openapi.json"
         source.write_text(json.dumps(document, sort_keys=True))
+        # Written in the scratch folder, then copied: the formatter then reads no project's
+        # settings, so the text is the same wherever it is generated.
+        written = Path(scratch) / "models.py"
         codegen = Path(sys.executable).with_name("datamodel-codegen")
         subprocess.run(
-            [str(codegen), "--input", str(source), "--output", str(into / "models.py"), *OPTIONS],
+            [str(codegen), "--input", str(source), "--output", str(written), *OPTIONS],
             check=True,
             capture_output=True,
         )
+        shutil.copyfile(written, into / "models.py")
 
 
 def write_schemas(into: Path) -> None:

@@ -41,8 +41,8 @@ class FailsOnce:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        headers = {k.decode(): v.decode() for k, v in scope["headers"] if k != b"host"}
-        key = headers.get("idempotency-key")
+        asked = {k.decode(): v.decode() for k, v in scope["headers"] if k != b"host"}
+        key = asked.get("idempotency-key")
         first = key not in self.keys
         self.keys.append(key)
         status, answer = 503, b'{"error": "unavailable", "message": "stand-in", "field": null}'
@@ -51,12 +51,12 @@ class FailsOnce:
                 query = scope["query_string"].decode()
                 forwarded = await http.request(
                     scope["method"], scope["path"] + (f"?{query}" if query else ""),
-                    content=body, headers=headers,
+                    content=body, headers=asked,
                 )  # fmt: skip
             if not first:
                 status, answer = forwarded.status_code, forwarded.content
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"0")]})  # fmt: skip
+        headers = [(b"content-type", b"application/json"), (b"retry-after", b"0")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
 
 

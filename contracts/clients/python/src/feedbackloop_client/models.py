@@ -65,7 +65,10 @@ class AuditRecord(BaseModel):
     ] = None
     reason: Annotated[
         str | None,
-        Field(description="A refusal's or failure's error code; else null.", title="Reason"),
+        Field(
+            description="A refusal's or failure's error code; else null.",
+            title="Reason",
+        ),
     ]
     result: Annotated[Result, Field(title="Result")]
     roles: Annotated[list[str], Field(title="Roles")]
@@ -112,9 +115,14 @@ class CharterWritten(BaseModel):
         populate_by_name=True,
     )
     findings: Annotated[
-        list[str], Field(description="What to look at, short of a refusal (M14).", title="Findings")
+        list[str],
+        Field(
+            description="What to look at, short of a refusal (M14).", title="Findings"
+        ),
     ]
-    lines: Annotated[int, Field(description="How many lines the charter has now.", title="Lines")]
+    lines: Annotated[
+        int, Field(description="How many lines the charter has now.", title="Lines")
+    ]
     position: Annotated[
         str,
         Field(
@@ -208,7 +216,9 @@ class ConsentWritten(BaseModel):
 
 
 class ScoringRule(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, min_length=1, title="Scoringrule")] = None
+    root: Annotated[str, Field(max_length=200, min_length=1, title="Scoringrule")] = (
+        None
+    )
 
 
 class CurateTask(BaseModel):
@@ -229,9 +239,9 @@ class CurateTask(BaseModel):
     input_ref: Annotated[
         str, Field(alias="inputRef", max_length=512, min_length=1, title="Inputref")
     ]
-    scoring_rule: Annotated[ScoringRule | None, Field(alias="scoringRule", title="Scoringrule")] = (
-        None
-    )
+    scoring_rule: Annotated[
+        ScoringRule | None, Field(alias="scoringRule", title="Scoringrule")
+    ] = None
     task_id: Annotated[
         str,
         Field(
@@ -251,7 +261,9 @@ class DatasetVersion(BaseModel):
         populate_by_name=True,
     )
     classification: Annotated[str, Field(title="Classification")]
-    published_at: Annotated[AwareDatetime, Field(alias="publishedAt", title="Publishedat")]
+    published_at: Annotated[
+        AwareDatetime, Field(alias="publishedAt", title="Publishedat")
+    ]
     snapshot_ref: Annotated[str, Field(alias="snapshotRef", title="Snapshotref")]
     task_count: Annotated[int, Field(alias="taskCount", title="Taskcount")]
     version: Annotated[int, Field(title="Version")]
@@ -266,7 +278,10 @@ class Reason(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            description="Required to reject (C33).", max_length=2000, min_length=1, title="Reason"
+            description="Required to reject (C33).",
+            max_length=2000,
+            min_length=1,
+            title="Reason",
         ),
     ] = None
 
@@ -289,10 +304,14 @@ class DigestSummary(BaseModel):
     )
     agents: Annotated[int, Field(title="Agents")]
     built_at: Annotated[AwareDatetime, Field(alias="builtAt", title="Builtat")]
-    posted_at: Annotated[AwareDatetime | None, Field(alias="postedAt", title="Postedat")]
+    posted_at: Annotated[
+        AwareDatetime | None, Field(alias="postedAt", title="Postedat")
+    ]
     reports: Annotated[int, Field(title="Reports")]
     truncated: Annotated[bool, Field(title="Truncated")]
-    week: Annotated[str, Field(examples=["2026-W48"], pattern="^[0-9]{4}-W[0-9]{2}$", title="Week")]
+    week: Annotated[
+        str, Field(examples=["2026-W48"], pattern="^[0-9]{4}-W[0-9]{2}$", title="Week")
+    ]
 
 
 class Category(StrEnum):
@@ -378,7 +397,9 @@ class EvidenceCheck(BaseModel):
             title="Node",
         ),
     ]
-    readable: Annotated[bool, Field(description="Could the reporter read it?", title="Readable")]
+    readable: Annotated[
+        bool, Field(description="Could the reporter read it?", title="Readable")
+    ]
 
 
 class EvidenceRow(BaseModel):
@@ -413,9 +434,13 @@ class FailingUnit(BaseModel):
         populate_by_name=True,
     )
     attempts: Annotated[int, Field(title="Attempts")]
-    first_failed_at: Annotated[AwareDatetime, Field(alias="firstFailedAt", title="Firstfailedat")]
+    first_failed_at: Annotated[
+        AwareDatetime, Field(alias="firstFailedAt", title="Firstfailedat")
+    ]
     job: Annotated[str, Field(title="Job")]
-    last_failed_at: Annotated[AwareDatetime, Field(alias="lastFailedAt", title="Lastfailedat")]
+    last_failed_at: Annotated[
+        AwareDatetime, Field(alias="lastFailedAt", title="Lastfailedat")
+    ]
     order: Annotated[str, Field(title="Order")]
     reason: Annotated[str, Field(title="Reason")]
     unit: Annotated[str, Field(title="Unit")]
@@ -477,7 +502,10 @@ class FeedbackPage(BaseModel):
     items: Annotated[list[FeedbackItem], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -551,7 +579,9 @@ class KeyIssued(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    key: Annotated[str, Field(description="The bearer key; it is not shown again.", title="Key")]
+    key: Annotated[
+        str, Field(description="The bearer key; it is not shown again.", title="Key")
+    ]
     key_id: Annotated[UUID, Field(alias="keyId", title="Keyid")]
     position: Annotated[
         str,
@@ -572,7 +602,9 @@ class KeyView(BaseModel):
     issued_by: Annotated[str, Field(alias="issuedBy", title="Issuedby")]
     key_id: Annotated[UUID, Field(alias="keyId", title="Keyid")]
     revoked: Annotated[bool, Field(title="Revoked")]
-    revoked_at: Annotated[AwareDatetime | None, Field(alias="revokedAt", title="Revokedat")]
+    revoked_at: Annotated[
+        AwareDatetime | None, Field(alias="revokedAt", title="Revokedat")
+    ]
     revoked_by: Annotated[str | None, Field(alias="revokedBy", title="Revokedby")]
     scopes: Annotated[list[str], Field(title="Scopes")]
     service: Annotated[bool, Field(title="Service")]
@@ -609,7 +641,8 @@ class NewApiKey(BaseModel):
     )
     scopes: Annotated[list[str] | None, Field(max_length=20, title="Scopes")] = None
     service: Annotated[
-        bool | None, Field(description="A service's key, not a person's.", title="Service")
+        bool | None,
+        Field(description="A service's key, not a person's.", title="Service"),
     ] = False
     subject: Annotated[str, Field(max_length=200, min_length=1, title="Subject")]
 
@@ -638,7 +671,9 @@ class NightScore(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    correct_rate: Annotated[float | None, Field(alias="correctRate", title="Correctrate")]
+    correct_rate: Annotated[
+        float | None, Field(alias="correctRate", title="Correctrate")
+    ]
     looked_rate: Annotated[float | None, Field(alias="lookedRate", title="Lookedrate")]
     non_answers: Annotated[int, Field(alias="nonAnswers", title="Nonanswers")]
     passed: Annotated[bool, Field(title="Passed")]
@@ -658,7 +693,9 @@ class NightSummary(BaseModel):
     )
     counts: NightCounts
     date: Annotated[date_aliased, Field(title="Date")]
-    finished_at: Annotated[AwareDatetime | None, Field(alias="finishedAt", title="Finishedat")]
+    finished_at: Annotated[
+        AwareDatetime | None, Field(alias="finishedAt", title="Finishedat")
+    ]
     planned_at: Annotated[AwareDatetime, Field(alias="plannedAt", title="Plannedat")]
     position: Annotated[
         str,
@@ -677,7 +714,10 @@ class OutcomeRecorded(BaseModel):
     )
     active: Annotated[
         str | None,
-        Field(description="The draft's active outcome now; null if withdrawn.", title="Active"),
+        Field(
+            description="The draft's active outcome now; null if withdrawn.",
+            title="Active",
+        ),
     ]
     draft_id: Annotated[str, Field(alias="draftId", title="Draftid")]
     outcome_id: Annotated[str, Field(alias="outcomeId", title="Outcomeid")]
@@ -711,7 +751,10 @@ class ParkedEvent(BaseModel):
     attempts: Annotated[int, Field(title="Attempts")]
     behind: Annotated[
         int | None,
-        Field(description="The position of the parked event it waits behind.", title="Behind"),
+        Field(
+            description="The position of the parked event it waits behind.",
+            title="Behind",
+        ),
     ]
     log_position: Annotated[
         int,
@@ -725,7 +768,8 @@ class ParkedEvent(BaseModel):
     reader: Annotated[str, Field(title="Reader")]
     reason: Annotated[str, Field(title="Reason")]
     released: Annotated[
-        bool, Field(description="Released for the reader to try again.", title="Released")
+        bool,
+        Field(description="Released for the reader to try again.", title="Released"),
     ]
     topic: Annotated[str, Field(title="Topic")]
 
@@ -737,7 +781,9 @@ class ParkedMessage(BaseModel):
     )
     code: Annotated[
         str | None,
-        Field(description="The refusal's code, as a dead letter names it.", title="Code"),
+        Field(
+            description="The refusal's code, as a dead letter names it.", title="Code"
+        ),
     ]
     kept_whole: Annotated[
         bool,
@@ -759,7 +805,9 @@ class ParkedMessage(BaseModel):
     ]
     partition: Annotated[int, Field(title="Partition")]
     reason: Annotated[str, Field(title="Reason")]
-    size: Annotated[int, Field(description="The message's size in bytes.", title="Size")]
+    size: Annotated[
+        int, Field(description="The message's size in bytes.", title="Size")
+    ]
     topic: Annotated[str, Field(title="Topic")]
 
 
@@ -771,7 +819,10 @@ class ParkedMessagesPage(BaseModel):
     items: Annotated[list[ParkedMessage], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
     others: Annotated[
         int,
@@ -781,7 +832,10 @@ class ParkedMessagesPage(BaseModel):
         ),
     ]
     own: Annotated[
-        int, Field(description="All of the parked messages naming your tenant.", title="Own")
+        int,
+        Field(
+            description="All of the parked messages naming your tenant.", title="Own"
+        ),
     ]
 
 
@@ -793,7 +847,10 @@ class ParkedPage(BaseModel):
     items: Annotated[list[ParkedEvent], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
     others: Annotated[
         int,
@@ -802,7 +859,9 @@ class ParkedPage(BaseModel):
             title="Others",
         ),
     ]
-    own: Annotated[int, Field(description="All of your tenant's parked events.", title="Own")]
+    own: Annotated[
+        int, Field(description="All of your tenant's parked events.", title="Own")
+    ]
 
 
 class ParsedBlock(BaseModel):
@@ -821,7 +880,9 @@ class PassRatePoint(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    correct_rate: Annotated[float | None, Field(alias="correctRate", title="Correctrate")]
+    correct_rate: Annotated[
+        float | None, Field(alias="correctRate", title="Correctrate")
+    ]
     passed: Annotated[bool, Field(title="Passed")]
     recorded_at: Annotated[AwareDatetime, Field(alias="recordedAt", title="Recordedat")]
     run_id: Annotated[str, Field(alias="runId", title="Runid")]
@@ -844,7 +905,9 @@ class Model(RootModel[str]):
 
 
 class MustAssert(RootModel[str]):
-    root: Annotated[str, Field(max_length=2000, min_length=1, title="Mustassert")] = None
+    root: Annotated[str, Field(max_length=2000, min_length=1, title="Mustassert")] = (
+        None
+    )
 
 
 class MustGroundItem(RootModel[str]):
@@ -852,7 +915,9 @@ class MustGroundItem(RootModel[str]):
 
 
 class MustGround(RootModel[list[MustGroundItem]]):
-    root: Annotated[list[MustGroundItem], Field(max_length=50, title="Mustground")] = None
+    root: Annotated[list[MustGroundItem], Field(max_length=50, title="Mustground")] = (
+        None
+    )
 
 
 class MustNotAssertItem(RootModel[str]):
@@ -860,7 +925,9 @@ class MustNotAssertItem(RootModel[str]):
 
 
 class MustNotAssert(RootModel[list[MustNotAssertItem]]):
-    root: Annotated[list[MustNotAssertItem], Field(max_length=50, title="Mustnotassert")] = None
+    root: Annotated[
+        list[MustNotAssertItem], Field(max_length=50, title="Mustnotassert")
+    ] = None
 
 
 class Prompt1(RootModel[str]):
@@ -874,10 +941,15 @@ class PatchEvalCase(BaseModel):
     )
     context: Annotated[Context | None, Field(title="Context")] = None
     model: Annotated[
-        Model | None, Field(description="Pin the model the case runs on.", title="Model")
+        Model | None,
+        Field(description="Pin the model the case runs on.", title="Model"),
     ] = None
-    must_assert: Annotated[MustAssert | None, Field(alias="mustAssert", title="Mustassert")] = None
-    must_ground: Annotated[MustGround | None, Field(alias="mustGround", title="Mustground")] = None
+    must_assert: Annotated[
+        MustAssert | None, Field(alias="mustAssert", title="Mustassert")
+    ] = None
+    must_ground: Annotated[
+        MustGround | None, Field(alias="mustGround", title="Mustground")
+    ] = None
     must_not_assert: Annotated[
         MustNotAssert | None, Field(alias="mustNotAssert", title="Mustnotassert")
     ] = None
@@ -889,7 +961,9 @@ class PersonErasure(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    artifacts_deleted: Annotated[int, Field(alias="artifactsDeleted", title="Artifactsdeleted")]
+    artifacts_deleted: Annotated[
+        int, Field(alias="artifactsDeleted", title="Artifactsdeleted")
+    ]
     erasure_id: Annotated[str, Field(alias="erasureId", title="Erasureid")]
     events: Annotated[int, Field(title="Events")]
     keys_destroyed: Annotated[int, Field(alias="keysDestroyed", title="Keysdestroyed")]
@@ -921,12 +995,18 @@ class PostedState(BaseModel):
         ),
     ]
     identities: Annotated[
-        list[str], Field(description="The feedbackPaths posted, one per agent.", title="Identities")
+        list[str],
+        Field(
+            description="The feedbackPaths posted, one per agent.", title="Identities"
+        ),
     ]
     note: Annotated[
-        str | None, Field(description="Why nothing was posted, when nothing was.", title="Note")
+        str | None,
+        Field(description="Why nothing was posted, when nothing was.", title="Note"),
     ]
-    posted_at: Annotated[AwareDatetime | None, Field(alias="postedAt", title="Postedat")]
+    posted_at: Annotated[
+        AwareDatetime | None, Field(alias="postedAt", title="Postedat")
+    ]
     routes: Annotated[list[str], Field(title="Routes")]
 
 
@@ -937,7 +1017,10 @@ class Problem(BaseModel):
     )
     field: Annotated[
         str,
-        Field(description="The field, parameter or header, dotted for nested ones.", title="Field"),
+        Field(
+            description="The field, parameter or header, dotted for nested ones.",
+            title="Field",
+        ),
     ]
     message: Annotated[str, Field(title="Message")]
 
@@ -981,10 +1064,14 @@ class ProposalView(BaseModel):
             title="Charterline",
         ),
     ] = None
-    decided_at: Annotated[AwareDatetime | None, Field(alias="decidedAt", title="Decidedat")]
+    decided_at: Annotated[
+        AwareDatetime | None, Field(alias="decidedAt", title="Decidedat")
+    ]
     evidence: Annotated[list[EvidenceRow], Field(title="Evidence")]
     evidence_hash: Annotated[str, Field(alias="evidenceHash", title="Evidencehash")]
-    evidence_refs: Annotated[list[str], Field(alias="evidenceRefs", title="Evidencerefs")]
+    evidence_refs: Annotated[
+        list[str], Field(alias="evidenceRefs", title="Evidencerefs")
+    ]
     expected_effect: Annotated[EffectShown | None, Field(alias="expectedEffect")]
     kind: Annotated[
         str,
@@ -993,7 +1080,9 @@ class ProposalView(BaseModel):
             title="Kind",
         ),
     ]
-    profile: Annotated[str, Field(description="The drafter's profile (C46).", title="Profile")]
+    profile: Annotated[
+        str, Field(description="The drafter's profile (C46).", title="Profile")
+    ]
     proposal_id: Annotated[UUID, Field(alias="proposalId", title="Proposalid")]
     raised_at: Annotated[AwareDatetime, Field(alias="raisedAt", title="Raisedat")]
     reason: Annotated[str | None, Field(title="Reason")]
@@ -1003,11 +1092,20 @@ class ProposalView(BaseModel):
     reviewed_by: Annotated[str | None, Field(alias="reviewedBy", title="Reviewedby")]
     state: Annotated[State, Field(title="State")]
     summary_ref: Annotated[
-        str, Field(alias="summaryRef", description="The drafted summary (C06).", title="Summaryref")
+        str,
+        Field(
+            alias="summaryRef",
+            description="The drafted summary (C06).",
+            title="Summaryref",
+        ),
     ]
-    superseded_by: Annotated[str | None, Field(alias="supersededBy", title="Supersededby")]
+    superseded_by: Annotated[
+        str | None, Field(alias="supersededBy", title="Supersededby")
+    ]
     target_asset_id: Annotated[str, Field(alias="targetAssetId", title="Targetassetid")]
-    target_version: Annotated[str | None, Field(alias="targetVersion", title="Targetversion")]
+    target_version: Annotated[
+        str | None, Field(alias="targetVersion", title="Targetversion")
+    ]
     tenant_id: Annotated[str, Field(alias="tenantId", title="Tenantid")]
     waiting_for_release: Annotated[
         bool,
@@ -1047,11 +1145,16 @@ class ReaderStanding(BaseModel):
     )
     incidents: Annotated[
         list[str],
-        Field(description="What an operator should see to (degraded).", title="Incidents"),
+        Field(
+            description="What an operator should see to (degraded).", title="Incidents"
+        ),
     ]
     lag: Annotated[
         int,
-        Field(description="Positions behind the log's head (messages, for inbound).", title="Lag"),
+        Field(
+            description="Positions behind the log's head (messages, for inbound).",
+            title="Lag",
+        ),
     ]
     log_position: Annotated[
         int,
@@ -1063,12 +1166,16 @@ class ReaderStanding(BaseModel):
     ]
     name: Annotated[str, Field(title="Name")]
     parked: Annotated[
-        int, Field(description="What it parked, of every tenant: a count.", title="Parked")
+        int,
+        Field(description="What it parked, of every tenant: a count.", title="Parked"),
     ]
     problems: Annotated[
-        list[str], Field(description="What stops it doing its job (not ready).", title="Problems")
+        list[str],
+        Field(description="What stops it doing its job (not ready).", title="Problems"),
     ]
-    seen_seconds_ago: Annotated[float | None, Field(alias="seenSecondsAgo", title="Seensecondsago")]
+    seen_seconds_ago: Annotated[
+        float | None, Field(alias="seenSecondsAgo", title="Seensecondsago")
+    ]
     state: Annotated[str, Field(title="State")]
 
 
@@ -1093,7 +1200,9 @@ class CommentRef(RootModel[str]):
 
 
 class CorrectedArtifactRef(RootModel[str]):
-    root: Annotated[str, Field(max_length=512, min_length=1, title="Correctedartifactref")] = None
+    root: Annotated[
+        str, Field(max_length=512, min_length=1, title="Correctedartifactref")
+    ] = None
 
 
 class Rating(RootModel[int]):
@@ -1116,7 +1225,9 @@ class Serves2(RootModel[list[Serves2Item]]):
 
 
 class IdempotencyKey(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, min_length=1, title="Idempotencykey")] = None
+    root: Annotated[
+        str, Field(max_length=200, min_length=1, title="Idempotencykey")
+    ] = None
 
 
 class Serves3Item(RootModel[str]):
@@ -1165,13 +1276,20 @@ class RecordOwnerOutcome(BaseModel):
     )
     commitment: Annotated[
         Commitment | None,
-        Field(description="The recorded commitment harmed: required for harm.", title="Commitment"),
+        Field(
+            description="The recorded commitment harmed: required for harm.",
+            title="Commitment",
+        ),
     ] = None
-    draft_id: Annotated[str, Field(alias="draftId", max_length=512, min_length=1, title="Draftid")]
+    draft_id: Annotated[
+        str, Field(alias="draftId", max_length=512, min_length=1, title="Draftid")
+    ]
     outcome_id: Annotated[
         str, Field(alias="outcomeId", max_length=512, min_length=1, title="Outcomeid")
     ]
-    run_id: Annotated[str, Field(alias="runId", max_length=512, min_length=1, title="Runid")]
+    run_id: Annotated[
+        str, Field(alias="runId", max_length=512, min_length=1, title="Runid")
+    ]
     supersedes: Annotated[
         Supersedes | None,
         Field(
@@ -1235,7 +1353,8 @@ class RegisterAgent(BaseModel):
     repository: Annotated[
         Repository | None,
         Field(
-            description="`owner/name` of the tracker repository of its issues.", title="Repository"
+            description="`owner/name` of the tracker repository of its issues.",
+            title="Repository",
         ),
     ] = None
 
@@ -1258,7 +1377,10 @@ class RegisteredAgentList(BaseModel):
     items: Annotated[list[RegisteredAgent], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -1275,7 +1397,9 @@ class Harness(RootModel[str]):
 
 
 class RequestedModelName(RootModel[str]):
-    root: Annotated[str, Field(max_length=512, min_length=1, title="Requestedmodelname")] = None
+    root: Annotated[
+        str, Field(max_length=512, min_length=1, title="Requestedmodelname")
+    ] = None
 
 
 class ReportStep(BaseModel):
@@ -1307,7 +1431,10 @@ class ReportSubmitted(BaseModel):
     report_id: Annotated[UUID, Field(alias="reportId", title="Reportid")]
     status: Annotated[
         str,
-        Field(description="Draft, HandedOver, New, Triaged, Resolved or WontFix.", title="Status"),
+        Field(
+            description="Draft, HandedOver, New, Triaged, Resolved or WontFix.",
+            title="Status",
+        ),
     ]
 
 
@@ -1328,7 +1455,10 @@ class ReportWritten(BaseModel):
     report_id: Annotated[UUID, Field(alias="reportId", title="Reportid")]
     status: Annotated[
         str,
-        Field(description="Draft, HandedOver, New, Triaged, Resolved or WontFix.", title="Status"),
+        Field(
+            description="Draft, HandedOver, New, Triaged, Resolved or WontFix.",
+            title="Status",
+        ),
     ]
 
 
@@ -1366,7 +1496,8 @@ class ReviewReport(BaseModel):
     change: Annotated[
         Change | None,
         Field(
-            description="For Resolved: what changed, so the reporter can be told.", title="Change"
+            description="For Resolved: what changed, so the reporter can be told.",
+            title="Change",
         ),
     ] = None
     link: Annotated[Link | None, Field(title="Link")] = None
@@ -1382,7 +1513,9 @@ class ReviewState(BaseModel):
     change: Annotated[str | None, Field(title="Change")]
     link: Annotated[str | None, Field(title="Link")]
     reason: Annotated[str | None, Field(title="Reason")]
-    reviewed_at: Annotated[AwareDatetime | None, Field(alias="reviewedAt", title="Reviewedat")]
+    reviewed_at: Annotated[
+        AwareDatetime | None, Field(alias="reviewedAt", title="Reviewedat")
+    ]
     reviewed_by: Annotated[str | None, Field(alias="reviewedBy", title="Reviewedby")]
 
 
@@ -1407,7 +1540,8 @@ class RunEvalCase(BaseModel):
         populate_by_name=True,
     )
     conversations: Annotated[
-        int | None, Field(description="Run one after another.", ge=1, le=20, title="Conversations")
+        int | None,
+        Field(description="Run one after another.", ge=1, le=20, title="Conversations"),
     ] = 5
     effort: Annotated[Effort | None, Field(title="Effort")] = "medium"
 
@@ -1435,9 +1569,12 @@ class RunUnderWayView(BaseModel):
         populate_by_name=True,
     )
     conversations: Annotated[
-        int, Field(description="How many conversations the run has.", title="Conversations")
+        int,
+        Field(description="How many conversations the run has.", title="Conversations"),
     ]
-    done: Annotated[int, Field(description="How many of them are scored so far.", title="Done")]
+    done: Annotated[
+        int, Field(description="How many of them are scored so far.", title="Done")
+    ]
     ran_by: Annotated[str, Field(alias="ranBy", title="Ranby")]
     run_id: Annotated[UUID, Field(alias="runId", title="Runid")]
     started_at: Annotated[AwareDatetime, Field(alias="startedAt", title="Startedat")]
@@ -1460,7 +1597,8 @@ class RunnerHealth(BaseModel):
     runner: Annotated[
         Runner,
         Field(
-            description="'night': the nightly run; 'manual': a person's on demand.", title="Runner"
+            description="'night': the nightly run; 'manual': a person's on demand.",
+            title="Runner",
         ),
     ]
     with_run: Annotated[int, Field(alias="withRun", title="Withrun")]
@@ -1474,12 +1612,15 @@ class RunnerHistory(BaseModel):
     pass_rate: Annotated[
         float,
         Field(
-            alias="passRate", description="passed / runs, of this runner only.", title="Passrate"
+            alias="passRate",
+            description="passed / runs, of this runner only.",
+            title="Passrate",
         ),
     ]
     passed: Annotated[int, Field(title="Passed")]
     points: Annotated[
-        list[PassRatePoint], Field(description="Each of its runs, newest first.", title="Points")
+        list[PassRatePoint],
+        Field(description="Each of its runs, newest first.", title="Points"),
     ]
     ran_by: Annotated[str, Field(alias="ranBy", title="Ranby")]
     runner: Annotated[
@@ -1507,10 +1648,12 @@ class SchedulerOrders(BaseModel):
     )
     failing: Annotated[list[FailingUnit], Field(title="Failing")]
     given_up: Annotated[
-        dict[str, str], Field(alias="givenUp", description="Order name → why.", title="Givenup")
+        dict[str, str],
+        Field(alias="givenUp", description="Order name → why.", title="Givenup"),
     ]
     retrying: Annotated[
-        dict[str, int], Field(description="Order name → attempts so far.", title="Retrying")
+        dict[str, int],
+        Field(description="Order name → attempts so far.", title="Retrying"),
     ]
     tick: Annotated[AwareDatetime | None, Field(title="Tick")]
 
@@ -1546,11 +1689,16 @@ class SensorReading(BaseModel):
     state: Annotated[State2, Field(title="State")]
     value: Annotated[
         float | None,
-        Field(description="Seconds, a count or a share; null unless observed.", title="Value"),
+        Field(
+            description="Seconds, a count or a share; null unless observed.",
+            title="Value",
+        ),
     ]
     within: Annotated[
         bool | None,
-        Field(description="Null unless observed: missing is never within.", title="Within"),
+        Field(
+            description="Null unless observed: missing is never within.", title="Within"
+        ),
     ]
 
 
@@ -1559,7 +1707,9 @@ class SentAgain(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    sent: Annotated[int, Field(description="The position of the message sent again.", title="Sent")]
+    sent: Annotated[
+        int, Field(description="The position of the message sent again.", title="Sent")
+    ]
 
 
 class ShareMade(BaseModel):
@@ -1672,7 +1822,9 @@ class SourcesView(BaseModel):
     )
     read: Annotated[int, Field(title="Read")]
     unreadable: Annotated[int, Field(title="Unreadable")]
-    unreadable_names: Annotated[list[str], Field(alias="unreadableNames", title="Unreadablenames")]
+    unreadable_names: Annotated[
+        list[str], Field(alias="unreadableNames", title="Unreadablenames")
+    ]
 
 
 class StandingIssue(BaseModel):
@@ -1723,7 +1875,11 @@ class StepReadingView(BaseModel):
     check: Annotated[Check | None, Field(title="Check")]
     check_changes: Annotated[
         int,
-        Field(alias="checkChanges", description="Written after completion.", title="Checkchanges"),
+        Field(
+            alias="checkChanges",
+            description="Written after completion.",
+            title="Checkchanges",
+        ),
     ]
     finding: Annotated[Finding | None, Field(title="Finding")]
     step_id: Annotated[str, Field(alias="stepId", title="Stepid")]
@@ -1751,7 +1907,10 @@ class TaskPage(BaseModel):
     ]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -1809,11 +1968,15 @@ class Trend(BaseModel):
         populate_by_name=True,
     )
     change: Annotated[
-        int, Field(description="This week's total minus the week before's.", title="Change")
+        int,
+        Field(description="This week's total minus the week before's.", title="Change"),
     ]
     previous: Annotated[
         int,
-        Field(description="Submitted reports of the agent in the week before.", title="Previous"),
+        Field(
+            description="Submitted reports of the agent in the week before.",
+            title="Previous",
+        ),
     ]
 
 
@@ -1855,7 +2018,10 @@ class VersionPublished(BaseModel):
     classification: Annotated[str, Field(title="Classification")]
     created: Annotated[
         bool,
-        Field(description="False when the request repeated a published version.", title="Created"),
+        Field(
+            description="False when the request repeated a published version.",
+            title="Created",
+        ),
     ]
     dataset_id: Annotated[str, Field(alias="datasetId", title="Datasetid")]
     name: Annotated[str, Field(title="Name")]
@@ -1867,7 +2033,9 @@ class VersionPublished(BaseModel):
             title="Position",
         ),
     ]
-    published_at: Annotated[AwareDatetime, Field(alias="publishedAt", title="Publishedat")]
+    published_at: Annotated[
+        AwareDatetime, Field(alias="publishedAt", title="Publishedat")
+    ]
     snapshot_ref: Annotated[str, Field(alias="snapshotRef", title="Snapshotref")]
     target: Annotated[str, Field(title="Target")]
     task_count: Annotated[int, Field(alias="taskCount", title="Taskcount")]
@@ -1896,11 +2064,17 @@ class WrongAnswerDrafted(BaseModel):
     category: Annotated[Category, Field(title="Category")]
     extra_context: Annotated[
         str | None,
-        Field(alias="extraContext", description="The labelled block.", title="Extracontext"),
+        Field(
+            alias="extraContext",
+            description="The labelled block.",
+            title="Extracontext",
+        ),
     ]
     kind: Annotated[
         Kind | None,
-        Field(description="What the evidence check and the account decided.", title="Kind"),
+        Field(
+            description="What the evidence check and the account decided.", title="Kind"
+        ),
     ]
     position: Annotated[
         str,
@@ -1913,7 +2087,10 @@ class WrongAnswerDrafted(BaseModel):
     report_id: Annotated[UUID, Field(alias="reportId", title="Reportid")]
     status: Annotated[
         str,
-        Field(description="Draft, HandedOver, New, Triaged, Resolved or WontFix.", title="Status"),
+        Field(
+            description="Draft, HandedOver, New, Triaged, Resolved or WontFix.",
+            title="Status",
+        ),
     ]
 
 
@@ -1925,7 +2102,10 @@ class AuditPage(BaseModel):
     items: Annotated[list[AuditRecord], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -1948,7 +2128,9 @@ class CharterView(BaseModel):
     document: Annotated[str, Field(title="Document")]
     findings: Annotated[list[str], Field(title="Findings")]
     lines: Annotated[list[CharterLineView], Field(title="Lines")]
-    written_at: Annotated[AwareDatetime | None, Field(alias="writtenAt", title="Writtenat")]
+    written_at: Annotated[
+        AwareDatetime | None, Field(alias="writtenAt", title="Writtenat")
+    ]
     written_by: Annotated[str | None, Field(alias="writtenBy", title="Writtenby")]
 
 
@@ -1958,10 +2140,16 @@ class ClosureAppraised(BaseModel):
         populate_by_name=True,
     )
     cut_short: Annotated[bool | None, Field(alias="cutShort", title="Cutshort")] = None
-    error: Annotated[Any | None, Field(description="Why it was not appraised, if so.")] = None
+    error: Annotated[
+        Any | None, Field(description="Why it was not appraised, if so.")
+    ] = None
     follow_up: Annotated[
         bool | None,
-        Field(alias="followUp", description="A follow-up task was staged (M45).", title="Followup"),
+        Field(
+            alias="followUp",
+            description="A follow-up task was staged (M45).",
+            title="Followup",
+        ),
     ] = None
     label: Annotated[str | None, Field(title="Label")] = None
     task_id: Annotated[str | None, Field(alias="taskId", title="Taskid")] = None
@@ -1992,7 +2180,8 @@ class DatasetSummary(BaseModel):
         populate_by_name=True,
     )
     candidates: Annotated[
-        int, Field(description="Tasks a snapshot taken now would hold.", title="Candidates")
+        int,
+        Field(description="Tasks a snapshot taken now would hold.", title="Candidates"),
     ]
     classification: Annotated[str, Field(title="Classification")]
     dataset_id: Annotated[str, Field(alias="datasetId", title="Datasetid")]
@@ -2009,7 +2198,10 @@ class DigestList(BaseModel):
     items: Annotated[list[DigestSummary], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2039,15 +2231,23 @@ class ErrorBody(BaseModel):
         populate_by_name=True,
     )
     error: Annotated[
-        str, Field(description="Machine-readable code, e.g. `refused`, `not-found`.", title="Error")
+        str,
+        Field(
+            description="Machine-readable code, e.g. `refused`, `not-found`.",
+            title="Error",
+        ),
     ]
     field: Annotated[
-        str | None, Field(description="What is wrong, when one thing is.", title="Field")
+        str | None,
+        Field(description="What is wrong, when one thing is.", title="Field"),
     ]
     message: Annotated[str, Field(title="Message")]
     problems: Annotated[
         list[Problem],
-        Field(description="Each thing wrong, when validation found some.", title="Problems"),
+        Field(
+            description="Each thing wrong, when validation found some.",
+            title="Problems",
+        ),
     ]
 
 
@@ -2079,7 +2279,10 @@ class GrantList(BaseModel):
     items: Annotated[list[GrantView], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2088,7 +2291,9 @@ class Health(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    passed: Annotated[int, Field(description="Of those, how many passed.", title="Passed")]
+    passed: Annotated[
+        int, Field(description="Of those, how many passed.", title="Passed")
+    ]
     runners: Annotated[
         list[RunnerHealth] | None,
         Field(
@@ -2098,7 +2303,11 @@ class Health(BaseModel):
     ] = None
     with_run: Annotated[
         int,
-        Field(alias="withRun", description="Cases with a last run by the night.", title="Withrun"),
+        Field(
+            alias="withRun",
+            description="Cases with a last run by the night.",
+            title="Withrun",
+        ),
     ]
 
 
@@ -2125,7 +2334,10 @@ class KeyList(BaseModel):
     items: Annotated[list[KeyView], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2160,7 +2372,8 @@ class NightLine(BaseModel):
     run_id: Annotated[str | None, Field(alias="runId", title="Runid")] = None
     score: NightScore | None = None
     threads: Annotated[
-        list[str] | None, Field(description="Links to the conversations.", title="Threads")
+        list[str] | None,
+        Field(description="Links to the conversations.", title="Threads"),
     ] = None
 
 
@@ -2172,7 +2385,10 @@ class NightList(BaseModel):
     items: Annotated[list[NightSummary], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2186,10 +2402,15 @@ class NightView(BaseModel):
     ]
     counts: NightCounts
     date: Annotated[date_aliased, Field(title="Date")]
-    finished_at: Annotated[AwareDatetime | None, Field(alias="finishedAt", title="Finishedat")]
+    finished_at: Annotated[
+        AwareDatetime | None, Field(alias="finishedAt", title="Finishedat")
+    ]
     inputs: Annotated[
         dict[str, Any],
-        Field(description="The settings and time the night was planned with.", title="Inputs"),
+        Field(
+            description="The settings and time the night was planned with.",
+            title="Inputs",
+        ),
     ]
     lines: Annotated[list[NightLine], Field(title="Lines")]
     note: Annotated[str, Field(title="Note")]
@@ -2214,7 +2435,10 @@ class ProposalList(BaseModel):
     items: Annotated[list[ProposalView], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2226,7 +2450,9 @@ class RecordFeedback(BaseModel):
     comment_ref: Annotated[
         CommentRef | None,
         Field(
-            alias="commentRef", description="Artifact reference of the text.", title="Commentref"
+            alias="commentRef",
+            description="Artifact reference of the text.",
+            title="Commentref",
         ),
     ] = None
     corrected_artifact_ref: Annotated[
@@ -2266,7 +2492,9 @@ class RecordFeedbackItem(BaseModel):
     comment_ref: Annotated[
         CommentRef | None,
         Field(
-            alias="commentRef", description="Artifact reference of the text.", title="Commentref"
+            alias="commentRef",
+            description="Artifact reference of the text.",
+            title="Commentref",
         ),
     ] = None
     corrected_artifact_ref: Annotated[
@@ -2321,11 +2549,13 @@ class ReplyRecord(BaseModel):
         str, Field(alias="modelName", max_length=512, min_length=1, title="Modelname")
     ]
     requested_model_name: Annotated[
-        RequestedModelName | None, Field(alias="requestedModelName", title="Requestedmodelname")
+        RequestedModelName | None,
+        Field(alias="requestedModelName", title="Requestedmodelname"),
     ] = None
     text: Annotated[str | None, Field(max_length=16000, title="Text")] = ""
     tool_calls: Annotated[
-        list[ToolCallRecord] | None, Field(alias="toolCalls", max_length=50, title="Toolcalls")
+        list[ToolCallRecord] | None,
+        Field(alias="toolCalls", max_length=50, title="Toolcalls"),
     ] = None
 
 
@@ -2335,8 +2565,12 @@ class ReportDetail(BaseModel):
         populate_by_name=True,
     )
     category: Annotated[str, Field(title="Category")]
-    drafted_at: Annotated[AwareDatetime | None, Field(alias="draftedAt", title="Draftedat")]
-    extra_context: Annotated[str | None, Field(alias="extraContext", title="Extracontext")]
+    drafted_at: Annotated[
+        AwareDatetime | None, Field(alias="draftedAt", title="Draftedat")
+    ]
+    extra_context: Annotated[
+        str | None, Field(alias="extraContext", title="Extracontext")
+    ]
     hand_over: Annotated[HandOverState, Field(alias="handOver")]
     lifecycle: Annotated[list[ReportStep], Field(title="Lifecycle")]
     message: Annotated[str, Field(title="Message")]
@@ -2353,7 +2587,9 @@ class ReportDetail(BaseModel):
     review: ReviewState
     side_panel: Annotated[SidePanelView, Field(alias="sidePanel")]
     status: Annotated[str, Field(title="Status")]
-    submitted_at: Annotated[AwareDatetime | None, Field(alias="submittedAt", title="Submittedat")]
+    submitted_at: Annotated[
+        AwareDatetime | None, Field(alias="submittedAt", title="Submittedat")
+    ]
     tenant_id: Annotated[str, Field(alias="tenantId", title="Tenantid")]
 
 
@@ -2363,8 +2599,12 @@ class ReportView(BaseModel):
         populate_by_name=True,
     )
     category: Annotated[str, Field(title="Category")]
-    drafted_at: Annotated[AwareDatetime | None, Field(alias="draftedAt", title="Draftedat")]
-    extra_context: Annotated[str | None, Field(alias="extraContext", title="Extracontext")]
+    drafted_at: Annotated[
+        AwareDatetime | None, Field(alias="draftedAt", title="Draftedat")
+    ]
+    extra_context: Annotated[
+        str | None, Field(alias="extraContext", title="Extracontext")
+    ]
     hand_over: Annotated[HandOverState, Field(alias="handOver")]
     message: Annotated[str, Field(title="Message")]
     parsed: ParsedBlock
@@ -2380,7 +2620,9 @@ class ReportView(BaseModel):
     review: ReviewState
     side_panel: Annotated[SidePanelView, Field(alias="sidePanel")]
     status: Annotated[str, Field(title="Status")]
-    submitted_at: Annotated[AwareDatetime | None, Field(alias="submittedAt", title="Submittedat")]
+    submitted_at: Annotated[
+        AwareDatetime | None, Field(alias="submittedAt", title="Submittedat")
+    ]
     tenant_id: Annotated[str, Field(alias="tenantId", title="Tenantid")]
 
 
@@ -2432,7 +2674,9 @@ class ThreadRecord(BaseModel):
     score: ThreadScoreView
     text: Annotated[str, Field(title="Text")]
     thread_ref: Annotated[str, Field(alias="threadRef", title="Threadref")]
-    tool_calls: Annotated[list[ToolCallView], Field(alias="toolCalls", title="Toolcalls")]
+    tool_calls: Annotated[
+        list[ToolCallView], Field(alias="toolCalls", title="Toolcalls")
+    ]
 
 
 class ThreadView(BaseModel):
@@ -2447,7 +2691,9 @@ class ThreadView(BaseModel):
     score: ThreadScoreView
     text: Annotated[str, Field(title="Text")]
     thread_ref: Annotated[str, Field(alias="threadRef", title="Threadref")]
-    tool_calls: Annotated[list[ToolCallView], Field(alias="toolCalls", title="Toolcalls")]
+    tool_calls: Annotated[
+        list[ToolCallView], Field(alias="toolCalls", title="Toolcalls")
+    ]
 
 
 class AgentAppraisal(BaseModel):
@@ -2480,7 +2726,12 @@ class AgentTable(BaseModel):
         ),
     ]
     agent_id: Annotated[
-        str, Field(alias="agentId", description="The agent path with '/' as '_'.", title="Agentid")
+        str,
+        Field(
+            alias="agentId",
+            description="The agent path with '/' as '_'.",
+            title="Agentid",
+        ),
     ]
     cases_lifted: Annotated[
         list[str],
@@ -2507,7 +2758,9 @@ class AgentTable(BaseModel):
     ]
     models: Annotated[
         list[str],
-        Field(description="The models seen in the week's reports (W117).", title="Models"),
+        Field(
+            description="The models seen in the week's reports (W117).", title="Models"
+        ),
     ]
     total: Annotated[int, Field(title="Total")]
     trend: Trend
@@ -2529,7 +2782,9 @@ class ComposeWrongAnswer(BaseModel):
     ]
     context: Annotated[
         list[ContextItem] | None,
-        Field(description="That message's context paths.", max_length=50, title="Context"),
+        Field(
+            description="That message's context paths.", max_length=50, title="Context"
+        ),
     ] = None
     evidence: EvidenceCheck | None = None
     expected: Annotated[Expected | None, Field(title="Expected")] = None
@@ -2540,9 +2795,9 @@ class ComposeWrongAnswer(BaseModel):
             title="Kind",
         ),
     ] = None
-    maintainers: Annotated[list[Maintainer] | None, Field(max_length=20, title="Maintainers")] = (
-        None
-    )
+    maintainers: Annotated[
+        list[Maintainer] | None, Field(max_length=20, title="Maintainers")
+    ] = None
     message_ref: Annotated[
         str,
         Field(
@@ -2579,7 +2834,10 @@ class DatasetList(BaseModel):
     items: Annotated[list[DatasetSummary], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2590,7 +2848,8 @@ class DigestTables(BaseModel):
     )
     agents: Annotated[list[AgentTable], Field(title="Agents")]
     bound: Annotated[
-        int, Field(description="The page bound of the read, newest first.", title="Bound")
+        int,
+        Field(description="The page bound of the read, newest first.", title="Bound"),
     ]
     models: Annotated[list[ModelTable], Field(title="Models")]
     reports: Annotated[
@@ -2607,7 +2866,9 @@ class DigestTables(BaseModel):
             title="Truncated",
         ),
     ]
-    week: Annotated[str, Field(examples=["2026-W48"], pattern="^[0-9]{4}-W[0-9]{2}$", title="Week")]
+    week: Annotated[
+        str, Field(examples=["2026-W48"], pattern="^[0-9]{4}-W[0-9]{2}$", title="Week")
+    ]
 
 
 class DigestView(BaseModel):
@@ -2619,7 +2880,9 @@ class DigestView(BaseModel):
     digest_id: Annotated[UUID, Field(alias="digestId", title="Digestid")]
     posted: PostedState
     tables: DigestTables
-    week: Annotated[str, Field(examples=["2026-W48"], pattern="^[0-9]{4}-W[0-9]{2}$", title="Week")]
+    week: Annotated[
+        str, Field(examples=["2026-W48"], pattern="^[0-9]{4}-W[0-9]{2}$", title="Week")
+    ]
 
 
 class FeedbackBatchWritten(BaseModel):
@@ -2627,9 +2890,12 @@ class FeedbackBatchWritten(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    items: Annotated[list[FeedbackItemWritten | FeedbackItemRefused], Field(title="Items")]
+    items: Annotated[
+        list[FeedbackItemWritten | FeedbackItemRefused], Field(title="Items")
+    ]
     position: Annotated[
-        str | None, Field(description="null when no item was recorded", title="Position")
+        str | None,
+        Field(description="null when no item was recorded", title="Position"),
     ]
 
 
@@ -2641,7 +2907,10 @@ class InboxPage(BaseModel):
     items: Annotated[list[ReportView], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2688,7 +2957,10 @@ class MyReportsPage(BaseModel):
     items: Annotated[list[ReportView], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
 
 
@@ -2697,7 +2969,9 @@ class RecordFeedbackBatch(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
-    items: Annotated[list[RecordFeedbackItem], Field(max_length=1000, min_length=1, title="Items")]
+    items: Annotated[
+        list[RecordFeedbackItem], Field(max_length=1000, min_length=1, title="Items")
+    ]
 
 
 class RunRecorded(BaseModel):
@@ -2769,7 +3043,8 @@ class CaseView(BaseModel):
     last_run: Annotated[
         LastRun | None,
         Field(
-            alias="lastRun", description="The newest run of any runner; see lastRuns to compare."
+            alias="lastRun",
+            description="The newest run of any runner; see lastRuns to compare.",
         ),
     ]
     last_runs: Annotated[
@@ -2784,8 +3059,12 @@ class CaseView(BaseModel):
     model: Annotated[str | None, Field(title="Model")]
     must_assert: Annotated[str | None, Field(alias="mustAssert", title="Mustassert")]
     must_ground: Annotated[list[str], Field(alias="mustGround", title="Mustground")]
-    must_not_assert: Annotated[list[str], Field(alias="mustNotAssert", title="Mustnotassert")]
-    passed: Annotated[bool | None, Field(description="The verdict of lastRun.", title="Passed")]
+    must_not_assert: Annotated[
+        list[str], Field(alias="mustNotAssert", title="Mustnotassert")
+    ]
+    passed: Annotated[
+        bool | None, Field(description="The verdict of lastRun.", title="Passed")
+    ]
     position: Annotated[
         str,
         Field(
@@ -2810,13 +3089,15 @@ class CaseWithRuns(BaseModel):
     history: Annotated[
         list[RunnerHistory],
         Field(
-            description="The pass-rate history, one line per runner (SPEC W58).", title="History"
+            description="The pass-rate history, one line per runner (SPEC W58).",
+            title="History",
         ),
     ]
     last_run: Annotated[
         LastRun | None,
         Field(
-            alias="lastRun", description="The newest run of any runner; see lastRuns to compare."
+            alias="lastRun",
+            description="The newest run of any runner; see lastRuns to compare.",
         ),
     ]
     last_runs: Annotated[
@@ -2831,8 +3112,12 @@ class CaseWithRuns(BaseModel):
     model: Annotated[str | None, Field(title="Model")]
     must_assert: Annotated[str | None, Field(alias="mustAssert", title="Mustassert")]
     must_ground: Annotated[list[str], Field(alias="mustGround", title="Mustground")]
-    must_not_assert: Annotated[list[str], Field(alias="mustNotAssert", title="Mustnotassert")]
-    passed: Annotated[bool | None, Field(description="The verdict of lastRun.", title="Passed")]
+    must_not_assert: Annotated[
+        list[str], Field(alias="mustNotAssert", title="Mustnotassert")
+    ]
+    passed: Annotated[
+        bool | None, Field(description="The verdict of lastRun.", title="Passed")
+    ]
     position: Annotated[
         str,
         Field(
@@ -2854,5 +3139,8 @@ class CaseList(BaseModel):
     items: Annotated[list[CaseView], Field(title="Items")]
     next: Annotated[
         str | None,
-        Field(description="Pass as `before` for the next page; null on the last.", title="Next"),
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
     ]
