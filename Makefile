@@ -4,6 +4,7 @@
 #   make test-faults   the fault runs at full size: kill -9 of each reader 10 times during
 #                      2,000 commands, PostgreSQL and Kafka restarted under load, and
 #                      schemathesis at 150 examples per operation and mode (20 in make test)
+#   make client the Python client's generated models, from the served OpenAPI document
 #   make check  ruff format + ruff lint + mypy strict + the layers (import-linter)
 #   make bench  benchmarks, written as JSON under var/bench/
 #   make screenshots   the console with the demo's data, under var/screenshots/ (and the
@@ -17,12 +18,15 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: screenshots run demo test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
+.PHONY: client screenshots run demo test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
 
-$(STAMP): pyproject.toml
+CLIENT := contracts/clients/python
+
+# The service, and the Python client beside it (decisions D200): its tests run in make test.
+$(STAMP): pyproject.toml $(CLIENT)/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q -e ".[dev]" -e "./$(CLIENT)[kafka]"
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -76,6 +80,11 @@ format: $(STAMP)
 
 contracts: $(STAMP)
 	$(BIN)/feedbackloop contracts
+
+# The Python client's generated models and shipped schemas, from the served OpenAPI document
+# and contracts/schemas (ops/python_client.py; a test fails when they are stale: D201, D208).
+client: $(STAMP)
+	$(BIN)/python ops/python_client.py
 
 # wrk (Debian's package) drives the HTTP benchmark: a compiled client, so that the load
 # generator is not what bounds the figure. Installed only when missing.
