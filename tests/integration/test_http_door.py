@@ -398,6 +398,7 @@ BODIES = {
     ("post", "/factory/reports/{report_id}/kind"): "CorrectKind",
     ("post", "/factory/reports/{report_id}/tags"): "TagReport",
     ("post", "/factory/reports/{report_id}/notes"): "NoteReport",
+    ("post", "/factory/evals/comparisons"): "StartComparison",
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from pydantic import AnyUrl, AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from enum import IntEnum, StrEnum
 from uuid import UUID
@@ -133,6 +133,28 @@ class CharterWritten(BaseModel):
     ]
 
 
+class CheckRates(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    baseline: Annotated[float | None, Field(title="Baseline")]
+    candidate: Annotated[float | None, Field(title="Candidate")]
+
+
+class Change(StrEnum):
+    regressed = "regressed"
+    fixed = "fixed"
+    unchanged = "unchanged"
+    not_compared = "not-compared"
+
+
+class Effort(StrEnum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+
 class ContextItem(RootModel[str]):
     root: Annotated[str, Field(max_length=512, min_length=1)]
 
@@ -213,6 +235,36 @@ class ConsentWritten(BaseModel):
         ),
     ]
     to_tenant: Annotated[str, Field(alias="toTenant", title="Totenant")]
+
+
+class Differ(StrEnum):
+    missing = "missing"
+    text = "text"
+    tool_calls = "toolCalls"
+    score = "score"
+
+
+class Addressee(StrEnum):
+    agent_owner = "agent owner"
+    engineering_triage = "engineering triage"
+    node_owner = "node owner"
+    content_owner = "content owner"
+    inbox_reviewer = "Inbox reviewer"
+
+
+class CorrectKind(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    addressee: Annotated[
+        Addressee | None,
+        Field(
+            description="By role; left out, the role the Kind is addressed to.",
+            title="Addressee",
+        ),
+    ] = None
+    kind: Annotated[Kind, Field(title="Kind")]
 
 
 class ScoringRule(RootModel[str]):
@@ -611,6 +663,19 @@ class KeyView(BaseModel):
     subject: Annotated[str, Field(title="Subject")]
 
 
+class KindCorrection(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    addressee: Annotated[str, Field(title="Addressee")]
+    corrected_at: Annotated[
+        AwareDatetime, Field(alias="correctedAt", title="Correctedat")
+    ]
+    corrected_by: Annotated[str, Field(alias="correctedBy", title="Correctedby")]
+    kind: Annotated[str, Field(title="Kind")]
+
+
 class Runner(StrEnum):
     night = "night"
     manual = "manual"
@@ -705,6 +770,22 @@ class NightSummary(BaseModel):
         ),
     ]
     status: Annotated[Status1, Field(title="Status")]
+
+
+class NoteReport(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    note: Annotated[
+        str,
+        Field(
+            description="A private note: read by Reviewers, never the reporter.",
+            max_length=4000,
+            min_length=1,
+            title="Note",
+        ),
+    ]
 
 
 class OutcomeRecorded(BaseModel):
@@ -1462,7 +1543,7 @@ class ReportWritten(BaseModel):
     ]
 
 
-class Change(RootModel[str]):
+class Change1(RootModel[str]):
     root: Annotated[
         str,
         Field(
@@ -1494,7 +1575,7 @@ class ReviewReport(BaseModel):
         populate_by_name=True,
     )
     change: Annotated[
-        Change | None,
+        Change1 | None,
         Field(
             description="For Resolved: what changed, so the reporter can be told.",
             title="Change",
@@ -1519,6 +1600,16 @@ class ReviewState(BaseModel):
     reviewed_by: Annotated[str | None, Field(alias="reviewedBy", title="Reviewedby")]
 
 
+class ReviewerNote(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    at: Annotated[AwareDatetime, Field(title="At")]
+    noted_by: Annotated[str, Field(alias="notedBy", title="Notedby")]
+    words: Annotated[str, Field(title="Words")]
+
+
 class RevokeRole(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1526,12 +1617,6 @@ class RevokeRole(BaseModel):
     )
     role: Annotated[Role, Field(title="Role")]
     subject: Annotated[str, Field(max_length=200, min_length=1, title="Subject")]
-
-
-class Effort(StrEnum):
-    low = "low"
-    medium = "medium"
-    high = "high"
 
 
 class RunEvalCase(BaseModel):
@@ -1580,6 +1665,27 @@ class RunUnderWayView(BaseModel):
     started_at: Annotated[AwareDatetime, Field(alias="startedAt", title="Startedat")]
 
 
+class Runner3(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    model: Annotated[
+        str,
+        Field(
+            description="The model name sent to the agent as `requestedModel`.",
+            max_length=512,
+            min_length=1,
+            title="Model",
+        ),
+    ]
+
+
+class Runner4(StrEnum):
+    night = "night"
+    manual = "manual"
+
+
 class RunnerHealth(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1595,7 +1701,7 @@ class RunnerHealth(BaseModel):
         ),
     ]
     runner: Annotated[
-        Runner,
+        Runner4,
         Field(
             description="'night': the nightly run; 'manual': a person's on demand.",
             title="Runner",
@@ -1624,7 +1730,7 @@ class RunnerHistory(BaseModel):
     ]
     ran_by: Annotated[str, Field(alias="ranBy", title="Ranby")]
     runner: Annotated[
-        Runner,
+        Runner4,
         Field(
             description="Who ran it (SPEC W58): 'night' for a nightly run, 'manual' for a person's run on demand; runs compare only when runner and ranBy agree.",
             title="Runner",
@@ -1770,6 +1876,24 @@ class SidePanelView(BaseModel):
     thread: Annotated[str | None, Field(title="Thread")]
 
 
+class Verdict(StrEnum):
+    passed = "passed"
+    failed = "failed"
+    not_run = "not-run"
+
+
+class SideVerdict(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    reason: Annotated[
+        str | None,
+        Field(description="Why it did not run (not-run), else null.", title="Reason"),
+    ]
+    verdict: Annotated[Verdict, Field(title="Verdict")]
+
+
 class SignedOutcome(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1855,6 +1979,34 @@ class StandingIssueList(BaseModel):
     items: Annotated[list[StandingIssue], Field(title="Items")]
 
 
+class StartComparison(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[
+        str,
+        Field(
+            description="The agent whose confirmed cases are compared.",
+            max_length=512,
+            min_length=1,
+            title="Agent",
+        ),
+    ]
+    baseline: Annotated[
+        Runner3 | None,
+        Field(
+            description="Omitted: each case's current model (its pin, else the configured FEEDBACKLOOP_AGENT_MODEL)."
+        ),
+    ] = None
+    candidate: Runner3
+    conversations: Annotated[
+        int | None,
+        Field(description="Per case and side.", ge=1, le=20, title="Conversations"),
+    ] = 3
+    effort: Annotated[Effort | None, Field(title="Effort")] = "medium"
+
+
 class Check(StrEnum):
     passed = "passed"
     failed = "failed"
@@ -1891,6 +2043,23 @@ class SubjectKind(StrEnum):
     artifact = "artifact"
     memory = "memory"
     evaluation = "evaluation"
+
+
+class TagReport(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    tag: Annotated[
+        str,
+        Field(
+            description="Lowercase letters and digits in words joined by hyphens.",
+            max_length=40,
+            min_length=1,
+            pattern="^[a-z0-9]+(-[a-z0-9]+)*$",
+            title="Tag",
+        ),
+    ]
 
 
 class TaskPage(BaseModel):
@@ -2092,6 +2261,16 @@ class WrongAnswerDrafted(BaseModel):
             title="Status",
         ),
     ]
+
+
+class Annotations(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    correction: KindCorrection | None
+    notes: Annotated[list[ReviewerNote] | None, Field(title="Notes")]
+    tags: Annotated[list[str], Field(title="Tags")]
 
 
 class AuditPage(BaseModel):
@@ -2564,6 +2743,7 @@ class ReportDetail(BaseModel):
         extra="allow",
         populate_by_name=True,
     )
+    annotations: Annotations
     category: Annotated[str, Field(title="Category")]
     drafted_at: Annotated[
         AwareDatetime | None, Field(alias="draftedAt", title="Draftedat")
@@ -2665,7 +2845,7 @@ class ThreadRecord(BaseModel):
     model_name: Annotated[str | None, Field(alias="modelName", title="Modelname")]
     ran_by: Annotated[str, Field(alias="ranBy", title="Ranby")]
     runner: Annotated[
-        Runner,
+        Runner4,
         Field(
             description="Who ran it (SPEC W58): 'night' for a nightly run, 'manual' for a person's run on demand; runs compare only when runner and ranBy agree.",
             title="Runner",
@@ -2824,6 +3004,17 @@ class ComposeWrongAnswer(BaseModel):
         ),
     ] = None
     thread: Annotated[str, Field(max_length=512, min_length=1, title="Thread")]
+
+
+class ConversationPair(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    baseline: ThreadView | None
+    candidate: ThreadView | None
+    differs: Annotated[list[Differ], Field(title="Differs")]
+    index: Annotated[int, Field(title="Index")]
 
 
 class DatasetList(BaseModel):
@@ -3129,6 +3320,67 @@ class CaseWithRuns(BaseModel):
     ref: Annotated[str, Field(title="Ref")]
     runs: Annotated[list[RunView], Field(title="Runs")]
     source: Annotated[str, Field(title="Source")]
+
+
+class ComparedCase(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    baseline: SideVerdict
+    candidate: SideVerdict
+    case_id: Annotated[UUID, Field(alias="caseId", title="Caseid")]
+    change: Annotated[
+        Change,
+        Field(
+            description="regressed: passed on the baseline, not on the candidate (D182).",
+            title="Change",
+        ),
+    ]
+    checks: Annotated[
+        dict[Literal["looked", "notInvented", "correct"], CheckRates],
+        Field(title="Checks"),
+    ]
+    checks_changed: Annotated[
+        list[str], Field(alias="checksChanged", title="Checkschanged")
+    ]
+    conversations: Annotated[list[ConversationPair], Field(title="Conversations")]
+    conversations_differing: Annotated[
+        int, Field(alias="conversationsDiffering", title="Conversationsdiffering")
+    ]
+    ref: Annotated[str | None, Field(title="Ref")]
+
+
+class ComparisonView(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[str, Field(title="Agent")]
+    baseline: Annotated[
+        str | None,
+        Field(
+            description="The baseline's model; null: each case's own.", title="Baseline"
+        ),
+    ]
+    baseline_pass_rate: Annotated[
+        float | None, Field(alias="baselinePassRate", title="Baselinepassrate")
+    ]
+    candidate: Annotated[str, Field(title="Candidate")]
+    candidate_pass_rate: Annotated[
+        float | None, Field(alias="candidatePassRate", title="Candidatepassrate")
+    ]
+    cases: Annotated[list[ComparedCase], Field(title="Cases")]
+    comparison_id: Annotated[UUID, Field(alias="comparisonId", title="Comparisonid")]
+    conversations: Annotated[int, Field(title="Conversations")]
+    effort: Annotated[Effort, Field(title="Effort")]
+    finished: Annotated[bool, Field(title="Finished")]
+    fixed: Annotated[int, Field(title="Fixed")]
+    not_compared: Annotated[int, Field(alias="notCompared", title="Notcompared")]
+    opened_at: Annotated[AwareDatetime, Field(alias="openedAt", title="Openedat")]
+    regressed: Annotated[int, Field(title="Regressed")]
+    started_by: Annotated[str, Field(alias="startedBy", title="Startedby")]
+    unchanged: Annotated[int, Field(title="Unchanged")]
 
 
 class CaseList(BaseModel):
