@@ -30,7 +30,7 @@ from services.edge.parameters import command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.owners.handlers import ADMIN_ROLE, shown, webhook_of
 from services.owners.reading import webhook_health
-from services.permissions.agent_register import maintainers_of
+from services.permissions.agent_register import maintainers_of, registration
 from services.permissions.rules import OWNERS
 from services.store.event_store import EventStore
 
@@ -51,6 +51,8 @@ def agent_of(agent: str) -> str:
 
 def may_read(store: EventStore, principal: Principal, agent: str) -> None:
     """D190: the agent's maintainers and the tenant's PlatformAdmins read its webhook."""
+    if registration(store, principal.tenant_id, agent) is None:
+        raise NotFound(f"no agent {echoed(agent)!r} in the register", field="agent")
     if ADMIN_ROLE in principal.roles:
         return
     if principal.subject not in maintainers_of(store, principal.tenant_id, agent):

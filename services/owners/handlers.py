@@ -26,11 +26,11 @@ ADMIN_ROLE = "PlatformAdmin"
 
 def may_set(store: EventStore, issued: Issued, agent: str, what: str) -> None:
     """D190: a PlatformAdmin of the tenant, or a maintainer of this agent in the register."""
+    if registration(store, issued.tenant_id, agent) is None:
+        raise NotFound(f"no agent {echoed(agent)!r} in the register", field="agent")
     roles = issued.roles
     if roles is not None and ADMIN_ROLE not in roles:
         require_maintainer(store, issued.tenant_id, issued.actor, roles, agent, what)
-    if registration(store, issued.tenant_id, agent) is None:
-        raise NotFound(f"no agent {echoed(agent)!r} in the register", field="agent")
 
 
 def webhook_of(store: EventStore, tenant_id: str, agent: str) -> AgentWebhook | None:
