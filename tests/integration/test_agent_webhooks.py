@@ -41,7 +41,8 @@ async def test_a_maintainer_sets_reads_and_withdraws_the_agent_s_webhook(
         assert shown.json()["url"] == "https://hooks.example/in"
         again = await http.put(path, json={"url": "https://hooks.example/in"},
                                headers=auth(keys.by_role[A]))  # fmt: skip
-        assert again.status_code == 200 and again.json()["secret"] != secret  # rotated
+        assert again.status_code == 200
+        assert again.json()["secret"] != secret
         gone = await http.delete(path, headers=auth(keys.by_role[M]))
         assert gone.status_code == 200, gone.text
         assert (await http.get(path, headers=auth(keys.by_role[M]))).status_code == 404
@@ -91,7 +92,8 @@ async def test_a_bad_url_is_422_naming_the_field_and_records_nothing(
             assert answer.json()["field"] == "url", answer.json()
         extra = await http.put(path, json={"url": "https://h.example/", "secret": "mine"},
                                headers=auth(keys.by_role[M]))  # fmt: skip
-        assert extra.status_code == 422 and extra.json()["field"] == "secret", extra.text
+        assert extra.status_code == 422, extra.text
+        assert extra.json()["field"] == "secret", extra.text
         assert await event_count(runtime) == before
 
 
@@ -160,7 +162,8 @@ async def test_each_notice_arrives_once_signed_and_a_failing_receiver_is_retried
                 shown = await http.get("/factory/operations/agent-webhooks",
                                        headers=auth(keys.by_role["Operator"]))  # fmt: skip
                 items = {i["agent"]: i for i in shown.json()["items"]}
-                assert items[writer]["failing"] and items[writer]["lastError"] == "HTTP 503"
+                assert items[writer]["failing"]
+                assert items[writer]["lastError"] == "HTTP 503"
                 assert not items[coach]["failing"]
                 mine = await http.get(f"/factory/agents/{writer}/webhook",
                                       headers=auth(keys.by_role[M]))  # fmt: skip
