@@ -2,13 +2,12 @@
 of a tenant, set by a maintainer of that agent or a PlatformAdmin; the service makes the
 signing secret and shows it once, in the answer of the PUT that made it (D191)."""
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
 from pydantic.config import JsonDict
 
-from contracts.answers import Answer, shown_as
+from contracts.answers import Answer, Timestamp, shown_as
 from contracts.feedback import Contract
 from contracts.scalars import Name, WebhookUrl
 
@@ -61,7 +60,7 @@ class AgentWebhookShown(Answer):
     agent: str
     url: str
     subscribed_by: str = Field(alias="subscribedBy")
-    subscribed_at: datetime = Field(alias="subscribedAt")
+    subscribed_at: Timestamp = Field(alias="subscribedAt")
     secret: str | None = None
     failing: bool = False
     last_error: str | None = Field(default=None, alias="lastError")
@@ -69,22 +68,40 @@ class AgentWebhookShown(Answer):
 
 
 class AgentWebhookWithdrawn(Answer):
+    model_config = shown_as({"agent": "support/agent", "withdrawn": True})
+
     agent: str
     withdrawn: bool
 
 
+HEALTH_EXAMPLE: JsonDict = {
+    "agent": "support/agent",
+    "url": "https://hooks.example/feedbackloop",
+    "failing": True,
+    "lastError": "HTTP 503",
+    "lastStatus": 503,
+    "lastAttemptAt": "2026-12-05T08:00:00+00:00",
+    "pending": 1,
+    "givenUp": 0,
+}
+
+
 class AgentWebhookHealth(Answer):
     """One agent's webhook as Operations shows it (D196)."""
+
+    model_config = shown_as(HEALTH_EXAMPLE)
 
     agent: str
     url: str
     failing: bool
     last_error: str | None = Field(alias="lastError")
     last_status: int | None = Field(alias="lastStatus")
-    last_attempt_at: datetime | None = Field(alias="lastAttemptAt")
+    last_attempt_at: Timestamp | None = Field(alias="lastAttemptAt")
     pending: int
     given_up: int = Field(alias="givenUp")
 
 
 class AgentWebhookHealthList(Answer):
+    model_config = shown_as({"items": [HEALTH_EXAMPLE]})
+
     items: list[AgentWebhookHealth]

@@ -68,5 +68,5 @@ def shown(webhook: AgentWebhook, *, secret: str | None = None) -> AgentWebhookSh
     assert webhook.subscribed_at is not None
     return AgentWebhookShown(
         agent=webhook.agent, url=webhook.url, subscribed_by=webhook.subscribed_by or "",
-        subscribed_at=webhook.subscribed_at, secret=secret,
+        subscribed_at=webhook.subscribed_at.isoformat(), secret=secret,
     )  # fmt: skip

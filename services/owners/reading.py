@@ -32,14 +32,14 @@ ORDER BY w.agent
 
 
 def shown(row: Any) -> dict[str, Any]:
-    failing = row["last_error"] is not None
+    failing, at = row["last_error"] is not None, row["last_attempt_at"]
     return {
         "agent": row["agent"],
         "url": row["url"],
         "failing": failing,
         "lastError": row["last_error"] if failing else None,
         "lastStatus": row["last_status"],
-        "lastAttemptAt": row["last_attempt_at"],
+        "lastAttemptAt": None if at is None else at.isoformat(),
         "pending": row["pending"],
         "givenUp": row["given_up"],
     }
