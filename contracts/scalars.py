@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, TypeVar
+from urllib.parse import urlsplit
 
 from annotated_types import Interval
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, ValidationInfo
@@ -211,4 +212,38 @@ DatasetVersion = Annotated[int, Interval(ge=1, le=MAX_DATASET_VERSION), ANumber]
 Day = Annotated[date, BeforeValidator(day_alone)]
 Week = Annotated[
     str, Field(pattern=WEEK_PATTERN, examples=["2026-W48"]), AfterValidator(calendar_week)
+]
+
+
+# ---- Webhook endpoints -----------------------------------------------------------------------
+
+MAX_URL = 2_000
+# Loopback hosts: a receiver on the same machine (a sidecar, a test's stand-in) may be plain
+# http; anything that leaves the machine is https (decisions D192).
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def webhook_endpoint(value: str) -> str:
+    """An absolute https URL with a host (http for a loopback host), no credentials in it and
+    no fragment: the signature, not a password in the URL, proves the sender (D192)."""
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        raise ValueError("not a URL") from None
+    if parts.scheme not in ("https", "http") or not host:
+        raise ValueError("an absolute https URL with a host, such as https://hooks.example/in")
+    if parts.scheme == "http" and host not in LOOPBACK_HOSTS and not host.startswith("127."):
+        raise ValueError("https is required (plain http only to a loopback host)")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("credentials do not belong in the URL: the body is signed instead")
+    if parts.fragment:
+        raise ValueError("a URL with a fragment (#...) is not an endpoint")
+    if any(char.isspace() for char in value):
+        raise ValueError("a URL holds no whitespace")
+    return value
+
+
+WebhookUrl = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_URL), NoNul, at_the_door(webhook_endpoint)
 ]

@@ -40,6 +40,9 @@ from services.kafka.inbound import InboundConsumer
 from services.kafka.relay import Relay
 from services.nightly.runner import NightlyRunner
 from services.observing.metrics import show_tenant_ids
+from services.owners.outbox import AgentWebhookOutbox
+from services.owners.sender import NAME as SENDER
+from services.owners.sender import AgentWebhookSender, SenderSettings
 from services.permissions.sources import SourceRoles
 from services.processes import scheduled
 from services.processes.console_settings import console_settings
@@ -238,6 +241,22 @@ class Runtime:
             self.follow(reader)
         return readers[0] if readers else None
 
+    def start_agent_webhooks(self) -> AgentWebhookOutbox:
+        """Agents' webhooks (decisions D194, D195): the outbox follows the log, the sender
+        posts its due rows; both supervised, in every process that delivers webhooks."""
+        outbox = AgentWebhookOutbox(self.pool, self.settings.cloudevents_source)
+        self.follow(outbox)
+        sender = AgentWebhookSender(
+            self.pool,
+            SenderSettings(
+                max_attempts=self.settings.agent_webhook_max_attempts,
+                backoff_seconds=self.settings.agent_webhook_backoff_seconds,
+                max_backoff_seconds=self.settings.agent_webhook_max_backoff_seconds,
+            ),
+        )
+        self.supervisor.start(SENDER, lambda: sender.run(self.stop))
+        return outbox
+
     def triage_intake(self) -> TriageIntake:
         """The triage intake of the weekly digest, with each tenant's tracker (decisions D66)."""
         trackers = {
@@ -362,6 +381,7 @@ async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
         if everything:
             runtime.start_projections()
             runtime.start_handover_webhook()
+            runtime.start_agent_webhooks()
             runtime.start_intake()
             await runtime.start_relay()
             broker = await runtime.start_inbound()

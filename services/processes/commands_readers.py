@@ -41,9 +41,10 @@ def handover() -> None:
     docs/digests.md)."""
 
     async def begin(runtime: Runtime) -> Stop | None:
-        webhooks = runtime.start_handover_webhook()
-        intake = runtime.start_intake()
-        return None if webhooks is None and intake is None else nothing_more
+        runtime.start_handover_webhook()
+        runtime.start_agent_webhooks()  # agents' webhooks are the tenants' own: always on
+        runtime.start_intake()
+        return nothing_more
 
     run_readers(process_settings(), roles.HANDOVER, begin)
 

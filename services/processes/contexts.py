@@ -17,6 +17,7 @@ from services.kafka.publication import Publication
 from services.learning.context import LEARNING
 from services.nightly.context import NIGHTLY
 from services.operations.context import OPERATIONS
+from services.owners.context import OWNERS
 from services.privacy.context import PRIVACY
 from services.reports.context import REPORTS
 
@@ -32,6 +33,7 @@ CONTEXTS: tuple[Context, ...] = (
     APPRAISAL,
     ACCESS,
     PRIVACY,
+    OWNERS,  # before AGENTS: its /factory/agents/{agent}/webhook is matched first
     AGENTS,
     OPERATIONS,
 )

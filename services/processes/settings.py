@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     handover_webhook_secret: str | None = None
     handover_webhook_max_attempts: int = 5
     handover_webhook_backoff_seconds: float = 1.0
+    # Agents' webhooks (decisions D195): attempts of one notice, the first pause and the
+    # longest one between them.
+    agent_webhook_max_attempts: int = 8
+    agent_webhook_backoff_seconds: float = 1.0
+    agent_webhook_max_backoff_seconds: float = 3600.0
 
     # The agent under test, FEEDBACKLOOP_AGENT_KIND / _URL / _API_KEY / _MODEL /
     # _TIMEOUT_SECONDS; read together as `agent`.

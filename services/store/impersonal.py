@@ -62,6 +62,12 @@ EVERY_EVENT: Mapping[str, str] = {
 
 # Fields whose meaning is their event's own.
 OF_EVENT: Mapping[str, Mapping[str, str]] = {
+    # Decisions D191, D192: where an agent's notices go and the key they are signed with.
+    "services.owners.domain:AgentWebhook.Subscribed": {
+        "url": "an endpoint a maintainer set for the agent: a service's address (D192 refuses "
+        "credentials in it)",
+        "secret": "a signing key the service made at random (D191): it names nobody",
+    },
     "services.access.domain:ApiKey.Issued": {
         "sha256": "a digest of the key, not the key or its holder",
         "scopes": "scopes from a closed list",

@@ -25,6 +25,29 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+async def post_signed(
+    client: httpx.AsyncClient, url: str, secret: str, body: bytes, delivery_id: str
+) -> tuple[int | None, str | None, bool]:
+    """One signed POST: the answer's status (None: no answer), the error (None: received),
+    and whether the error is final (a 4xx other than 408 and 429). Every webhook the service
+    posts is posted here, signed one way."""
+    headers = {
+        "Content-Type": "application/cloudevents+json",
+        SIGNATURE_HEADER: signature(secret, body),
+        DELIVERY_HEADER: delivery_id,
+    }
+    status, error = None, None
+    try:
+        response = await client.post(url, content=body, headers=headers)
+        status = response.status_code
+        if not 200 <= status < 300:
+            error = f"HTTP {status}"
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    permanent = status is not None and 400 <= status < 500 and status not in RETRIED_4XX
+    return status, error, permanent
+
+
 @dataclass(frozen=True)
 class Attempt:
     """One POST of a delivery: its number (from 1), the answer's status or the error, and
@@ -71,25 +94,14 @@ class SignedWebhook:
         after attempt n is ``backoff_seconds * 2**(n-1)``."""
         client = self._client
         assert client is not None, "the reader opens the webhook before delivering"
-        headers = {
-            "Content-Type": "application/cloudevents+json",
-            SIGNATURE_HEADER: signature(self.secret, body),
-            DELIVERY_HEADER: delivery_id,
-        }
         tried = 0
 
         async def attempt() -> Attempt:
             nonlocal tried
             tried += 1
-            status, error = None, None
-            try:
-                response = await client.post(self.url, content=body, headers=headers)
-                status = response.status_code
-                if not 200 <= status < 300:
-                    error = f"HTTP {status}"
-            except httpx.HTTPError as exc:
-                error = f"{type(exc).__name__}: {exc}"
-            permanent = status is not None and 400 <= status < 500 and status not in RETRIED_4XX
+            status, error, permanent = await post_signed(
+                client, self.url, self.secret, body, delivery_id
+            )
             final = error is None or permanent or tried == self.max_attempts
             made = Attempt(tried, status, error, final)
             await record(made)

@@ -394,6 +394,7 @@ BODIES = {
     ("post", "/factory/roles/revoke"): "RevokeRole",
     ("post", "/factory/console-sessions/end"): "EndConsoleSessions",
     ("put", "/factory/agents/{agent}"): "RegisterAgent",
+    ("put", "/factory/agents/{agent}/webhook"): "SetAgentWebhook",  # D190
     ("post", "/factory/appraisal/outcomes"): "RecordOwnerOutcome",
     ("post", "/factory/reports/{report_id}/kind"): "CorrectKind",
     ("post", "/factory/reports/{report_id}/tags"): "TagReport",

@@ -32,6 +32,8 @@ OWN_RULE: dict[str, set[str]] = {
     "/factory/reports/{report_id}": set(ROLES),  # own, or all with a READ_ALL role (below)
     "/factory/agents": set(ROLES),  # the register
     "/factory/agents/{agent}": set(ROLES),
+    "/factory/agents/{agent}/webhook": {"AssetMaintainer", A},  # D190
+    "/factory/operations/agent-webhooks": {"Operator", A, OBSERVER},  # D196
     "/factory/keys": {A},
     "/factory/roles": {A},
     "/factory/audit": {A, OBSERVER},

@@ -58,6 +58,9 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): {OP},
     ("put", "/factory/appraisal/charter"): {A},
     ("put", "/factory/agents/{agent}"): {A},
+    # Decisions D190: an agent's webhook, by its maintainers in the register or an admin.
+    ("put", "/factory/agents/{agent}/webhook"): {M, A},
+    ("delete", "/factory/agents/{agent}/webhook"): {M, A},
     # decisions D94: a release, not a command; the route holds the Operator rule itself
     ("post", "/factory/operations/parked/{reader}/{position}/retry"): {OP},
     ("post", "/factory/operations/parked-messages/{position}/retry"): {OP},

@@ -70,6 +70,8 @@ MAY: dict[str, set[str]] = {
     "DraftReleaseOpened": {M},
     "WriteCharter": {A},
     "RegisterAgentCommand": {A},
+    "SubscribeAgentWebhook": {M, A},  # D190
+    "WithdrawAgentWebhook": {M, A},
     "RecordOwnerOutcome": GIVERS,
     "OwnerOutcomeRecorded": GIVERS,
     "TaskClosed": {OP},

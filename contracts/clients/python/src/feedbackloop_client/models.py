@@ -28,6 +28,59 @@ class AgentRegistered(BaseModel):
     repository: Annotated[str | None, Field(title="Repository")] = None
 
 
+class AgentWebhookHealth(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[str, Field(title="Agent")]
+    failing: Annotated[bool, Field(title="Failing")]
+    given_up: Annotated[int, Field(alias="givenUp", title="Givenup")]
+    last_attempt_at: Annotated[
+        AwareDatetime | None, Field(alias="lastAttemptAt", title="Lastattemptat")
+    ]
+    last_error: Annotated[str | None, Field(alias="lastError", title="Lasterror")]
+    last_status: Annotated[int | None, Field(alias="lastStatus", title="Laststatus")]
+    pending: Annotated[int, Field(title="Pending")]
+    url: Annotated[str, Field(title="Url")]
+
+
+class AgentWebhookHealthList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    items: Annotated[list[AgentWebhookHealth], Field(title="Items")]
+
+
+class AgentWebhookShown(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[str, Field(title="Agent")]
+    failing: Annotated[bool | None, Field(title="Failing")] = False
+    last_error: Annotated[str | None, Field(alias="lastError", title="Lasterror")] = (
+        None
+    )
+    pending: Annotated[int | None, Field(title="Pending")] = 0
+    secret: Annotated[str | None, Field(title="Secret")] = None
+    subscribed_at: Annotated[
+        AwareDatetime, Field(alias="subscribedAt", title="Subscribedat")
+    ]
+    subscribed_by: Annotated[str, Field(alias="subscribedBy", title="Subscribedby")]
+    url: Annotated[str, Field(title="Url")]
+
+
+class AgentWebhookWithdrawn(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[str, Field(title="Agent")]
+    withdrawn: Annotated[bool, Field(title="Withdrawn")]
+
+
 class ArtifactStored(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1815,6 +1868,23 @@ class SentAgain(BaseModel):
     )
     sent: Annotated[
         int, Field(description="The position of the message sent again.", title="Sent")
+    ]
+
+
+class SetAgentWebhook(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    url: Annotated[
+        str,
+        Field(
+            description="https URL the notices are POSTed to (plain http only to a loopback host).",
+            examples=["https://hooks.example/feedbackloop"],
+            max_length=2000,
+            min_length=1,
+            title="Url",
+        ),
     ]
 
 
