@@ -128,8 +128,10 @@ async def test_feedback_and_reports_export_as_their_lists_filter_them_in_csv_and
     rows = csv_of(as_csv.text)
     # The list's rows under the same filter, in its order; the tenant's own only.
     assert [r["feedbackId"] for r in rows] == [f["feedbackId"] for f in listed["items"]]
-    assert len(rows) == 3 and {r["kind"] for r in rows} == {"rating"}
-    assert "run-of-b" not in as_csv.text and "run-3" not in as_csv.text
+    assert len(rows) == 3
+    assert {r["kind"] for r in rows} == {"rating"}
+    assert "run-of-b" not in as_csv.text
+    assert "run-3" not in as_csv.text
     # OWASP's CSV injection (D112): the formula is text, quoted.
     assert [r["subjectRef"] for r in rows][0] == "'" + FORMULA
     assert as_lines.headers["content-type"].startswith("application/jsonl")
@@ -196,7 +198,8 @@ async def test_an_erased_persons_words_are_in_no_export(people_runtime: Any) -> 
         for form in ("csv", "jsonl"):
             after = await alice.get("/factory/reports/inbox/export", params={"format": form})
             assert after.status_code == 200
-            assert words not in after.text and people.eve not in after.text
+            assert words not in after.text
+            assert people.eve not in after.text
             assert "[erased]" in after.text
 
 
