@@ -133,7 +133,7 @@ async def test_feedback_and_reports_export_as_their_lists_filter_them_in_csv_and
     assert "run-of-b" not in as_csv.text
     assert "run-3" not in as_csv.text
     # OWASP's CSV injection (D112): the formula is text, quoted.
-    assert [r["subjectRef"] for r in rows][0] == "'" + FORMULA
+    assert rows[0]["subjectRef"] == "'" + FORMULA
     assert as_lines.headers["content-type"].startswith("application/jsonl")
     objects = lines_of(as_lines.text)
     assert [o["feedbackId"] for o in objects] == [r["feedbackId"] for r in rows]
