@@ -27,9 +27,9 @@ import asyncpg
 from fastapi import Query, Request
 from fastapi.responses import StreamingResponse
 
+from services.bus import audit_csv
 from services.bus.asking import Asking, Caller
 from services.bus.audit import AuditTrail
-from services.bus.audit_csv import csv_text
 from services.edge.auth import Principal
 from services.edge.door_audit import door_of
 from services.edge.http import Http
@@ -86,7 +86,9 @@ def cell(value: Any) -> str:
 
 def encoded(export: Export, form: Format, items: list[dict[str, Any]]) -> str:
     if form == "csv":
-        return csv_text([cell(value_at(item, path)) for path in export.fields] for item in items)
+        return audit_csv.csv_text(
+            [cell(value_at(item, path)) for path in export.fields] for item in items
+        )
     return "".join(
         json.dumps({k: v for k, v in item.items() if k != "position"}, ensure_ascii=False) + "\n"
         for item in items
@@ -105,7 +107,7 @@ async def chunks(export: Export, form: Format, conn: Connection) -> AsyncIterato
     """The export as text, a page at a time, each with how many rows it holds (the header
     first, with none)."""
     if form == "csv":
-        yield csv_text([list(export.fields)]), 0
+        yield audit_csv.csv_text([list(export.fields)]), 0
     before: int | None = None
     while True:
         items, before = await export.page(conn, before)
