@@ -92,6 +92,7 @@ bench: $(STAMP) system-deps
 	@command -v wrk >/dev/null || { echo "installing wrk"; \
 		apt-get update -qq && apt-get install -y -qq wrk; }
 	$(BIN)/python ops/bench.py --out var/bench
+	DATABASE_URL=$${BENCH_DATABASE_URL:-$$TEST_DATABASE_URL} PYTHONPATH=. $(BIN)/python ops/bench_exports.py --out var/bench
 
 # The demo into a fresh store (the embedded default in a temporary directory, or a fresh
 # database on SCREENSHOTS_DATABASE_URL's server), each console page in Debian's chromium.

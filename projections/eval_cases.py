@@ -64,6 +64,7 @@ class EvalCases:
         return f"""
         CREATE INDEX IF NOT EXISTS cases_by_agent ON {schema}.cases (tenant_id, agent, ref);
         CREATE INDEX IF NOT EXISTS runs_by_case ON {schema}.runs (case_id, position DESC);
+        CREATE INDEX IF NOT EXISTS runs_by_tenant ON {schema}.runs (tenant_id, position DESC);
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
@@ -353,3 +354,62 @@ async def case_refs(
         list(case_ids),
     )
     return {str(row["case_id"]): row["ref"] for row in rows}
+
+
+# The runs of the cases the cases' list would show (its filters, $1 to $3).
+RUNS_OF_LISTED_CASES = (
+    f"FROM {SCHEMA}.runs r JOIN {SCHEMA}.cases c USING (case_id) WHERE r.tenant_id = $1 "
+    "AND ($2::text IS NULL OR c.agent = $2) "
+    "AND ($3::boolean IS NULL OR (c.confirmed_by IS NOT NULL) = $3)"
+)
+
+
+async def page_runs(
+    pool: asyncpg.Pool | Connection,
+    tenant_id: str,
+    *,
+    agent: str | None = None,
+    confirmed: bool | None = None,
+    before: int | None = None,
+    limit: int = 1_000,
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The tenant's runs of the cases ``page_cases`` lists under the same filters, newest
+    first, keyset-paginated on position (an export's pages); each with its case's ref and
+    agent beside it. The position to pass as ``before`` next (None on the last page)."""
+    rows = await pool.fetch(
+        "SELECT r.*, c.ref, c.agent " + RUNS_OF_LISTED_CASES
+        + " AND ($4::bigint IS NULL OR r.position < $4) ORDER BY r.position DESC LIMIT $5",
+        tenant_id, agent, confirmed, before, limit + 1,
+    )  # fmt: skip
+    items = [
+        {
+            "runId": str(r["run_id"]),
+            "caseId": str(r["case_id"]),
+            "caseRef": r["ref"],
+            "agent": r["agent"],
+            "ranBy": r["ran_by"],
+            "runner": runner_of(r["night"]),
+            "night": r["night"],
+            "model": r["model"],
+            "effort": r["effort"],
+            "summary": json.loads(r["summary"]),
+            "threads": json.loads(r["threads"]),
+            "recordedAt": r["recorded_at"].isoformat(),
+        }
+        for r in rows[:limit]
+    ]
+    return items, (rows[limit - 1]["position"] if len(rows) > limit else None)
+
+
+async def count_runs(
+    pool: asyncpg.Pool | Connection,
+    tenant_id: str,
+    *,
+    agent: str | None = None,
+    confirmed: bool | None = None,
+) -> int:
+    """How many runs ``page_runs`` pages through under these filters (an export's total)."""
+    found = await pool.fetchval(
+        "SELECT count(*) " + RUNS_OF_LISTED_CASES, tenant_id, agent, confirmed
+    )
+    return int(found)

@@ -87,7 +87,7 @@ class FeedbackPage:
 
 
 async def list_feedback(
-    pool: asyncpg.Pool,
+    pool: asyncpg.Pool | Connection,
     tenant_id: str,
     *,
     subject_kind: str | None = None,
@@ -102,12 +102,7 @@ async def list_feedback(
     Only the filters given are in the statement: one that says ``$2 IS NULL OR …`` for every
     filter gets a generic plan once prepared, which walks the tenant's whole list by position
     to find one subject, slower the longer the history."""
-    given = {"subject_kind": subject_kind, "subject_ref": subject_ref, "kind": kind}
-    where, args = ["tenant_id = $1"], list[object]([tenant_id])
-    for column, value in given.items():
-        if value is not None:
-            args.append(value)
-            where.append(f"{column} = ${len(args)}")
+    where, args = chosen(tenant_id, subject_kind, subject_ref, kind)
     if before is not None:
         args.append(before)
         where.append(f"position < ${len(args)}")
@@ -120,6 +115,36 @@ async def list_feedback(
     items = [feedback_json(row) for row in rows[:limit]]
     next_before = rows[limit - 1]["position"] if len(rows) > limit else None
     return FeedbackPage(items, next_before)
+
+
+def chosen(
+    tenant_id: str, subject_kind: str | None, subject_ref: str | None, kind: str | None
+) -> tuple[list[str], list[object]]:
+    """The WHERE terms and arguments of the filters given (only those: see ``list_feedback``)."""
+    given = {"subject_kind": subject_kind, "subject_ref": subject_ref, "kind": kind}
+    where, args = ["tenant_id = $1"], list[object]([tenant_id])
+    for column, value in given.items():
+        if value is not None:
+            args.append(value)
+            where.append(f"{column} = ${len(args)}")
+    return where, args
+
+
+async def count_feedback(
+    pool: asyncpg.Pool | Connection,
+    tenant_id: str,
+    *,
+    subject_kind: str | None = None,
+    subject_ref: str | None = None,
+    kind: str | None = None,
+    schema: str = SCHEMA,
+) -> int:
+    """How many rows ``list_feedback`` pages through with these filters (an export's total)."""
+    where, args = chosen(tenant_id, subject_kind, subject_ref, kind)
+    found = await pool.fetchval(
+        f"SELECT count(*) FROM {schema}.feedback WHERE {' AND '.join(where)}", *args
+    )
+    return int(found)
 
 
 def feedback_json(row: asyncpg.Record) -> dict[str, Any]:

@@ -210,8 +210,58 @@ class InboxFilter:
     submitted_after: datetime | None = None
 
 
+def in_inbox(schema: str) -> str:
+    """The Inbox's filters, $1 to $8 (``inbox_arguments``), over ``{schema}.reports r``: one
+    text for the list and its count. The kind filtered on is the one in force (decisions
+    D170)."""
+    return (
+        "r.tenant_id = $1 AND r.in_inbox "
+        "AND ($2::text IS NULL OR r.status = $2) AND ($3::text IS NULL OR r.category = $3) "
+        f"AND ($4::text IS NULL OR {annotations.kind_in_force(schema, 'r')} = $4) "
+        "AND ($5::text IS NULL OR r.agent = $5) "
+        "AND ($6::text IS NULL OR r.addressee ILIKE '%' || $6 || '%') "
+        "AND ($7::timestamptz IS NULL OR r.submitted_at < $7) "
+        "AND ($8::timestamptz IS NULL OR r.submitted_at >= $8)"
+    )
+
+
+def inbox_arguments(tenant_id: str, where: InboxFilter) -> tuple[object, ...]:
+    return (
+        tenant_id, where.status, where.category, where.kind, where.agent, where.addressee,
+        where.submitted_before, where.submitted_after,
+    )  # fmt: skip
+
+
+async def count_inbox(
+    pool: asyncpg.Pool | Connection, tenant_id: str, where: InboxFilter, schema: str = SCHEMA
+) -> int:
+    """How many reports ``list_inbox`` pages through under ``where`` (an export's total)."""
+    found = await pool.fetchval(
+        f"SELECT count(*) FROM {schema}.reports r WHERE {in_inbox(schema)}",
+        *inbox_arguments(tenant_id, where),
+    )
+    return int(found)
+
+
+async def lifecycles(
+    pool: asyncpg.Pool | Connection, report_ids: Sequence[UUID], schema: str = SCHEMA
+) -> dict[UUID, list[dict[str, Any]]]:
+    """The lifecycle of each of ``report_ids`` (as ``report_lifecycle`` says one), in one
+    query: an export adds them to a page of reports ``list_inbox`` answered, whose tenant
+    rule is its."""
+    rows = await pool.fetch(
+        f"SELECT report_id, at, actor, step, detail FROM {schema}.report_steps "
+        "WHERE report_id = ANY($1::uuid[]) ORDER BY report_id, position",
+        list(report_ids),
+    )
+    found: dict[UUID, list[dict[str, Any]]] = {report_id: [] for report_id in report_ids}
+    for row in rows:
+        found[row["report_id"]].append(step_json(row))
+    return found
+
+
 async def list_inbox(
-    pool: asyncpg.Pool,
+    pool: asyncpg.Pool | Connection,
     tenant_id: str,
     where: InboxFilter,
     *,
@@ -221,16 +271,9 @@ async def list_inbox(
 ) -> tuple[list[dict[str, Any]], int | None]:
     """The tenant's Inbox, newest change first, keyset-paginated on position."""
     rows = await pool.fetch(
-        f"SELECT {COLUMNS} FROM {schema}.reports r WHERE tenant_id = $1 AND in_inbox "
-        "AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR category = $3) "
-        f"AND ($4::text IS NULL OR {annotations.kind_in_force(schema, 'r')} = $4) "
-        "AND ($5::text IS NULL OR agent = $5) "
-        "AND ($6::text IS NULL OR addressee ILIKE '%' || $6 || '%') "
-        "AND ($7::timestamptz IS NULL OR submitted_at < $7) "
-        "AND ($8::timestamptz IS NULL OR submitted_at >= $8) "
-        "AND ($9::bigint IS NULL OR position < $9) ORDER BY position DESC LIMIT $10",
-        tenant_id, where.status, where.category, where.kind, where.agent, where.addressee,
-        where.submitted_before, where.submitted_after, before, limit + 1,
+        f"SELECT {COLUMNS} FROM {schema}.reports r WHERE {in_inbox(schema)} "
+        "AND ($9::bigint IS NULL OR r.position < $9) ORDER BY r.position DESC LIMIT $10",
+        *inbox_arguments(tenant_id, where), before, limit + 1,
     )  # fmt: skip
     items = [report_json(row) for row in rows[:limit]]
     return items, (rows[limit - 1]["position"] if len(rows) > limit else None)
@@ -284,15 +327,16 @@ async def report_lifecycle(
         "ORDER BY position",
         report_id,
     )
-    return [
-        {
-            "at": row["at"].isoformat(),
-            "actor": row["actor"],
-            "step": row["step"],
-            "detail": row["detail"],
-        }
-        for row in rows
-    ]
+    return [step_json(row) for row in rows]
+
+
+def step_json(row: asyncpg.Record) -> dict[str, Any]:
+    return {
+        "at": row["at"].isoformat(),
+        "actor": row["actor"],
+        "step": row["step"],
+        "detail": row["detail"],
+    }
 
 
 def report_json(row: asyncpg.Record) -> dict[str, Any]:

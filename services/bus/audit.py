@@ -129,6 +129,22 @@ class AuditTrail:
         )  # fmt: skip
         self._written_soon()
 
+    def granted(self, asked: Asking, at: datetime) -> None:
+        """The row of a read a door granted that the audit keeps (an export, decisions
+        D212): the caller, the door, the operation asked and ``applied``; no command id and
+        no aggregates, as a refusal's row."""
+        caller = asked.caller
+        if caller is None:
+            return
+        asked.audited = True
+        self._rows.append(
+            (
+                caller.tenant_id, caller.actor, sorted(caller.roles), caller.service, at,
+                asked.asked, "", [], "applied", None, asked.door,
+            )
+        )  # fmt: skip
+        self._written_soon()
+
     def _written_soon(self) -> None:
         if len(self._rows) > BOUND:
             log.warning("audit: %d rows not written yet; dropping the oldest", len(self._rows))

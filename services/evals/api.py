@@ -4,6 +4,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import StreamingResponse
 
 from contracts.errors import NotFound
 from contracts.eval_answers import (
@@ -28,10 +29,12 @@ from projections.eval_cases import get_case, get_thread, page_cases
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
+from services.edge.exports import EXPORT_ANSWERS, FormatParameter, export_download
 from services.edge.http import Http
 from services.edge.openapi import body
 from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
+from services.evals.export import runs_export
 from services.evals.progress import UnderWay
 from services.evals.runs import CaseRunner
 
@@ -137,6 +140,24 @@ def eval_routes(http: Http, runner: CaseRunner) -> APIRouter:
             ),
         )
         return {"items": [sealed_case(http, case, principal) for case in found], "next": next_page}
+
+    @router.get(
+        "/factory/evals/runs/export",
+        response_class=StreamingResponse,
+        responses={**EXPORT_ANSWERS, **READ_ERRORS},
+    )
+    async def export_runs(
+        request: Request,
+        principal: Annotated[Principal, Depends(http.reading(READ))],
+        format: FormatParameter = "csv",
+        agent: Annotated[str | None, Query(max_length=512)] = None,
+        confirmed: bool | None = None,
+    ) -> StreamingResponse:
+        """Every run of the cases the cases' list shows under the same filters, newest first,
+        with its summary and its conversations, as CSV or JSON Lines, streamed (decisions
+        D210–D212). Granting it is a row of the audit."""
+        export = runs_export(principal.tenant_id, agent=agent, confirmed=confirmed)
+        return export_download(http, request, export, format, principal)
 
     @router.get(
         "/factory/evals/cases/{case_id:uuid}", response_model=CaseWithRuns, responses=READ_ERRORS

@@ -4,6 +4,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import StreamingResponse
 
 from contracts.answers import FeedbackBatchWritten, FeedbackPage, FeedbackWritten
 from contracts.errors import DomainError, Refused
@@ -21,12 +22,14 @@ from services.bus.command_bodies import command_from
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import MAX_BATCH_BYTES, command_of, read_json
+from services.edge.exports import EXPORT_ANSWERS, FormatParameter, export_download
 from services.edge.fast_lane import FastLane
 from services.edge.http import Http
 from services.edge.json_answers import answer_json
 from services.edge.openapi import body
 from services.edge.parameters import PAGE, Before, IdempotencyKey, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS, problem_of
+from services.feedback.export import feedback_export
 from services.store.artifacts import check_references
 
 EXAMPLE = {
@@ -165,6 +168,24 @@ def feedback_routes(http: Http) -> APIRouter:
         )
         items = [http.with_position(item, principal) for item in page.items]
         return {"items": items, "next": http.sealed(page.next_before, principal)}
+
+    @router.get(
+        "/export", response_class=StreamingResponse, responses={**EXPORT_ANSWERS, **READ_ERRORS}
+    )
+    async def export_feedback(
+        request: Request,
+        principal: Annotated[Principal, Depends(http.reading("factory.feedback.read"))],
+        format: FormatParameter = "csv",
+        subject_kind: Annotated[SubjectKind | None, Query(alias="subjectKind")] = None,
+        subject_ref: Annotated[str | None, Query(alias="subjectRef", max_length=512)] = None,
+        kind: FeedbackKind | None = None,
+    ) -> StreamingResponse:
+        """The feedback the list answers under the same filters, all of it, newest first, as
+        CSV or JSON Lines, streamed (decisions D210–D212). Granting it is a row of the audit."""
+        export = feedback_export(
+            principal.tenant_id, subject_kind=subject_kind, subject_ref=subject_ref, kind=kind
+        )
+        return export_download(http, request, export, format, principal)
 
     return router
 

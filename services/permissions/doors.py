@@ -91,6 +91,7 @@ AS_SERVICE = "the service's own work, started by hand: commands with no roles (D
 READS = "reads with the database's credentials; decides nothing"
 OPERATES = "operates the machinery, no command of a tenant: logged, not audited (D94)"
 LOCAL = "reads files or documents only"
+EXPORTS = "reads with the database's credentials as the operator; one audit row per export (D212)"
 CLI_COMMANDS: dict[str, str] = {
     "serve": PROCESS, "api": PROCESS, "projector": PROCESS, "relay": PROCESS,
     "handover": PROCESS, "inbound": PROCESS, "scheduler": PROCESS, "demo": PROCESS,
@@ -104,6 +105,7 @@ CLI_COMMANDS: dict[str, str] = {
     "agents list": READS, "intake show": READS, "parked list": READS, "parked show": READS,
     "status": READS, "health": READS, "charter show": READS, "export": READS,
     "restore check": READS,
+    "exports feedback": EXPORTS, "exports reports": EXPORTS, "exports runs": EXPORTS,
     "parked retry": OPERATES, "parked skip": OPERATES, "rebuild": OPERATES,
     "backup": OPERATES, "restore prepare": OPERATES, "restore acknowledge": OPERATES,
     "rewrap": OPERATES,

@@ -11,6 +11,7 @@ from services.processes import (
     commands_appraisal,
     commands_backup,
     commands_demo,
+    commands_exports,
     commands_intake,
     commands_parked,
 )
@@ -50,6 +51,7 @@ tokens_app = typer.Typer(help=TOKENS_HELP, no_args_is_help=True)
 roles_app = typer.Typer(help=commands_access.ROLES_HELP, no_args_is_help=True)
 audit_app = typer.Typer(help=commands_access.AUDIT_HELP, no_args_is_help=True)
 sessions_app = typer.Typer(help=commands_access.SESSIONS_HELP, no_args_is_help=True)
+exports_app = typer.Typer(help=commands_exports.HELP, no_args_is_help=True)
 
 
 @app.callback()
@@ -78,6 +80,10 @@ app.add_typer(sessions_app, name="sessions")
 sessions_app.command("end")(commands_access.sessions_end)
 app.add_typer(audit_app, name="audit")
 audit_app.command("export")(commands_access.audit_export)
+app.add_typer(exports_app, name="exports")
+exports_app.command("feedback")(commands_exports.exports_feedback)
+exports_app.command("reports")(commands_exports.exports_reports)
+exports_app.command("runs")(commands_exports.exports_runs)
 
 app.add_typer(agents_app, name="agents")
 agents_app.command("register")(commands_agents.agents_register)

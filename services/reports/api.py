@@ -4,6 +4,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import StreamingResponse
 
 from contracts.answers import (
     InboxPage,
@@ -33,6 +34,7 @@ from projections.report_annotations import annotations_of
 from services.bus.decisions import Outcome
 from services.edge.auth import Principal
 from services.edge.bodies import no_body, read_command
+from services.edge.exports import EXPORT_ANSWERS, FormatParameter, export_download
 from services.edge.http import Http
 from services.edge.openapi import body
 from services.edge.parameters import (
@@ -46,6 +48,7 @@ from services.edge.parameters import (
 )
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.permissions.rules import READERS, reads_notes, reads_report
+from services.reports.export import reports_export
 
 WRITE, READ = "factory.feedback.write", "factory.feedback.read"
 
@@ -205,6 +208,32 @@ def report_routes(http: Http, *mounted: APIRouter) -> APIRouter:
         )
         sealed = [http.with_position(item, principal) for item in items]
         return {"items": sealed, "next": http.sealed(next_before, principal)}
+
+    @router.get(
+        "/inbox/export",
+        response_class=StreamingResponse,
+        responses={**EXPORT_ANSWERS, **READ_ERRORS},
+    )
+    async def export_inbox(
+        request: Request,
+        principal: Annotated[Principal, Depends(http.reading(READ))],
+        format: FormatParameter = "csv",
+        status: ReviewStatus | None = None,
+        category: Category | None = None,
+        kind: Kind | None = None,
+        agent: Annotated[str | None, Query(max_length=512)] = None,
+        addressee: Annotated[str | None, Query(max_length=512)] = None,
+        submitted_before: Annotated[Instant | None, Query(alias="submittedBefore")] = None,
+        submitted_after: Annotated[Instant | None, Query(alias="submittedAfter")] = None,
+    ) -> StreamingResponse:
+        """The Inbox's reports under the same filters, all of them, newest change first, each
+        with its lifecycle, as CSV or JSON Lines, streamed (decisions D210–D212). Granting it
+        is a row of the audit."""
+        where = InboxFilter(
+            status, category, kind, agent, addressee, submitted_before, submitted_after
+        )
+        export = reports_export(principal.tenant_id, where)
+        return export_download(http, request, export, format, principal)
 
     @router.get("/mine", response_model=MyReportsPage, responses=READ_ERRORS)
     async def mine(

@@ -2,6 +2,8 @@
 the report; what a session may not see or do, it neither sees nor does (SPEC W30–W34, C52;
 decisions D59–D61)."""
 
+import asyncio
+
 from playwright.async_api import Page, expect
 
 from tests.browser.conftest import Console, People, Shots, accessible, file_report
@@ -209,3 +211,26 @@ async def test_a_reviewer_corrects_the_kind_tags_and_notes_and_the_reporter_sees
     await expect(reporter.locator(".tag")).to_have_text(["wrong-node"])
     await expect(reporter.get_by_text("Same node as last week.")).to_have_count(0)
     await expect(reporter.get_by_role("button", name="Add note")).to_have_count(0)
+
+
+async def test_a_reviewer_downloads_the_filtered_inbox_as_csv_with_each_reports_lifecycle(
+    console: Console, people: People, shots: Shots
+) -> None:
+    """Decisions D210–D212: the Inbox's download is the API's export under the page's
+    filters; a cell that would be a formula is text (D112)."""
+    await file_report(console.url, people.requester, "=1+2 is what the agent said")
+    reviewer = await console.signed_in(people.reviewer)
+    await reviewer.goto(console.url + "/inbox?status=New")
+    link = reviewer.get_by_role("link", name="Download CSV")
+    await expect(link).to_have_attribute("href", "/inbox.csv?status=New")
+    await shots.take(reviewer, "inbox-downloads")
+    await accessible(reviewer)
+    async with reviewer.expect_download() as waiting:
+        await link.click()
+    download = await waiting.value
+    assert download.suggested_filename.startswith("reports-")
+    assert download.suggested_filename.endswith(".csv")
+    saved = await download.path()
+    text = await asyncio.to_thread(saved.read_text, encoding="utf-8")
+    assert '"\'=1+2 is what the agent said"' in text
+    assert '"lifecycle"' in text.splitlines()[0]

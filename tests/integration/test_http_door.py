@@ -405,6 +405,12 @@ RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  #
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka
 # Bytes as they were stored: an artifact, a dataset version's snapshot.
 STORED = ("/factory/artifacts/", "/factory/evaluation/datasets/{datasetId}/versions/{version}")
+# A list's rows as a file, CSV or JSON Lines (decisions D210).
+EXPORTS = (
+    "/factory/feedback/export",
+    "/factory/reports/inbox/export",
+    "/factory/evals/runs/export",
+)
 
 
 async def test_the_openapi_document_declares_bodies_answers_and_errors(
@@ -433,6 +439,10 @@ async def test_the_openapi_document_declares_bodies_answers_and_errors(
             for status in success:
                 if path.startswith(STORED):
                     continue  # as stored: bytes of their own media type
+                if path in EXPORTS:
+                    declared = operation["responses"][status]["content"]
+                    assert declared.keys() == {"text/csv", "application/jsonl"}, path
+                    continue
                 schema = operation["responses"][status]["content"]["application/json"]["schema"]
                 assert "$ref" in schema, (method, path, status)
             expected = {"401", "403", "404", "422"} | (

@@ -5,6 +5,7 @@ Resolve with what changed, Won't fix with a reason — through the API's own com
 """
 
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, get_args
 from urllib.parse import urlencode
@@ -24,9 +25,11 @@ from services.console.console import Console, Visitor
 from services.console.page import Page
 from services.console.pages.annotating import ADDRESSEES, KINDS, annotating_routes
 from services.console.pages.lifting import lifting_routes, preview
+from services.edge.exports import Format, export_download
 from services.edge.problems import status_of
 from services.permissions.rules import LIFTERS, READ_ALL, REVIEWER, reads_notes, reads_report
 from services.reports.api import says_what_changed
+from services.reports.export import reports_export
 
 # SPEC C52, decisions D23: a Reviewer decides reports (the rule engine's own tuple, so the
 # buttons follow the rule). The Inbox reads the whole tenant: every role but a Requester's reads
@@ -83,6 +86,21 @@ def block_rows(text: str | None) -> list[tuple[str, str]]:
     return rows + list(block.extra.items())
 
 
+def chosen_filters(*values: str | None) -> dict[str, str | None]:
+    """The URL's filters, checked as the API checks them (a 422 naming the field)."""
+    chosen = {name: value or None for name, value in zip(FILTERS, values, strict=True)}
+    for name, allowed in CHOICES.items():
+        if chosen[name] is not None and chosen[name] not in allowed:
+            raise Refused(f"{name} is one of {', '.join(allowed)}", field=name)
+    return chosen
+
+
+def inbox_filter(chosen: dict[str, str | None]) -> InboxFilter:
+    return InboxFilter(
+        chosen["status"], chosen["category"], chosen["kind"], chosen["agent"], chosen["addressee"]
+    )
+
+
 def inbox_routes(console: Console) -> APIRouter:
     router = APIRouter(include_in_schema=False)
     router.include_router(lifting_routes(console))
@@ -99,20 +117,8 @@ def inbox_routes(console: Console) -> APIRouter:
         before: Text = None,
     ) -> Response:
         visitor = await console.visitor(request, reads=READ_ALL)
-        chosen = {
-            name: value or None
-            for name, value in zip(FILTERS, (status, category, kind, agent, addressee), strict=True)
-        }
-        for name, allowed in CHOICES.items():
-            if chosen[name] is not None and chosen[name] not in allowed:
-                raise Refused(f"{name} is one of {', '.join(allowed)}", field=name)
-        where = InboxFilter(
-            chosen["status"],
-            chosen["category"],
-            chosen["kind"],
-            chosen["agent"],
-            chosen["addressee"],
-        )
+        chosen = chosen_filters(status, category, kind, agent, addressee)
+        where = inbox_filter(chosen)
         items, older = await list_inbox(
             http.pool,
             visitor.principal.tenant_id,
@@ -129,6 +135,7 @@ def inbox_routes(console: Console) -> APIRouter:
             items=[{**item, "age": age(item["submittedAt"], now)} for item in items],
             chosen=chosen,
             choices=CHOICES,
+            downloads={form: f"/inbox.{form}?{urlencode(kept)}" for form in ("csv", "jsonl")},
             older=f"/inbox?{urlencode({**kept, 'before': next_before})}" if next_before else None,
             first=f"/inbox?{urlencode(kept)}" if before else None,
         )
@@ -137,6 +144,25 @@ def inbox_routes(console: Console) -> APIRouter:
     async def item(request: Request, report_id: UUID) -> Response:
         visitor = await console.visitor(request)
         return await shown(visitor, report_id)
+
+    def download_as(form: Format) -> Callable[..., Awaitable[Response]]:
+        async def download(
+            request: Request,
+            status: Text = None,
+            category: Text = None,
+            kind: Text = None,
+            agent: Text = None,
+            addressee: Text = None,
+        ) -> Response:
+            """The Inbox under the page's filters as a file, the API's export (D210–D212)."""
+            visitor = await console.visitor(request, reads=READ_ALL)
+            where = inbox_filter(chosen_filters(status, category, kind, agent, addressee))
+            export = reports_export(visitor.principal.tenant_id, where)
+            response = export_download(http, request, export, form, visitor.principal)
+            console.keep(response, visitor.session)
+            return response
+
+        return download
 
     async def shown(
         visitor: Visitor,
@@ -226,6 +252,9 @@ def inbox_routes(console: Console) -> APIRouter:
                 f"{review['reviewedAt'][:16].replace('T', ' ')} UTC: {error.message}"
             )
         return error.message
+
+    for form in get_args(Format):
+        router.add_api_route(f"/inbox.{form}", download_as(form), methods=["GET"])
 
     return router
 
