@@ -35,6 +35,10 @@ LIFTERS: tuple[Role, ...] = ("Reviewer", "AssetMaintainer")  # make a report an 
 MAINTAINER: tuple[Role, ...] = ("AssetMaintainer",)  # of the agent in the register
 OPERATOR: tuple[Role, ...] = ("Operator",)  # orders, neighbours' facts, datasets, snapshots
 ADMIN: tuple[Role, ...] = ("PlatformAdmin",)  # keys, roles, the register, the charter
+# Review queues (decisions D161): a Reviewer or a PlatformAdmin defines and removes a queue;
+# only a Reviewer claims; a holder releases their claim, a PlatformAdmin anyone's.
+QUEUE_KEEPERS: tuple[Role, ...] = ("Reviewer", "PlatformAdmin")
+RELEASERS: tuple[Role, ...] = ("Reviewer", "PlatformAdmin")
 # An artifact is stored to be referenced by a write: a comment's text or a corrected artifact
 # (feedback), a dataset task's input and expected outcome (an Operator's). Only those who
 # write what references it upload one (decisions D101); an Observer writes nothing.

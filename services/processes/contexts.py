@@ -18,6 +18,7 @@ from services.learning.context import LEARNING
 from services.nightly.context import NIGHTLY
 from services.operations.context import OPERATIONS
 from services.privacy.context import PRIVACY
+from services.queues.context import QUEUES
 from services.reports.context import REPORTS
 
 CONTEXTS: tuple[Context, ...] = (
@@ -34,6 +35,7 @@ CONTEXTS: tuple[Context, ...] = (
     PRIVACY,
     AGENTS,
     OPERATIONS,
+    QUEUES,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

@@ -53,6 +53,13 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/evaluation/datasets/{datasetId}/versions/{version}/shares"): {OP},
     ("put", "/factory/appraisal/charter"): {A},
     ("put", "/factory/agents/{agent}"): {A},
+    # Review queues (decisions D161): keepers define and remove, Reviewers claim, a holder
+    # (a Reviewer) or a PlatformAdmin releases.
+    ("put", "/factory/queues/{queue}"): {V, A},
+    ("delete", "/factory/queues/{queue}"): {V, A},
+    ("post", "/factory/queues/{queue}/claims"): {V},
+    ("put", "/factory/reports/{report_id}/claim"): {V},
+    ("delete", "/factory/reports/{report_id}/claim"): {V, A},
     # decisions D94: a release, not a command; the route holds the Operator rule itself
     ("post", "/factory/operations/parked/{reader}/{position}/retry"): {OP},
     ("post", "/factory/operations/parked-messages/{position}/retry"): {OP},
@@ -95,6 +102,7 @@ PATH_VALUES = {
     "person": "someone",
     "reader": "rm_inbox",
     "position": "1",
+    "queue": "fabricated",
 }
 CHARTER = b'[[line]]\nid = "inbox-short"\ntext = "Nobody\'s report waits long."\n'
 
