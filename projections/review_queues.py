@@ -296,7 +296,7 @@ async def next_candidates(
         f"AND NOT coalesce({HELD}, false) ORDER BY r.submitted_at, r.report_id LIMIT $4",
         tenant_id, now, queue, limit,
     )  # fmt: skip
-    return [row["report_id"] for row in rows]
+    return [UUID(str(row["report_id"])) for row in rows]  # asyncpg's own UUID type: made plain
 
 
 async def claims_held_by(
