@@ -4,14 +4,13 @@ an optional set of reviewers, and the claims reviewers take on the reports they 
 A queue is written whole (``PUT``): what the body says is what the queue holds afterwards.
 A claim is taken on one report, for the queue's claim time, and released or let expire."""
 
-from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import Field, StringConstraints
 from pydantic.config import JsonDict
 
-from contracts.answers import Answer, Position, shown_as
+from contracts.answers import Answer, Position, Timestamp, shown_as
 from contracts.feedback import Contract
 from contracts.reports import Category, Kind
 from contracts.scalars import Name, NoNul, Ref
@@ -117,13 +116,17 @@ class QueueShown(Answer):
 
 
 class QueueDefined(QueueShown):
-    model_config = shown_as({**QUEUE, "position": "sPA7sYQEWu00Q6Luu7AWkjEJ"})
+    model_config = shown_as(
+        {**QUEUE, "position": "sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"}
+    )
 
     position: Position
 
 
 class QueueRemoved(Answer):
-    model_config = shown_as({"queue": "fabricated", "position": "sPA7sYQEWu00Q6Luu7AWkjEJ"})
+    model_config = shown_as(
+        {"queue": "fabricated", "position": "sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"}
+    )
 
     queue: str
     position: Position
@@ -141,20 +144,27 @@ CLAIM: JsonDict = {
 class ClaimShown(Answer):
     """A claim held: whose, through which queue, until when."""
 
-    model_config = shown_as({**CLAIM, "position": "sPA7sYQEWu00Q6Luu7AWkjEJ"})
+    model_config = shown_as(
+        {**CLAIM, "position": "sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"}
+    )
 
-    report_id: UUID = Field(alias="reportId")
+    report_id: str = Field(alias="reportId", json_schema_extra={"format": "uuid"})
     queue: str
     claimed_by: str = Field(alias="claimedBy")
-    claimed_at: datetime = Field(alias="claimedAt")
-    expires_at: datetime = Field(alias="expiresAt")
+    claimed_at: Timestamp = Field(alias="claimedAt")
+    expires_at: Timestamp = Field(alias="expiresAt")
     position: Position
 
 
 class ClaimReleased(Answer):
-    model_config = shown_as({"reportId": CLAIM["reportId"], "position": "sPA7sYQEWu00Q6Luu7AWkjEJ"})
+    model_config = shown_as(
+        {
+            "reportId": CLAIM["reportId"],
+            "position": "sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf",
+        }
+    )
 
-    report_id: UUID = Field(alias="reportId")
+    report_id: str = Field(alias="reportId", json_schema_extra={"format": "uuid"})
     position: Position
 
 
@@ -179,7 +189,7 @@ class QueueProgress(Answer):
     claimed: int
     done_today: int = Field(alias="doneToday")
     done_this_week: int = Field(alias="doneThisWeek")
-    oldest_waiting: datetime | None = Field(alias="oldestWaiting")
+    oldest_waiting: Timestamp | None = Field(alias="oldestWaiting")
     time_zone: str = Field(alias="timeZone")
 
 

@@ -73,7 +73,7 @@ def progress_json(queue: str, found: Progress, zone: str) -> dict[str, Any]:
         claimed=found.claimed,
         done_today=found.done_today,
         done_this_week=found.done_this_week,
-        oldest_waiting=found.oldest_waiting,
+        oldest_waiting=found.oldest_waiting.isoformat() if found.oldest_waiting else None,
         time_zone=zone,
     ).model_dump(by_alias=True, mode="json")
 
