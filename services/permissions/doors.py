@@ -100,6 +100,7 @@ CLI_COMMANDS: dict[str, str] = {
     "appraise": AS_SERVICE,
     "keys list": READS, "roles list": READS, "audit export": READS, "agents show": READS,
     "agents list": READS, "intake show": READS, "parked list": READS, "parked show": READS,
+    "queues progress": READS,
     "status": READS, "health": READS, "charter show": READS, "export": READS,
     "restore check": READS,
     "parked retry": OPERATES, "parked skip": OPERATES, "rebuild": OPERATES,

@@ -24,6 +24,7 @@ from services.projecting.live import ProjectionRunner
 from services.projecting.rebuild import rebuild
 from services.store.event_store import EVENTS_TABLE
 from tests.conftest import client_for, event_count
+from tests.integration.test_access_cli import feedbackloop
 from tests.integration.test_role_rules import (
     RoleKeys,
     auth,
@@ -242,3 +243,27 @@ async def test_a_bad_time_zone_or_claim_body_is_refused_naming_the_field(
         )
         assert (claim.status_code, claim.json()["field"]) == (422, "queue"), claim.text
         assert await event_count(runtime) == before
+
+
+async def test_feedbackloop_queues_progress_prints_each_queue_of_the_tenant(
+    runtime: Runtime,
+    database_url: str,
+    keys: RoleKeys,  # noqa: F811
+) -> None:
+    runtime.start_projections(["review_queues"])
+    reviewer = keys.by_role["Reviewer"]
+    async with client_for(runtime, reviewer) as http:
+        await filed_at(http, keys.by_role["Requester"])
+        defined = await http.put("/factory/queues/all", json={}, headers=auth(reviewer))
+        wait = {"minPosition": defined.json()["position"]}
+        assert (await http.get("/factory/queues", params=wait)).status_code == 200
+    tenant = runtime.keys.identify(reviewer)
+    assert tenant is not None
+    printed = await feedbackloop(
+        database_url, "queues", "progress", "--tenant", tenant.tenant_id, "--time-zone",
+        "Europe/Zurich",
+    )  # fmt: skip
+    assert "all" in printed
+    assert "open 1" in printed
+    assert "claimed 0" in printed
+    assert "1 queues" in printed
