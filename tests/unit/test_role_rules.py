@@ -64,6 +64,12 @@ MAY: dict[str, set[str]] = {
     "DraftReleaseOpened": {M},
     "WriteCharter": {A},
     "RegisterAgentCommand": {A},
+    # Review queues (decisions D161).
+    "DefineQueueCommand": {V, A},
+    "RemoveQueue": {V, A},
+    "ClaimReport": {V},
+    "ClaimNext": {V},
+    "ReleaseClaim": {V, A},
     "RecordOwnerOutcome": GIVERS,
     "OwnerOutcomeRecorded": GIVERS,
     "TaskClosed": {OP},
