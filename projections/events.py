@@ -83,6 +83,13 @@ ROLE_REVOKED = "services.access.domain:RoleHolder.Revoked"
 CONSOLE_SESSION_ENDED = "services.access.sessions:ConsoleSession.Ended"
 CONSOLE_SESSIONS_ALL_ENDED = "services.access.sessions:PersonsSessions.AllEnded"
 
+QUEUE_DEFINED = "services.queues.domain:ReviewQueue.Defined"
+QUEUE_CHANGED = "services.queues.domain:ReviewQueue.Changed"
+QUEUE_REMOVED = "services.queues.domain:ReviewQueue.Removed"
+CLAIM_OPENED = "services.queues.claims:ReportClaim.Opened"
+REPORT_CLAIMED = "services.queues.claims:ReportClaim.Claimed"
+CLAIM_RELEASED = "services.queues.claims:ReportClaim.Released"
+
 # Every topic above: what a test resolves.
 READ: tuple[str, ...] = tuple(v for k, v in dict(globals()).items() if k.isupper() and k != "READ")
 

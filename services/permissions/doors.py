@@ -103,6 +103,7 @@ CLI_COMMANDS: dict[str, str] = {
     "gate": AS_SERVICE,
     "keys list": READS, "roles list": READS, "audit export": READS, "agents show": READS,
     "agents list": READS, "intake show": READS, "parked list": READS, "parked show": READS,
+    "queues progress": READS,
     "status": READS, "health": READS, "charter show": READS, "export": READS,
     "restore check": READS,
     "exports feedback": EXPORTS, "exports reports": EXPORTS, "exports runs": EXPORTS,

@@ -37,6 +37,11 @@ OPERATOR: tuple[Role, ...] = ("Operator",)  # orders, neighbours' facts, dataset
 ADMIN: tuple[Role, ...] = ("PlatformAdmin",)  # keys, roles, the register, the charter
 # An agent's webhook: its maintainers in the register, or a PlatformAdmin (decisions D190).
 OWNERS: tuple[Role, ...] = ("AssetMaintainer", "PlatformAdmin")
+
+# Review queues (decisions D161): a Reviewer or a PlatformAdmin defines and removes a queue;
+# only a Reviewer claims; a holder releases their claim, a PlatformAdmin anyone's.
+QUEUE_KEEPERS: tuple[Role, ...] = ("Reviewer", "PlatformAdmin")
+RELEASERS: tuple[Role, ...] = ("Reviewer", "PlatformAdmin")
 # An artifact is stored to be referenced by a write: a comment's text or a corrected artifact
 # (feedback), a dataset task's input and expected outcome (an Operator's). Only those who
 # write what references it upload one (decisions D101); an Observer writes nothing.

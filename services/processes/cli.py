@@ -14,6 +14,7 @@ from services.processes import (
     commands_exports,
     commands_intake,
     commands_parked,
+    commands_queues,
 )
 from services.processes.collector import settle_collector
 from services.processes.commands_contracts import contracts
@@ -89,6 +90,9 @@ app.add_typer(agents_app, name="agents")
 agents_app.command("register")(commands_agents.agents_register)
 agents_app.command("show")(commands_agents.agents_show)
 agents_app.command("list")(commands_agents.agents_list)
+queues_app = typer.Typer(help=commands_queues.HELP, no_args_is_help=True)
+app.add_typer(queues_app, name="queues")
+queues_app.command("progress")(commands_queues.queues_progress)
 app.add_typer(intake_app, name="intake")
 intake_app.command("show")(commands_intake.intake_show)
 app.command()(contracts)

@@ -19,6 +19,7 @@ from services.nightly.context import NIGHTLY
 from services.operations.context import OPERATIONS
 from services.owners.context import OWNERS
 from services.privacy.context import PRIVACY
+from services.queues.context import QUEUES
 from services.reports.context import REPORTS
 
 CONTEXTS: tuple[Context, ...] = (
@@ -36,6 +37,7 @@ CONTEXTS: tuple[Context, ...] = (
     OWNERS,  # before AGENTS: its /factory/agents/{agent}/webhook is matched first
     AGENTS,
     OPERATIONS,
+    QUEUES,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

@@ -46,8 +46,8 @@ class Role:
 # serve runs everything: the read models, the relay, the three webhooks (hand-overs,
 # reporters' notices, digests' posts) and the digest's triage intake read the log, and one
 # connection LISTENs for changes of keys and grants (services/edge/key_refresh.py).
-SERVE = Role("serve", 9464, readers=15, queries=8, library=12, bus=2)
-PROJECTOR = Role("projector", 9465, readers=9, queries=1, library=2, bus=0)
+SERVE = Role("serve", 9464, readers=16, queries=8, library=12, bus=2)
+PROJECTOR = Role("projector", 9465, readers=10, queries=1, library=2, bus=0)
 RELAY = Role("relay", 9466, readers=1, queries=1, library=2, bus=0)
 INBOUND = Role("inbound", 9467, readers=0, queries=2, library=2, bus=2)
 SCHEDULER = Role("scheduler", 9468, readers=0, queries=2, library=2, bus=2)

@@ -68,6 +68,22 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
         "credentials in it)",
         "secret": "a signing key the service made at random (D191): it names nobody",
     },
+    # Review queues (decisions D160): a queue's name is the tenant's label for a filter, the
+    # filter an agent's path and closed kinds, categories, statuses and ages; who defined,
+    # reviews or claims is sealed on the class (names).
+    "services.queues.domain:ReviewQueue.Defined": {
+        "queue": "a queue's name, chosen for the tenant, not a person",
+        "filter": "an agent's path, closed kinds, categories and statuses, and ages in hours",
+    },
+    "services.queues.domain:ReviewQueue.Changed": {
+        "filter": "an agent's path, closed kinds, categories and statuses, and ages in hours",
+    },
+    "services.queues.claims:ReportClaim.Opened": {
+        "report_id": "a report's id, made by the service"
+    },
+    "services.queues.claims:ReportClaim.Claimed": {
+        "queue": "a queue's name, chosen for the tenant, not a person",
+    },
     "services.access.domain:ApiKey.Issued": {
         "sha256": "a digest of the key, not the key or its holder",
         "scopes": "scopes from a closed list",

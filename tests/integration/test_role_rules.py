@@ -61,6 +61,13 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     # Decisions D190: an agent's webhook, by its maintainers in the register or an admin.
     ("put", "/factory/agents/{agent}/webhook"): {M, A},
     ("delete", "/factory/agents/{agent}/webhook"): {M, A},
+    # Review queues (decisions D161): keepers define and remove, Reviewers claim, a holder
+    # (a Reviewer) or a PlatformAdmin releases.
+    ("put", "/factory/queues/{queue}"): {V, A},
+    ("delete", "/factory/queues/{queue}"): {V, A},
+    ("post", "/factory/queues/{queue}/claims"): {V},
+    ("put", "/factory/reports/{report_id}/claim"): {V},
+    ("delete", "/factory/reports/{report_id}/claim"): {V, A},
     # decisions D94: a release, not a command; the route holds the Operator rule itself
     ("post", "/factory/operations/parked/{reader}/{position}/retry"): {OP},
     ("post", "/factory/operations/parked-messages/{position}/retry"): {OP},
@@ -104,6 +111,7 @@ PATH_VALUES = {
     "person": "someone",
     "reader": "rm_inbox",
     "position": "1",
+    "queue": "fabricated",
 }
 CHARTER = b'[[line]]\nid = "inbox-short"\ntext = "Nobody\'s report waits long."\n'
 

@@ -72,6 +72,12 @@ MAY: dict[str, set[str]] = {
     "RegisterAgentCommand": {A},
     "SubscribeAgentWebhook": {M, A},  # D190
     "WithdrawAgentWebhook": {M, A},
+    # Review queues (decisions D161).
+    "DefineQueueCommand": {V, A},
+    "RemoveQueue": {V, A},
+    "ClaimReport": {V},
+    "ClaimNext": {V},
+    "ReleaseClaim": {V, A},
     "RecordOwnerOutcome": GIVERS,
     "OwnerOutcomeRecorded": GIVERS,
     "TaskClosed": {OP},

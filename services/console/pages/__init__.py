@@ -11,9 +11,11 @@ from services.console.pages.my_reports import MY_REPORTS
 from services.console.pages.nights import NIGHTS
 from services.console.pages.operations import OPERATIONS
 from services.console.pages.proposals import PROPOSALS
+from services.console.pages.queues import QUEUES
 
 PAGES: tuple[Page, ...] = (
     INBOX,
+    QUEUES,
     MY_REPORTS,
     EVAL_CASES,
     NIGHTS,

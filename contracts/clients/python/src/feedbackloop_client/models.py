@@ -195,6 +195,66 @@ class CheckRates(BaseModel):
     candidate: Annotated[float | None, Field(title="Candidate")]
 
 
+class ClaimGiven(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    queue: Annotated[
+        str,
+        Field(
+            max_length=64,
+            min_length=1,
+            pattern="^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+            title="Queue",
+        ),
+    ]
+
+
+class ClaimList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    items: Annotated[list[dict[str, Any]], Field(title="Items")]
+
+
+class ClaimReleased(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    position: Annotated[
+        str,
+        Field(
+            description="An opaque token of your tenant: pass it as `minPosition` to read your write. Not a number, not comparable.",
+            examples=["sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"],
+            title="Position",
+        ),
+    ]
+    report_id: Annotated[UUID, Field(alias="reportId", title="Reportid")]
+
+
+class ClaimShown(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    claimed_at: Annotated[AwareDatetime, Field(alias="claimedAt", title="Claimedat")]
+    claimed_by: Annotated[str, Field(alias="claimedBy", title="Claimedby")]
+    expires_at: Annotated[AwareDatetime, Field(alias="expiresAt", title="Expiresat")]
+    position: Annotated[
+        str,
+        Field(
+            description="An opaque token of your tenant: pass it as `minPosition` to read your write. Not a number, not comparable.",
+            examples=["sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"],
+            title="Position",
+        ),
+    ]
+    queue: Annotated[str, Field(title="Queue")]
+    report_id: Annotated[UUID, Field(alias="reportId", title="Reportid")]
+
+
 class Change(StrEnum):
     regressed = "regressed"
     fixed = "fixed"
@@ -400,6 +460,10 @@ class DecideProposal(BaseModel):
     reason: Annotated[
         Reason | None, Field(description="Required to reject (C33).", title="Reason")
     ] = None
+
+
+class Reviewer(RootModel[str]):
+    root: Annotated[str, Field(max_length=200, min_length=1)]
 
 
 class DigestSummary(BaseModel):
@@ -1272,6 +1336,141 @@ class ProposalWritten(BaseModel):
     state: Annotated[State, Field(title="State")]
 
 
+class QueueDefined(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    claim_minutes: Annotated[int, Field(alias="claimMinutes", title="Claimminutes")]
+    filter: Annotated[dict[str, Any], Field(title="Filter")]
+    position: Annotated[
+        str,
+        Field(
+            description="An opaque token of your tenant: pass it as `minPosition` to read your write. Not a number, not comparable.",
+            examples=["sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"],
+            title="Position",
+        ),
+    ]
+    queue: Annotated[str, Field(title="Queue")]
+    reviewers: Annotated[list[str], Field(title="Reviewers")]
+
+
+class Agent(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="The agent's path, exactly.",
+            max_length=512,
+            min_length=1,
+            title="Agent",
+        ),
+    ] = None
+
+
+class MaxAgeHours(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="Submitted at most this long ago.",
+            ge=1,
+            le=8784,
+            title="Maxagehours",
+        ),
+    ] = None
+
+
+class MinAgeHours(RootModel[int]):
+    root: Annotated[
+        int,
+        Field(
+            description="Submitted at least this long ago.",
+            ge=0,
+            le=8784,
+            title="Minagehours",
+        ),
+    ] = None
+
+
+class Status3(StrEnum):
+    new = "New"
+    triaged = "Triaged"
+
+
+class QueueFilter(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[
+        Agent | None, Field(description="The agent's path, exactly.", title="Agent")
+    ] = None
+    category: Annotated[Category | None, Field(title="Category")] = None
+    kind: Annotated[Kind | None, Field(title="Kind")] = None
+    max_age_hours: Annotated[
+        MaxAgeHours | None,
+        Field(
+            alias="maxAgeHours",
+            description="Submitted at most this long ago.",
+            title="Maxagehours",
+        ),
+    ] = None
+    min_age_hours: Annotated[
+        MinAgeHours | None,
+        Field(
+            alias="minAgeHours",
+            description="Submitted at least this long ago.",
+            title="Minagehours",
+        ),
+    ] = None
+    status: Annotated[
+        Status3 | None,
+        Field(
+            description="New or Triaged; left out: both (closed reports never wait).",
+            title="Status",
+        ),
+    ] = None
+
+
+class QueueList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    items: Annotated[list[dict[str, Any]], Field(title="Items")]
+
+
+class QueueProgress(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    claimed: Annotated[int, Field(title="Claimed")]
+    done_this_week: Annotated[int, Field(alias="doneThisWeek", title="Donethisweek")]
+    done_today: Annotated[int, Field(alias="doneToday", title="Donetoday")]
+    oldest_waiting: Annotated[
+        AwareDatetime | None, Field(alias="oldestWaiting", title="Oldestwaiting")
+    ]
+    open: Annotated[int, Field(title="Open")]
+    queue: Annotated[str, Field(title="Queue")]
+    time_zone: Annotated[str, Field(alias="timeZone", title="Timezone")]
+
+
+class QueueRemoved(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    position: Annotated[
+        str,
+        Field(
+            description="An opaque token of your tenant: pass it as `minPosition` to read your write. Not a number, not comparable.",
+            examples=["sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf"],
+            title="Position",
+        ),
+    ]
+    queue: Annotated[str, Field(title="Queue")]
+
+
 class ReaderStanding(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1615,7 +1814,7 @@ class Reason1(RootModel[str]):
     root: Annotated[str, Field(max_length=8000, title="Reason")] = None
 
 
-class Status3(StrEnum):
+class Status4(StrEnum):
     new = "New"
     triaged = "Triaged"
     resolved = "Resolved"
@@ -1636,7 +1835,7 @@ class ReviewReport(BaseModel):
     ] = None
     link: Annotated[Link | None, Field(title="Link")] = None
     reason: Annotated[Reason1 | None, Field(title="Reason")] = None
-    status: Annotated[Status3, Field(title="Status")]
+    status: Annotated[Status4, Field(title="Status")]
 
 
 class ReviewState(BaseModel):
@@ -2437,6 +2636,32 @@ class DatasetSummary(BaseModel):
     name: Annotated[str, Field(title="Name")]
     target: Annotated[str, Field(title="Target")]
     versions: Annotated[list[DatasetVersion], Field(title="Versions")]
+
+
+class DefineQueue(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    claim_minutes: Annotated[
+        int | None,
+        Field(
+            alias="claimMinutes",
+            description="How long a claim holds before it expires (D162).",
+            ge=1,
+            le=10080,
+            title="Claimminutes",
+        ),
+    ] = 30
+    filter: QueueFilter | None = None
+    reviewers: Annotated[
+        list[Reviewer] | None,
+        Field(
+            description="Who claims from it; empty: every Reviewer of the tenant (D161).",
+            max_length=50,
+            title="Reviewers",
+        ),
+    ] = None
 
 
 class DigestList(BaseModel):

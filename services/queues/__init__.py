@@ -1,0 +1,1 @@
+"""Queues context: the tenant's review queues over the Inbox and the claims on its reports."""
