@@ -400,6 +400,8 @@ BODIES = {
     ("post", "/factory/reports/{report_id}/tags"): "TagReport",
     ("post", "/factory/reports/{report_id}/notes"): "NoteReport",
     ("post", "/factory/evals/comparisons"): "StartComparison",
+    ("put", "/factory/queues/{queue}"): "DefineQueue",  # D160
+    ("put", "/factory/reports/{report_id}/claim"): "ClaimGiven",  # D163
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka

@@ -28,7 +28,6 @@ def environment(database_url: str) -> dict[str, str]:
     [
         ("relay", "relay: off (no KAFKA_BOOTSTRAP_SERVERS)"),
         ("inbound", "inbound: off (no KAFKA_BOOTSTRAP_SERVERS)"),
-        ("handover", "hand-over webhook: none configured"),
     ],
 )
 async def test_a_process_with_nothing_to_run_here_says_why_and_exits_2(
@@ -66,6 +65,39 @@ async def test_a_process_of_readers_stops_on_sigterm_with_exit_0(database_url: s
             await process.wait()
     assert process.returncode == 0, output.decode()
     assert b"Traceback" not in output
+
+
+async def test_the_handover_process_without_its_webhook_still_runs_the_agents_webhooks(
+    database_url: str,
+) -> None:
+    """Agents' webhooks are the tenants' own (D190): with no hand-over webhook configured the
+    process says so and still delivers them, so it runs until signalled rather than exit 2."""
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "services.processes.cli", "handover"),
+        cwd=ROOT,
+        env=environment(database_url),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert process.stdout is not None
+    said: list[str] = []
+    try:
+        async with asyncio.timeout(60):
+            while "agent-webhooks: following" not in "".join(said):
+                line = await process.stdout.readline()
+                assert line, "the handover process stopped by itself:\n" + "".join(said)
+                said.append(line.decode())
+        process.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            rest, _ = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    output = "".join(said) + rest.decode()
+    assert process.returncode == 0, output
+    assert "hand-over webhook: none configured" in output
+    assert "Traceback" not in output
 
 
 async def heartbeated(database_url: str, reader: str) -> bool:
