@@ -34,10 +34,12 @@ def line(**said: Any) -> dict[str, Any]:
     return {"case": "c", **said}
 
 
-def test_a_failed_line_or_a_ran_line_with_a_failing_conversation_is_failing() -> None:
+def test_a_failed_line_or_a_ran_line_whose_run_did_not_pass_is_failing() -> None:
+    """D252: a line's ``score.passed`` is its run's verdict, as the nightly runner writes it."""
     assert failing(line(outcome="failed"))
-    assert failing(line(outcome="ran", score={"passed": 2, "scored": 3}))
-    assert not failing(line(outcome="ran", score={"passed": 3, "scored": 3}))
+    assert failing(line(outcome="ran", score={"passed": False, "scored": 3}))
+    assert failing(line(outcome="ran", score={"passed": False, "scored": 0}))
+    assert not failing(line(outcome="ran", score={"passed": True, "scored": 3}))
     assert not failing(line(outcome="skipped"))
     assert not failing(line(outcome="over-cap"))
 
