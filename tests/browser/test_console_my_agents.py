@@ -26,7 +26,7 @@ from services.processes.bootstrap import Runtime
 from services.scheduling.orders import PlanNight
 from tests.browser.conftest import Console, People, Person, Shots, accessible
 from tests.browser.test_console_proposals import raise_proposals, register
-from tests.browser.test_console_proposals import runtime as runtime  # noqa: F401  (fixture)
+from tests.browser.test_console_proposals import runtime as runtime
 from tests.integration.test_owned_agents import Faulting
 from tests.unit.test_wrong_answer import SEED_FACTS
 from tests.webhook_endpoint import webhook_endpoint
@@ -81,7 +81,7 @@ async def until(check: Any, seconds: float = 60) -> None:
 async def test_a_maintainer_sees_what_waits_for_their_agent_and_operations_its_failing_webhook(
     console: Console,
     people: People,
-    runtime: Runtime,  # noqa: F811
+    runtime: Runtime,
     shots: Shots,
     failing_receiver: str,
     tmp_path: Path,
@@ -137,9 +137,7 @@ async def test_a_maintainer_sees_what_waits_for_their_agent_and_operations_its_f
     await expect(proposals).to_contain_text("someone to pick it up")
     await expect(section).to_contain_text("Webhook: failing: HTTP 503")
     await expect(cases.get_by_role("link")).to_have_attribute("href", f"/eval-cases/{case_id}")
-    await expect(proposals.get_by_role("link")).to_have_attribute(
-        "href", f"/proposals/{proposal}"
-    )
+    await expect(proposals.get_by_role("link")).to_have_attribute("href", f"/proposals/{proposal}")
     await shots.take(mia, "my-agents")
     await accessible(mia)
     await reports.get_by_role("link").click()  # the report's own page
