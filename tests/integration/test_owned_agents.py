@@ -26,6 +26,7 @@ from services.nightly.settings import NightlySettings
 from services.processes.bootstrap import Runtime
 from services.scheduling.orders import PlanNight, RaiseProposals
 from tests.conftest import client_for, event_count, settings_for
+from tests.integration.test_access_cli import feedbackloop
 from tests.integration.test_role_rules import (
     RoleKeys,
     auth,
@@ -252,3 +253,28 @@ async def test_a_failing_case_of_last_night_and_a_waiting_proposal_are_the_maint
         await until(in_review)
         # Another maintainer, of no agent here, sees none of it.
         assert (await overview(http, max_))["items"] == []
+
+
+async def test_feedbackloop_agents_mine_prints_what_the_api_answers(
+    runtime: Runtime,
+    database_url: str,
+    keys: RoleKeys,  # noqa: F811
+) -> None:
+    """D256: the CLI reads the same overview as the API, for one maintainer or every agent."""
+    runtime.start_projections(READ_MODELS)
+    admin, mia = keys.by_role[A], keys.by_role[M]
+    async with client_for(runtime, admin) as http:
+        assert (await registered(http, admin, COACH, ["assetmaintainer-1"])).is_success
+        assert (await registered(http, admin, WRITER, ["assetmaintainer-2"])).is_success
+        _, at = await filed_at(http, keys.by_role[R], COACH)
+        answered = await overview(http, mia, at)
+        tenant = runtime.keys.identify(admin)
+    assert tenant is not None
+    args = ("agents", "mine", "--tenant", tenant.tenant_id)
+    said = await feedbackloop(database_url, *args, "--maintainer", "assetmaintainer-1", "--json")
+    printed = json.loads(next(line for line in said.splitlines() if line.startswith('{"items"')))
+    assert printed["items"] == answered["items"]
+    table = await feedbackloop(database_url, *args)
+    assert COACH in table
+    assert WRITER in table
+    assert "2 agents" in table
