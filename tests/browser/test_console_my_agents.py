@@ -140,6 +140,13 @@ async def test_a_maintainer_sees_what_waits_for_their_agent_and_operations_its_f
     await expect(proposals.get_by_role("link")).to_have_attribute("href", f"/proposals/{proposal}")
     await shots.take(mia, "my-agents")
     await accessible(mia)
+    # A cursor that is not this list's: the API's 422 naming `before`, said on the page.
+    bad = await mia.goto("/my-agents?before=not-a-cursor")
+    assert bad is not None
+    assert bad.status == 422
+    await expect(mia.get_by_role("alert")).to_contain_text("before")
+    await accessible(mia)
+    await mia.goto("/my-agents")
     await reports.get_by_role("link").click()  # the report's own page
     await expect(mia).to_have_url(f"{console.url}/inbox/{report}")
     await expect(mia.locator("h1")).to_be_visible()
