@@ -145,6 +145,7 @@ async def test_a_maintainer_sees_what_waits_for_their_agent_and_operations_its_f
     assert bad is not None
     assert bad.status == 422
     await expect(mia.get_by_role("alert")).to_contain_text("before")
+    await shots.take(mia, "my-agents-bad-cursor")
     await accessible(mia)
     await mia.goto("/my-agents")
     await reports.get_by_role("link").click()  # the report's own page
@@ -162,6 +163,8 @@ async def test_a_maintainer_sees_what_waits_for_their_agent_and_operations_its_f
     await ada.goto("/my-agents")
     await expect(ada.get_by_role("region", name=WRITER)).to_be_visible()
     await expect(ada.get_by_role("region", name=COACH)).to_be_visible()
+    await shots.take(ada, "my-agents-admin")
+    await accessible(ada)
 
     # Operations: the operator sees the failing webhook (D257).
     otto = await console.signed_in(people.operator)
