@@ -33,6 +33,7 @@ from services.console.pages import PAGES
 API_BEHIND: dict[str, tuple[str, str | None]] = {
     "inbox": ("/factory/reports/inbox", "/factory/reports/{id}"),
     "my-reports": ("/factory/reports/mine", "/factory/reports/{id}"),
+    "my-agents": ("/factory/owners/agents", None),
     "eval-cases": ("/factory/evals/cases", None),
     "nights": ("/factory/evals/nights", "/factory/evals/nights/{id}"),
     "digests": ("/factory/feedback/digests", "/factory/feedback/digests/{id}"),

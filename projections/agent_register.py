@@ -76,16 +76,20 @@ async def list_agents(
     *,
     after: str | None = None,
     limit: int = 50,
+    maintainer: str | None = None,
     schema: str = SCHEMA,
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """The tenant's registered agents by name, those after ``after``; and the name to continue
-    after (None on the last page)."""
+    """The tenant's registered agents by name, those after ``after`` (with ``maintainer``:
+    only those the register names them a maintainer of); and the name to continue after
+    (None on the last page)."""
     rows = await pool.fetch(
         f"SELECT agent, maintainers, repository FROM {schema}.agents WHERE tenant_id = $1 "
-        "AND ($2::text IS NULL OR agent > $2) ORDER BY agent LIMIT $3",
+        "AND ($2::text IS NULL OR agent > $2) AND ($4::text IS NULL OR $4 = ANY(maintainers)) "
+        "ORDER BY agent LIMIT $3",
         tenant_id,
         after,
         limit + 1,
+        maintainer,
     )
     last = rows[limit - 1]["agent"] if len(rows) > limit else None
     items = [

@@ -413,3 +413,17 @@ async def count_runs(
         "SELECT count(*) " + RUNS_OF_LISTED_CASES, tenant_id, agent, confirmed
     )
     return int(found)
+
+
+async def case_agents(
+    pool: asyncpg.Pool, tenant_id: str, case_ids: Sequence[str], schema: str = SCHEMA
+) -> dict[str, tuple[str, str]]:
+    """The agent and ref of each of the tenant's cases among ``case_ids`` (a night's lines
+    name cases by id; another tenant's case is not among the answers)."""
+    rows = await pool.fetch(
+        f"SELECT case_id, agent, ref FROM {schema}.cases WHERE tenant_id = $1 "
+        "AND case_id = ANY($2::uuid[])",
+        tenant_id,
+        list(case_ids),
+    )
+    return {str(row["case_id"]): (row["agent"], row["ref"]) for row in rows}

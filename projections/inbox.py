@@ -434,3 +434,29 @@ async def waiting_new(
         tenant_id,
     )
     return (0, None) if row is None else (row["waiting"], row["oldest"])
+
+
+async def open_for_agents(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    agents: Sequence[str],
+    kinds: Sequence[str],
+    *,
+    each: int,
+    schema: str = SCHEMA,
+) -> list[asyncpg.Record]:
+    """The tenant's open reports (New or Triaged, in the Inbox) of each of ``agents`` whose
+    Kind in force is one of ``kinds``, newest first, at most ``each`` an agent:
+    ``report_id, agent, kind, status, model, message, submitted_at`` and ``open``, how many
+    the agent has in all."""
+    kind = annotations.kind_in_force(schema, "r")
+    return await pool.fetch(
+        "SELECT * FROM (SELECT report_id, agent, kind, status, model, message, submitted_at, "
+        "row_number() OVER (PARTITION BY agent ORDER BY submitted_at DESC, report_id) AS n, "
+        "count(*) OVER (PARTITION BY agent) AS open FROM ("
+        f"SELECT report_id, agent, lower({kind}) AS kind, status, model, message, submitted_at "
+        f"FROM {schema}.reports r WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND in_inbox "
+        "AND status IN ('New', 'Triaged')) addressed WHERE kind = ANY($3::text[])) numbered "
+        "WHERE n <= $4 ORDER BY agent, n",
+        tenant_id, list(agents), list(kinds), each,
+    )  # fmt: skip

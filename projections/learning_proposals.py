@@ -321,3 +321,30 @@ async def undecided(
         list(DECIDED),
     )
     return (0, None) if row is None else (row["waiting"], row["oldest"])
+
+
+async def waiting_on_maintainers(
+    pool: asyncpg.Pool,
+    tenant_id: str,
+    targets: Sequence[str],
+    *,
+    each: int,
+    schema: str = SCHEMA,
+) -> list[asyncpg.Record]:
+    """The proposals of each of ``targets`` that wait for one of its maintainers, oldest
+    first, at most ``each`` a target: to be picked up (Proposed), decided (InReview, not yet
+    approved) or given its Draft release (approved or accepted, no release recorded; D54):
+    ``proposal_id, target_asset_id, kind, state, approved, raised_at`` and ``waiting``, how
+    many the target has in all."""
+    return await pool.fetch(
+        "SELECT * FROM (SELECT proposal_id, target_asset_id, kind, state, approved, raised_at, "
+        "row_number() OVER (PARTITION BY target_asset_id ORDER BY raised_at, proposal_id) AS n, "
+        "count(*) OVER (PARTITION BY target_asset_id) AS waiting "
+        f"FROM {schema}.learning_proposals WHERE tenant_id = $1 "
+        "AND target_asset_id = ANY($2::text[]) AND ("
+        "(NOT approved AND NOT (lower(state) = ANY($3::text[]))) OR "
+        "((approved OR state = 'Accepted') AND resulting_release_id IS NULL "
+        "AND lower(state) IN ('inreview', 'accepted')))) numbered "
+        "WHERE n <= $4 ORDER BY target_asset_id, n",
+        tenant_id, list(targets), list(DECIDED), each,
+    )  # fmt: skip

@@ -22,13 +22,15 @@ from contracts.agent_webhooks import (
     WithdrawAgentWebhook,
 )
 from contracts.errors import NotFound, Refused, RoleRequired, echoed
+from contracts.owned_agents import OwnedAgentList
 from services.edge.auth import Principal
 from services.edge.bodies import read_command
 from services.edge.http import Http
 from services.edge.openapi import body
-from services.edge.parameters import command_id
+from services.edge.parameters import PAGE, Before, Limit, MinPosition, command_id
 from services.edge.problems import READ_ERRORS, WRITE_ERRORS
 from services.owners.handlers import ADMIN_ROLE, shown, webhook_of
+from services.owners.overview import owned_agents
 from services.owners.reading import webhook_health
 from services.permissions.agent_register import maintainers_of, registration
 from services.permissions.rules import OWNERS
@@ -39,6 +41,9 @@ EXAMPLE = {"url": "https://hooks.example/feedbackloop"}
 # Who watches the instance (as services.operations reads it, D94): they see the webhooks' health.
 WATCHERS = ("Operator", "PlatformAdmin", "Observer")
 SECRET_BYTES = 32  # 256 bits, as hex: the HMAC-SHA256 key (D191)
+# The read models the overview of owned agents reads (D256: ``minPosition`` waits for each).
+OVERVIEW_READS = ("access", "inbox", "eval_cases", "nights", "learning_proposals")
+OWNED = "owned-agents"  # the overview's cursors are of this list only
 
 
 def agent_of(agent: str) -> str:
@@ -129,5 +134,37 @@ def operations_routes(http: Http) -> APIRouter:
         failed), the last error and status, what waits and what was given up."""
         found = await webhook_health(http.pool, principal.tenant_id)
         return {"items": sorted(found, key=lambda item: not item["failing"])}
+
+    return router
+
+
+def owned_routes(http: Http) -> APIRouter:
+    """D250: what waits for the caller's agents' maintainers, an agent at a time."""
+    router = APIRouter(prefix="/factory/owners", tags=["owners"])
+
+    @router.get("/agents", response_model=OwnedAgentList, responses=READ_ERRORS)
+    async def owned(
+        principal: Annotated[Principal, Depends(http.holding(OWNERS))],
+        before: Before = None,
+        limit: Limit = PAGE,
+        min_position: MinPosition = None,
+    ) -> dict[str, Any]:
+        """The agents the register names you a maintainer of (a PlatformAdmin: every agent of
+        the tenant), by name, each with what waits for its maintainers: the open reports
+        addressed to its owner (New or Triaged), its cases failing in the tenant's last night,
+        the proposals waiting to be picked up, decided or released, and its webhook's health.
+        Each list shows its first ten and says how many there are; `next` continues."""
+        for read_model in OVERVIEW_READS:
+            await http.read_at(read_model, min_position, principal)
+        # D250: a PlatformAdmin answers for every agent (D190 lets them set any webhook).
+        maintainer = None if ADMIN_ROLE in principal.roles else principal.subject
+
+        async def page(after: str | None) -> tuple[list[dict[str, Any]], str | None]:
+            return await owned_agents(
+                http.pool, principal.tenant_id, maintainer, after=after, limit=limit
+            )
+
+        found, next_page = await http.keyed_page(OWNED, before, principal, page)
+        return {"items": found, "next": next_page}
 
     return router

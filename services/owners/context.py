@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from contracts.agent_webhooks import SubscribeAgentWebhook, WithdrawAgentWebhook
 from services.declaration import Command, Context, Given
 from services.edge.http import Http
-from services.owners.api import operations_routes, webhook_routes
+from services.owners.api import operations_routes, owned_routes, webhook_routes
 from services.owners.handlers import subscribe, withdraw
 from services.permissions.rules import OWNERS as OWNER_ROLES
 
@@ -16,6 +16,7 @@ def both(http: Http, given: Given) -> APIRouter:
     router = APIRouter()
     router.include_router(webhook_routes(http, given.store))
     router.include_router(operations_routes(http))
+    router.include_router(owned_routes(http))
     return router
 
 

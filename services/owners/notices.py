@@ -4,7 +4,7 @@ event of the log, no clock, no I/O, so a replay gives the same notices under the
 - ``report-addressed``: a report addressed to the agent's owner (``Report.AgentOwnerNotified``,
   SPEC W35);
 - ``case-failing``: a night's line of one of the agent's cases that failed, or ran and did
-  not pass every conversation it scored (SPEC W90, W103);
+  not pass (SPEC W90, W103; decisions D252);
 - ``proposal-raised``: a learning proposal raised for the agent (``LearningProposal.Raised``,
   whose target is the agent's path, SPEC C32).
 
@@ -60,14 +60,13 @@ def proposal_raised(event: Any) -> Notice:
 
 
 def failing(line: dict[str, Any]) -> bool:
-    """A night's line is failing when the case failed to run, or ran and some scored
-    conversation did not pass (skipped and over-cap lines say nothing of the agent)."""
+    """A night's line is failing when the case failed to run, or ran and its run did not
+    pass (skipped and over-cap lines say nothing of the agent). A line's ``score.passed`` is
+    the run's verdict (SPEC §3.7), not a count of conversations (decisions D252)."""
     if line.get("outcome") == "failed":
         return True
     score = line.get("score") or {}
-    return line.get("outcome") == "ran" and int(score.get("passed", 0)) < int(
-        score.get("scored", 0)
-    )
+    return line.get("outcome") == "ran" and score.get("passed") is False
 
 
 def case_failing(event: Any, agent: str) -> Notice:

@@ -102,8 +102,8 @@ CLI_COMMANDS: dict[str, str] = {
     # The CI gate: the comparison is the service's, each case runs as its confirmer (D181).
     "gate": AS_SERVICE,
     "keys list": READS, "roles list": READS, "audit export": READS, "agents show": READS,
-    "agents list": READS, "intake show": READS, "parked list": READS, "parked show": READS,
-    "queues progress": READS,
+    "agents list": READS, "agents mine": READS, "intake show": READS, "parked list": READS,
+    "parked show": READS, "queues progress": READS,
     "status": READS, "health": READS, "charter show": READS, "export": READS,
     "restore check": READS,
     "exports feedback": EXPORTS, "exports reports": EXPORTS, "exports runs": EXPORTS,

@@ -102,3 +102,49 @@ def agents_list(tenant: Annotated[str, TENANT]) -> None:
         table.add_row(row["agent"], ", ".join(row["maintainers"]), row["repository"] or "")
     console.print(table)
     console.print(f"{len(rows)} agents")
+
+
+def agents_mine(
+    tenant: Annotated[str, TENANT],
+    maintainer: Annotated[
+        str | None,
+        typer.Option(help="The subject whose agents to show; without it, every agent"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON, one line")] = False,
+) -> None:
+    """What waits for an agent's maintainers, agent by agent: the open reports addressed to
+    its owner, its cases failing in the last night, the proposals waiting for a maintainer
+    and its webhook's health. The same answer as GET /factory/owners/agents (decisions
+    D250-D256), read from the read models a running service keeps."""
+    import json
+
+    from rich.table import Table
+
+    from services.owners.overview import owned_agents
+
+    async def every(rt: Runtime) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        after = None
+        while True:
+            page, after = await owned_agents(rt.pool, tenant, maintainer, after=after, limit=200)
+            found += page
+            if after is None:
+                return found
+
+    rows = run_operator(process_settings(), every)
+    if as_json:
+        typer.echo(json.dumps({"items": rows}))  # one line, as the API answers it
+        return
+    table = Table("agent", "open reports", "failing last night", "proposals waiting", "webhook")
+    for row in rows:
+        night, hook = row["night"], row["webhook"]
+        table.add_row(
+            row["agent"],
+            str(row["reports"]["open"]),
+            f"{night['failing']} ({night['date']})" if night else "no night yet",
+            str(row["proposals"]["waiting"]),
+            "none" if hook is None else f"failing: {hook['lastError']}" if hook["failing"]
+            else "delivering",
+        )  # fmt: skip
+    console.print(table)
+    console.print(f"{len(rows)} agents")

@@ -34,6 +34,7 @@ OWN_RULE: dict[str, set[str]] = {
     "/factory/agents/{agent}": set(ROLES),
     "/factory/agents/{agent}/webhook": {"AssetMaintainer", A},  # D190
     "/factory/operations/agent-webhooks": {"Operator", A, OBSERVER},  # D196
+    "/factory/owners/agents": {"AssetMaintainer", A},  # D250
     "/factory/keys": {A},
     "/factory/roles": {A},
     "/factory/audit": {A, OBSERVER},

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from contracts.agent_webhooks import SetAgentWebhook
 from services.owners.notices import failing
+from services.owners.overview import OWNER_KINDS, waiting_for
 from services.owners.sender import SenderSettings
 
 
@@ -34,10 +35,12 @@ def line(**said: Any) -> dict[str, Any]:
     return {"case": "c", **said}
 
 
-def test_a_failed_line_or_a_ran_line_with_a_failing_conversation_is_failing() -> None:
+def test_a_failed_line_or_a_ran_line_whose_run_did_not_pass_is_failing() -> None:
+    """D252: a line's ``score.passed`` is its run's verdict, as the nightly runner writes it."""
     assert failing(line(outcome="failed"))
-    assert failing(line(outcome="ran", score={"passed": 2, "scored": 3}))
-    assert not failing(line(outcome="ran", score={"passed": 3, "scored": 3}))
+    assert failing(line(outcome="ran", score={"passed": False, "scored": 3}))
+    assert failing(line(outcome="ran", score={"passed": False, "scored": 0}))
+    assert not failing(line(outcome="ran", score={"passed": True, "scored": 3}))
     assert not failing(line(outcome="skipped"))
     assert not failing(line(outcome="over-cap"))
 
@@ -45,3 +48,16 @@ def test_a_failed_line_or_a_ran_line_with_a_failing_conversation_is_failing() ->
 def test_the_pause_doubles_up_to_its_bound() -> None:
     settings = SenderSettings(backoff_seconds=1.0, max_backoff_seconds=5.0)
     assert [settings.backoff(n) for n in (1, 2, 3, 4, 5)] == [1.0, 2.0, 4.0, 5.0, 5.0]
+
+
+def test_the_kinds_addressed_to_an_agent_s_owner_are_not_found_and_fabricated() -> None:
+    """D251, SPEC W34, W35."""
+    assert set(OWNER_KINDS) == {"not-found", "fabricated"}
+
+
+def test_a_waiting_proposal_waits_for_a_pick_up_a_decision_or_its_release() -> None:
+    """D253: what the maintainer's next move on a proposal is."""
+    assert waiting_for("Proposed", approved=False) == "pick-up"
+    assert waiting_for("InReview", approved=False) == "decision"
+    assert waiting_for("InReview", approved=True) == "release"
+    assert waiting_for("Accepted", approved=False) == "release"

@@ -7,6 +7,7 @@ from services.console.pages.datasets import DATASETS
 from services.console.pages.digests import DIGESTS
 from services.console.pages.eval_cases import EVAL_CASES
 from services.console.pages.inbox import INBOX
+from services.console.pages.my_agents import MY_AGENTS
 from services.console.pages.my_reports import MY_REPORTS
 from services.console.pages.nights import NIGHTS
 from services.console.pages.operations import OPERATIONS
@@ -17,6 +18,7 @@ PAGES: tuple[Page, ...] = (
     INBOX,
     QUEUES,
     MY_REPORTS,
+    MY_AGENTS,
     EVAL_CASES,
     NIGHTS,
     DIGESTS,

@@ -5,7 +5,9 @@ event's content and its Retry are an Operator's of the tenant it belongs to, and
 else parked is a count (decisions D94). Retry releases the aggregate as ``feedbackloop parked
 retry`` does (``services.followers.parked.release``), through the operations context's
 ``retry``, the API's own. The parked inbound messages naming the tenant are listed too, each
-sent again by ``retry_message`` (the CLI's ``send_again``); the others a count (D96)."""
+sent again by ``retry_message`` (the CLI's ``send_again``); the others a count (D96). The
+tenant's agents' webhooks that fail are listed from ``webhook_health``, the answer of ``GET
+/factory/operations/agent-webhooks`` (D196, D257)."""
 
 from typing import Annotated
 from urllib.parse import urlencode
@@ -19,6 +21,7 @@ from services.console.page import Page
 from services.edge.problems import status_of
 from services.operations import reading
 from services.operations.api import LISTED, MESSAGES
+from services.owners.reading import webhook_health
 from services.permissions.rules import OPERATOR, require
 
 Cursor = Annotated[str | None, Query(max_length=1024)]
@@ -59,11 +62,14 @@ def operations_routes(console: Console) -> APIRouter:
         listed, next_messages = await http.keyed_page(
             MESSAGES, messages_before, principal, fetch_messages
         )
+        webhooks = await webhook_health(http.pool, principal.tenant_id)
         return console.render(
             visitor,
             "operations.html",
             status,
             current="operations",
+            failing_webhooks=[hook for hook in webhooks if hook["failing"]],
+            webhooks=len(webhooks),
             readers=await reading.readers(http.pool),
             parked=items,
             own=parked["own"],

@@ -597,6 +597,35 @@ class FactCounts(BaseModel):
     runs: Annotated[int, Field(title="Runs")]
 
 
+class Outcome(StrEnum):
+    ran = "ran"
+    failed = "failed"
+
+
+class FailingCase(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    case_id: Annotated[UUID, Field(alias="caseId", title="Caseid")]
+    outcome: Annotated[Outcome, Field(title="Outcome")]
+    passed: Annotated[
+        bool | None,
+        Field(
+            description="The run's verdict; null when it did not run.", title="Passed"
+        ),
+    ]
+    reason: Annotated[str | None, Field(title="Reason")]
+    ref: Annotated[str, Field(title="Ref")]
+    scored: Annotated[
+        int | None,
+        Field(
+            description="Conversations scored; null when it did not run.",
+            title="Scored",
+        ),
+    ]
+
+
 class FailingUnit(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -793,6 +822,23 @@ class KindCorrection(BaseModel):
     kind: Annotated[str, Field(title="Kind")]
 
 
+class LastNight(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    date: Annotated[date_aliased, Field(title="Date")]
+    failing: Annotated[
+        int,
+        Field(
+            description="How many of the agent's cases failed; `items`: the first.",
+            title="Failing",
+        ),
+    ]
+    items: Annotated[list[FailingCase], Field(title="Items")]
+    status: Annotated[str, Field(title="Status")]
+
+
 class Runner(StrEnum):
     night = "night"
     manual = "manual"
@@ -841,7 +887,7 @@ class NightCounts(BaseModel):
     skipped: Annotated[int, Field(title="Skipped")]
 
 
-class Outcome(StrEnum):
+class Outcome1(StrEnum):
     ran = "ran"
     skipped = "skipped"
     over_cap = "over-cap"
@@ -901,6 +947,47 @@ class NoteReport(BaseModel):
             max_length=4000,
             min_length=1,
             title="Note",
+        ),
+    ]
+
+
+class Status3(StrEnum):
+    new = "New"
+    triaged = "Triaged"
+
+
+class OpenReport(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    kind: Annotated[str, Field(title="Kind")]
+    message: Annotated[
+        str,
+        Field(
+            description="The report's first 200 characters, as the Inbox shows it.",
+            title="Message",
+        ),
+    ]
+    model: Annotated[str | None, Field(title="Model")]
+    report_id: Annotated[UUID, Field(alias="reportId", title="Reportid")]
+    status: Annotated[Status3, Field(title="Status")]
+    submitted_at: Annotated[
+        AwareDatetime | None, Field(alias="submittedAt", title="Submittedat")
+    ]
+
+
+class OpenReports(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    items: Annotated[list[OpenReport], Field(title="Items")]
+    open: Annotated[
+        int,
+        Field(
+            description="How many are open in all; `items` holds the newest.",
+            title="Open",
         ),
     ]
 
@@ -1391,11 +1478,6 @@ class MinAgeHours(RootModel[int]):
     ] = None
 
 
-class Status3(StrEnum):
-    new = "New"
-    triaged = "Triaged"
-
-
 class QueueFilter(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1814,7 +1896,7 @@ class Reason1(RootModel[str]):
     root: Annotated[str, Field(max_length=8000, title="Reason")] = None
 
 
-class Status4(StrEnum):
+class Status5(StrEnum):
     new = "New"
     triaged = "Triaged"
     resolved = "Resolved"
@@ -1835,7 +1917,7 @@ class ReviewReport(BaseModel):
     ] = None
     link: Annotated[Link | None, Field(title="Link")] = None
     reason: Annotated[Reason1 | None, Field(title="Reason")] = None
-    status: Annotated[Status4, Field(title="Status")]
+    status: Annotated[Status5, Field(title="Status")]
 
 
 class ReviewState(BaseModel):
@@ -2418,7 +2500,7 @@ class Trend(BaseModel):
     ]
 
 
-class Outcome1(StrEnum):
+class Outcome2(StrEnum):
     filed = "filed"
     commented = "commented"
     unrouted = "unrouted"
@@ -2433,7 +2515,7 @@ class TriagedItem(BaseModel):
     finding: Annotated[str | None, Field(title="Finding")]
     issue_url: Annotated[str | None, Field(alias="issueUrl", title="Issueurl")]
     item_id: Annotated[str, Field(alias="itemId", title="Itemid")]
-    outcome: Annotated[Outcome1, Field(title="Outcome")]
+    outcome: Annotated[Outcome2, Field(title="Outcome")]
     taken_at: Annotated[AwareDatetime, Field(alias="takenAt", title="Takenat")]
     week: Annotated[str, Field(title="Week")]
 
@@ -2492,6 +2574,51 @@ class VersionShared(BaseModel):
     task_count: Annotated[int, Field(alias="taskCount", title="Taskcount")]
     to_tenant: Annotated[str, Field(alias="toTenant", title="Totenant")]
     version: Annotated[int, Field(title="Version")]
+
+
+class WaitingFor(StrEnum):
+    pick_up = "pick-up"
+    decision = "decision"
+    release = "release"
+
+
+class WaitingProposal(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    kind: Annotated[str, Field(title="Kind")]
+    proposal_id: Annotated[UUID, Field(alias="proposalId", title="Proposalid")]
+    raised_at: Annotated[AwareDatetime, Field(alias="raisedAt", title="Raisedat")]
+    state: Annotated[str, Field(title="State")]
+    waiting_for: Annotated[WaitingFor, Field(alias="waitingFor", title="Waitingfor")]
+
+
+class WaitingProposals(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    items: Annotated[list[WaitingProposal], Field(title="Items")]
+    waiting: Annotated[
+        int,
+        Field(
+            description="How many wait in all; `items` holds the oldest.",
+            title="Waiting",
+        ),
+    ]
+
+
+class WebhookState(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    failing: Annotated[bool, Field(title="Failing")]
+    given_up: Annotated[int, Field(alias="givenUp", title="Givenup")]
+    last_error: Annotated[str | None, Field(alias="lastError", title="Lasterror")]
+    pending: Annotated[int, Field(title="Pending")]
+    url: Annotated[str, Field(title="Url")]
 
 
 class WrongAnswerDrafted(BaseModel):
@@ -2841,7 +2968,7 @@ class NightLine(BaseModel):
     case: Annotated[UUID, Field(title="Case")]
     effort: Annotated[str | None, Field(title="Effort")] = None
     model: Annotated[str | None, Field(title="Model")] = None
-    outcome: Annotated[Outcome, Field(title="Outcome")]
+    outcome: Annotated[Outcome1, Field(title="Outcome")]
     reason: Annotated[str | None, Field(title="Reason")] = None
     run_id: Annotated[str | None, Field(alias="runId", title="Runid")] = None
     score: NightScore | None = None
@@ -2899,6 +3026,40 @@ class NightView(BaseModel):
     ref: Annotated[str, Field(title="Ref")]
     selected: Annotated[list[SelectedCase], Field(title="Selected")]
     status: Annotated[Status1, Field(title="Status")]
+
+
+class OwnedAgent(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[str, Field(title="Agent")]
+    maintainers: Annotated[list[str], Field(title="Maintainers")]
+    night: Annotated[
+        LastNight | None,
+        Field(
+            description="The tenant's last night, with this agent's failing lines; null before the first night."
+        ),
+    ]
+    proposals: WaitingProposals
+    reports: OpenReports
+    repository: Annotated[str | None, Field(title="Repository")]
+    webhook: WebhookState | None
+
+
+class OwnedAgentList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    items: Annotated[list[OwnedAgent], Field(title="Items")]
+    next: Annotated[
+        str | None,
+        Field(
+            description="Pass as `before` for the next page; null on the last.",
+            title="Next",
+        ),
+    ]
 
 
 class ProposalList(BaseModel):
