@@ -60,14 +60,14 @@ class Selected:
     rerun: str | None = None  # why it runs first: a change of its agent (D242)
 
     def as_json(self) -> dict[str, Any]:
-        found = {
+        return {
             "case": str(self.case_id),
             "ref": self.ref,
             "confirmer": self.confirmer,
             "model": self.model,
             "effort": self.effort,
+            "rerun": self.rerun,
         }
-        return found if self.rerun is None else {**found, "rerun": self.rerun}
 
 
 @dataclass(frozen=True)

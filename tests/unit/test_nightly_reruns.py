@@ -31,7 +31,7 @@ def test_a_changed_agents_cases_come_first_and_their_lines_say_why() -> None:
     reason = f"re-run first: model changed claude-x → claude-y at {MODEL.at.isoformat()}"
     assert [s.rerun for s in plan.selected] == [reason, reason, None, None, None]
     assert plan.selected[0].as_json()["rerun"] == reason
-    assert "rerun" not in plan.selected[2].as_json()  # a plain entry stays as it was
+    assert plan.selected[2].as_json()["rerun"] is None
     assert plan.note == "re-run first after a change of Coach: 2 selected"
 
 
