@@ -23,9 +23,8 @@ from services.store.event_store import EventStore
 
 CHANGE_NAMESPACE = UUID("3f1c6a9e-8d27-5b40-a6e1-7c2d9f0b4e58")
 # Who declares a change of any agent (D241): the registry's service roles. An AssetMaintainer
-# declares changes of the agents the register names them maintainer of, and no other.
+# (``AGENT_CHANGERS``) declares changes of the agents the register names them maintainer of.
 ANY_AGENT = frozenset(("Operator", "PlatformAdmin"))
-DECLARERS = ("Operator", "PlatformAdmin", "AssetMaintainer")
 
 
 def change_id(tenant_id: str, change: AgentChanged) -> UUID:

@@ -15,9 +15,6 @@ from datetime import datetime
 
 SHOWN = 3  # the newest owed changes a line names; the others are counted
 
-# How a line says what changed, by ``what`` (contracts.agent_changes.AgentAspect).
-ASPECT = {"model": "model", "instructions": "instructions", "release": "release"}
-
 
 @dataclass(frozen=True)
 class Change:
@@ -43,9 +40,8 @@ def owed(
 
 def told(change: Change) -> str:
     """``model changed claude-x → claude-y at 2026-12-04T10:00:00+00:00``."""
-    what = ASPECT.get(change.what, change.what)
     moved = f"{change.before} → {change.after}" if change.before else f"to {change.after}"
-    return f"{what} changed {moved} at {change.at.isoformat()}"
+    return f"{change.what} changed {moved} at {change.at.isoformat()}"
 
 
 def rerun_reason(changes: Sequence[Change]) -> str | None:

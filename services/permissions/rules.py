@@ -35,6 +35,9 @@ LIFTERS: tuple[Role, ...] = ("Reviewer", "AssetMaintainer")  # make a report an 
 MAINTAINER: tuple[Role, ...] = ("AssetMaintainer",)  # of the agent in the register
 OPERATOR: tuple[Role, ...] = ("Operator",)  # orders, neighbours' facts, datasets, snapshots
 ADMIN: tuple[Role, ...] = ("PlatformAdmin",)  # keys, roles, the register, the charter
+# A change of an agent (decisions D241): the registry's service roles for any agent; an
+# AssetMaintainer for the agents the register names them maintainer of (the handler asks).
+AGENT_CHANGERS: tuple[Role, ...] = ("Operator", "PlatformAdmin", "AssetMaintainer")
 # An artifact is stored to be referenced by a write: a comment's text or a corrected artifact
 # (feedback), a dataset task's input and expected outcome (an Operator's). Only those who
 # write what references it upload one (decisions D101); an Observer writes nothing.
