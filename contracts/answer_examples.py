@@ -413,6 +413,7 @@ NIGHT_LINE: JsonDict = {
         f"/factory/evals/cases/{CASE_ID}/runs/{NIGHT_RUN_ID}/threads/{index}" for index in (1, 2, 3)
     ],
     "runId": NIGHT_RUN_ID,
+    "rerun": None,
     "at": "2026-11-28T01:00:31.540228+00:00",
 }
 
@@ -443,6 +444,7 @@ NIGHT_VIEW: JsonDict = {
             "confirmer": REPORTER,
             "model": MODEL,
             "effort": "medium",
+            "rerun": None,
         }
     ],
     "note": "",

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints
 
+from contracts.agent_changes import AgentChanged
 from contracts.feedback import Contract, RecordFeedback
 from contracts.neighbours import (
     ArtifactValidated,
@@ -141,6 +142,13 @@ class TaskClosedMessage(NeighbourEnvelope):
 
     type: Literal["factory.tasks.v1.TaskClosed"]
     data: TaskClosed
+
+
+class AgentChangedMessage(NeighbourEnvelope):
+    """``factory.registry.v1.agent-changed``, from the agent registry (decisions D240)."""
+
+    type: Literal["factory.registry.v1.AgentChanged"]
+    data: AgentChanged
 
 
 def self_contained_schema(model: type[Contract]) -> dict[str, Any]:

@@ -74,6 +74,11 @@ class NightLine(Answer):
     score: NightScore | None = None
     threads: list[str] | None = Field(default=None, description="Links to the conversations.")
     run_id: str | None = Field(default=None, alias="runId")
+    rerun: str | None = Field(
+        default=None,
+        description="Why the case came first: the changes of its agent since its last run "
+        "(`re-run first: model changed a → b at …`, decisions D242).",
+    )
     at: Timestamp
 
 
@@ -83,6 +88,9 @@ class SelectedCase(Answer):
     confirmer: str
     model: str
     effort: str
+    rerun: str | None = Field(
+        default=None, description="Why it runs first: a change of its agent (D242)."
+    )
 
 
 class NightCounts(Answer):

@@ -38,10 +38,13 @@ DRIFT_DETECTED = "factory.quality.v1.drift-detected"
 SKILL_CANDIDATE_PROPOSED = "factory.memory.v1.skill-candidate-proposed"
 # The agent registry's answer to a DraftReleaseRequested (SPEC C32).
 DRAFT_RELEASE_OPENED = "factory.registry.v1.draft-release-opened"
+# An agent's model, instructions or release changed: its cases are re-run first (D240).
+AGENT_CHANGED = "factory.registry.v1.agent-changed"
 # The agents' runtime and the task system, as appraisal reads them (SPEC M33, M45).
 OWNER_OUTCOME_RECORDED = "factory.agents.v1.owner-outcome-recorded"
 TASK_CLOSED = "factory.tasks.v1.task-closed"
 NEIGHBOURS = (
+    AGENT_CHANGED,  # read by the nightly context, declared before the others
     RUN_COMPLETED,
     ARTIFACT_VALIDATED,
     EVALUATION_COMPLETED,

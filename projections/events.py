@@ -43,6 +43,7 @@ NIGHT_PLANNED = "services.nightly.domain:Night.Planned"
 NIGHT_CONVERSATION_RECORDED = "services.nightly.domain:Night.ConversationRecorded"
 NIGHT_CASE_FINISHED = "services.nightly.domain:Night.CaseFinished"
 NIGHT_FINISHED = "services.nightly.domain:Night.Finished"
+AGENT_CHANGE_RECORDED = "services.nightly.agent_changes:AgentChange.Recorded"
 
 EVIDENCE_RECORDED = "services.learning.evidence:Evidence.Recorded"
 PROPOSAL_RAISED = "services.learning.domain:LearningProposal.Raised"

@@ -2,6 +2,9 @@
 
 Answers ``GET /factory/evals/nights`` (newest first) and ``GET /factory/evals/nights/{date}``;
 tenant-scoped. The nightly runner reads it to find the nights still Running after a restart.
+
+The agents' changes the next night re-runs first (``projections.agent_changes``, which owns
+its tables and query) run on this read model's reader, in its schema (decisions D243).
 """
 
 import json
@@ -11,19 +14,20 @@ from typing import Any
 import asyncpg
 
 from projections import events as ev
+from projections.agent_changes import AgentChanges
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_nights"
+OWN = frozenset(
+    (ev.NIGHT_PLANNED, ev.NIGHT_CONVERSATION_RECORDED, ev.NIGHT_CASE_FINISHED, ev.NIGHT_FINISHED)
+)
+CHANGES = AgentChanges()
+CHANGES_TOPICS = frozenset(CHANGES.handles)
 
 
 class Nights:
     name = "nights"
-    handles = (
-        ev.NIGHT_PLANNED,
-        ev.NIGHT_CONVERSATION_RECORDED,
-        ev.NIGHT_CASE_FINISHED,
-        ev.NIGHT_FINISHED,
-    )
+    handles = tuple(sorted(OWN | CHANGES_TOPICS))
 
     def ddl(self, schema: str) -> str:
         return f"""
@@ -43,7 +47,7 @@ class Nights:
             position bigint NOT NULL
         );
         CREATE UNIQUE INDEX IF NOT EXISTS nights_by_date ON {schema}.nights (tenant_id, date);
-        """
+        """ + CHANGES.ddl(schema)
 
     def indexes(self, schema: str) -> str:
         return f"""
@@ -52,6 +56,12 @@ class Nights:
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
+        await self.apply_own(conn, schema, [p for p in batch if ev.topic_of(p.event) in OWN])
+        changes = [p for p in batch if ev.topic_of(p.event) in CHANGES_TOPICS]
+        if changes:  # other tables: the order between the two parts does not matter
+            await CHANGES.apply(conn, schema, changes)
+
+    async def apply_own(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
         for p in batch:
             e = p.event
             match ev.topic_of(e):

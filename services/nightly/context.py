@@ -2,9 +2,11 @@
 
 import logging
 
+from contracts.agent_changes import AgentChanged
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
 from projections.nights import Nights
 from services.declaration import Command, Context, Given, Order
+from services.nightly.agent_changes import change_created, record_agent_change
 from services.nightly.api import night_routes
 from services.nightly.handlers import (
     finish_night,
@@ -15,7 +17,8 @@ from services.nightly.handlers import (
 )
 from services.nightly.runner import NightlyRunner
 from services.nightly.settings import NightlySettings
-from services.permissions.rules import OPERATOR
+from services.nightly.subscriptions import SUBSCRIPTIONS
+from services.permissions.rules import AGENT_CHANGERS, OPERATOR
 from services.scheduling.orders import PlanNight
 
 log = logging.getLogger(__name__)
@@ -44,8 +47,11 @@ NIGHTLY = Context(
         Command(RecordNightConversation, record_night_conversation, permits=OPERATOR),
         Command(FinishNightCase, finish_night_case, permits=OPERATOR),
         Command(FinishNight, finish_night, permits=OPERATOR),
+        # A change of an agent: its cases are re-run first at the next night (D240, D241).
+        Command(AgentChanged, record_agent_change, permits=AGENT_CHANGERS, creates=change_created),
     ),
     routes=lambda http, given: night_routes(http),
-    read_models=(Nights(),),
+    read_models=(Nights(),),  # the agents' changes run on its reader (D243)
+    subscriptions=SUBSCRIPTIONS,
     orders=(Order(PlanNight, nightly_runner),),
 )

@@ -34,16 +34,17 @@ from pydantic import BaseModel
 from contracts.agent import Effort
 from contracts.nights import FinishNight, FinishNightCase, PlanTenantNight, RecordNightConversation
 from projections import eval_cases, nights
-from projections.eval_cases import list_cases, tenants_with_confirmed_cases
+from projections.eval_cases import tenants_with_confirmed_cases
 from projections.nights import running_nights
 from services.bus.command_bus import CommandBus
 from services.bus.issued import Issued
 from services.followers.waiting import wait_for_position
+from services.nightly.candidates import changes_owed, confirmed_candidates
 from services.nightly.cases import RunsCases
 from services.nightly.catalogue import Catalogue, read_catalogue
 from services.nightly.confirmer import ACTING_AS, right_before_the_run, rights_now
 from services.nightly.domain import Night, night_id, night_run_id
-from services.nightly.planning import Candidate, plan_night, skipped
+from services.nightly.planning import plan_night, skipped
 from services.nightly.settings import NightlySettings
 from services.observing.metrics import SCHEDULED_FAILURES
 from services.scheduling.failures import NIGHT, NIGHT_CASE, Failure, Unit, isolated, record, settle
@@ -92,6 +93,7 @@ class NightlyRunner:
             log.info("%s: nightly runs are off (FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED)", order.name)
             return
         await self._caught_up(eval_cases.SCHEMA)
+        await self._caught_up(nights.SCHEMA)  # the agents' changes (D243)
         failures: list[Failure] = []
         for tenant in await tenants_with_confirmed_cases(self.pool):
             # One tenant's night in a bulkhead of its own: its failure is recorded and every
@@ -126,7 +128,7 @@ class NightlyRunner:
         if await asyncio.to_thread(existing, self.store, {night_id(tenant, date)}):
             return
         catalogue = await asyncio.to_thread(self.catalogue)
-        candidates = await self.candidates(tenant)
+        candidates = await confirmed_candidates(self.pool, tenant)
         named = {(c.confirmed_by, c.agent) for c in candidates if c.confirmed_by}
         # W95, W99: asked at planning too, so a case its confirmer may no longer run frees
         # its slot for the next runnable case.
@@ -138,6 +140,7 @@ class NightlyRunner:
             agent_configured=self.cases.client is not None,
             now=order.now,
             rights=rights,
+            changes=await changes_owed(self.pool, tenant, candidates),
         )
         command = PlanTenantNight(
             date=order.date,
@@ -149,24 +152,6 @@ class NightlyRunner:
         )
         await self._issue(tenant, command, f"{order.name}/plan")
         log.info("%s of %s: planned %d cases", order.name, tenant, len(plan.selected))
-
-    async def candidates(self, tenant: str) -> list[Candidate]:
-        """The tenant's confirmed cases from the eval-cases read model (W78)."""
-        return [
-            Candidate(
-                case_id=UUID(case["caseId"]),
-                ref=case["ref"],
-                confirmed_by=case["confirmedBy"],
-                model=case["model"],
-                last_run_at=(
-                    datetime.fromisoformat(case["lastRun"]["recordedAt"])
-                    if case["lastRun"]
-                    else None
-                ),
-                agent=case["agent"],
-            )
-            for case in await list_cases(self.pool, tenant, confirmed=True)
-        ]
 
     async def drive(self, tenant: str, date: str) -> None:
         """Run the night's selected cases with no line yet, then end it; only one driver at a
@@ -187,6 +172,8 @@ class NightlyRunner:
             return  # W92: ended already, a second pass runs nothing
         for selected in night.pending():
             line = await self._run_case(tenant, night, selected)
+            if selected.get("rerun"):  # D242: the line says why the case ran first
+                line = {**line, "rerun": selected["rerun"]}
             await self._issue(
                 tenant,
                 FinishNightCase(night_id=night.id, line=line),

@@ -42,6 +42,10 @@ OWNERS: tuple[Role, ...] = ("AssetMaintainer", "PlatformAdmin")
 # only a Reviewer claims; a holder releases their claim, a PlatformAdmin anyone's.
 QUEUE_KEEPERS: tuple[Role, ...] = ("Reviewer", "PlatformAdmin")
 RELEASERS: tuple[Role, ...] = ("Reviewer", "PlatformAdmin")
+
+# A change of an agent (decisions D241): the registry's service roles for any agent; an
+# AssetMaintainer for the agents the register names them maintainer of (the handler asks).
+AGENT_CHANGERS: tuple[Role, ...] = ("Operator", "PlatformAdmin", "AssetMaintainer")
 # An artifact is stored to be referenced by a write: a comment's text or a corrected artifact
 # (feedback), a dataset task's input and expected outcome (an Operator's). Only those who
 # write what references it upload one (decisions D101); an Observer writes nothing.

@@ -19,6 +19,7 @@ from contracts.agent import AgentError, AgentReply, AgentRequest
 from contracts.appraisal_records import RecordOwnerOutcome
 from contracts.datasets import CurateTask, RecordShareConsent, ShareVersion, SnapshotDataset
 from contracts.envelope import (
+    AgentChangedMessage,
     ArtifactValidatedMessage,
     DriftDetectedMessage,
     EvaluationCompletedMessage,
@@ -57,6 +58,7 @@ ACCEPTED_MODELS: tuple[type[BaseModel], ...] = (
     SkillCandidateProposedMessage,
     OwnerOutcomeRecordedMessage,
     TaskClosedMessage,
+    AgentChangedMessage,  # the agent registry: a change re-runs its cases first (D240)
     RecordOwnerOutcome,  # appraisal (SPEC M33): an owner outcome recorded by hand
     DraftReport,
     ComposeWrongAnswer,

@@ -198,16 +198,27 @@ OF_EVENT: Mapping[str, Mapping[str, str]] = {
     },
     "services.learning.domain:LearningProposal.ReleaseRecorded": {"release_id": "a release id"},
     "services.learning.domain:LearningProposal.Superseded": {"superseded_by": "a proposal's id"},
+    "services.nightly.agent_changes:AgentChange.Recorded": {
+        "what": "a closed kind: model, instructions or release (D240)",
+        "before": "a model's name, an instructions version or a release id, as the registry "
+        "says it (D240)",
+        "after": "a model's name, an instructions version or a release id, as the registry "
+        "says it (D240)",
+        "changed_at": "a time",
+    },
     "services.nightly.domain:Night.CaseFinished": {
         "line": "a case's outcome in the night: ids, scores, links, a reason from a closed list "
-        "or the service's own error text",
+        "or the service's own error text, and what changed of its agent (models, versions, "
+        "release ids, times: D242)",
     },
     "services.nightly.domain:Night.Finished": {"finished_at": "a time"},
     "services.nightly.domain:Night.Planned": {
         "date": "a night's date",
         "inputs": "what the night was planned from: ids and counts",
-        "selected": "the cases' ids",
-        "lines": "the plan's lines: case ids and reasons from a closed list",
+        "selected": "the cases' ids, and what changed of their agents (models, versions, "
+        "release ids, times: D242)",
+        "lines": "the plan's lines: case ids and reasons from a closed list, and what changed "
+        "of their agents (D242)",
     },
     "services.reports.domain:Report.KindCorrected": {
         "addressee": "a role from a closed list (contracts.annotations.AddresseeRole, D171)",

@@ -146,6 +146,12 @@ TYPES: dict[str, tuple[str, dict[str, Any], dict[str, st.SearchStrategy[Any]]]] 
          "summaryRef": artifact_refs, "reinforcements": numbers, "serves": _serves(),
          "proposedAt": instants},
     ),
+    "factory.registry.v1.AgentChanged": (
+        "factory.registry.v1.agent-changed",
+        {"agent": "agent-a", "what": "model", "to": "model-{n}", "at": "2026-11-30T05:00:00Z"},
+        {"agent": texts, "what": st.sampled_from(["model", "instructions", "release"]),
+         "from": texts, "to": texts, "at": instants},
+    ),
     "factory.registry.v1.DraftReleaseOpened": (
         "factory.registry.v1.draft-release-opened",
         {"proposalId": "{uuid}", "releaseId": "rel-{n}"},

@@ -68,6 +68,13 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "status": "done",
         "closedAt": AT,
     },
+    "factory.registry.v1.AgentChanged": {
+        "agent": "agent-42",
+        "what": "instructions",
+        "from": "v1",
+        "to": "v2",
+        "at": AT,
+    },
     "evaluation.feedback.v1.RecordFeedback": {
         "projectId": "p",
         "subjectKind": "run",

@@ -95,14 +95,15 @@ async def opened_door(
     standin: str,
     tmp_path: Path,
     issuer: oidc_issuer.Issuer | None = None,
+    kafka: str | None = None,
 ) -> AsyncIterator[Door]:
     """The service on a fresh database; with ``issuer``, people of tenant A may sign in at it
-    too (a console's OIDC sign-in, D102)."""
+    too (a console's OIDC sign-in, D102); with ``kafka``, on that broker, topics of its own."""
     keys_file = tmp_path / "keys.json"
     keys_file.write_text(keys.entries)
     catalogue = tmp_path / "models.toml"
     catalogue.write_text(CATALOGUE)
-    settings: Settings = settings_for(database_url, keys).model_copy(
+    settings: Settings = settings_for(database_url, keys, kafka).model_copy(
         update={"api_keys": [], "api_keys_file": keys_file, "agent_url": standin}
     )
     if issuer is not None:
@@ -136,14 +137,22 @@ def auth(key: str) -> dict[str, str]:
 
 
 async def confirmed_case(
-    door: Door, prompt: str, *, key: str = "", model: str = "", admin: str = ""
+    door: Door,
+    prompt: str,
+    *,
+    key: str = "",
+    model: str = "",
+    admin: str = "",
+    agent: str = SEED_AGENT,
 ) -> str:
-    """A submitted wrong-answer report, lifted and confirmed by the key's (or token's) holder;
-    ``admin`` (by default the key itself) registers the agent's maintainers first (D77)."""
+    """A submitted wrong-answer report about ``agent``, lifted and confirmed by the key's (or
+    token's) holder; ``admin`` (by default the key itself) registers the agent's maintainers
+    first (D77)."""
     key = key or door.keys.a
     http, headers = door.http, auth(key)
-    await maintain(http, admin or key, MAINTAINERS)  # the holder confirms as a maintainer
-    facts = {**SEED_FACTS, "prompt": prompt, "context": ["sglauser/AgenticOffice"]}
+    await maintain(http, admin or key, MAINTAINERS, agent)  # the holder confirms as maintainer
+    reply = {**SEED_FACTS["reply"], "agentName": agent}
+    facts = {**SEED_FACTS, "reply": reply, "prompt": prompt, "context": ["sglauser/AgenticOffice"]}
     draft = await http.post("/factory/reports/wrong-answer", json=facts, headers=headers)
     report = draft.json()["reportId"]
     assert (await http.post(f"/factory/reports/{report}/submit", headers=headers)).is_success

@@ -18,7 +18,7 @@ import pytest
 from contracts.roles import ROLES
 from services.edge.auth import SCOPES, new_key
 from services.processes.bootstrap import Runtime
-from tests.conftest import Keys, client_for, event_count
+from tests.conftest import Keys, client_for, event_count, maintain
 from tests.integration.test_event_door import post
 from tests.integration.test_event_door_scopes import PAYLOADS
 from tests.unit.test_wrong_answer import SEED_FACTS
@@ -97,6 +97,10 @@ EVENT_ALLOWED: dict[str, set[str]] = {
     "evaluation.feedback.v1.RecordFeedback": GIVERS,
     "factory.agents.v1.OwnerOutcomeRecorded": GIVERS,
     "factory.tasks.v1.TaskClosed": {OP},
+    # Decisions D241: any agent's change for these; the agent's own maintainer for M (the
+    # test registers M's holder as its maintainer; tests/integration/test_nightly_reruns.py
+    # shows another maintainer refused).
+    "factory.registry.v1.AgentChanged": {OP, A, M},
 }
 PATH_VALUES = {
     "report_id": str(uuid.uuid4()),
@@ -250,6 +254,8 @@ async def test_every_command_at_the_event_door_is_allowed_or_refused_by_role(
 ) -> None:
     """The HTTP door of the Kafka commands and neighbours' facts applies the same rules
     (decisions D27): the key's roles decide."""
+    changed = PAYLOADS["factory.registry.v1.AgentChanged"]["agent"]
+    await maintain(client, keys.a, ("assetmaintainer-1",), agent=changed)
     for kind, allowed in sorted(EVENT_ALLOWED.items()):
         event = {
             "specversion": "1.0",

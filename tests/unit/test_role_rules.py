@@ -53,6 +53,7 @@ MAY: dict[str, set[str]] = {
     "RecordNightConversation": {OP},
     "FinishNightCase": {OP},
     "FinishNight": {OP},
+    "AgentChanged": {OP, A, M},  # D241: a maintainer of that agent only (the handler asks)
     "RunCompleted": {OP},
     "ArtifactValidated": {OP},
     "AddTask": {OP},

@@ -1,6 +1,7 @@
 """The Nights page: every night of the tenant, newest first and paged, and one night with what
 it was planned with, the cases it selected, its note and a line per case — ran, skipped,
-over the cap or failed, with the reason and the score (SPEC W87–W90). It reads what
+over the cap or failed, with the reason and the score (SPEC W87–W90), and, for a case a
+change of its agent put first, what changed (``rerun``, decisions D242). It reads what
 ``GET /factory/evals/nights[/{date}]`` answers, through the same read model's queries and the
 API's sealed cursors.
 """

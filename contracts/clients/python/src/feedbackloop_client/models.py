@@ -2108,6 +2108,13 @@ class SelectedCase(BaseModel):
     effort: Annotated[str, Field(title="Effort")]
     model: Annotated[str, Field(title="Model")]
     ref: Annotated[str, Field(title="Ref")]
+    rerun: Annotated[
+        str | None,
+        Field(
+            description="Why it runs first: a change of its agent (D242).",
+            title="Rerun",
+        ),
+    ] = None
 
 
 class State2(StrEnum):
@@ -2970,6 +2977,13 @@ class NightLine(BaseModel):
     model: Annotated[str | None, Field(title="Model")] = None
     outcome: Annotated[Outcome1, Field(title="Outcome")]
     reason: Annotated[str | None, Field(title="Reason")] = None
+    rerun: Annotated[
+        str | None,
+        Field(
+            description="Why the case came first: the changes of its agent since its last run (`re-run first: model changed a → b at …`, decisions D242).",
+            title="Rerun",
+        ),
+    ] = None
     run_id: Annotated[str | None, Field(alias="runId", title="Runid")] = None
     score: NightScore | None = None
     threads: Annotated[
