@@ -77,7 +77,7 @@ def feedback(**trace: Any) -> RecordFeedback:
             "kind": "comment",
             "commentRef": "c",
             **trace,
-        }  # fmt: skip
+        }
     )
 
 
