@@ -176,6 +176,9 @@ def _report_view(position: str) -> JsonDict:
             "link": None,
             "reason": None,
         },
+        "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+        "spanId": "00f067aa0ba902b7",
+        "genAi": {"gen_ai.request.model": MODEL},
         "position": position,
     }
 

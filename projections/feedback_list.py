@@ -13,7 +13,7 @@ from typing import Any
 import asyncpg
 
 from projections.events import FEEDBACK_RECORDED
-from projections.read_model import insert_rows
+from projections.read_model import attributes_json, insert_rows
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_feedback_list"
@@ -149,12 +149,6 @@ def feedback_json(row: asyncpg.Record) -> dict[str, Any]:
         "genAi": json.loads(row["gen_ai"]) if row["gen_ai"] is not None else None,
         "position": row["position"],
     }
-
-
-def attributes_json(event: Any) -> str | None:
-    """The event's GenAI attributes as jsonb's text (asyncpg's codec takes text), or None."""
-    attributes = getattr(event, "gen_ai", None)  # events older than trace links have none
-    return json.dumps(attributes, sort_keys=True) if attributes else None
 
 
 async def low_on_evaluations(

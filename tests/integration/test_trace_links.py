@@ -154,3 +154,60 @@ async def test_a_kafka_command_keeps_its_cloudevent_trace_and_its_body_trace_lin
         for subject, item in items.items()
     }
     assert traces == {"carried": traceparent, "linked": f"00-{TRACE}-{SPAN}-01"}
+
+
+WRONG_ANSWER = {
+    "thread": "thread-1",
+    "messageRef": "message-2",
+    "reply": {"agentName": "Office/Agent/Coach", "modelName": "claude-sonnet-4-5"},
+    "account": "It said my course does not exist.",
+    "evidence": {"node": "Office/Course/42", "readable": True},
+}
+
+
+async def report_of(client: httpx.AsyncClient, written: httpx.Response) -> dict[str, Any]:
+    assert written.status_code == 201, written.text
+    body = written.json()
+    answer = await client.get(
+        f"/factory/reports/{body['reportId']}", params={"minPosition": body["position"]}
+    )
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+async def test_a_report_and_a_wrong_answer_keep_the_trace_of_the_reported_answer(
+    runtime: Runtime, client: httpx.AsyncClient
+) -> None:
+    runtime.start_projections(["inbox"])
+    links = {"traceId": TRACE, "spanId": SPAN, "genAi": GEN_AI}
+    draft = {"category": "idea", "message": "Export as PDF", **links}
+    report = await report_of(client, await client.post("/factory/reports", json=draft))
+    assert (report["traceId"], report["spanId"], report["genAi"]) == (TRACE, SPAN, GEN_AI)
+    composed = {**WRONG_ANSWER, "traceId": TRACE}
+    wrong = await client.post("/factory/reports/wrong-answer", json=composed)
+    report = await report_of(client, wrong)
+    assert (report["traceId"], report["spanId"], report["genAi"]) == (TRACE, None, None)
+    plain = await report_of(client, await client.post("/factory/reports", json=draft | {
+        "traceId": None, "spanId": None, "genAi": None, "message": "plain"}))  # fmt: skip
+    assert (plain["traceId"], plain["spanId"], plain["genAi"]) == (None, None, None)
+
+
+@pytest.mark.parametrize("route", ["/factory/reports", "/factory/reports/wrong-answer"])
+@pytest.mark.parametrize(
+    ("trace", "field"),
+    [({"traceId": "0" * 32}, "traceId"), ({"spanId": SPAN}, "traceId"), ({"traceId": TRACE,
+      "spanId": "XYZ"}, "spanId")],
+)  # fmt: skip
+async def test_a_report_with_a_bad_trace_link_is_refused_and_records_nothing(
+    runtime: Runtime,
+    client: httpx.AsyncClient,
+    route: str,
+    trace: dict[str, Any],
+    field: str,
+) -> None:
+    before = await event_count(runtime)
+    body = {"category": "idea", "message": "m"} if route == "/factory/reports" else WRONG_ANSWER
+    answer = await client.post(route, json={**body, **trace})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["field"] == field
+    assert await event_count(runtime) == before
