@@ -260,6 +260,9 @@ def _thread(index: int, text: str, at: str) -> JsonDict:
             {"name": "Get", "arguments": NODE, "result": "Concept work: CHF 150 per hour"}
         ],
         "at": at,
+        "traceId": None,
+        "spanId": None,
+        "genAi": None,
     }
 
 

@@ -8,9 +8,9 @@ the console by the tenant's URL template, and carried as the command's ``tracepa
 what was said about it (docs/tracing.md, D260–D263).
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from contracts.errors import Refused
 from contracts.scalars import NoNul, NotBlank, SpanId, TraceId
@@ -68,6 +68,31 @@ def trace_fields(trace_id: str | None, span_id: str | None, gen_ai: object) -> d
     attributes as a plain dict, or None for each one absent."""
     attributes = gen_ai.as_attributes() if isinstance(gen_ai, GenAiAttributes) else None
     return {"trace_id": trace_id, "span_id": span_id, "gen_ai": attributes or None}
+
+
+LINK_ADAPTERS: dict[str, TypeAdapter[Any]] = {
+    "traceId": TypeAdapter(TraceId),
+    "spanId": TypeAdapter(SpanId),
+    "genAi": TypeAdapter(GenAiAttributes),
+}
+
+
+def neighbours_links(payload: Any) -> Any:
+    """A neighbour's message (an agent's reply) with its trace links kept only where they hold:
+    one that breaks the rules is dropped, never a reason to refuse the reply (D263), for a
+    trace id is a pointer to look at, not part of the answer being scored."""
+    if not isinstance(payload, dict):
+        return payload
+    kept = dict(payload)
+    for name, adapter in LINK_ADAPTERS.items():
+        if name in kept:
+            try:
+                adapter.validate_python(kept[name])
+            except ValidationError:
+                del kept[name]
+    if "traceId" not in kept:
+        kept.pop("spanId", None)
+    return kept
 
 
 def check_trace_links(trace_id: str | None, span_id: str | None) -> None:
