@@ -13,6 +13,7 @@ from pydantic import Field, StringConstraints
 from contracts.feedback import Contract
 from contracts.reports import ToolCallRecord
 from contracts.scalars import Ref
+from contracts.trace_links import GenAiField, SpanIdField, TraceIdField
 
 Effort = Literal["low", "medium", "high"]
 
@@ -34,6 +35,10 @@ class AgentReply(Contract):
     model_name: Ref = Field(alias="modelName", description="The model that actually answered.")
     requested_model_name: Ref | None = Field(default=None, alias="requestedModelName")
     harness: Ref | None = None
+    # Where the reply sits in the agent's own traces (D263): linked from the console.
+    trace_id: TraceIdField = None
+    span_id: SpanIdField = None
+    gen_ai: GenAiField = None
 
 
 class AgentError(Contract):

@@ -67,6 +67,9 @@ def _feedback(feedback_id: str, given_at: str, position: str, **what: JsonValue)
         "correctedArtifactRef": None,
         "givenBy": REPORTER,
         "givenAt": given_at,
+        "traceId": None,
+        "spanId": None,
+        "genAi": None,
         "position": position,
     }
     item.update(what)
@@ -88,6 +91,9 @@ FEEDBACK_PAGE: JsonDict = {
             "2026-11-27T08:12:40.118204+00:00",
             "o967jsR3QEH3qT9TNREQYVx0FP5hDRCwvtKltpqr500WUc87",
             rating=5,
+            traceId="4bf92f3577b34da6a3ce929d0e0e4736",
+            spanId="00f067aa0ba902b7",
+            genAi={"gen_ai.request.model": "gpt-4o", "gen_ai.response.id": "chatcmpl-9x"},
         ),
     ],
     "next": "0t1IeOiUUcdHj9ZDCQgOh3qCcSi7Vk6HpQhoEmsoTm0fmaSn",
@@ -170,6 +176,9 @@ def _report_view(position: str) -> JsonDict:
             "link": None,
             "reason": None,
         },
+        "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+        "spanId": "00f067aa0ba902b7",
+        "genAi": {"gen_ai.request.model": MODEL},
         "position": position,
     }
 
@@ -251,6 +260,9 @@ def _thread(index: int, text: str, at: str) -> JsonDict:
             {"name": "Get", "arguments": NODE, "result": "Concept work: CHF 150 per hour"}
         ],
         "at": at,
+        "traceId": None,
+        "spanId": None,
+        "genAi": None,
     }
 
 

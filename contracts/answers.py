@@ -62,6 +62,11 @@ class FeedbackItem(Answer):
     corrected_artifact_ref: str | None = Field(alias="correctedArtifactRef")
     given_by: str = Field(alias="givenBy")
     given_at: Timestamp = Field(alias="givenAt")
+    trace_id: str | None = Field(alias="traceId", description="W3C trace id of the answer.")
+    span_id: str | None = Field(alias="spanId", description="W3C span id of the answer.")
+    gen_ai: dict[str, str] | None = Field(
+        alias="genAi", description="The OpenTelemetry GenAI attributes sent with it."
+    )
     position: Order
 
 
@@ -184,6 +189,13 @@ class ReportView(Answer):
     drafted_at: Timestamp | None = Field(alias="draftedAt")
     submitted_at: Timestamp | None = Field(alias="submittedAt")
     review: ReviewState
+    trace_id: str | None = Field(
+        alias="traceId", description="W3C trace id of the reported answer."
+    )
+    span_id: str | None = Field(alias="spanId", description="W3C span id of the answer.")
+    gen_ai: dict[str, str] | None = Field(
+        alias="genAi", description="The OpenTelemetry GenAI attributes sent with it."
+    )
     position: Order
 
 

@@ -44,6 +44,15 @@ class ThreadView(Answer):
     text: str
     tool_calls: list[ToolCallView] = Field(alias="toolCalls")
     at: Timestamp
+    trace_id: str | None = Field(
+        default=None, alias="traceId", description="W3C trace id of the agent's reply."
+    )
+    span_id: str | None = Field(
+        default=None, alias="spanId", description="W3C span id of the agent's reply."
+    )
+    gen_ai: dict[str, str] | None = Field(
+        default=None, alias="genAi", description="OpenTelemetry GenAI attributes of the reply."
+    )
 
 
 RUNNER_TEXT = (

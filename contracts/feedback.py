@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from contracts.goals import MAX_SERVES, GoalRefText
 from contracts.scalars import Ref, no_nul
+from contracts.trace_links import GenAiField, SpanIdField, TraceIdField
 
 
 class SubjectKind(StrEnum):
@@ -75,6 +76,9 @@ class RecordFeedback(Contract):
         description="Goal references `kind:id` (charter, task, project, setpoint) this served "
         "(SPEC M01–M05): a malformed one is refused, naming it.",
     )
+    trace_id: TraceIdField = None
+    span_id: SpanIdField = None
+    gen_ai: GenAiField = None
 
 
 GiverRole = Literal["requester", "reviewer", "operator"]

@@ -14,6 +14,7 @@ from pydantic import AnyHttpUrl, Field, StringConstraints
 from contracts.feedback import Contract
 from contracts.goals import MAX_SERVES, GoalRefText
 from contracts.scalars import NotBlank, Ref
+from contracts.trace_links import GenAiField, SpanIdField, TraceIdField
 
 MAX_MESSAGE = 8_000
 MAX_EXTRA_CONTEXT = 16_000
@@ -49,6 +50,9 @@ class DraftReport(Contract):
         description="Goal references `kind:id` (charter, task, project, setpoint) this served "
         "(SPEC M01–M05): a malformed one is refused, naming it.",
     )
+    trace_id: TraceIdField = None
+    span_id: SpanIdField = None
+    gen_ai: GenAiField = None
 
 
 class ToolCallRecord(Contract):
@@ -104,6 +108,9 @@ class ComposeWrongAnswer(Contract):
         description="Goal references `kind:id` (charter, task, project, setpoint) this served "
         "(SPEC M01–M05): a malformed one is refused, naming it.",
     )
+    trace_id: TraceIdField = None
+    span_id: SpanIdField = None
+    gen_ai: GenAiField = None
 
 
 class ReviewReport(Contract):

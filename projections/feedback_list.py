@@ -3,6 +3,7 @@
 Answers ``GET /factory/feedback``; every query is scoped to one tenant (C51).
 """
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +13,7 @@ from typing import Any
 import asyncpg
 
 from projections.events import FEEDBACK_RECORDED
-from projections.read_model import insert_rows
+from projections.read_model import attributes_json, insert_rows
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_feedback_list"
@@ -29,13 +30,17 @@ COLUMNS = (
     "corrected_artifact_ref",
     "given_by",
     "given_at",
+    "trace_id",
+    "span_id",
+    "gen_ai",
     "position",
 )
 SELECTED = ", ".join(COLUMNS)
-# The event's fields of a row's columns, all but the position, in their order: one C call a
+# The event's fields of a row's columns, all but the GenAI attributes and the position, in their
+# order: one C call a
 # row instead of eleven attribute lookups, for a rebuild builds a row of every feedback.
 EVENT_FIELD = {"feedback_id": "originator_id", "given_at": "timestamp"}  # else the same name
-FIELDS = attrgetter(*(EVENT_FIELD.get(column, column) for column in COLUMNS[:-1]))
+FIELDS = attrgetter(*(EVENT_FIELD.get(column, column) for column in COLUMNS[:-2]))
 
 
 class FeedbackList:
@@ -58,6 +63,9 @@ class FeedbackList:
             corrected_artifact_ref text,
             given_by text NOT NULL,
             given_at timestamptz NOT NULL,
+            trace_id text,
+            span_id text,
+            gen_ai jsonb,
             position bigint NOT NULL,
             PRIMARY KEY (tenant_id, position)
         );
@@ -75,7 +83,7 @@ class FeedbackList:
         """
 
     async def apply(self, conn: Connection, schema: str, batch: Sequence[Positioned]) -> None:
-        rows = [(*FIELDS(p.event), p.position) for p in batch]
+        rows = [(*FIELDS(p.event), attributes_json(p.event), p.position) for p in batch]
         # No conflict target: a feedback is one event, at one position, made once.
         await insert_rows(conn, f"{schema}.feedback", COLUMNS, rows, conflict="")
 
@@ -161,6 +169,9 @@ def feedback_json(row: asyncpg.Record) -> dict[str, Any]:
         "correctedArtifactRef": row["corrected_artifact_ref"],
         "givenBy": row["given_by"],
         "givenAt": row["given_at"].isoformat(),
+        "traceId": row["trace_id"],
+        "spanId": row["span_id"],
+        "genAi": json.loads(row["gen_ai"]) if row["gen_ai"] is not None else None,
         "position": row["position"],
     }
 

@@ -11,6 +11,7 @@ are the ones stored on ``Report.Drafted``, never the text parsed again, so a par
 never changes what a rebuild produces.
 """
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +23,7 @@ import asyncpg
 from contracts.report_facts import block_of
 from projections import events as ev
 from projections import report_annotations as annotations
+from projections.read_model import attributes_json
 from services.followers.reader import Connection, Positioned
 
 SCHEMA = "rm_inbox"
@@ -32,7 +34,7 @@ COLUMNS = (
     "report_id, tenant_id, reporter, category, message, thread, message_ref, extra_context, "
     "kind, agent, model, addressee, status, in_inbox, handed_over, delivery_attempts, "
     "delivery_failed, delivery_error, drafted_at, submitted_at, reviewed_by, reviewed_at, "
-    "change, link, reason, position"
+    "change, link, reason, trace_id, span_id, gen_ai, position"
 )
 
 
@@ -78,6 +80,9 @@ class Inbox:
             change text,
             link text,
             reason text,
+            trace_id text,
+            span_id text,
+            gen_ai jsonb,
             position bigint NOT NULL
         );
         CREATE TABLE IF NOT EXISTS {schema}.report_steps (
@@ -112,9 +117,9 @@ class Inbox:
                     await conn.execute(
                         f"INSERT INTO {table} (report_id, tenant_id, reporter, category, "
                         "message, thread, message_ref, extra_context, kind, agent, model, "
-                        "addressee, status, drafted_at, position) VALUES "
-                        "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'Draft', $13, $14) "
-                        "ON CONFLICT (report_id) DO NOTHING",
+                        "addressee, status, drafted_at, position, trace_id, span_id, gen_ai) "
+                        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'Draft', "
+                        "$13, $14, $15, $16, $17) ON CONFLICT (report_id) DO NOTHING",
                         e.originator_id, e.tenant_id, e.reporter, e.category, e.message,
                         e.thread, e.message_ref, e.extra_context,
                         block.kind if block else None,
@@ -122,6 +127,9 @@ class Inbox:
                         model,
                         block.addressee if block else None,
                         at, p.position,
+                        # Reports drafted before trace links have none (D261).
+                        getattr(e, "trace_id", None), getattr(e, "span_id", None),
+                        attributes_json(e),
                     )  # fmt: skip
                 case ev.REPORT_SUBMITTED:
                     await self.set(conn, table, p, status="New", in_inbox=True, submitted_at=at)
@@ -373,6 +381,9 @@ def report_json(row: asyncpg.Record) -> dict[str, Any]:
             "link": row["link"],
             "reason": row["reason"],
         },
+        "traceId": row["trace_id"],
+        "spanId": row["span_id"],
+        "genAi": json.loads(row["gen_ai"]) if row["gen_ai"] is not None else None,
         "position": row["position"],
     }
 

@@ -5,6 +5,7 @@ batch of positioned events; the machinery of ``services.projecting`` runs it liv
 follower and rebuilds it, neither of which the read model needs to know about.
 """
 
+import json
 from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -123,3 +124,9 @@ async def insert_rows(
             f"INSERT INTO {table} ({names}) SELECT {names} FROM {stage} "
             f"ON CONFLICT {conflict} DO NOTHING"
         )
+
+
+def attributes_json(event: Any) -> str | None:
+    """The event's GenAI attributes as jsonb's text (asyncpg's codec takes text), or None."""
+    attributes = getattr(event, "gen_ai", None)  # events older than trace links have none
+    return json.dumps(attributes, sort_keys=True) if attributes else None

@@ -37,11 +37,15 @@ from services.bus.audit import AuditTrail
 from services.bus.committing import Committing
 from services.bus.deciding import Deciding
 from services.bus.decisions import Creates, Handler, Outcome, Replay, Result
-from services.bus.issued import Issued
+from services.bus.issued import Issued, traced
 from services.bus.receipts import receipt_id
 from services.bus.units import NotTried, Prepared, Unit, settle
 from services.observing.metrics import BUS_SECONDS
-from services.observing.tracing import current_traceparent
+from services.observing.tracing import (
+    current_traceparent,
+    link_spans,
+    span_linkers,
+)
 from services.store.event_store import EventStore
 from services.store.fast_frozen import frozen_from_fields
 from services.store.fast_loop_store import LoopStore
@@ -171,6 +175,9 @@ class CommandBus:
             self._worker = asyncio.create_task(self._work(), name="command-bus")
         if (trace := current_traceparent.get()) is not None:
             commands = [c if c.trace else replace(c, trace=trace) for c in commands]
+        commands = [traced(c) for c in commands]
+        if span_linkers:
+            link_spans([c.command for c in commands])
         if (door := door_now()) is not None:
             bus_decided()  # the request's rows are the bus's (decisions D110)
             commands = [c if c.door else replace(c, door=door) for c in commands]

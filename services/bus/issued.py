@@ -1,10 +1,12 @@
 """A command as it reaches the bus: the command itself and what the entry point stamped on it."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from eventsourcing.persistence import Tracking
 from pydantic import BaseModel
+
+from services.observing.tracing import explicit_traceparent
 
 
 @dataclass(frozen=True)
@@ -36,3 +38,9 @@ class Issued:
     # The door it came in by (services.bus.asking: "http", "console", "kafka", "cli", …), as
     # the audit names it; None for the service's own work outside any door.
     door: str | None = None
+
+
+def traced(issued: Issued) -> Issued:
+    """The command with the trace its body names, where it names one (D261)."""
+    trace = explicit_traceparent(issued.command, issued.trace)
+    return issued if trace == issued.trace else replace(issued, trace=trace)

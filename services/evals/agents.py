@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from contracts.agent import AgentError, AgentReply, AgentRequest
 from contracts.reports import MAX_TOOL_TEXT, ToolCallRecord
+from contracts.trace_links import GenAiAttributes, neighbours_links
 
 KINDS = ("http", "openai")
 
@@ -99,7 +100,8 @@ class HttpAgentClient:
         response = await _post(self._client, self.url, body, _bearer(self.api_key), self.timeout)
         if response.status_code == 200:
             try:
-                return AgentReply.model_validate(_clipped_calls(response.json()))
+                payload = neighbours_links(_clipped_calls(response.json()))
+                return AgentReply.model_validate(payload)
             except ValueError as error:  # not JSON, or not an AgentReply
                 raise AgentUnavailable(f"{self.url}: unparseable reply: {error}") from error
         try:
@@ -134,6 +136,7 @@ class _ChatChoice(BaseModel):
 class _ChatCompletion(BaseModel):
     """The part of a Chat Completions response a reply is made of; the rest is ignored."""
 
+    id: str | None = None
     model: str
     choices: list[_ChatChoice]
 
@@ -239,9 +242,24 @@ class OpenAIChatClient:
                 model_name=completion.model,
                 requested_model_name=model if model != completion.model else None,
                 harness=self.harness,
+                gen_ai=chat_attributes(model, completion),
             )
         except (ValueError, IndexError) as error:  # not JSON, no choice, or not a reply
             raise AgentUnavailable(f"{self.url}: unparseable reply: {error}") from error
+
+
+def chat_attributes(model: str, completion: _ChatCompletion) -> GenAiAttributes | None:
+    """The GenAI attributes a Chat Completions answer names (D262): the model asked for and
+    the one that answered, and the response's id; any that breaks the rules is left out."""
+    given = {
+        "gen_ai.request.model": model,
+        "gen_ai.response.model": completion.model,
+        "gen_ai.response.id": completion.id,
+    }
+    kept = neighbours_links({"genAi": {k: v for k, v in given.items() if v is not None}})
+    if "genAi" in kept:
+        return GenAiAttributes.model_validate(kept["genAi"])
+    return None
 
 
 def _arguments(function: _ChatFunction) -> str:

@@ -208,5 +208,9 @@ class CaseRunner:
             "modelName": reply.model_name if reply else None,
             "text": (reply.text if reply else "")[:MAX_KEPT_TEXT],
             "toolCalls": [c.model_dump(by_alias=True) for c in reply.tool_calls] if reply else [],
+            # The reply's place in the agent's traces, if it named one (D263).
+            "traceId": reply.trace_id if reply else None,
+            "spanId": reply.span_id if reply else None,
+            "genAi": reply.gen_ai.as_attributes() or None if reply and reply.gen_ai else None,
             "at": self.clock().isoformat(),
         }

@@ -68,6 +68,9 @@ class ScriptedReply(_ScriptModel):
     harness: Ref | None = None
     error: Literal["model-configuration"] | None = None
     message: str | None = Field(default=None, description="The error's message.")
+    # Sent as written, checked by nobody here: a script can send a malformed one (D263).
+    trace_id: str | None = Field(default=None, alias="traceId")
+    span_id: str | None = Field(default=None, alias="spanId")
 
 
 class Scripted(ScriptedReply):
@@ -200,7 +203,9 @@ def build_standin_app(script: Script) -> FastAPI:
             requested_model_name=request.requested_model,
             harness=scripted.harness or HARNESS,
         )
-        return JSONResponse(answer.model_dump(mode="json", by_alias=True))
+        links = {"traceId": scripted.trace_id, "spanId": scripted.span_id}
+        sent = {k: v for k, v in links.items() if v is not None}
+        return JSONResponse(answer.model_dump(mode="json", by_alias=True) | sent)
 
     @app.post("/v1/chat/completions")
     async def chat_completions(http: Request) -> JSONResponse:

@@ -13,6 +13,7 @@ from eventsourcing.utils import get_topic
 
 from contracts.errors import Conflict, Refused
 from contracts.feedback import FeedbackKind, RecordFeedback
+from contracts.trace_links import check_trace_links, trace_fields
 from services.store.fast_frozen import frozen_from_fields
 from services.store.fast_uuid5 import uuid5_in
 from services.store.sealing import Personal
@@ -54,6 +55,10 @@ class Feedback(Aggregate):
         # SPEC C05: the giver's role (requester, reviewer or operator); events older than
         # roles, and the service's own, have none.
         given_as: str | None = None
+        # The trace of the answer it is about (D261); events older than trace links have none.
+        trace_id: str | None = None
+        span_id: str | None = None
+        gen_ai: dict[str, str] | None = None
 
     def __init__(
         self,
@@ -70,6 +75,9 @@ class Feedback(Aggregate):
         request_digest: str,
         serves: list[str] | None = None,
         given_as: str | None = None,
+        trace_id: str | None = None,
+        span_id: str | None = None,
+        gen_ai: dict[str, str] | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.project_id = project_id
@@ -84,6 +92,9 @@ class Feedback(Aggregate):
         self.request_digest = request_digest
         self.serves = serves
         self.given_as = given_as
+        self.trace_id = trace_id
+        self.span_id = span_id
+        self.gen_ai = gen_ai
 
     @classmethod
     def record(
@@ -170,6 +181,7 @@ def recorded_fields(
         "request_digest": request_digest,
         "serves": list(command.serves) if command.serves else None,
         "given_as": given_as,
+        **trace_fields(command.trace_id, command.span_id, command.gen_ai),
     }
 
 
@@ -183,3 +195,4 @@ def check_feedback(command: RecordFeedback) -> None:
         raise Refused("a correction needs the corrected artifact", field="correctedArtifactRef")
     if command.kind is FeedbackKind.comment and command.comment_ref is None:
         raise Refused("a comment needs the artifact reference of its text", field="commentRef")
+    check_trace_links(command.trace_id, command.span_id)

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 
+from services.observing import tracing
+
 log = logging.getLogger(__name__)
 
 ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -44,9 +46,11 @@ def configure(app: FastAPI | None = None) -> Callable[[], None] | None:
     AIOKafkaInstrumentor().instrument(tracer_provider=provider)
     if app is not None:
         FastAPIInstrumentor.instrument_app(app, tracer_provider=provider)
+    tracing.span_linkers.append(link_answer)
     log.info("telemetry: exporting traces to %s", os.environ[ENDPOINT])
 
     def undo() -> None:
+        tracing.span_linkers.remove(link_answer)
         if app is not None:
             FastAPIInstrumentor.uninstrument_app(app)
         AIOKafkaInstrumentor().uninstrument()
@@ -54,3 +58,20 @@ def configure(app: FastAPI | None = None) -> Callable[[], None] | None:
         provider.shutdown()
 
     return undo
+
+
+def link_answer(trace_id: str, span_id: str | None, attributes: dict[str, str]) -> None:
+    """The current span (the request's or the message's) links to the answer's span when the
+    command names one, and carries the answer's trace id and GenAI attributes (D263): a link,
+    not a parent, for the carrier's ``traceparent`` is already the span's parent."""
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    if not span.is_recording():
+        return
+    if span_id is not None:
+        answer = trace.SpanContext(
+            int(trace_id, 16), int(span_id, 16), is_remote=True, trace_flags=trace.TraceFlags(1)
+        )
+        span.add_link(answer, {"feedbackloop.link": "answer"})
+    span.set_attributes({"feedbackloop.answer.trace_id": trace_id, **attributes})

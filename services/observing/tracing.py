@@ -7,6 +7,7 @@ anything else is ignored, never an error: tracing must not refuse work.
 """
 
 import re
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -20,6 +21,42 @@ def valid_traceparent(value: object) -> str | None:
     if isinstance(value, str) and TRACEPARENT_PATTERN.match(value.strip().lower()):
         return value.strip().lower()
     return None
+
+
+def explicit_traceparent(command: Any, carried: str | None) -> str | None:
+    """The command's trace: the ``traceId``/``spanId`` its body names (feedback, reports, eval
+    runs), preferred to the one its carrier brought (the HTTP header, the CloudEvent's
+    ``traceparent``), so what is published about the answer joins the answer's trace (D261).
+    A trace id without a span id makes no ``traceparent``: the carrier's is kept, and taken
+    up only when it lies in that trace (its parent id then is the answer's side of it)."""
+    trace_id = getattr(command, "trace_id", None)
+    if trace_id is None:
+        return carried
+    span_id = getattr(command, "span_id", None)
+    if span_id is None:
+        return carried
+    same_trace = carried is not None and carried[3:35] == trace_id
+    flags = carried[-2:] if carried is not None and same_trace else "01"
+    return f"00-{trace_id}-{span_id}-{flags}"
+
+
+# What links the span being handled to a command's trace: set by ``services.observing.otel``
+# when this process exports traces, empty otherwise (nothing of OpenTelemetry is loaded).
+SpanLinker = Callable[[str, str | None, dict[str, str]], None]
+span_linkers: list[SpanLinker] = []
+
+
+def link_spans(commands: Sequence[Any]) -> None:
+    """Give the current span (the request's or the message's) a link to the trace each
+    command names, with the GenAI attributes it brought (D263)."""
+    for command in commands:
+        trace_id = getattr(command, "trace_id", None)
+        if trace_id is None:
+            continue
+        gen_ai = getattr(command, "gen_ai", None)
+        attributes = gen_ai.as_attributes() if gen_ai is not None else {}
+        for linker in span_linkers:
+            linker(trace_id, getattr(command, "span_id", None), attributes)
 
 
 def stamp(event: Any, traceparent: str | None) -> None:

@@ -24,6 +24,7 @@ from contracts.labelled_block import LabelledBlock, parse
 from contracts.report_facts import ReportFacts, block_of, facts_of
 from contracts.report_kinds import canonical_kind, parse_kind
 from contracts.reports import DraftReport
+from contracts.trace_links import check_trace_links, trace_fields
 from services.reports.routing import addressee_text, is_agent_owner_kind, should_hand_over
 from services.store.sealing import Personal
 
@@ -71,6 +72,10 @@ class Report(Aggregate):
         context: list[str]
         facts: ReportFacts | None  # None: the report has no labelled block (W38)
         serves: list[str] | None = None  # goal refs; events older than goals have none
+        # The trace of the reported answer (D261); events older than trace links have none.
+        trace_id: str | None = None
+        span_id: str | None = None
+        gen_ai: dict[str, str] | None = None
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -205,6 +210,9 @@ class Report(Aggregate):
         context: list[str],
         facts: ReportFacts | None,
         serves: list[str] | None = None,
+        trace_id: str | None = None,
+        span_id: str | None = None,
+        gen_ai: dict[str, str] | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.reporter = reporter
@@ -218,6 +226,7 @@ class Report(Aggregate):
         self.context = context
         self.facts: LabelledBlock | None = block_of(facts)
         self.serves = serves
+        self.trace_id, self.span_id, self.gen_ai = trace_id, span_id, gen_ai
         self.status = "Draft"
         self.delivery_attempts = 0
         self.delivery_settled = False  # the webhook got its hand-over, or gave up
@@ -245,6 +254,7 @@ class Report(Aggregate):
         """``facts`` is the labelled block as decided at the door: from the structured record
         for a composed report, parsed once from ``extraContext`` for free text."""
         panel = command.side_panel
+        check_trace_links(command.trace_id, command.span_id)
         return cls._create(
             cls.Drafted,
             id=report_id,
@@ -261,6 +271,7 @@ class Report(Aggregate):
             context=list(context or []),
             facts=facts_of(facts),
             serves=list(command.serves) if command.serves else None,
+            **trace_fields(command.trace_id, command.span_id, command.gen_ai),
         )
 
     def check_visible_to(self, actor: str) -> None:

@@ -86,7 +86,7 @@ def drafted_as(report: Report) -> tuple[object, ...]:
     """What a draft says; a repeated key must say the same."""
     facts = (report.category, report.message, report.thread, report.message_ref)
     said = (report.extra_context, report.prompt, report.context, report.facts, report.serves)
-    return (*facts, *said)
+    return (*facts, *said, report.trace_id, report.span_id, report.gen_ai)
 
 
 def state(report: Report) -> ReportState:

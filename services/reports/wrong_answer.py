@@ -117,6 +117,9 @@ def compose_report(
         side_panel=SidePanel(thread=facts.thread, message=facts.message_ref),
         extra_context=extra_context,
         serves=facts.serves,
+        trace_id=facts.trace_id,
+        span_id=facts.span_id,
+        gen_ai=facts.gen_ai,
     )
     return block, draft
 

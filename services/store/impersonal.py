@@ -57,6 +57,10 @@ EVERY_EVENT: Mapping[str, str] = {
     "version": "an asset's version",
     "serves": "goals' refs: the tenant's goals, not a person",
     "keys": "data keys' ids: random, they name nobody",
+    "trace_id": "a W3C trace id: random hex a tracing system made, naming nobody (D261)",
+    "span_id": "a W3C span id: random hex a tracing system made, naming nobody (D261)",
+    "gen_ai": "OpenTelemetry GenAI attributes from a closed list: a model provider's and a "
+    "model's names and a response's id, made by software (D262)",
     "aggregates": "aggregates' ids: made by the service",
 }
 

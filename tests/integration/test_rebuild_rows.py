@@ -5,6 +5,7 @@ indexes (the insert-only tables are loaded without their key, added after); and 
 cannot be decoded fails only the pages of the read models that read it."""
 
 import gc
+import json
 import multiprocessing
 import os
 import signal
@@ -41,7 +42,7 @@ TABLES = {
 
 def bodies(n: int) -> list[dict[str, Any]]:
     """Feedback of every shape the three read models tell apart: ratings, comments and
-    corrections, on runs and on other subjects, serving goals or none."""
+    corrections, on runs and on other subjects, serving goals or none, naming a trace or none."""
     shapes: list[dict[str, Any]] = [
         {"subjectKind": "run", "kind": "rating", "rating": 3},
         {"subjectKind": "run", "kind": "comment", "commentRef": "artifact:note"},
@@ -49,7 +50,10 @@ def bodies(n: int) -> list[dict[str, Any]]:
         {"subjectKind": "attempt", "kind": "correction", "correctedArtifactRef": "artifact:x"},
         {"subjectKind": "artifact", "kind": "rating", "rating": 1},
         {"subjectKind": "run", "kind": "rating", "rating": 5, "serves": ["charter:c1"]},
-    ]
+        {"subjectKind": "run", "kind": "rating", "rating": 2, "traceId": "ab" * 16},
+        {"subjectKind": "run", "kind": "rating", "rating": 4, "traceId": "cd" * 16,
+         "spanId": "ef" * 8, "genAi": {"gen_ai.request.model": "m"}},
+    ]  # fmt: skip
     return [
         {"projectId": f"p{i % 4}", "subjectRef": f"s{i % 7}"} | shapes[i % len(shapes)]
         for i in range(n)
@@ -155,6 +159,7 @@ async def test_a_rebuild_writes_the_rows_live_following_writes(
         (
             f.id, f.tenant_id, f.project_id, f.subject_kind, f.subject_ref, f.kind, f.rating,
             f.comment_ref, f.corrected_artifact_ref, f.given_by, f.created_on,
+            f.trace_id, f.span_id, json.dumps(f.gen_ai) if f.gen_ai else None,
         )
         for f in made
     )  # fmt: skip

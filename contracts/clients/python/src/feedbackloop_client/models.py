@@ -316,6 +316,34 @@ class Serves(RootModel[list[Serve]]):
     ] = None
 
 
+class SpanId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="The W3C span id (16 lowercase hex, not all zeros) of the answer's span; only with `traceId`.",
+            examples=["00f067aa0ba902b7"],
+            max_length=16,
+            min_length=16,
+            pattern="^[0-9a-f]{16}$",
+            title="Spanid",
+        ),
+    ] = None
+
+
+class TraceId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            description="The W3C trace id (32 lowercase hex, not all zeros) of the agent's answer this is about; linked from the console and carried as this command's trace.",
+            examples=["4bf92f3577b34da6a3ce929d0e0e4736"],
+            max_length=32,
+            min_length=32,
+            pattern="^[0-9a-f]{32}$",
+            title="Traceid",
+        ),
+    ] = None
+
+
 class ConfirmEvalCase(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -654,6 +682,14 @@ class FeedbackItem(BaseModel):
         str | None, Field(alias="correctedArtifactRef", title="Correctedartifactref")
     ]
     feedback_id: Annotated[str, Field(alias="feedbackId", title="Feedbackid")]
+    gen_ai: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="genAi",
+            description="The OpenTelemetry GenAI attributes sent with it.",
+            title="Genai",
+        ),
+    ]
     given_at: Annotated[AwareDatetime, Field(alias="givenAt", title="Givenat")]
     given_by: Annotated[str, Field(alias="givenBy", title="Givenby")]
     kind: Annotated[str, Field(title="Kind")]
@@ -666,9 +702,19 @@ class FeedbackItem(BaseModel):
     ]
     project_id: Annotated[str, Field(alias="projectId", title="Projectid")]
     rating: Annotated[int | None, Field(title="Rating")]
+    span_id: Annotated[
+        str | None,
+        Field(alias="spanId", description="W3C span id of the answer.", title="Spanid"),
+    ]
     subject_kind: Annotated[str, Field(alias="subjectKind", title="Subjectkind")]
     subject_ref: Annotated[str, Field(alias="subjectRef", title="Subjectref")]
     tenant_id: Annotated[str, Field(alias="tenantId", title="Tenantid")]
+    trace_id: Annotated[
+        str | None,
+        Field(
+            alias="traceId", description="W3C trace id of the answer.", title="Traceid"
+        ),
+    ]
 
 
 class Status(IntEnum):
@@ -721,6 +767,77 @@ class FeedbackWritten(BaseModel):
             title="Position",
         ),
     ]
+
+
+class GenAiProviderName(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=200,
+            min_length=1,
+            pattern="^[^\\r\\n]*$",
+            title="Gen Ai.Provider.Name",
+        ),
+    ] = None
+
+
+class GenAiRequestModel(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=200,
+            min_length=1,
+            pattern="^[^\\r\\n]*$",
+            title="Gen Ai.Request.Model",
+        ),
+    ] = None
+
+
+class GenAiResponseId(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=200,
+            min_length=1,
+            pattern="^[^\\r\\n]*$",
+            title="Gen Ai.Response.Id",
+        ),
+    ] = None
+
+
+class GenAiResponseModel(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=200,
+            min_length=1,
+            pattern="^[^\\r\\n]*$",
+            title="Gen Ai.Response.Model",
+        ),
+    ] = None
+
+
+class GenAiAttributes(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    gen_ai_provider_name: Annotated[
+        GenAiProviderName | None,
+        Field(alias="gen_ai.provider.name", title="Gen Ai.Provider.Name"),
+    ] = None
+    gen_ai_request_model: Annotated[
+        GenAiRequestModel | None,
+        Field(alias="gen_ai.request.model", title="Gen Ai.Request.Model"),
+    ] = None
+    gen_ai_response_id: Annotated[
+        GenAiResponseId | None,
+        Field(alias="gen_ai.response.id", title="Gen Ai.Response.Id"),
+    ] = None
+    gen_ai_response_model: Annotated[
+        GenAiResponseModel | None,
+        Field(alias="gen_ai.response.model", title="Gen Ai.Response.Model"),
+    ] = None
 
 
 class Role(StrEnum):
@@ -2822,6 +2939,13 @@ class DraftReport(BaseModel):
     extra_context: Annotated[
         ExtraContext | None, Field(alias="extraContext", title="Extracontext")
     ] = None
+    gen_ai: Annotated[
+        GenAiAttributes | None,
+        Field(
+            alias="genAi",
+            description="OpenTelemetry GenAI attributes of the answer: `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.response.id`.",
+        ),
+    ] = None
     message: Annotated[str, Field(max_length=8000, min_length=1, title="Message")]
     serves: Annotated[
         Serves1 | None,
@@ -2831,6 +2955,22 @@ class DraftReport(BaseModel):
         ),
     ] = None
     side_panel: Annotated[SidePanel | None, Field(alias="sidePanel")] = None
+    span_id: Annotated[
+        SpanId | None,
+        Field(
+            alias="spanId",
+            description="The W3C span id (16 lowercase hex, not all zeros) of the answer's span; only with `traceId`.",
+            title="Spanid",
+        ),
+    ] = None
+    trace_id: Annotated[
+        TraceId | None,
+        Field(
+            alias="traceId",
+            description="The W3C trace id (32 lowercase hex, not all zeros) of the agent's answer this is about; linked from the console and carried as this command's trace.",
+            title="Traceid",
+        ),
+    ] = None
 
 
 class ErrorBody(BaseModel):
@@ -3108,6 +3248,13 @@ class RecordFeedback(BaseModel):
         CorrectedArtifactRef | None,
         Field(alias="correctedArtifactRef", title="Correctedartifactref"),
     ] = None
+    gen_ai: Annotated[
+        GenAiAttributes | None,
+        Field(
+            alias="genAi",
+            description="OpenTelemetry GenAI attributes of the answer: `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.response.id`.",
+        ),
+    ] = None
     kind: FeedbackKind
     project_id: Annotated[
         str, Field(alias="projectId", max_length=512, min_length=1, title="Projectid")
@@ -3118,6 +3265,14 @@ class RecordFeedback(BaseModel):
         Field(
             description="Goal references `kind:id` (charter, task, project, setpoint) this served (SPEC M01–M05): a malformed one is refused, naming it.",
             title="Serves",
+        ),
+    ] = None
+    span_id: Annotated[
+        SpanId | None,
+        Field(
+            alias="spanId",
+            description="The W3C span id (16 lowercase hex, not all zeros) of the answer's span; only with `traceId`.",
+            title="Spanid",
         ),
     ] = None
     subject_kind: Annotated[SubjectKind, Field(alias="subjectKind")]
@@ -3131,6 +3286,14 @@ class RecordFeedback(BaseModel):
             title="Subjectref",
         ),
     ]
+    trace_id: Annotated[
+        TraceId | None,
+        Field(
+            alias="traceId",
+            description="The W3C trace id (32 lowercase hex, not all zeros) of the agent's answer this is about; linked from the console and carried as this command's trace.",
+            title="Traceid",
+        ),
+    ] = None
 
 
 class RecordFeedbackItem(BaseModel):
@@ -3150,6 +3313,13 @@ class RecordFeedbackItem(BaseModel):
         CorrectedArtifactRef | None,
         Field(alias="correctedArtifactRef", title="Correctedartifactref"),
     ] = None
+    gen_ai: Annotated[
+        GenAiAttributes | None,
+        Field(
+            alias="genAi",
+            description="OpenTelemetry GenAI attributes of the answer: `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.response.id`.",
+        ),
+    ] = None
     idempotency_key: Annotated[
         IdempotencyKey | None, Field(alias="idempotencyKey", title="Idempotencykey")
     ] = None
@@ -3165,6 +3335,14 @@ class RecordFeedbackItem(BaseModel):
             title="Serves",
         ),
     ] = None
+    span_id: Annotated[
+        SpanId | None,
+        Field(
+            alias="spanId",
+            description="The W3C span id (16 lowercase hex, not all zeros) of the answer's span; only with `traceId`.",
+            title="Spanid",
+        ),
+    ] = None
     subject_kind: Annotated[SubjectKind, Field(alias="subjectKind")]
     subject_ref: Annotated[
         str,
@@ -3176,6 +3354,14 @@ class RecordFeedbackItem(BaseModel):
             title="Subjectref",
         ),
     ]
+    trace_id: Annotated[
+        TraceId | None,
+        Field(
+            alias="traceId",
+            description="The W3C trace id (32 lowercase hex, not all zeros) of the agent's answer this is about; linked from the console and carried as this command's trace.",
+            title="Traceid",
+        ),
+    ] = None
 
 
 class ReplyRecord(BaseModel):
@@ -3221,6 +3407,14 @@ class ReportDetail(BaseModel):
     extra_context: Annotated[
         str | None, Field(alias="extraContext", title="Extracontext")
     ]
+    gen_ai: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="genAi",
+            description="The OpenTelemetry GenAI attributes sent with it.",
+            title="Genai",
+        ),
+    ]
     hand_over: Annotated[HandOverState, Field(alias="handOver")]
     lifecycle: Annotated[list[ReportStep], Field(title="Lifecycle")]
     message: Annotated[str, Field(title="Message")]
@@ -3236,11 +3430,23 @@ class ReportDetail(BaseModel):
     reporter: Annotated[str, Field(title="Reporter")]
     review: ReviewState
     side_panel: Annotated[SidePanelView, Field(alias="sidePanel")]
+    span_id: Annotated[
+        str | None,
+        Field(alias="spanId", description="W3C span id of the answer.", title="Spanid"),
+    ]
     status: Annotated[str, Field(title="Status")]
     submitted_at: Annotated[
         AwareDatetime | None, Field(alias="submittedAt", title="Submittedat")
     ]
     tenant_id: Annotated[str, Field(alias="tenantId", title="Tenantid")]
+    trace_id: Annotated[
+        str | None,
+        Field(
+            alias="traceId",
+            description="W3C trace id of the reported answer.",
+            title="Traceid",
+        ),
+    ]
 
 
 class ReportView(BaseModel):
@@ -3254,6 +3460,14 @@ class ReportView(BaseModel):
     ]
     extra_context: Annotated[
         str | None, Field(alias="extraContext", title="Extracontext")
+    ]
+    gen_ai: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="genAi",
+            description="The OpenTelemetry GenAI attributes sent with it.",
+            title="Genai",
+        ),
     ]
     hand_over: Annotated[HandOverState, Field(alias="handOver")]
     message: Annotated[str, Field(title="Message")]
@@ -3269,11 +3483,23 @@ class ReportView(BaseModel):
     reporter: Annotated[str, Field(title="Reporter")]
     review: ReviewState
     side_panel: Annotated[SidePanelView, Field(alias="sidePanel")]
+    span_id: Annotated[
+        str | None,
+        Field(alias="spanId", description="W3C span id of the answer.", title="Spanid"),
+    ]
     status: Annotated[str, Field(title="Status")]
     submitted_at: Annotated[
         AwareDatetime | None, Field(alias="submittedAt", title="Submittedat")
     ]
     tenant_id: Annotated[str, Field(alias="tenantId", title="Tenantid")]
+    trace_id: Annotated[
+        str | None,
+        Field(
+            alias="traceId",
+            description="W3C trace id of the reported answer.",
+            title="Traceid",
+        ),
+    ]
 
 
 class RunAppraisal(BaseModel):
@@ -3309,6 +3535,14 @@ class ThreadRecord(BaseModel):
     )
     at: Annotated[AwareDatetime, Field(title="At")]
     effort: Annotated[str, Field(title="Effort")]
+    gen_ai: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="genAi",
+            description="OpenTelemetry GenAI attributes of the reply.",
+            title="Genai",
+        ),
+    ] = None
     index: Annotated[int, Field(title="Index")]
     link: Annotated[str, Field(title="Link")]
     model: Annotated[str | None, Field(title="Model")]
@@ -3322,11 +3556,27 @@ class ThreadRecord(BaseModel):
         ),
     ]
     score: ThreadScoreView
+    span_id: Annotated[
+        str | None,
+        Field(
+            alias="spanId",
+            description="W3C span id of the agent's reply.",
+            title="Spanid",
+        ),
+    ] = None
     text: Annotated[str, Field(title="Text")]
     thread_ref: Annotated[str, Field(alias="threadRef", title="Threadref")]
     tool_calls: Annotated[
         list[ToolCallView], Field(alias="toolCalls", title="Toolcalls")
     ]
+    trace_id: Annotated[
+        str | None,
+        Field(
+            alias="traceId",
+            description="W3C trace id of the agent's reply.",
+            title="Traceid",
+        ),
+    ] = None
 
 
 class ThreadView(BaseModel):
@@ -3335,15 +3585,39 @@ class ThreadView(BaseModel):
         populate_by_name=True,
     )
     at: Annotated[AwareDatetime, Field(title="At")]
+    gen_ai: Annotated[
+        dict[str, str] | None,
+        Field(
+            alias="genAi",
+            description="OpenTelemetry GenAI attributes of the reply.",
+            title="Genai",
+        ),
+    ] = None
     index: Annotated[int, Field(title="Index")]
     link: Annotated[str, Field(title="Link")]
     model_name: Annotated[str | None, Field(alias="modelName", title="Modelname")]
     score: ThreadScoreView
+    span_id: Annotated[
+        str | None,
+        Field(
+            alias="spanId",
+            description="W3C span id of the agent's reply.",
+            title="Spanid",
+        ),
+    ] = None
     text: Annotated[str, Field(title="Text")]
     thread_ref: Annotated[str, Field(alias="threadRef", title="Threadref")]
     tool_calls: Annotated[
         list[ToolCallView], Field(alias="toolCalls", title="Toolcalls")
     ]
+    trace_id: Annotated[
+        str | None,
+        Field(
+            alias="traceId",
+            description="W3C trace id of the agent's reply.",
+            title="Traceid",
+        ),
+    ] = None
 
 
 class AgentAppraisal(BaseModel):
@@ -3438,6 +3712,13 @@ class ComposeWrongAnswer(BaseModel):
     ] = None
     evidence: EvidenceCheck | None = None
     expected: Annotated[Expected | None, Field(title="Expected")] = None
+    gen_ai: Annotated[
+        GenAiAttributes | None,
+        Field(
+            alias="genAi",
+            description="OpenTelemetry GenAI attributes of the answer: `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.response.id`.",
+        ),
+    ] = None
     kind: Annotated[
         Kind | None,
         Field(
@@ -3473,7 +3754,23 @@ class ComposeWrongAnswer(BaseModel):
             title="Serves",
         ),
     ] = None
+    span_id: Annotated[
+        SpanId | None,
+        Field(
+            alias="spanId",
+            description="The W3C span id (16 lowercase hex, not all zeros) of the answer's span; only with `traceId`.",
+            title="Spanid",
+        ),
+    ] = None
     thread: Annotated[str, Field(max_length=512, min_length=1, title="Thread")]
+    trace_id: Annotated[
+        TraceId | None,
+        Field(
+            alias="traceId",
+            description="The W3C trace id (32 lowercase hex, not all zeros) of the agent's answer this is about; linked from the console and carried as this command's trace.",
+            title="Traceid",
+        ),
+    ] = None
 
 
 class ConversationPair(BaseModel):
