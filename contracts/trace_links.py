@@ -9,8 +9,17 @@ what was said about it (docs/tracing.md, D260–D263).
 """
 
 from typing import Annotated, Any
+from urllib.parse import quote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
 
 from contracts.errors import Refused
 from contracts.scalars import NoNul, NotBlank, SpanId, TraceId
@@ -99,3 +108,36 @@ def check_trace_links(trace_id: str | None, span_id: str | None) -> None:
     """A span id says where in a trace: without the trace it names nothing (D261)."""
     if span_id is not None and trace_id is None:
         raise Refused("a span id needs the trace id it belongs to", field="traceId")
+
+
+# ---- The console's links (D265) ------------------------------------------------------------
+
+PLACEHOLDERS = ("{traceId}", "{spanId}")
+
+
+def trace_url_template(value: str) -> str:
+    """A tenant's tracing UI as a URL template: absolute http(s) with a host, naming
+    ``{traceId}`` (and ``{spanId}`` if the UI takes it), no other brace (D265). Checked when
+    the service starts, so a typo is refused by name rather than rendered into every page."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("https", "http") or not parts.netloc:
+        raise ValueError("a trace link template is an absolute http(s) URL with a host")
+    if "{traceId}" not in value:
+        raise ValueError("a trace link template names {traceId}")
+    rest = value
+    for placeholder in PLACEHOLDERS:
+        rest = rest.replace(placeholder, "")
+    if "{" in rest or "}" in rest or any(char.isspace() for char in value):
+        raise ValueError("a trace link template holds only {traceId} and {spanId}, no spaces")
+    return value
+
+
+TraceUrlTemplate = Annotated[str, AfterValidator(trace_url_template)]
+
+
+def trace_url(template: str, trace_id: str, span_id: str | None) -> str:
+    """The tracing UI's page of a trace (and span): the ids are W3C hex, quoted all the same,
+    so nothing but the ids enters the URL (D265)."""
+    return template.replace("{traceId}", quote(trace_id, safe="")).replace(
+        "{spanId}", quote(span_id or "", safe="")
+    )

@@ -7,8 +7,10 @@ the API keeps (roles, stamped fields, tenants) holds here unchanged (decisions D
 """
 
 import hmac
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +19,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from contracts.trace_links import trace_url
 from projections.ended_sessions import session_ended
 from services.access.sessions import persons_sessions_id_for, session_id_for
 from services.console.sessions import COOKIE, Session, SessionSeal
@@ -38,6 +41,8 @@ class ConsoleSettings:
     dev_key: str | None = None  # the printed development user's key, on the embedded default
     secure_cookie: bool = False  # under TLS: the cookie is sent over HTTPS only
     oidc: "OidcClient | None" = None
+    # Each tenant's tracing UI as a URL template (decisions D265).
+    trace_links: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -163,12 +168,19 @@ class Console:
             visitor=visitor,
             nav=nav,
             csrf=visitor.session.csrf if visitor else None,
+            trace_link=self.trace_link(visitor),
             **context,
         )
         response = HTMLResponse(html, status_code=status)
         if visitor is not None:
             self.keep(response, visitor.session)
         return response
+
+    def trace_link(self, visitor: Visitor | None) -> Callable[[str, str | None], str] | None:
+        """How a page links a trace to the visitor's tenant's tracing UI, or None when the
+        tenant has none configured: the ids are then shown as text (decisions D265)."""
+        template = self.settings.trace_links.get(visitor.principal.tenant_id) if visitor else None
+        return None if template is None else partial(trace_url, template)
 
     def keep(self, response: Response, session: Session) -> None:
         """Set the session cookie: HttpOnly, SameSite=Strict, Secure under TLS."""

@@ -21,4 +21,5 @@ def console_settings(settings: Settings, dev_key: str | None) -> ConsoleSettings
         # Under TLS the cookie goes over HTTPS only; people reach the service at public_url.
         secure_cookie=settings.public_url.startswith("https://"),
         oidc=oidc,
+        trace_links=settings.trace_links,
     )

@@ -17,6 +17,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, fiel
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contracts.roles import Role
+from contracts.trace_links import TraceUrlTemplate
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
 from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
 from services.edge.tokens import TokenVerifier
@@ -174,6 +175,11 @@ class Settings(BaseSettings):
     # its items recorded as unrouted. The intake retries a tracker that is down with pauses
     # growing from the first to the longest.
     trackers: dict[str, TrackerSettings] = Field(default_factory=dict)
+    # FEEDBACKLOOP_TRACE_LINKS: each tenant's tracing UI, JSON {"<tenant>":
+    # "https://jaeger.example/trace/{traceId}"}; the console links a report's and an eval
+    # conversation's trace there (docs/tracing.md, decisions D265). A tenant without one gets
+    # the ids shown, not linked.
+    trace_links: dict[str, TraceUrlTemplate] = Field(default_factory=dict)
     tracker_backoff_seconds: float = Field(default=1.0, gt=0)
     tracker_max_backoff_seconds: float = Field(default=300.0, gt=0)
 
