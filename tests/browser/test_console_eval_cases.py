@@ -2,6 +2,7 @@
 runs it against the stand-in agent with live progress, and sees the new last run with each
 conversation's three checks (SPEC W41–W75; decisions D80–D82)."""
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,8 @@ WRONG_ANSWER = {
     "account": "It said my course does not exist.",
     "evidence": {"node": COURSE, "readable": True},
 }
+JAEGER = "http://localhost:16686/trace/{traceId}?uiFind={spanId}"
+TRACE, SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 # Every conversation looks the course up; each answer takes a moment, so a run is seen running.
 SCRIPT = {
     "modelName": "standin-1",
@@ -33,7 +36,12 @@ SCRIPT = {
         {
             "when": "rhetoric",
             "replies": [
-                {"text": "Your rhetoric course starts on 12 January.", "toolCalls": [LOOKED]},
+                {
+                    "text": "Your rhetoric course starts on 12 January.",
+                    "toolCalls": [LOOKED],
+                    "traceId": TRACE,  # the agent names its answer's trace (D263)
+                    "spanId": SPAN,
+                },
                 {"text": "It starts on 12 January, says Office/Course/42.", "toolCalls": [LOOKED]},
                 {"text": "I could not find it."},
             ],
@@ -50,9 +58,14 @@ def standin(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def console_env(standin: str) -> dict[str, str]:
-    """The service runs cases against the stand-in agent, as the e2e tests and the demo do."""
-    return {"FEEDBACKLOOP_AGENT_URL": standin, "FEEDBACKLOOP_AGENT_KIND": "http"}
+def console_env(standin: str, people: People) -> dict[str, str]:
+    """The service runs cases against the stand-in agent, as the e2e tests and the demo do;
+    tenant A's tracing UI is Jaeger's (D265)."""
+    return {
+        "FEEDBACKLOOP_AGENT_URL": standin,
+        "FEEDBACKLOOP_AGENT_KIND": "http",
+        "FEEDBACKLOOP_TRACE_LINKS": json.dumps({people.admin.tenant: JAEGER}),
+    }
 
 
 def auth(person: Person) -> dict[str, str]:
@@ -133,6 +146,10 @@ async def test_an_agent_owner_lifts_confirms_and_runs_a_case_and_sees_its_last_r
     calls = owner.get_by_role("table", name="The tool calls behind the reply, in order")
     await expect(calls).to_contain_text(COURSE)
     await expect(owner.get_by_text("Your rhetoric course starts on 12 January.")).to_be_visible()
+    trace = owner.get_by_role("link", name=f"trace {TRACE[:8]}")  # D265
+    await expect(trace).to_have_attribute(
+        "href", f"http://localhost:16686/trace/{TRACE}?uiFind={SPAN}"
+    )
     await shots.take(owner, "conversation")
     await accessible(owner)
 
