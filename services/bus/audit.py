@@ -129,6 +129,21 @@ class AuditTrail:
         )  # fmt: skip
         self._written_soon()
 
+    def applied(self, asked: Asking, at: datetime, what: str, decision_id: str) -> None:
+        """The row of a decision a door applied itself, with no command behind it (a widget
+        token minted, decisions D235): the caller, the door, what was decided and its id."""
+        caller = asked.caller
+        if caller is None:
+            return
+        asked.audited = True
+        self._rows.append(
+            (
+                caller.tenant_id, caller.actor, sorted(caller.roles), caller.service, at,
+                what, decision_id, [], "applied", None, asked.door,
+            )
+        )  # fmt: skip
+        self._written_soon()
+
     def _written_soon(self) -> None:
         if len(self._rows) > BOUND:
             log.warning("audit: %d rows not written yet; dropping the oldest", len(self._rows))

@@ -19,6 +19,7 @@ from services.nightly.context import NIGHTLY
 from services.operations.context import OPERATIONS
 from services.privacy.context import PRIVACY
 from services.reports.context import REPORTS
+from services.widget.context import WIDGET
 
 CONTEXTS: tuple[Context, ...] = (
     FEEDBACK,
@@ -34,6 +35,7 @@ CONTEXTS: tuple[Context, ...] = (
     PRIVACY,
     AGENTS,
     OPERATIONS,
+    WIDGET,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)
