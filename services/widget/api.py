@@ -40,7 +40,9 @@ from services.permissions.rules import REQUESTER, require
 from services.store.artifacts import put_artifact
 
 MODULE = Path(__file__).parent / "static" / "feedback.js"
-STAMPED = frozenset({"tenantId", "givenBy", "projectId", "agent", "agentName", "reporter"})
+# Stamped by the server: the caller from the key, the project and the agent from the token.
+MINT_STAMPED = frozenset({"tenantId", "subject", "givenBy"})
+STAMPED = MINT_STAMPED | {"projectId", "agent", "agentName", "reporter"}
 MINT_EXAMPLE = {
     "projectId": "shop-assistant",
     "agent": "Shop/Agent/Assistant",
@@ -78,7 +80,7 @@ def widget_routes(http: Http, given: Given) -> APIRouter:
         if minter is None or http.keys.holder(minter) is None:
             # D233: only a key the ring holds can be asked, at each use, whether it lives.
             raise NotPermitted("a widget token is minted with an API key", field="Authorization")
-        command = await read_command(request, MintWidgetToken, STAMPED)
+        command = await read_command(request, MintWidgetToken, MINT_STAMPED)
         if command.origin not in given.settings.widget_origins.get(principal.tenant_id, []):
             raise Refused(
                 "not an origin configured for this tenant's widget (FEEDBACKLOOP_WIDGET_ORIGINS)",

@@ -399,6 +399,8 @@ BODIES = {
     ("post", "/factory/reports/{report_id}/tags"): "TagReport",
     ("post", "/factory/reports/{report_id}/notes"): "NoteReport",
     ("post", "/factory/evals/comparisons"): "StartComparison",
+    ("post", "/factory/widget/tokens"): "MintWidgetToken",
+    ("post", "/factory/widget/feedback"): "WidgetFeedback",
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka
