@@ -67,6 +67,9 @@ class ContextSettings(Protocol):
     @property
     def text_retention_months(self) -> dict[str, int]: ...
 
+    @property
+    def widget_origins(self) -> dict[str, list[str]]: ...
+
 
 @dataclass(frozen=True)
 class Given:

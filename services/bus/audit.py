@@ -129,10 +129,13 @@ class AuditTrail:
         )  # fmt: skip
         self._written_soon()
 
-    def granted(self, asked: Asking, at: datetime) -> None:
-        """The row of a read a door granted that the audit keeps (an export, decisions
-        D212): the caller, the door, the operation asked and ``applied``; no command id and
-        no aggregates, as a refusal's row."""
+    def granted(
+        self, asked: Asking, at: datetime, what: str | None = None, decision_id: str = ""
+    ) -> None:
+        """The row of what a door decided itself, with no command behind it: a read the audit
+        keeps (an export, decisions D212) or a widget token minted (D235, ``what`` and the
+        token's id): the caller, the door, the operation asked and ``applied``; no aggregates,
+        as a refusal's row."""
         caller = asked.caller
         if caller is None:
             return
@@ -140,7 +143,7 @@ class AuditTrail:
         self._rows.append(
             (
                 caller.tenant_id, caller.actor, sorted(caller.roles), caller.service, at,
-                asked.asked, "", [], "applied", None, asked.door,
+                what or asked.asked, decision_id, [], "applied", None, asked.door,
             )
         )  # fmt: skip
         self._written_soon()

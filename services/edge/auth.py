@@ -18,7 +18,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -55,12 +55,33 @@ API_KEY_ENTRIES = TypeAdapter(list[ApiKeyEntry])
 
 
 @dataclass(frozen=True)
+class WidgetBound:
+    """What a widget token is bound to (decisions D231): one project and one agent of its
+    tenant, posted from one origin."""
+
+    project_id: str
+    agent: str
+    origin: str
+
+
+@dataclass(frozen=True)
 class Principal:
     tenant_id: str
     subject: str
     scopes: frozenset[str]
     service: bool = False
     roles: frozenset[str] = frozenset()
+    # Set for a widget token's caller only: such a caller passes the widget's routes alone
+    # (services.edge.scopes.authorize, decisions D233).
+    widget: WidgetBound | None = None
+
+
+class SignedTokens(Protocol):
+    """Tokens the service signs itself (the widget's, ``services.edge.widget_tokens``)."""
+
+    def owns(self, credential: str) -> bool: ...
+
+    def principal(self, credential: str, ring: "KeyRing") -> Principal: ...
 
 
 class KeyRing:
@@ -70,6 +91,9 @@ class KeyRing:
 
     def __init__(self, entries: Iterable[ApiKeyEntry]) -> None:
         self.entries = tuple(entries)
+        # The service's own signed tokens, checked against this ring (the composition root
+        # sets it once the database's key is read).
+        self.signed: SignedTokens | None = None
         self.standing = Standing((), (), 0)
         self._by_hash: dict[str, Principal] = {}
         self._verified: dict[int, tuple[bytes, Principal]] = {}
@@ -135,6 +159,10 @@ class KeyRing:
             except ValueError as error:
                 raise ValueError(f"FEEDBACKLOOP_API_KEYS_FILE ({file}): {error}") from None
         return cls(entries)
+
+    def holder(self, sha256: str) -> Principal | None:
+        """The principal of the live key with this hash, or None (revoked, erased, gone)."""
+        return self._by_hash.get(sha256)
 
     def __len__(self) -> int:
         return len(self._by_hash)

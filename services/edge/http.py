@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from contracts.errors import Refused
-from services.bus.asking import door_now
+from services.bus.asking import ASKING, door_now
 from services.bus.command_bus import CommandBus
 from services.bus.decisions import Outcome, Result
 from services.bus.issued import Issued
@@ -72,9 +72,12 @@ class Http:
             noted(refused.principal)  # audited as a refusal at this door (decisions D110)
             raise
 
-    async def authorized(self, key: str | None, required: str | None) -> Principal:
-        """``authorize`` for a route's coroutine: a token's keys are fetched off the loop."""
-        return await authorize_off_loop(self.keys, key, required, self.tokens)
+    async def authorized(
+        self, key: str | None, required: str | None, *, widget: bool = False
+    ) -> Principal:
+        """``authorize`` for a route's coroutine: a token's keys are fetched off the loop.
+        ``widget``: the route is the widget's, where a widget token passes (decisions D233)."""
+        return await authorize_off_loop(self.keys, key, required, self.tokens, widget=widget)
 
     async def execute(
         self, command: BaseModel, principal: Principal, command_id: str, key: str | None = None
@@ -124,6 +127,12 @@ class Http:
             for command, command_id in commands
         ]
         return await self.bus.execute_batch(issued, None)
+
+    def applied_here(self, what: str, decision_id: str) -> None:
+        """The audit's row of a decision this door applied with no command (D235)."""
+        audit, asked = getattr(self.bus, "audit", None), ASKING.get()
+        if audit is not None and asked is not None:
+            audit.granted(asked, self.clock(), what, decision_id)
 
     def position(self, outcome: Outcome, principal: Principal) -> str:
         """The ``position`` a write answers: its place in the log, sealed for its tenant."""

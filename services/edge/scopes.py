@@ -32,11 +32,26 @@ BEARER = HTTPBearer(
 
 
 def authorize(
-    keys: KeyRing, key: str | None, required: str | None, tokens: TokenVerifier | None = None
+    keys: KeyRing,
+    key: str | None,
+    required: str | None,
+    tokens: TokenVerifier | None = None,
+    *,
+    widget: bool = False,
 ) -> Principal:
-    """The principal of an API key or of a trusted issuer's token, if it is valid and holds
-    ``required`` (None: any valid one, where the scope needed is known only once the body is
-    read)."""
+    """The principal of an API key, of a trusted issuer's token or of the service's own widget
+    token, if it is valid and holds ``required`` (None: any valid one, where the scope needed
+    is known only once the body is read). A widget token passes only where ``widget`` says
+    the route is the widget's (decisions D233): anywhere else it is refused (403)."""
+    signed = keys.signed
+    if key is not None and signed is not None and signed.owns(key):
+        try:
+            bound = signed.principal(key, keys)
+        except Refusal:
+            raise Unauthorized() from None
+        if not widget:
+            raise Forbidden(required or "an API key", bound)
+        return bound
     if key is not None and tokens and looks_like_jwt(key):
         try:
             principal: Principal | None = tokens.principal(key)
@@ -91,18 +106,26 @@ def requiring(
 
 
 async def authorize_off_loop(
-    keys: KeyRing, key: str | None, required: str | None, tokens: TokenVerifier | None
+    keys: KeyRing,
+    key: str | None,
+    required: str | None,
+    tokens: TokenVerifier | None,
+    *,
+    widget: bool = False,
 ) -> Principal:
     """``authorize`` for a coroutine: a token may need its issuer's discovery document or
     JWKS fetched (blocking I/O, bounded by FEEDBACKLOOP_OAUTH_TIMEOUT_SECONDS), so it is
     verified on a ``VERIFYING`` thread; a key is looked up on the loop (a dict lookup). The
     caller, once known, is noted for the audit of a refusal at this door (decisions D110)."""
     try:
-        if key is not None and tokens and looks_like_jwt(key):
+        signed = keys.signed
+        ours = key is not None and signed is not None and signed.owns(key)
+        if key is not None and tokens and looks_like_jwt(key) and not ours:
             loop = asyncio.get_running_loop()
             verified = loop.run_in_executor(VERIFYING, authorize, keys, key, required, tokens)
             return noted(await verified)
-        return noted(authorize(keys, key, required, tokens))
+        # A widget token is checked on the loop: its key is the service's own, at hand.
+        return noted(authorize(keys, key, required, tokens, widget=widget))
     except Forbidden as refused:
         noted(refused.principal)  # a caller known, refused for a scope: audited (D110)
         raise

@@ -29,6 +29,7 @@ from services.edge.http import Http
 from services.edge.key_refresh import KeyRefresher
 from services.edge.positions import PositionSeal
 from services.edge.tokens import TokenVerifier
+from services.edge.widget_tokens import WidgetTokens, widget_key
 from services.followers.follower import Follower
 from services.followers.reader import Reader
 from services.followers.standing import ReaderHealth
@@ -137,6 +138,8 @@ class Runtime:
             keys, dev_key, stop_embedded, role=role,
         )  # fmt: skip
         runtime.positions = PositionSeal(opened.position_key)
+        # The widget's tokens: signed under a key every replica derives alike (D230).
+        keys.signed = WidgetTokens(widget_key(opened.position_key))
         runtime.sessions = SessionSeal(opened.session_key)
         return runtime
 

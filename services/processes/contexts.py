@@ -21,6 +21,7 @@ from services.owners.context import OWNERS
 from services.privacy.context import PRIVACY
 from services.queues.context import QUEUES
 from services.reports.context import REPORTS
+from services.widget.context import WIDGET
 
 CONTEXTS: tuple[Context, ...] = (
     FEEDBACK,
@@ -38,6 +39,7 @@ CONTEXTS: tuple[Context, ...] = (
     AGENTS,
     OPERATIONS,
     QUEUES,
+    WIDGET,
 )
 
 PUBLICATIONS: tuple[Publication, ...] = tuple(p for c in CONTEXTS for p in c.publications)

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from services.declaration import Given
 from services.edge.app import create_app
 from services.edge.http import Http
+from services.edge.widget_cors import WidgetCors
 from services.followers.transient import postgresql_away
 from services.kafka.inbound.http import event_routes
 from services.observing.otel import configure as configure_telemetry
@@ -30,6 +31,9 @@ def http_app(
     routers.append(event_routes(http, SUBSCRIPTIONS))
     app = create_app(http, routers, lifespan=lifespan)
     app.add_middleware(TraceContext)
+    # D234: CORS for the widget's route alone, to the origins configured for it.
+    origins = [origin for listed in given.settings.widget_origins.values() for origin in listed]
+    app.add_middleware(WidgetCors, origins=origins)
     untrace = configure_telemetry(app)  # only with OTEL_EXPORTER_OTLP_ENDPOINT set
 
     @app.get("/readyz", include_in_schema=False)

@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contracts.roles import Role
 from contracts.trace_links import TraceUrlTemplate
+from contracts.widget import Origin
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
 from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
 from services.edge.tokens import TokenVerifier
@@ -114,6 +115,10 @@ class Settings(BaseSettings):
     # Where people reach this API (e.g. https://feedback.example.org): links that leave the
     # service, such as a digest post's url, are absolute under it; empty: relative paths.
     public_url: str = ""
+    # The pages that may embed the feedback widget, per tenant, JSON {"<tenant>":
+    # ["https://shop.example"]}: a widget token is minted only for one of its tenant's origins,
+    # and the widget's routes answer CORS to these alone (decisions D234). Empty: no widget.
+    widget_origins: dict[str, list[Origin]] = Field(default_factory=dict)
     # Put before every topic name, e.g. "staging." (tests use a fresh one each). Empty by
     # default, so the names are exactly the published ones.
     topic_prefix: str = ""

@@ -402,6 +402,8 @@ BODIES = {
     ("post", "/factory/evals/comparisons"): "StartComparison",
     ("put", "/factory/queues/{queue}"): "DefineQueue",  # D160
     ("put", "/factory/reports/{report_id}/claim"): "ClaimGiven",  # D163
+    ("post", "/factory/widget/tokens"): "MintWidgetToken",  # D230
+    ("post", "/factory/widget/feedback"): "WidgetFeedback",  # D236
 }
 RAW = {("post", "/factory/artifacts"), ("put", "/factory/appraisal/charter")}  # bytes as they come
 CLOUDEVENTS = {("post", "/factory/events")}  # a structured CloudEvent, as on Kafka

@@ -82,6 +82,10 @@ ALLOWED: dict[tuple[str, str], set[str] | None] = {
     ("post", "/factory/console-sessions/end"): {A},  # decisions D122
     ("delete", "/factory/people/{person}"): {A},
     ("post", "/factory/events"): None,  # per event type: ``EVENT_ALLOWED``
+    # D231: a Requester's key mints the widget's token; the widget's post takes that token
+    # alone (an API key of any role is refused: tests/integration/test_widget.py).
+    ("post", "/factory/widget/tokens"): {R},
+    ("post", "/factory/widget/feedback"): None,
     # A published version is immutable: refused to everyone, no command behind it.
     ("put", "/factory/evaluation/datasets/{datasetId}/versions/{version}"): None,
     ("patch", "/factory/evaluation/datasets/{datasetId}/versions/{version}"): None,

@@ -969,6 +969,45 @@ class LiftEvalCase(BaseModel):
     source: Annotated[UUID, Field(description="The report's id.", title="Source")]
 
 
+class MintWidgetToken(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[
+        str,
+        Field(
+            description="The agent whose answers the widget rates: registered in the key's tenant.",
+            max_length=512,
+            min_length=1,
+            title="Agent",
+        ),
+    ]
+    minutes: Annotated[
+        int | None,
+        Field(description="How long the token lives.", ge=1, le=15, title="Minutes"),
+    ] = 10
+    origin: Annotated[
+        str,
+        Field(
+            description="The embedding page's origin (https://shop.example): one configured for the tenant in FEEDBACKLOOP_WIDGET_ORIGINS.",
+            max_length=300,
+            pattern="^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$",
+            title="Origin",
+        ),
+    ]
+    project_id: Annotated[
+        str,
+        Field(
+            alias="projectId",
+            description="The project every rating is recorded under.",
+            max_length=512,
+            min_length=1,
+            title="Projectid",
+        ),
+    ]
+
+
 class ModelTable(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -2745,6 +2784,63 @@ class WebhookState(BaseModel):
     url: Annotated[str, Field(title="Url")]
 
 
+class Comment(RootModel[str]):
+    root: Annotated[str, Field(max_length=2000, min_length=1, title="Comment")] = None
+
+
+class WidgetFeedbackRecorded(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    comment_feedback_id: Annotated[
+        str | None, Field(alias="commentFeedbackId", title="Commentfeedbackid")
+    ] = None
+    feedback_id: Annotated[
+        str, Field(alias="feedbackId", description="The rating.", title="Feedbackid")
+    ]
+    position: Annotated[str, Field(title="Position")]
+    report_id: Annotated[str | None, Field(alias="reportId", title="Reportid")] = None
+
+
+class WidgetTokenMinted(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    agent: Annotated[str, Field(title="Agent")]
+    expires_at: Annotated[
+        str,
+        Field(
+            alias="expiresAt",
+            description="When it stops working (UTC).",
+            title="Expiresat",
+        ),
+    ]
+    origin: Annotated[str, Field(title="Origin")]
+    project_id: Annotated[str, Field(alias="projectId", title="Projectid")]
+    token: Annotated[
+        str,
+        Field(
+            description="A bearer token for the widget's routes only.", title="Token"
+        ),
+    ]
+
+
+class WidgetWrongAnswer(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    message_ref: Annotated[
+        str, Field(alias="messageRef", max_length=512, min_length=1, title="Messageref")
+    ]
+    model_name: Annotated[
+        str, Field(alias="modelName", max_length=512, min_length=1, title="Modelname")
+    ]
+    thread: Annotated[str, Field(max_length=512, min_length=1, title="Thread")]
+
+
 class WrongAnswerDrafted(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -3618,6 +3714,27 @@ class ThreadView(BaseModel):
             title="Traceid",
         ),
     ] = None
+
+
+class WidgetFeedback(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,
+    )
+    comment: Annotated[Comment | None, Field(title="Comment")] = None
+    rating: Annotated[int, Field(ge=1, le=5, title="Rating")]
+    subject_kind: Annotated[SubjectKind | None, Field(alias="subjectKind")] = "run"
+    subject_ref: Annotated[
+        str,
+        Field(
+            alias="subjectRef",
+            description="The rated answer (a run's id).",
+            max_length=512,
+            min_length=1,
+            title="Subjectref",
+        ),
+    ]
+    wrong_answer: Annotated[WidgetWrongAnswer | None, Field(alias="wrongAnswer")] = None
 
 
 class AgentAppraisal(BaseModel):
