@@ -26,11 +26,12 @@ def free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def served(app: Any, **config: Any) -> AsyncIterator[int]:
-    """An ASGI app served by a real uvicorn in this event loop; yields its port. The socket is
-    bound before serving, so no other process can take the port meanwhile."""
+async def served(app: Any, port: int = 0, **config: Any) -> AsyncIterator[int]:
+    """An ASGI app served by a real uvicorn in this event loop on ``port`` (0: any free one);
+    yields its port. The socket is bound before serving, so no other process can take the port
+    meanwhile."""
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = int(sock.getsockname()[1])
     config = {"log_level": "warning", "ws": "none"} | config
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **config))
