@@ -5,7 +5,6 @@ reports addressed to the agent's owner, its cases failing in the last night (run
 nightly runner with an agent that faults), the proposals waiting (raised by the generator
 from failed evaluations) and its webhook's health (a real receiver that answers 503)."""
 
-import asyncio
 import json
 import uuid
 from datetime import UTC, date, datetime, timedelta
@@ -27,6 +26,7 @@ from services.processes.bootstrap import Runtime
 from services.scheduling.orders import PlanNight, RaiseProposals
 from tests.conftest import client_for, event_count, settings_for
 from tests.integration.test_access_cli import feedbackloop
+from tests.integration.test_agent_webhooks import until
 from tests.integration.test_role_rules import (
     RoleKeys,
     auth,
@@ -54,12 +54,6 @@ async def overview(http: httpx.AsyncClient, key: str, at: str | None = None) -> 
 
 def by_agent(found: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {item["agent"]: item for item in found["items"]}
-
-
-async def until(check: Any, seconds: float = 30) -> None:
-    async with asyncio.timeout(seconds):
-        while not await check():
-            await asyncio.sleep(0.05)
 
 
 async def test_a_maintainer_reads_their_own_agents_an_admin_all_another_tenant_none(
