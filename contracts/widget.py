@@ -11,6 +11,8 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from contracts import answer_examples as examples
+from contracts.answers import Answer, shown_as
 from contracts.feedback import RATING_MAX, RATING_MIN, Contract, SubjectKind
 from contracts.scalars import NotBlank, Ref
 
@@ -45,7 +47,18 @@ class MintWidgetToken(Contract):
     )
 
 
-class WidgetTokenMinted(Contract):
+class WidgetTokenMinted(Answer):
+    model_config = shown_as(
+        {
+            "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6ImZsLXdpZGdldCtqd3QifQ.eyJ0ZW5hbnQiOiJkZW1vIn0."
+            "c2lnbmF0dXJl",
+            "expiresAt": "2026-12-05T09:10:00+00:00",
+            "projectId": "shop-assistant",
+            "agent": "Shop/Agent/Assistant",
+            "origin": "https://shop.example",
+        }
+    )
+
     token: str = Field(description="A bearer token for the widget's routes only.")
     expires_at: str = Field(alias="expiresAt", description="When it stops working (UTC).")
     project_id: str = Field(alias="projectId")
@@ -73,7 +86,16 @@ class WidgetFeedback(Contract):
     wrong_answer: WidgetWrongAnswer | None = Field(default=None, alias="wrongAnswer")
 
 
-class WidgetFeedbackRecorded(Contract):
+class WidgetFeedbackRecorded(Answer):
+    model_config = shown_as(
+        {
+            "feedbackId": examples.RATING_ID,
+            "commentFeedbackId": "5b1e8f9a-2c3d-5e4f-8a9b-0c1d2e3f4a5b",
+            "reportId": None,
+            "position": "sPA7sYQEWu00Q6Luu7AWkjEJYSe9-SLMDwy3p_q_4OCYXwFf",
+        }
+    )
+
     feedback_id: str = Field(alias="feedbackId", description="The rating.")
     comment_feedback_id: str | None = Field(default=None, alias="commentFeedbackId")
     report_id: str | None = Field(default=None, alias="reportId")

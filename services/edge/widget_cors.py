@@ -23,6 +23,8 @@ PREFLIGHT_SECONDS = 600
 class WidgetCors:
     """An ASGI middleware: ``CORSMiddleware`` on ``WIDGET_PATHS``, nothing elsewhere."""
 
+    passes_lanes = True  # it never touches another path: the API's fast lanes stay in front
+
     def __init__(self, app: ASGIApp, origins: Iterable[str]) -> None:
         self.app = app
         self.cors = CORSMiddleware(

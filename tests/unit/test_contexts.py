@@ -94,9 +94,10 @@ def test_each_scheduled_order_is_carried_out_by_one_context() -> None:
     )
 
 
-# The artifacts context stores bodies, not events, and operations only reads the readers'
-# standing: neither has a domain module to decode with.
-NO_EVENTS = {"artifacts", "operations"}
+# The artifacts context stores bodies, not events, operations only reads the readers'
+# standing, and the widget issues the feedback and reports contexts' commands: none has a
+# domain module to decode with.
+NO_EVENTS = {"artifacts", "operations", "widget"}
 
 
 @pytest.mark.parametrize("name", [name for name in CONTEXT_NAMES if name not in NO_EVENTS])
