@@ -344,16 +344,26 @@ async def failed_runs(pool: asyncpg.Pool, schema: str = SCHEMA) -> list[asyncpg.
     )
 
 
-async def case_refs(
-    pool: asyncpg.Pool, tenant_id: str, case_ids: Sequence[UUID], schema: str = SCHEMA
-) -> dict[str, str]:
-    """The refs of the tenant's cases among ``case_ids`` (a night's lines name cases by id)."""
+async def case_agents(
+    pool: asyncpg.Pool, tenant_id: str, case_ids: Sequence[str | UUID], schema: str = SCHEMA
+) -> dict[str, tuple[str, str]]:
+    """The agent and ref of each of the tenant's cases among ``case_ids`` (a night's lines
+    name cases by id; another tenant's case is not among the answers)."""
     rows = await pool.fetch(
-        f"SELECT case_id, ref FROM {schema}.cases WHERE tenant_id = $1 AND case_id = ANY($2)",
+        f"SELECT case_id, agent, ref FROM {schema}.cases WHERE tenant_id = $1 "
+        "AND case_id = ANY($2::uuid[])",
         tenant_id,
-        list(case_ids),
+        [str(case) for case in case_ids],
     )
-    return {str(row["case_id"]): row["ref"] for row in rows}
+    return {str(row["case_id"]): (row["agent"], row["ref"]) for row in rows}
+
+
+async def case_refs(
+    pool: asyncpg.Pool, tenant_id: str, case_ids: Sequence[str | UUID], schema: str = SCHEMA
+) -> dict[str, str]:
+    """The refs of the tenant's cases among ``case_ids`` (``case_agents`` without the agent)."""
+    named = await case_agents(pool, tenant_id, case_ids, schema)
+    return {case: ref for case, (_, ref) in named.items()}
 
 
 # The runs of the cases the cases' list would show (its filters, $1 to $3).
@@ -413,17 +423,3 @@ async def count_runs(
         "SELECT count(*) " + RUNS_OF_LISTED_CASES, tenant_id, agent, confirmed
     )
     return int(found)
-
-
-async def case_agents(
-    pool: asyncpg.Pool, tenant_id: str, case_ids: Sequence[str], schema: str = SCHEMA
-) -> dict[str, tuple[str, str]]:
-    """The agent and ref of each of the tenant's cases among ``case_ids`` (a night's lines
-    name cases by id; another tenant's case is not among the answers)."""
-    rows = await pool.fetch(
-        f"SELECT case_id, agent, ref FROM {schema}.cases WHERE tenant_id = $1 "
-        "AND case_id = ANY($2::uuid[])",
-        tenant_id,
-        list(case_ids),
-    )
-    return {str(row["case_id"]): (row["agent"], row["ref"]) for row in rows}
