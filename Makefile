@@ -17,6 +17,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST := $(BIN)/pytest -p no:cacheprovider
+# make test's modules run side by side in this many pytest-xdist workers, a module each at a
+# time, on one PostgreSQL and one Kafka the controller starts (docs/testing.md, D300).
+TEST_WORKERS ?= 2
+SIDE_BY_SIDE := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: client screenshots run demo test test-faults test-unit test-integration test-e2e check format bench up down contracts system-deps clean backup
 
@@ -52,7 +56,7 @@ system-deps:
 	$(PYTHON) ops/oidc_issuer.py install
 
 test: $(STAMP) system-deps
-	$(PYTEST) tests
+	$(PYTEST) $(SIDE_BY_SIDE) tests
 
 test-faults: $(STAMP) system-deps
 	FEEDBACKLOOP_FAULT_COMMANDS=2000 FEEDBACKLOOP_FAULT_KILLS=10 FEEDBACKLOOP_FAULT_RESTARTS=3 \

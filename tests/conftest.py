@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import httpx
 import pytest
+from aiokafka.errors import KafkaError
 from hypothesis import settings
 
 from services.edge.auth import SCOPES, new_key
@@ -32,6 +33,24 @@ def _interrupted(*_: object) -> None:
 
 
 signal.signal(signal.SIGTERM, _interrupted)
+
+
+# Side by side (``make test`` runs pytest-xdist's workers, D300): the controller starts the
+# servers once, before the workers start, and hands them over in the environment that the
+# workers inherit; each test still gets a database and topics of its own. A run without workers
+# (one file, ``-p no:xdist``) starts them in the session fixtures below, as before.
+_shared_servers = contextlib.ExitStack()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "numprocesses", 0):
+        return
+    os.environ["TEST_DATABASE_URL"] = _shared_servers.enter_context(servers.postgres())
+    os.environ["TEST_KAFKA_BOOTSTRAP_SERVERS"] = _shared_servers.enter_context(servers.kafka())
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _shared_servers.close()
 
 
 @pytest.fixture(scope="session")
@@ -122,6 +141,8 @@ async def kafka_runtime(
     rt = await Runtime.open(settings_for(database_url, keys, kafka_bootstrap))
     yield rt
     await rt.close()
+    with contextlib.suppress(KafkaError, OSError):
+        await servers.delete_topics(kafka_bootstrap, rt.settings.topic_prefix)
 
 
 @contextlib.asynccontextmanager

@@ -9,6 +9,7 @@
 Whatever this module starts, it stops, also when tests fail.
 """
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -17,6 +18,9 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ops"))
@@ -50,6 +54,11 @@ def postgres() -> Iterator[str]:
         yield server.url
 
 
+# Two workers side by side (D300), each test's pools and the processes an e2e test starts:
+# more than PostgreSQL's default 100 at once.
+CONNECTIONS = 400
+
+
 @contextlib.contextmanager
 def own_postgres(workdir: Path | None = None) -> Iterator[localservers.PostgresServer]:
     """A PostgreSQL of the caller's own, never the shared one: default settings (fsync off
@@ -57,7 +66,9 @@ def own_postgres(workdir: Path | None = None) -> Iterator[localservers.PostgresS
     files removed afterwards."""
     temporary = workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="fl-own-pg-")) if workdir is None else workdir
-    server = localservers.start_postgres(workdir, fast=True)
+    server = localservers.start_postgres(
+        workdir, fast=True, options=f"-c max_connections={CONNECTIONS}"
+    )
     try:
         yield server
     finally:
@@ -149,3 +160,24 @@ def kafka_container() -> Iterator[str]:
         yield bootstrap
     finally:
         container.stop()
+
+
+async def delete_topics(kafka: str, prefix: str) -> None:
+    """A test's topics deleted when it ends. One broker serves the whole run, side by side
+    (D300), and keeps a file open for every partition it holds: undeleted, a run's topics
+    outgrow the machine's open-files limit (20,000 here) and the broker stops."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
+    await admin.start()
+    try:
+        ours = [t for t in await admin.list_topics() if t.startswith(prefix)]
+        if ours:
+            await admin.delete_topics(ours)
+    finally:
+        await admin.close()
+
+
+def topics_deleted(kafka: str, prefix: str) -> None:
+    """``delete_topics`` from a fixture without an event loop; a broker already gone (a test
+    that stopped it) leaves nothing to delete."""
+    with contextlib.suppress(KafkaError, OSError):
+        asyncio.run(delete_topics(kafka, prefix))

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.conftest import Keys
+from tests.servers import topics_deleted
 from tests.standin import ROOT, free_port, standin_agent
 from tests.webhook_endpoint import webhook_endpoint
 
@@ -130,6 +131,7 @@ def service(
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
+        topics_deleted(kafka_bootstrap, prefix)
 
 
 def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:

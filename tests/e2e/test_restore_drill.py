@@ -27,12 +27,11 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient
 
 from tests.conftest import Keys
 from tests.e2e.conftest import ROOT, auth, free_port, wait_until_healthy
 from tests.kafka_peer import consume
-from tests.servers import localservers
+from tests.servers import delete_topics, localservers
 
 LOAD_BEFORE_BACKUP, LOAD_AFTER_BACKUP = 4.0, 20.0  # seconds of load
 BACK_BY = timedelta(seconds=10)  # the restore's target: this long before the load ended
@@ -281,18 +280,6 @@ async def drill(
     assert figures["rto_seconds"] < 60 * 60  # SPEC C54: RTO 60 to 240 min
     assert figures["rpo_seconds"] < 15 * 60  # SPEC C54: RPO 15 min
     return restored
-
-
-async def delete_topics(kafka: str, prefix: str) -> None:
-    """The drill's topics deleted: a shared broker keeps files open for every partition."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka)
-    await admin.start()
-    try:
-        ours = [t for t in await admin.list_topics() if t.startswith(prefix)]
-        if ours:
-            await admin.delete_topics(ours)
-    finally:
-        await admin.close()
 
 
 async def published(

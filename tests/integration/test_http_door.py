@@ -32,14 +32,18 @@ def nested(depth: int) -> bytes:
     return b'{"a":' * depth + b"1" + b"}" * depth
 
 
+# An id no one has, the same in every collection of the tests: pytest-xdist's workers each
+# collect them and must agree (D300); a fresh database holds it no more than a random one.
+NOBODYS = uuid.UUID(int=0xF00D)
+
 WRITE_ROUTES = [
     "/factory/feedback",
     "/factory/reports",
     "/factory/reports/wrong-answer",
-    f"/factory/reports/{uuid.uuid4()}/review",
+    f"/factory/reports/{NOBODYS}/review",
     "/factory/evals/cases",
-    f"/factory/evals/cases/{uuid.uuid4()}/confirm",
-    f"/factory/evals/cases/{uuid.uuid4()}/runs",
+    f"/factory/evals/cases/{NOBODYS}/confirm",
+    f"/factory/evals/cases/{NOBODYS}/runs",
 ]
 
 
@@ -97,12 +101,12 @@ async def test_a_cursor_beyond_64_bits_is_refused(
     [
         ("/factory/feedback", b'{"rating":5,"rating":1}', "rating"),
         (
-            f"/factory/reports/{uuid.uuid4()}/review",
+            f"/factory/reports/{NOBODYS}/review",
             b'{"status":"New","status":"Triaged"}',
             "status",
         ),
         (
-            f"/factory/evals/cases/{uuid.uuid4()}/confirm",
+            f"/factory/evals/cases/{NOBODYS}/confirm",
             b'{"confirmed":1,"confirmed":0}',
             "confirmed",
         ),
@@ -299,8 +303,8 @@ async def test_an_unknown_route_answers_the_error_shape(client: httpx.AsyncClien
     [
         ("GET", "/factory/reports/wrong-answer"),
         ("DELETE", "/factory/feedback"),
-        ("PUT", f"/factory/reports/{uuid.uuid4()}"),
-        ("GET", f"/factory/evals/cases/{uuid.uuid4()}/confirm"),
+        ("PUT", f"/factory/reports/{NOBODYS}"),
+        ("GET", f"/factory/evals/cases/{NOBODYS}/confirm"),
     ],
 )
 async def test_a_wrong_method_is_405_not_422(
@@ -326,7 +330,7 @@ async def test_a_wrong_method_is_405_not_422(
             "/factory/reports/inbox?submittedBefore=9999-12-31T23:59:59.999999-23:59",
             "submittedBefore",
         ),
-        (f"/factory/evals/cases/{uuid.uuid4()}/runs/{uuid.uuid4()}/threads/-1", "index"),
+        (f"/factory/evals/cases/{NOBODYS}/runs/{NOBODYS}/threads/-1", "index"),
     ],
 )
 async def test_invalid_query_and_path_parameters_answer_the_error_shape(
