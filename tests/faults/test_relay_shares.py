@@ -40,7 +40,8 @@ class Shares:
 
     def __init__(self, runtime: Runtime, logs: Path) -> None:
         settings = runtime.settings
-        assert settings.database_url and settings.kafka_bootstrap_servers
+        assert settings.database_url
+        assert settings.kafka_bootstrap_servers
         self.env = {
             **os.environ,
             "DATABASE_URL": settings.database_url,
