@@ -552,7 +552,7 @@ async def run_relay_shares(url: str, bootstrap: str, prefix: str, logs: Path) ->
             "UPDATE reader_positions SET position = 0 WHERE reader = ANY($1::text[])", names
         )
         await pool.execute(f"SELECT pg_notify('{EVENTS_TABLE}', 'bench')")
-        while min(await read_position(pool, name) for name in names) < head:
+        while min([await read_position(pool, name) for name in names]) < head:
             if any(p.poll() is not None for p in processes):
                 raise RuntimeError(f"a relay share exited; see {logs}")
             await asyncio.sleep(0.02)
