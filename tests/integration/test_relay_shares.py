@@ -3,6 +3,7 @@ once between them, in each partition's order; one layout at a time; a new layout
 the old one left off."""
 
 import asyncio
+import dataclasses
 import json
 from collections import Counter
 from typing import Any
@@ -10,11 +11,13 @@ from typing import Any
 from aiokafka.partitioner import DefaultPartitioner, murmur2
 
 from contracts import topics
+from services.followers.parked import list_parked, release
 from services.followers.positions import read_position
 from services.kafka.layout import holding_layout
 from services.kafka.relay import Relay
 from services.kafka.shares import WHOLE, Share
 from services.processes.bootstrap import Runtime
+from services.processes.published import PUBLICATIONS
 from tests.integration.test_relay import follower_for, published, record, relay_for
 from tests.kafka_peer import consume
 
@@ -66,10 +69,44 @@ async def test_two_shares_publish_every_event_once_between_them_in_order(
     assert [relay.name for relay in relays] == ["relay-1of2", "relay-2of2"]
 
 
-async def test_the_whole_log_is_still_the_relay_reader_of_old() -> None:
-    """D271: 1/1 is the reader ``relay``, reading every event of a page (nothing selected)."""
-    relay = Relay("localhost:9092", [], source="urn:x")
-    assert (relay.name, relay.share, relay.select) == ("relay", WHOLE, None)
+async def test_a_share_parks_its_own_and_a_new_layout_takes_them_over(
+    kafka_runtime: Runtime, kafka_bootstrap: str
+) -> None:
+    """D271, D274: an event one share cannot publish is parked by that share alone, the other
+    publishes all of its own; the next layout's share of that aggregate takes it over."""
+    await kafka_runtime.ensure_topics()
+    ids = await record(kafka_runtime, 10)
+    poison = ids[0]
+    broken = {poison}
+    publication, *_ = PUBLICATIONS
+
+    def mapping(event: Any) -> Any:
+        if str(event.originator_id) in broken:
+            raise ValueError("this payload does not map")
+        return publication.to_contract(event)
+
+    failing = [dataclasses.replace(publication, to_contract=mapping)]
+    relays = [relay_for(kafka_runtime, share=Share(i, 2), publications=failing) for i in (1, 2)]
+    await run_shares(kafka_runtime, relays, 9)
+    owner = Share(1, 2).of_hash(murmur2(poison.encode()))
+    parked = {r.name: await list_parked(kafka_runtime.pool, r.name) for r in relays}
+    assert [str(p.originator_id) for p in parked[f"relay-{owner}of2"]] == [poison]
+    assert parked[f"relay-{3 - owner}of2"] == []
+
+    broken.clear()  # the fix, and back to one relay
+    whole = relay_for(kafka_runtime)
+    stop = asyncio.Event()
+    task = asyncio.create_task(follower_for(kafka_runtime, whole).run(stop))
+    try:
+        while not await list_parked(kafka_runtime.pool, "relay"):  # carried over when it leads
+            await asyncio.sleep(0.05)
+        assert await release(kafka_runtime.pool, "relay") == 1
+        await published([whole], 1)
+    finally:
+        stop.set()
+        await task
+    messages = await on_kafka(kafka_runtime, kafka_bootstrap, 10)
+    assert Counter(json.loads(m.value)["subject"] for m in messages) == Counter(ids)
 
 
 async def test_shares_started_after_a_whole_relay_stopped_publish_what_it_had_not(

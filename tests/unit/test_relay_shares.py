@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from services.kafka.publication import key_of
-from services.kafka.shares import Share
+from services.kafka.relay import Relay
+from services.kafka.shares import WHOLE, Share
 from services.processes.settings import Settings
 
 AIOKAFKA = DefaultPartitioner()
@@ -57,6 +58,12 @@ def test_a_share_is_written_i_of_n_and_names_its_reader() -> None:
     for wrong in ("0/2", "3/2", "2", "a/b", "1/0", ""):
         with pytest.raises(ValueError, match="I/N"):
             Share.parse(wrong)
+
+
+def test_the_whole_log_is_still_the_relay_reader_of_old() -> None:
+    """D271: 1/1 is the reader ``relay``, reading every event of a page (nothing selected)."""
+    relay = Relay("localhost:9092", [], source="urn:x")
+    assert (relay.name, relay.share, relay.select) == ("relay", WHOLE, None)
 
 
 def test_a_share_that_is_no_i_of_n_stops_the_start_naming_the_setting(
