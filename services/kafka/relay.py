@@ -56,6 +56,8 @@ from services.kafka.publication import CONTENT_TYPE, Publication, key_of, struct
 from services.kafka.shares import NAME, WHOLE, Share
 from services.observing.tracing import traceparent_of
 
+__all__ = ["NAME", "Relay"]
+
 log = logging.getLogger(__name__)
 
 # Larger record batches than aiokafka's 16 KB default: a plain producer sends our messages about
@@ -78,9 +80,6 @@ def transient(error: BaseException) -> bool:
     """Kafka (or PostgreSQL, which ``prepare`` may need) away for now: wait and try again. A
     cancellation is no failure to retry."""
     return isinstance(error, Exception) and is_transient(error)
-
-
-__all__ = ["NAME", "Relay"]
 
 
 class Relay:

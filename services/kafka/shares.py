@@ -25,8 +25,6 @@ from services.kafka.publication import key_of
 
 NAME = "relay"  # the reader of the whole log (1/1)
 SHARE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-# The names of every relay reader of any layout, as a LIKE pattern beside ``NAME``.
-SHARE_NAMES = "relay-%of%"
 
 
 @dataclass(frozen=True)
