@@ -19,6 +19,11 @@ compares.
   runs in it, its follower reading the log in a thread); checked afterwards: the topic holds one
   message per event. Baseline: a plain aiokafka producer (idempotent, ``acks=all``) sending the
   very same messages, built beforehand, and waiting for every acknowledgement.
+  And in two shares (``feedbackloop relay --share 1/2`` and ``2/2``, two processes, decisions
+  D270–D275): both started and following first, then both rewound to the start of the same
+  events (as a crash rewinds a position) and woken, events/s until both positions reach the
+  head, with the two processes' CPU per event; each reads the whole log and decodes only its
+  share.
 
 ``ops/bench.py`` runs them as its parts ``kafka`` and ``relay`` (each in a fresh database) and
 turns what they measured into its rows. Timings are recorded, never asserted.
@@ -48,7 +53,7 @@ from eventsourcing.utils import get_topic
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
-from bench_processes import cpu_seconds, feedbackloop, service_env  # noqa: E402
+from bench_processes import cpu_seconds, feedbackloop, reap, service_env  # noqa: E402
 
 from contracts import topics  # noqa: E402
 from contracts.feedback import RecordFeedback  # noqa: E402
@@ -504,7 +509,72 @@ async def run_relay(
     }
 
 
-async def bench_relay(store: EventStore, url: str, bootstrap: str, total: int) -> dict[str, Any]:
+SHARES = ("1/2", "2/2")
+
+
+async def following(pool: asyncpg.Pool, readers: list[str], processes: list[Any]) -> None:
+    """Until every reader's heartbeat says it follows (its process started and caught up)."""
+    while True:
+        states = await pool.fetch(
+            "SELECT state FROM heartbeats WHERE reader = ANY($1::text[])", readers
+        )
+        if len(states) == len(readers) and all(r["state"] == "following" for r in states):
+            return
+        if any(p.poll() is not None for p in processes):
+            raise RuntimeError("a relay share exited; see its log")
+        await asyncio.sleep(0.1)
+
+
+async def run_relay_shares(url: str, bootstrap: str, prefix: str, logs: Path) -> dict[str, Any]:
+    """The two-share figure: two ``feedbackloop relay`` processes, one per share, from the
+    moment both are rewound to the events' start until both stand at the head."""
+    names = ["relay-1of2", "relay-2of2"]
+    pool = await asyncpg.create_pool(url, min_size=1, max_size=2)
+    env = service_env(url, KAFKA_BOOTSTRAP_SERVERS=bootstrap, FEEDBACKLOOP_TOPIC_PREFIX=prefix)
+    env["FEEDBACKLOOP_CLOUDEVENTS_SOURCE"] = SOURCE
+    processes = []
+    try:
+        head = await pool.fetchval(f"SELECT max(notification_id) FROM {EVENTS_TABLE}") or 0
+        total = await pool.fetchval(f"SELECT count(*) FROM {EVENTS_TABLE}")
+        # Nothing to publish at first: the processes start, open and follow, not timed.
+        await pool.executemany(
+            "INSERT INTO reader_positions (reader, position) VALUES ($1, $2) "
+            "ON CONFLICT (reader) DO UPDATE SET position = $2",
+            [(name, head) for name in names],
+        )
+        for share in SHARES:
+            log = logs / f"relay-shares-{share.replace('/', 'of')}.log"
+            processes.append(feedbackloop("relay", "--share", share, env=env, log=log))
+        await following(pool, names, processes)
+        cpu0 = [cpu_seconds(p.pid) or 0.0 for p in processes]
+        t0 = time.perf_counter()
+        await pool.execute(
+            "UPDATE reader_positions SET position = 0 WHERE reader = ANY($1::text[])", names
+        )
+        await pool.execute(f"SELECT pg_notify('{EVENTS_TABLE}', 'bench')")
+        while min([await read_position(pool, name) for name in names]) < head:
+            if any(p.poll() is not None for p in processes):
+                raise RuntimeError(f"a relay share exited; see {logs}")
+            await asyncio.sleep(0.02)
+        seconds = time.perf_counter() - t0
+        cpu = sum((cpu_seconds(p.pid) or 0.0) - c for p, c in zip(processes, cpu0, strict=True))
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            reap(process)
+        await pool.close()
+    return {
+        "events": total,
+        "seconds": round(seconds, 3),
+        "events_per_s": total / seconds,
+        "cpu_us_per_event": round(cpu / total * 1e6, 1),  # both processes', every thread
+    }
+
+
+async def bench_relay(
+    store: EventStore, url: str, bootstrap: str, total: int, logs: Path | None = None
+) -> dict[str, Any]:
     run = uuid.uuid4().hex[:8]
     [publication] = PUBLICATIONS
     await asyncio.to_thread(fill_store, store, total)
@@ -515,4 +585,9 @@ async def bench_relay(store: EventStore, url: str, bootstrap: str, total: int) -
     figure = await run_relay(store, url, bootstrap, f"bench{run}.", total)
     figure["on_topic"] = await end_offsets(bootstrap, figure_topic)
     baseline["on_topic"] = await end_offsets(bootstrap, base_topic)
-    return {"relay": figure, "relay_plain_producer": baseline}
+    results = {"relay": figure, "relay_plain_producer": baseline}
+    if logs is not None:
+        shares = await run_relay_shares(url, bootstrap, f"benchshares{run}.", logs)
+        shares["on_topic"] = await end_offsets(bootstrap, f"benchshares{run}." + publication.topic)
+        results["relay_two_shares"] = shares
+    return results

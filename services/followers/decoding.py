@@ -2,6 +2,7 @@
 or why it could not be (a failure is the event's own, raised when its turn comes and then
 parked like any other)."""
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from eventsourcing.persistence import Notification
@@ -43,10 +44,21 @@ class Page:
     upto: int
     notifications: list[Notification]
     decoded: list[Decoded]
+    full: bool  # as many were read as asked for: the log goes on past ``upto``
 
 
-def read_page(store: EventStore, after: int, limit: int, topics: list[str]) -> Page:
-    """The page of these topics after ``after``, every event decoded (or why it could not be).
-    Blocking: callers run it in a thread, reading the next page while they apply this one."""
+Select = Callable[[Sequence[Notification]], list[Notification]]
+
+
+def read_page(
+    store: EventStore, after: int, limit: int, topics: list[str], select: Select | None = None
+) -> Page:
+    """The page of these topics after ``after``, every event decoded (or why it could not be);
+    with ``select``, only the notifications it keeps (the page still brings the reader to
+    ``upto``). Blocking: callers run it in a thread, reading the next page while they apply
+    this one."""
     upto, notifications = read_log(store, after, limit, topics)
-    return Page(upto, notifications, [Decoded.of(store, n) for n in notifications])
+    full = len(notifications) == limit
+    if select is not None:
+        notifications = select(notifications)
+    return Page(upto, notifications, [Decoded.of(store, n) for n in notifications], full)

@@ -15,9 +15,13 @@ follower owns the rest, each in a module of its own:
   goes on; later events of the same aggregate are parked behind it (``parking``); released
   ones are applied in order (``releasing``);
 - **heartbeat**: what the reader does, for any process to read (``heartbeats``).
+
+A reader may hold more than its leadership while it leads (``Reader.holding``: the relay's
+layout) and read only its share of a page (``Reader.select``: a share of the relay).
 """
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -108,16 +112,22 @@ class Follower:
                 )
                 try:
                     self.status.say("opening")
-                    await self.reader.open(self.status.say)
-                    try:
-                        self.status.say("following")
-                        await self._follow(conn, stop)
-                    finally:
-                        await self.reader.close()
-                        self.stepper.forget_unsettled()
+                    async with self._holding(conn):
+                        await self.reader.open(self.status.say)
+                        try:
+                            self.status.say("following")
+                            await self._follow(conn, stop)
+                        finally:
+                            await self.reader.close()
+                            self.stepper.forget_unsettled()
                 finally:
                     beat.cancel()
                     await asyncio.gather(beat, return_exceptions=True)
+
+    def _holding(self, conn: Connection) -> contextlib.AbstractAsyncContextManager[object]:
+        """What the reader holds besides its leadership while it leads, if anything."""
+        holding = getattr(self.reader, "holding", None)
+        return contextlib.nullcontext() if holding is None else holding(conn, self.status.say)
 
     async def _follow(self, conn: Connection, stop: asyncio.Event) -> None:
         wake = asyncio.Event()

@@ -40,7 +40,11 @@ class Reader(Protocol):
     def transactional(self) -> bool:
         """Whether apply() runs in the position's transaction (read models do)."""
 
-    # Optional: ``page_size``, the events a page it would rather have than ``PAGE_SIZE``.
+    # Optional: ``page_size``, the events a page it would rather have than ``PAGE_SIZE``;
+    # ``select(notifications) -> notifications``, the ones of a page it reads (the others are
+    # passed over undecoded: a share of the relay); ``holding(conn, say)``, an async context
+    # manager of what it holds on the leader's connection while it leads, which may wait,
+    # saying why (the relay's layout).
 
     async def open(self, say: Callable[[str], None]) -> None:
         """Acquire what apply() needs (a Kafka producer …); may wait, saying why."""

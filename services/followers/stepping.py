@@ -43,6 +43,7 @@ class Stepper:
         self.store, self.reader, self.status = store, reader, status
         self.batch_size, self.attempts, self.backoff = batch_size, attempts, backoff
         self._topics = list(reader.topics)
+        self._select = getattr(reader, "select", None)  # a share's (``Reader``)
         # The next page, read while the current one is applied: (where it starts, the read).
         self._ahead: tuple[int, asyncio.Future[Page]] | None = None
 
@@ -79,7 +80,9 @@ class Stepper:
     async def read(self, after: int) -> Page:
         """The page after ``after``, read and decoded in a thread: while a catch-up's thread
         decodes the next page, the loop waits on PostgreSQL writing this one."""
-        return await asyncio.to_thread(read_page, self.store, after, self.batch_size, self._topics)
+        return await asyncio.to_thread(
+            read_page, self.store, after, self.batch_size, self._topics, self._select
+        )
 
     async def page(self, position: int) -> Page:
         """The page after ``position``: the one read ahead if it starts there (a catch-up
@@ -95,7 +98,7 @@ class Stepper:
 
     def read_ahead(self, page: Page) -> None:
         """Behind (a full page): read the next page while this one is applied."""
-        if len(page.notifications) == self.batch_size:
+        if page.full:
             read = asyncio.ensure_future(self.read(page.upto))
             read.add_done_callback(lambda done: done.cancelled() or done.exception())
             self._ahead = (page.upto, read)

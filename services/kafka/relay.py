@@ -16,7 +16,9 @@ there.
 Before it publishes anything, an opened relay looks for records on its topics whose events the
 store does not hold — what a point-in-time restore leaves behind — and publishes nothing while
 there are unacknowledged ones (``services.kafka.divergence``, decisions D49).
-One relay is active at a time (the follower's leadership). An event that cannot be published
+One relay is active at a time (the follower's leadership) — or, in shares, one per share, each
+publishing the events of its share of the aggregates (``services.kafka.shares``), one layout
+of shares at a time (``services.kafka.layout``). An event that cannot be published
 (its message is over the broker's size limit, its payload does not map) is parked by the
 follower, not retried forever; a broker that is away is waited for.
 
@@ -32,6 +34,7 @@ event's own ``traceparent`` travels with it (header and CloudEvent attribute).
 """
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
@@ -46,14 +49,17 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exp
 from services.followers.reader import Connection, Positioned
 from services.followers.transient import is_transient
 from services.kafka.divergence import Divergence
+from services.kafka.layout import holding_layout
 from services.kafka.murmur2 import murmur2_each
 from services.kafka.partitioner import partition_of
 from services.kafka.publication import CONTENT_TYPE, Publication, key_of, structured_cloudevent
+from services.kafka.shares import NAME, WHOLE, Share
 from services.observing.tracing import traceparent_of
+
+__all__ = ["NAME", "Relay"]
 
 log = logging.getLogger(__name__)
 
-NAME = "relay"
 # Larger record batches than aiokafka's 16 KB default: a plain producer sends our messages about
 # three times as fast with them (ops/bench_kafka.py, whose baseline uses the same settings).
 # No linger: a lone event (the one-by-one retry of a failed page) is not
@@ -77,7 +83,6 @@ def transient(error: BaseException) -> bool:
 
 
 class Relay:
-    name = NAME
     transactional = False
     # Pages of 2,000 events rather than the follower's 500: a page's fixed costs (the position
     # commit, the parked query, reading the log) are then a small part of the relay's CPU.
@@ -93,7 +98,12 @@ class Relay:
         prepare: Callable[[], Awaitable[None]] | None = None,
         connect_backoff: float = 0.5,
         divergence: Divergence | None = None,
+        share: Share = WHOLE,
     ) -> None:
+        self.share = share
+        self.name = share.name  # "relay" for the whole log, as always (decisions D271)
+        # A share reads only its aggregates' events of each page (D272); the whole log, all.
+        self.select = None if share.whole else share.select
         self.bootstrap = bootstrap
         self.source = source
         self.topic_prefix = topic_prefix
@@ -105,6 +115,12 @@ class Relay:
         self.topics = [get_topic(event) for event in self._routes]
         self._producer: AIOKafkaProducer | None = None
         self.published = 0
+
+    def holding(
+        self, conn: Connection, say: Callable[[str], None]
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """The layout's lock while it leads: one layout publishes at a time (D273, D274)."""
+        return holding_layout(conn, self.share, say)
 
     async def open(self, say: Callable[[str], None]) -> None:
         """Connect to Kafka, waiting (with a backoff that doubles up to ``MAX_CONNECT_PAUSE``)
@@ -128,7 +144,7 @@ class Relay:
             except BaseException:
                 await self.close()
                 raise
-        log.info("relay: publishing to %s", self.bootstrap)
+        log.info("%s: publishing to %s (share %s)", self.name, self.bootstrap, self.share)
 
     async def _connect(self) -> AIOKafkaProducer:
         producer = AIOKafkaProducer(

@@ -39,6 +39,7 @@ from services.kafka.admin import ensure_topics
 from services.kafka.divergence import Divergence
 from services.kafka.inbound import InboundConsumer
 from services.kafka.relay import Relay
+from services.kafka.shares import Share
 from services.nightly.runner import NightlyRunner
 from services.observing.metrics import show_tenant_ids
 from services.owners.outbox import AgentWebhookOutbox
@@ -207,9 +208,11 @@ class Runtime:
             log.info("projection %s: running", projection.name)
 
     async def start_relay(self) -> Relay | None:
+        """The relay of this process's share of the log (FEEDBACKLOOP_RELAY_SHARE)."""
         if not self.settings.kafka_bootstrap_servers:
             log.warning("relay: off (no KAFKA_BOOTSTRAP_SERVERS): events stay in the store")
             return None
+        share = Share.parse(self.settings.relay_share)
         relay = Relay(
             self.settings.kafka_bootstrap_servers,
             PUBLICATIONS,
@@ -217,15 +220,20 @@ class Runtime:
             topic_prefix=self.settings.topic_prefix,
             prepare=self.ensure_topics,
             divergence=self.divergence(),
+            share=share,
         )
         self.follow(relay)
         return relay
 
-    def divergence(self) -> Divergence:
-        """The relay's topics compared with the store (decisions D49)."""
+    def divergence(self, reader: str | None = None) -> Divergence:
+        """The relay's topics compared with the store (decisions D49), from where ``reader``
+        stands (by default the relay of FEEDBACKLOOP_RELAY_SHARE)."""
         assert self.settings.kafka_bootstrap_servers
+        reader = reader or Share.parse(self.settings.relay_share).name
         topics = [self.settings.topic_prefix + p.topic for p in PUBLICATIONS]
-        return Divergence(self.settings.kafka_bootstrap_servers, topics, self.store, self.pool)
+        return Divergence(
+            self.settings.kafka_bootstrap_servers, topics, self.store, self.pool, reader=reader
+        )
 
     async def ensure_topics(self) -> None:
         assert self.settings.kafka_bootstrap_servers

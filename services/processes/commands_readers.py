@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from services.kafka.shares import Share
 from services.processes import roles
 from services.processes.bootstrap import Runtime
 from services.processes.lifetime import Stop, nothing_more, process_settings, run_readers
@@ -26,13 +27,29 @@ def projector(
     run_readers(process_settings(), role, begin)
 
 
-def relay() -> None:
-    """Publish the store's public events to Kafka (one active relay; others stand by)."""
+SHARE_HELP = (
+    "Publish only share I of N of the aggregates, e.g. 1/2 in one process and 2/2 in another "
+    "(FEEDBACKLOOP_RELAY_SHARE; default 1/1, the whole log). Every share of one N must run; "
+    "a relay of another N publishing meanwhile makes this one wait (docs/kafka.md)."
+)
+
+
+def relay(
+    share: Annotated[str | None, typer.Option(help=SHARE_HELP, metavar="I/N")] = None,
+) -> None:
+    """Publish the store's public events to Kafka (one active relay per share; others of the
+    same share stand by)."""
 
     async def begin(runtime: Runtime) -> Stop | None:
         return None if await runtime.start_relay() is None else nothing_more
 
-    run_readers(process_settings(), roles.RELAY, begin)
+    settings = process_settings()
+    if share is not None:
+        try:
+            settings = settings.model_copy(update={"relay_share": str(Share.parse(share))})
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--share") from error
+    run_readers(settings, roles.RELAY, begin)
 
 
 def handover() -> None:

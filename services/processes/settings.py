@@ -22,6 +22,7 @@ from contracts.widget import Origin
 from services.edge.auth import API_KEY_ENTRIES, ApiKeyEntry
 from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
 from services.edge.tokens import TokenVerifier
+from services.kafka.shares import Share
 from services.permissions.sources import DEFAULT_SOURCE_ROLES
 from services.store.data_keys import MasterKeys
 
@@ -127,6 +128,10 @@ class Settings(BaseSettings):
     topic_partitions: int = 6
     topic_replication_factor: int = 1
     inbound_group_id: str = "feedbackloop-inbound"
+    # FEEDBACKLOOP_RELAY_SHARE: the share I/N of the aggregates this process's relay publishes
+    # (`feedbackloop relay --share` says the same); 1/1, the default, is the whole log as ever
+    # (docs/kafka.md, decisions D270-D274). A share that is no I/N stops the start.
+    relay_share: str = "1/1"
 
     # FEEDBACKLOOP_MASTER_KEYS: the master keys that wrap the data keys personal data is
     # sealed under (docs/privacy.md), a JSON list of base64 AES keys, the current one first;
@@ -201,6 +206,11 @@ class Settings(BaseSettings):
         # The environment's JSON is decoded by pydantic-settings; this takes the same JSON
         # text when the settings are built in code (tests, tools).
         return API_KEY_ENTRIES.validate_json(value) if isinstance(value, str) else value
+
+    @field_validator("relay_share")
+    @classmethod
+    def _a_share(cls, value: str) -> str:
+        return str(Share.parse(value))  # "2 / 3" → "2/3"; no I/N: refused, naming the form
 
     @field_validator("oauth_issuers", mode="before")
     @classmethod

@@ -155,10 +155,11 @@ async def test_a_relay_that_loses_its_session_takes_the_lock_again_and_goes_on(
         # The session holding the advisory lock dies (a failover, a network cut).
         # Only this test's database: the server may be shared, and pg_locks shows every
         # database's advisory locks.
+        # Its session holds two: its leadership and its layout's (decisions D273).
         killed = await kafka_runtime.pool.fetchval(
-            "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l "
+            "SELECT count(pg_terminate_backend(pid)) FROM (SELECT DISTINCT l.pid FROM pg_locks l "
             "JOIN pg_database d ON d.oid = l.database "
-            "WHERE l.locktype = 'advisory' AND d.datname = current_database()"
+            "WHERE l.locktype = 'advisory' AND d.datname = current_database()) AS holders"
         )
         assert killed == 1
         await record(kafka_runtime, 2)
