@@ -3,13 +3,18 @@ batch request's items that ended alike are one row naming how many they are and 
 aggregate; a single command is a row of its own; the table keeps one key, and a table made
 with the older key and index is given the one key."""
 
+import csv
+import io
+
 import asyncpg
+import httpx
 
 from services.bus.audit import TABLE, ensure_table
 from services.processes.bootstrap import Runtime
 from tests.conftest import client_for
 from tests.integration.access_keys import Admins
 from tests.integration.test_audit import FEEDBACK, every_page
+from tests.integration.test_console_sessions import signed_in
 
 # The table as it was made before decisions D280: its key on id, an index by tenant.
 OLDER = f"""
@@ -44,6 +49,14 @@ async def test_a_batch_requests_items_that_ended_alike_are_one_row_naming_each_a
     assert sorted(applied["aggregates"]) == sorted(written)
     assert (applied["actor"], applied["door"]) == ("alice", "http")
     assert (refused["result"], refused["reason"], refused["items"]) == ("refused", "refused", 1)
+    transport = httpx.ASGITransport(app=access_runtime.app(), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as browser:
+        assert (await signed_in(browser, admins.admin_a)).status_code == 303
+        page = await browser.get("/audit")
+        download = await browser.get("/audit.csv")
+    assert page.status_code == 200
+    assert "× 3 items (one batch)" in page.text
+    assert [row["items"] for row in csv.DictReader(io.StringIO(download.text))] == ["1", "3"]
 
 
 async def test_single_commands_are_a_row_each_and_an_aggregate_finds_its_batch(
