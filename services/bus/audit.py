@@ -12,7 +12,9 @@ second at most) are lost, the log's events are not (decisions D30).
 
 A refusal decided at a door before any command exists (a missing scope or role, a route's or
 the gRPC method's own check) is a row of the same table, by ``refused`` (decisions D110):
-every decision, at every door, is one row, and each row names its door.
+every decision, at every door, is one row, and each row names its door. A batch request is
+one caller's decision: its items that ended alike are one row naming how many they are
+(``items``) and each item's aggregate (decisions D281).
 """
 
 import asyncio
