@@ -163,6 +163,7 @@ EXAMPLE_AUDIT: JsonDict = {
     "result": "applied",
     "reason": None,
     "door": "http",
+    "items": 1,
 }
 
 
@@ -187,6 +188,13 @@ class AuditRecord(Answer):
         "`cli`; null for the service's own work and rows written before doors were named. A "
         "refusal decided at the door itself has an empty `commandId` and names the operation "
         "asked (`POST /factory/evals/cases/{case_id}/runs`) as its `command`.",
+    )
+    items: int = Field(
+        default=1,
+        ge=1,
+        description="How many commands the row stands for: 1, or the items of one batch "
+        "request that ended alike (the batch is one decision of one caller); their "
+        "`aggregates` are all named, `commandId` is the first item's.",
     )
 
 

@@ -197,9 +197,13 @@ class Served(NamedTuple):
     metrics: list[str]
 
 
-def start_api(url: str, keys: str, out: Path, workers: int | None = None) -> Served:
+def start_api(
+    url: str, keys: str, out: Path, workers: int | None = None, program: list[str] | None = None
+) -> Served:
     """``feedbackloop api`` with its default (production) server settings; ``workers``
-    overrides its default of one worker process per core. Also each worker's metrics URL."""
+    overrides its default of one worker process per core. Also each worker's metrics URL.
+    ``program``: another command line serving the same way (part ``audit``: the API without
+    its audit, ``ops/bench_unaudited_api.py``)."""
     port, count = localservers.free_port(), workers or os.cpu_count() or 1
     metrics = free_ports(count)  # worker k serves them on the first free port of these
     env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys}
@@ -207,9 +211,10 @@ def start_api(url: str, keys: str, out: Path, workers: int | None = None) -> Ser
     env["FEEDBACKLOOP_METRICS_PORT"] = str(metrics)
     env["FEEDBACKLOOP_LOG_LEVEL"] = "WARNING"  # no access-log line per request
     # The code of this checkout, also when the venv's editable install points at another one.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    paths = [str(ROOT), str(ROOT / "ops"), os.environ.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     with (out / "api.log").open("wb") as log:
-        command = [str(Path(sys.executable).parent / "feedbackloop"), "api"]
+        command = program or [str(Path(sys.executable).parent / "feedbackloop"), "api"]
         command += [] if workers is None else ["--workers", str(workers)]
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
@@ -351,9 +356,11 @@ def load(
     return run
 
 
-def bench_http(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+def bench_http(
+    url: str, args: argparse.Namespace, out: Path, program: list[str] | None = None
+) -> dict[str, Any]:
     key, entry = new_key(TENANT, "bench", ["factory.feedback.write"])
-    api = start_api(url, json.dumps([entry]), out, args.api_workers)
+    api = start_api(url, json.dumps([entry]), out, args.api_workers, program)
     try:
         single = load(url, api, key, args.seconds, args.connections)
         batch = load(url, api, key, args.batch_seconds, args.batch_connections, args.batch)
@@ -1001,8 +1008,9 @@ def part_privacy(bench: Bench) -> list[dict[str, Any]]:
 
 
 def part_audit(bench: Bench) -> list[dict[str, Any]]:
-    """10. What the audit trail costs (``ops/bench_audit.py``, decisions D223): the bus with
-    its audit against the same bus without, one command a call and batches of 100."""
+    """10. What the audit trail costs (``ops/bench_audit.py``, decisions D223, D283): the bus
+    with its audit against the same bus without, one command a call and batches of 100; then
+    HTTP, the single route and the batch route, with the audit and without."""
     store, url, args = bench.store, bench.url, bench.args
     total = args.privacy_commands
     console.print(f"[bold]10.[/] audit: {total:,} commands with and without, single and batched …")
@@ -1022,8 +1030,64 @@ def part_audit(bench: Bench) -> list[dict[str, Any]]:
                 Target(0.95, of="ratio"),  # issue 43: the audit costs at most 5 %
             )
         )
+    http_rows, details["http"] = http_audit_runs(bench)
     bench.details |= {"audit": details}
-    return rows
+    return rows + http_rows
+
+
+UNAUDITED_API = [sys.executable, str(ROOT / "ops" / "bench_unaudited_api.py")]
+
+
+def http_audit_runs(bench: Bench) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """HTTP with the audit against the same API without it (``ops/bench_unaudited_api.py``,
+    a composition for the bench only: the service has no switch, decisions D283): without
+    (half the time), with (whole), without (half), each a fresh ``feedbackloop api`` on the
+    part's database, wrk's single route then its batch route, as part ``http`` drives them."""
+    args = bench.args
+    half = argparse.Namespace(**vars(args))
+    half.seconds, half.batch_seconds = max(2, args.seconds // 2), max(2, args.batch_seconds // 2)
+    console.print(
+        f"   HTTP without the audit, with it, without again ({args.seconds} s and "
+        f"{args.batch_seconds} s with it) …"
+    )
+    before = bench_http(bench.url, half, bench.out, UNAUDITED_API)
+    audited = bench_http(bench.url, args, bench.out)
+    after = bench_http(bench.url, half, bench.out, UNAUDITED_API)
+    rows, details = [], {}
+    single = ("single", "HTTP RecordFeedback with the audit", args.connections)
+    batch = (
+        "batch",
+        f"HTTP batch with the audit, {args.batch} items a request",
+        args.batch_connections,
+    )
+    for name, figure, connections in (single, batch):
+        plain = bracketing(*(counted(run[name]) for run in (before, after)))
+        details[name] = {"audited": audited[name], "unaudited": plain}
+        rows.append(
+            row(
+                f"{figure} ({connections} connections)",
+                audited[name]["commands_per_s"],
+                "commands/s",
+                "the same API, no audit",
+                plain["events_per_s"],
+                Target(0.95, of="ratio"),  # issue 43: the audit costs at most 5 %
+            )
+        )
+        rows.append(
+            row(
+                "  the API's CPU per command (its processes, not PostgreSQL's)",
+                audited[name]["server_cpu_us_per_command"],
+                "µs",
+                "the same, no audit",
+                median(run[name]["server_cpu_us_per_command"] for run in (before, after)),
+            )
+        )
+    return rows, details
+
+
+def counted(run: dict[str, Any]) -> dict[str, Any]:
+    """An HTTP run as ``bracketing`` adds runs up: its commands and its seconds."""
+    return {"events": run["commands"], "seconds": run["seconds"]}
 
 
 def part_proposals(bench: Bench) -> list[dict[str, Any]]:
@@ -1265,7 +1329,7 @@ def main(argv: list[str] | None = None) -> int:
     args.inbox_reports = args.inbox_reports or (2_000 if args.quick else 10_000)
     args.bus_commands = 1_000 if args.quick else 5_000
     args.pg_pid = None  # known when PostgreSQL is started here
-    if "http" in args.parts and shutil.which("wrk") is None:
+    if {"http", "audit"} & set(args.parts) and shutil.which("wrk") is None:
         parser.error("wrk is not installed: `make bench` installs it (apt-get install wrk)")
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
-"""What the audit trail costs (issue 43, item 2; decisions D223): RecordFeedback through the
-command bus in-process, one command a call from many callers (what an HTTP command runs) and
-batches of 100 (what the batch route runs), with the audit as every process of the service
-builds it (``AuditTrail``, one row per decision) and without, in the same run, alternating
-(without, with, without), so that each figure sees the machine as its baseline does."""
+"""What the audit trail costs (issue 43, item 2; decisions D223, D281): RecordFeedback through
+the command bus in-process, one command a call from many callers (what an HTTP command runs)
+and batches of 100 from one caller at one time (what the batch route runs), with the audit as
+every process of the service builds it (``AuditTrail``) and without, in the same run,
+alternating (without, with, without), so that each figure sees the machine as its baseline
+does."""
 
 import asyncio
 import itertools
@@ -20,9 +21,10 @@ from services.bus.issued import Issued
 from services.store.event_store import EventStore
 
 
-def issued(n: int) -> Issued:
+def issued(n: int, actor: str | None = None, at: datetime | None = None) -> Issued:
     command = RecordFeedback.model_validate(body(n))
-    return Issued(command, TENANT, f"person-{n % 1000}", str(uuid.uuid4()), datetime.now(UTC))
+    actor = actor or f"person-{n % 1000}"
+    return Issued(command, TENANT, actor, str(uuid.uuid4()), at or datetime.now(UTC))
 
 
 async def drive(
@@ -40,8 +42,10 @@ async def drive(
         while (n := next(starts)) < first + total:
             if batch == 1:
                 await bus.execute(issued(n))
-            else:
-                await bus.execute_batch([issued(m) for m in range(n, n + batch)], None)
+            else:  # as the batch route issues them: one caller, one time (decisions D281)
+                caller, at = f"person-{n % 1000}", datetime.now(UTC)
+                commands = [issued(m, caller, at) for m in range(n, n + batch)]
+                await bus.execute_batch(commands, None)
 
     t0 = time.perf_counter()
     try:

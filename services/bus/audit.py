@@ -12,11 +12,14 @@ second at most) are lost, the log's events are not (decisions D30).
 
 A refusal decided at a door before any command exists (a missing scope or role, a route's or
 the gRPC method's own check) is a row of the same table, by ``refused`` (decisions D110):
-every decision, at every door, is one row, and each row names its door.
+every decision, at every door, is one row, and each row names its door. A batch request is
+one caller's decision: its items that ended alike are one row naming how many they are
+(``items``) and each item's aggregate (decisions D281).
 """
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,9 +38,12 @@ from services.bus.units import Decided, Unit
 log = logging.getLogger(__name__)
 
 TABLE = "audit_trail"
+# One key serves every read (a tenant's rows, newest first, by ``id``): the primary key is
+# (tenant_id, id), and no index on ``id`` alone is kept beside it (decisions D280). A table
+# made before, with its key on ``id`` and an index by tenant, gets the one key once.
 DDL = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
-    id bigserial PRIMARY KEY,
+    id bigserial,
     tenant_id text NOT NULL,
     actor text NOT NULL,
     roles text[] NOT NULL,
@@ -47,14 +53,27 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     command_id text NOT NULL,
     aggregates uuid[] NOT NULL,
     result text NOT NULL,
-    reason text
+    reason text,
+    door text,
+    items integer NOT NULL DEFAULT 1,
+    CONSTRAINT audit_trail_key PRIMARY KEY (tenant_id, id)
 );
-CREATE INDEX IF NOT EXISTS audit_by_tenant ON {TABLE} (tenant_id, id);
 ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS door text;
+ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS items integer NOT NULL DEFAULT 1;
+DO $$ BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_constraint
+        WHERE conrelid = '{TABLE}'::regclass AND conname = 'audit_trail_key'
+    ) THEN
+        ALTER TABLE {TABLE} DROP CONSTRAINT IF EXISTS audit_trail_pkey,
+            ADD CONSTRAINT audit_trail_key PRIMARY KEY (tenant_id, id);
+        DROP INDEX IF EXISTS audit_by_tenant;
+    END IF;
+END $$;
 """
 COLUMNS = (
     "tenant_id", "actor", "roles", "service", "at", "command", "command_id", "aggregates",
-    "result", "reason", "door",
+    "result", "reason", "door", "items",
 )  # fmt: skip
 FLUSH_SECONDS = 0.25
 # Rows kept while PostgreSQL cannot take them; past this, the oldest are dropped (and said).
@@ -79,6 +98,21 @@ def named_ids(command: Any) -> list[UUID]:
     return [value for value in vars(command).values() if isinstance(value, UUID)]
 
 
+def one_decision(unit: Unit) -> bool:
+    """A unit of several commands submitted together by one caller with no position to keep
+    (an HTTP batch): each command was issued by one caller at one time through one door, so
+    its items that ended alike are one decision (decisions D281). A Kafka poll's unit keeps
+    a position and holds many senders' messages, each a decision of its own."""
+    return unit.batch and unit.tracking is None and len(unit.commands) > 1
+
+
+@functools.lru_cache(maxsize=1024)
+def listed(roles: frozenset[str] | None) -> tuple[str, ...]:
+    """A caller's roles as the row holds them, sorted; worked out once per set of roles,
+    not once per row on the event loop."""
+    return tuple(sorted(roles or ()))
+
+
 @dataclass
 class AuditTrail:
     """Collects each answered batch's rows on the event loop and writes them in the background."""
@@ -90,26 +124,47 @@ class AuditTrail:
 
     def record(self, batch: Iterable[Unit], decided: Iterable[Decided] = ()) -> None:
         """The rows of a batch whose callers have their answers (``decided``: what was
-        decided of it, for the aggregates each decision touched)."""
+        decided of it, for the aggregates each decision touched). One caller's batch through
+        one door (``one_decision``) is a row per outcome, naming how many items it stands for
+        (decisions D281); every other command is a row of its own."""
         touched: dict[tuple[int, int], list[UUID]] = {}
         for unit, index, decision in decided:
             if unit is not None:
                 ids = [a.id for a in decision.aggregates]
                 ids += [e.originator_id for e in decision.created]
                 touched[(id(unit), index)] = ids
+        rows = self._rows
         for unit in batch:
+            key = id(unit)
+            merged: dict[tuple[Any, ...], list[Any]] | None = {} if one_decision(unit) else None
             for index, (issued, result) in enumerate(zip(unit.commands, unit.results, strict=True)):
                 outcome, reason = ended(result)
                 # What a decision touched names its aggregates; a refused command touched
                 # none, and is filed under the ids it names (the aggregate it was about).
-                ids = touched.get((id(unit), index)) or named_ids(issued.command)
-                self._rows.append(
-                    (
-                        issued.tenant_id, issued.actor, sorted(issued.roles or ()), issued.service,
-                        issued.at, type(issued.command).__name__, issued.command_id,
-                        ids, outcome, reason, issued.door,
-                    )
-                )  # fmt: skip
+                ids = touched.get((key, index)) or named_ids(issued.command)
+                name = type(issued.command).__name__
+                if merged is None:
+                    rows.append(
+                        (
+                            issued.tenant_id, issued.actor, listed(issued.roles), issued.service,
+                            issued.at, name, issued.command_id, ids, outcome, reason,
+                            issued.door, 1,
+                        )
+                    )  # fmt: skip
+                    continue
+                same = (issued.tenant_id, issued.actor, issued.roles, issued.service, issued.at,
+                        name, outcome, reason, issued.door)  # fmt: skip
+                if (row := merged.get(same)) is None:
+                    merged[same] = [
+                        issued.tenant_id, issued.actor, listed(issued.roles), issued.service,
+                        issued.at, name, issued.command_id, list(ids), outcome, reason,
+                        issued.door, 1,
+                    ]  # fmt: skip
+                else:
+                    row[7] += ids
+                    row[11] += 1
+            if merged:
+                rows += (tuple(row) for row in merged.values())
         self._written_soon()
 
     def refused(self, asked: Asking, at: datetime) -> None:
@@ -123,8 +178,8 @@ class AuditTrail:
         asked.audited = True
         self._rows.append(
             (
-                caller.tenant_id, caller.actor, sorted(caller.roles), caller.service, at,
-                asked.asked, "", [], "refused", asked.refusal or "not-permitted", asked.door,
+                caller.tenant_id, caller.actor, listed(caller.roles), caller.service, at,
+                asked.asked, "", [], "refused", asked.refusal or "not-permitted", asked.door, 1,
             )
         )  # fmt: skip
         self._written_soon()
@@ -142,8 +197,8 @@ class AuditTrail:
         asked.audited = True
         self._rows.append(
             (
-                caller.tenant_id, caller.actor, sorted(caller.roles), caller.service, at,
-                what or asked.asked, decision_id, [], "applied", None, asked.door,
+                caller.tenant_id, caller.actor, listed(caller.roles), caller.service, at,
+                what or asked.asked, decision_id, [], "applied", None, asked.door, 1,
             )
         )  # fmt: skip
         self._written_soon()
@@ -205,6 +260,7 @@ def record_view(row: asyncpg.Record) -> dict[str, Any]:
         "result": row["result"],
         "reason": row["reason"],
         "door": row["door"],
+        "items": row["items"],
     }
 
 

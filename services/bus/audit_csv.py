@@ -22,6 +22,7 @@ from services.bus.audit import AuditFilter, audit_page
 
 FIELDS = (
     "at", "actor", "roles", "service", "command", "commandId", "aggregates", "result", "reason",
+    "items",
 )  # fmt: skip
 PAGE = 1_000  # audit rows read per query while exporting
 
@@ -37,6 +38,7 @@ def csv_row(row: dict[str, Any]) -> list[str]:
         " ".join(row["aggregates"]),
         row["result"],
         row["reason"] or "",
+        str(row["items"]),
     ]
 
 

@@ -199,14 +199,15 @@ def refused_for_role(answer: httpx.Response, allowed: set[str]) -> None:
 
 
 async def refusals_of(runtime: Runtime, actor: str) -> list[tuple[str, str, str | None]]:
-    """The refusals the audit holds of ``actor``: (command or operation, reason, door)."""
+    """The refusals the audit holds of ``actor``: (command or operation, reason, door), once
+    for each item a row stands for (a batch's items refused alike are one row, D281)."""
     await runtime.bus.flush_audit()
     rows = await runtime.pool.fetch(
-        "SELECT command, reason, door FROM audit_trail WHERE actor = $1 AND result = 'refused'"
-        " ORDER BY id",
+        "SELECT command, reason, door, items FROM audit_trail"
+        " WHERE actor = $1 AND result = 'refused' ORDER BY id",
         actor,
     )
-    return [(r["command"], r["reason"], r["door"]) for r in rows]
+    return [(r["command"], r["reason"], r["door"]) for r in rows for _ in range(r["items"])]
 
 
 def refused_items(answer: httpx.Response) -> int:

@@ -116,6 +116,14 @@ class AuditRecord(BaseModel):
             title="Door",
         ),
     ] = None
+    items: Annotated[
+        int | None,
+        Field(
+            description="How many commands the row stands for: 1, or the items of one batch request that ended alike (the batch is one decision of one caller); their `aggregates` are all named, `commandId` is the first item's.",
+            ge=1,
+            title="Items",
+        ),
+    ] = 1
     reason: Annotated[
         str | None,
         Field(
