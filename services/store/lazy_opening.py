@@ -39,7 +39,7 @@ _MISSING = object()
 class Box:
     """A personal field of an event as stored, opened when first read (decisions D290)."""
 
-    __slots__ = ("mapper", "field", "stored", "value")
+    __slots__ = ("field", "mapper", "stored", "value")
 
     def __init__(
         self, mapper: SealingMapper, field: "Field", stored: StoredEvent, value: Any
@@ -72,6 +72,7 @@ class Held(dict[str, Any]):
     before the event is read."""
 
     __slots__ = ("cls",)
+    cls: type
 
     def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
         values = {k: v.open() if type(v) is Box else v for k, v in self.items()}
@@ -91,7 +92,7 @@ class Sealed:
     which Python reads before a descriptor without ``__set__``. An event built any other way
     (its constructor, the plain path) has the field in its ``__dict__`` and never calls here."""
 
-    __slots__ = ("name", "default")
+    __slots__ = ("default", "name")
 
     def __init__(self, name: str, default: Any) -> None:
         self.name, self.default = name, default

@@ -7,6 +7,7 @@ read, once; read after an erasure it is erased; a changed box is an incident whe
 import json
 import pickle
 from dataclasses import fields
+from functools import partial
 from typing import Any
 
 import pytest
@@ -62,8 +63,8 @@ def test_every_field_read_lazily_is_what_the_plain_path_reads(
         assert type(lazy) is type(plain)
         names = [f.name for f in fields(plain)] + list(vars(plain))  # type: ignore[arg-type]
         for name in names:
-            mine = outcome(lambda n: getattr(lazy, n), name)
-            theirs = outcome(lambda n: getattr(plain, n), name)
+            mine = outcome(partial(getattr, lazy), name)
+            theirs = outcome(partial(getattr, plain), name)
             assert mine[0] == theirs[0], name
             assert identical(mine[1], theirs[1]) if mine[0] == "value" else mine == theirs
         assert set(vars(lazy)) - {HELD} <= set(vars(plain))
@@ -125,7 +126,7 @@ def test_a_changed_box_is_an_incident_when_its_field_is_read_every_time() -> Non
 
 
 def test_a_list_of_names_and_a_naming_field_open_where_read() -> None:
-    store, mapper = new_store()
+    _, mapper = new_store()
     register: Any = decode_lazily(mapper, mapper.to_stored_event(registered(["pat", "kim"])))
     given: Any = decode_lazily(mapper, mapper.to_stored_event(feedback("pat-4f1c/_Thread/1")))
     run: Any = decode_lazily(mapper, mapper.to_stored_event(feedback("run-7")))
