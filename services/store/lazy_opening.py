@@ -30,7 +30,14 @@ from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import resolve_topic
 
-from services.store.sealing import EACH, Personal, SealingMapper, personal_of, place_of
+from services.store.sealing import (
+    EACH,
+    BrokenSeal,
+    Personal,
+    SealingMapper,
+    personal_of,
+    place_of,
+)
 
 HELD = "\x00sealed"  # the event's boxes not opened yet, by field: no attribute has this name
 _MISSING = object()
@@ -75,8 +82,26 @@ class Held(dict[str, Any]):
     cls: type
 
     def __reduce__(self) -> tuple[Any, tuple[type, dict[str, Any]]]:
-        values = {k: v.open() if type(v) is Box else v for k, v in self.items()}
-        return _held, (self.cls, values)
+        return _held, (self.cls, {name: _handed(value) for name, value in self.items()})
+
+
+class Broken:
+    """A box that failed authentication, handed to another process: read there, it raises
+    the incident as the box would have (decisions D142)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _handed(value: Any) -> Any:
+    if type(value) is not Box:
+        return value
+    try:
+        return value.open()
+    except BrokenSeal as broken:
+        return Broken(str(broken))
 
 
 def _held(cls: type, values: dict[str, Any]) -> Held:
@@ -102,6 +127,8 @@ class Sealed:
             held = event.__dict__.get(HELD)
             if held is not None and self.name in held:
                 value = held[self.name]
+                if type(value) is Broken:
+                    raise BrokenSeal(value.reason)
                 if type(value) is Box:
                     value = value.open()  # a failed box stays held: it raises on every read
                     held[self.name] = value  # a copy of the event shares it, opened

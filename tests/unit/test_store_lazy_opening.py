@@ -147,3 +147,12 @@ def test_an_event_handed_to_another_process_carries_its_words_not_its_boxes() ->
     back: Any = pickle.loads(pickle.dumps(event))
     assert (back.message, back.reporter) == ("my words", "pat")
     assert b"my words" in pickle.dumps(event)
+
+
+def test_a_changed_box_handed_to_another_process_is_still_an_incident_there() -> None:
+    store, mapper = new_store()
+    event = decode_lazily(mapper, tampered(mapper.to_stored_event(drafted(store, "pat", "x"))))
+    back: Any = pickle.loads(pickle.dumps(event))
+    assert back.reporter == "pat"
+    with pytest.raises(BrokenSeal, match="field 'message'"):
+        _ = back.message
