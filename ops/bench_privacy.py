@@ -2,10 +2,11 @@
 D290–D292): the pieces the part is made of.
 
 Every figure of the part is measured interleaved with its baseline, plain / sealed / plain /
-sealed / plain, and its ratio is the median of each sealed round against the mean of the
-plain rounds either side of it (``interleaved``): on a shared machine whose speed changes by a
-third within a minute, a figure and a baseline measured a minute apart say more about the
-machine than about the code. The rebuild's figure rebuilds two logs of the same feedback, one
+sealed / plain / sealed / plain, and its ratio is the median of each sealed round against the
+mean of the plain rounds either side of it (``interleaved``): on a shared machine whose speed
+changes by a third within a minute, a figure and a baseline measured a minute apart say more
+about the machine than about the code, and the median of three leaves out one round that met
+a burst of other work (or, on the bus, the first sealed round making its people's keys). The rebuild's figure rebuilds two logs of the same feedback, one
 written through the sealing mapper and one through the plain mapper, each in a database of its
 own (``two_logs``).
 """
@@ -40,7 +41,7 @@ from services.store.opening import open_store  # noqa: E402
 Measure = Callable[[int], dict[str, Any]]  # round number → a measurement with events_per_s
 
 
-def interleaved(plain: Measure, sealed: Measure, rounds: int = 2) -> dict[str, Any]:
+def interleaved(plain: Measure, sealed: Measure, rounds: int = 3) -> dict[str, Any]:
     """``plain`` and ``sealed`` in turns, plain first and last (``rounds`` sealed runs between
     ``rounds + 1`` plain ones). ``ratio``: the median over the sealed runs of each against the
     mean of its two plain neighbours; ``value`` and ``baseline``: the medians of each side."""
