@@ -270,8 +270,9 @@ class SealingMapper(Mapper[UUID]):
         plain = _plain_text(value) if type(value) is str else None
         if plain is None:
             plain = self.transcoder.encode({"v": value})
-        nonce = hmac.new(key.key, _place(place, path), hashlib.sha256).digest()[:_NONCE]
-        box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, _place(place, path))
+        at = _place(place, path)
+        nonce = hmac.new(key.key, at, hashlib.sha256).digest()[:_NONCE]
+        box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, at)
         sealed: dict[str, Any] = {
             SEALED: str(key.key_id),
             BOX: base64.b64encode(nonce + box).decode(),
