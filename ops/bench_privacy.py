@@ -6,9 +6,9 @@ sealed / plain / sealed / plain, and its ratio is the median of each sealed roun
 mean of the plain rounds either side of it (``interleaved``): on a shared machine whose speed
 changes by a third within a minute, a figure and a baseline measured a minute apart say more
 about the machine than about the code, and the median of three leaves out one round that met
-a burst of other work (or, on the bus, the first sealed round making its people's keys). The rebuild's figure rebuilds two logs of the same feedback, one
-written through the sealing mapper and one through the plain mapper, each in a database of its
-own (``two_logs``).
+a burst of other work (or, on the bus, the first sealed round making its people's keys). The
+rebuild's figure rebuilds two logs of the same feedback, one written through the sealing
+mapper and one through the plain mapper, each in a database of its own (``two_logs``).
 """
 
 import asyncio

@@ -4,10 +4,11 @@ An event class declares which of its fields are personal with one class attribut
 ``personal = Personal(...)`` (decisions D42): the text a person wrote and the fields that
 name them. The store's mapper (``SealingMapper``, the one place every event is written and
 read through) seals those fields under the person's data key (``services.store.data_keys``)
-and opens them when the event is read, so aggregates, handlers, read models and the relay
-see plain values (the log's readers where they read a field: ``services.store.lazy_opening``). Once the key is destroyed, a sealed field reads as erased (``ERASED`` for
-text, ``erased:<key>`` for an identity, so that distinct people stay distinct in counts) and
-the event still decodes. A box whose key is still there but which fails to open (its
+and opens them when the event is read (the log's readers: where they read the field,
+``services.store.lazy_opening``), so aggregates, handlers, read models and the relay see
+plain values. Once the key is destroyed, a sealed field reads as erased (``ERASED`` for text,
+``erased:<key>`` for an identity, so that distinct people stay distinct in counts) and the
+event still decodes. A box whose key is still there but which fails to open (its
 authentication tag refuses it: a character changed, a box moved from another event) is no
 erasure but an incident (decisions D142): ``BrokenSeal`` is raised, so the reader that meets
 it parks the event with that reason and ``/readyz`` says so, and nothing reads it as erased.
