@@ -1,6 +1,7 @@
 """A page of the log read and decoded for a reader: every event decoded ahead of its turn,
 or why it could not be (a failure is the event's own, raised when its turn comes and then
-parked like any other)."""
+parked like any other). A sealed field is opened where the reader reads it (decisions D290):
+a box that fails authentication fails the reader's apply, and is parked as any failure."""
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -9,11 +10,12 @@ from eventsourcing.persistence import Notification
 
 from services.followers.reader import Positioned
 from services.store.event_store import EventStore
+from services.store.lazy_opening import decode_lazily
 from services.store.log_reading import read_log
 
 
 def decode(store: EventStore, notification: Notification) -> Positioned:
-    return Positioned(notification.id, store.mapper.to_domain_event(notification))
+    return Positioned(notification.id, decode_lazily(store.mapper, notification))
 
 
 @dataclass(slots=True)

@@ -4,10 +4,11 @@ An event class declares which of its fields are personal with one class attribut
 ``personal = Personal(...)`` (decisions D42): the text a person wrote and the fields that
 name them. The store's mapper (``SealingMapper``, the one place every event is written and
 read through) seals those fields under the person's data key (``services.store.data_keys``)
-and opens them when the event is read, so aggregates, handlers, read models and the relay
-see plain values. Once the key is destroyed, a sealed field reads as erased (``ERASED`` for
-text, ``erased:<key>`` for an identity, so that distinct people stay distinct in counts) and
-the event still decodes. A box whose key is still there but which fails to open (its
+and opens them when the event is read (the log's readers: where they read the field,
+``services.store.lazy_opening``), so aggregates, handlers, read models and the relay see
+plain values. Once the key is destroyed, a sealed field reads as erased (``ERASED`` for text,
+``erased:<key>`` for an identity, so that distinct people stay distinct in counts) and the
+event still decodes. A box whose key is still there but which fails to open (its
 authentication tag refuses it: a character changed, a box moved from another event) is no
 erasure but an incident (decisions D142): ``BrokenSeal`` is raised, so the reader that meets
 it parks the event with that reason and ``/readyz`` says so, and nothing reads it as erased.
@@ -141,6 +142,9 @@ class SealingMapper(Mapper[UUID]):
         # valid for one ``keys.generation`` (decisions D221, D222).
         self._openers: dict[str, tuple[UUID, AESGCM] | None] = {}
         self._generation = keys.generation
+        # Boxes decrypted so far: how a test tells a reader that never reads the words from
+        # one that does (decisions D290).
+        self.opened = 0
 
     def to_stored_events(self, events: Iterable[DomainEventProtocol[UUID]]) -> list[StoredEvent]:
         """Every event as ``to_stored_event`` stores it, the keys of their people not yet
@@ -267,8 +271,9 @@ class SealingMapper(Mapper[UUID]):
         plain = _plain_text(value) if type(value) is str else None
         if plain is None:
             plain = self.transcoder.encode({"v": value})
-        nonce = hmac.new(key.key, _place(place, path), hashlib.sha256).digest()[:_NONCE]
-        box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, _place(place, path))
+        at = _place(place, path)
+        nonce = hmac.new(key.key, at, hashlib.sha256).digest()[:_NONCE]
+        box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, at)
         sealed: dict[str, Any] = {
             SEALED: str(key.key_id),
             BOX: base64.b64encode(nonce + box).decode(),
@@ -289,32 +294,8 @@ class SealingMapper(Mapper[UUID]):
         if declared is None:
             return super().to_domain_event(stored_event)
         # The library's steps, with the personal fields opened before any upcaster reads them.
-        try:
-            state: dict[str, Any] = self.transcoder.decode(stored_event.state)
-        except Exception as error:
-            raise MapperDeserialisationError(
-                f"Failed to deserialise state of stored event with topic "
-                f"'{stored_event.topic}', originator_id '{stored_event.originator_id}' and "
-                f"originator_version {stored_event.originator_version}: {error}"
-            ) from error
-        place = (
-            _as_uuid(stored_event.originator_id) or UUID(int=0),
-            stored_event.originator_version,
-        )
-        for path in declared.every_field:
-            field, _, inner = path.partition(".")
-            value: Any = state.get(field.removesuffix(EACH))
-            identity = declared.is_identity(path)
-            if field.endswith(EACH) and type(value) is list:
-                name = field.removesuffix(EACH)
-                for index, item in enumerate(value):
-                    if type(item) is dict and inner in item:
-                        at = f"{name}[{index}].{inner}"
-                        item[inner] = self._opened(place, at, item[inner], identity)
-            elif inner and type(value) is dict and inner in value:
-                value[inner] = self._opened(place, path, value[inner], identity)
-            elif field in state:
-                state[field] = self._opened(place, path, value, identity)
+        state = self.decoded_state(stored_event)
+        self.open_fields(state, place_of(stored_event), declared, declared.every_field)
         state["originator_id"] = stored_event.originator_id
         state["originator_version"] = stored_event.originator_version
         class_version = getattr(cls, "class_version", 1)
@@ -326,7 +307,43 @@ class SealingMapper(Mapper[UUID]):
         object.__setattr__(domain_event, "__dict__", state)
         return domain_event  # type: ignore[no-any-return]
 
-    def _opened(self, place: tuple[UUID, int], path: str, value: Any, identity: bool) -> Any:
+    def decoded_state(self, stored_event: StoredEvent) -> dict[str, Any]:
+        """The stored JSON read, nothing opened yet; failing as the library's mapper does."""
+        try:
+            state: dict[str, Any] = self.transcoder.decode(stored_event.state)
+        except Exception as error:
+            raise MapperDeserialisationError(
+                f"Failed to deserialise state of stored event with topic "
+                f"'{stored_event.topic}', originator_id '{stored_event.originator_id}' and "
+                f"originator_version {stored_event.originator_version}: {error}"
+            ) from error
+        return state
+
+    def open_fields(
+        self,
+        state: dict[str, Any],
+        place: tuple[UUID, int],
+        declared: Personal,
+        paths: Iterable[str],
+    ) -> None:
+        """The sealed values at ``paths`` of ``state`` opened in place (``BrokenSeal`` for a
+        box that fails authentication, the erased marker for one whose key is destroyed)."""
+        for path in paths:
+            field, _, inner = path.partition(".")
+            value: Any = state.get(field.removesuffix(EACH))
+            identity = declared.is_identity(path)
+            if field.endswith(EACH) and type(value) is list:
+                name = field.removesuffix(EACH)
+                for index, item in enumerate(value):
+                    if type(item) is dict and inner in item:
+                        at = f"{name}[{index}].{inner}"
+                        item[inner] = self.opened_value(place, at, item[inner], identity)
+            elif inner and type(value) is dict and inner in value:
+                value[inner] = self.opened_value(place, path, value[inner], identity)
+            elif field in state:
+                state[field] = self.opened_value(place, path, value, identity)
+
+    def opened_value(self, place: tuple[UUID, int], path: str, value: Any, identity: bool) -> Any:
         """A field as stored, opened: sealed whole, a list of names sealed each, or plain (an
         event written before the field was sealed is read as it was stored, decisions D131)."""
         if is_sealed(value):
@@ -347,6 +364,7 @@ class SealingMapper(Mapper[UUID]):
             try:
                 raw = binascii.a2b_base64(sealed[BOX], strict_mode=True)
                 plain = cipher.decrypt(raw[:_NONCE], raw[_NONCE:], _place(place, path))
+                self.opened += 1
             except (InvalidTag, ValueError, TypeError):  # not base64 (binascii.Error), not text
                 # The key is there, so this is no erasure: the box was changed, or is another
                 # place's. Neither its words nor "[erased]" is read (decisions D142).
@@ -415,6 +433,11 @@ def stored_events(mapper: Mapper[UUID], events: list[Any]) -> list[StoredEvent]:
     if isinstance(mapper, SealingMapper):
         return mapper.to_stored_events(events)
     return [mapper.to_stored_event(event) for event in events]
+
+
+def place_of(stored_event: StoredEvent) -> tuple[UUID, int]:
+    """Where a stored event's boxes were sealed: their nonce's and associated data's place."""
+    return _as_uuid(stored_event.originator_id) or UUID(int=0), stored_event.originator_version
 
 
 def _place(place: tuple[UUID, int], path: str) -> bytes:
