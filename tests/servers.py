@@ -47,28 +47,30 @@ def postgres() -> Iterator[str]:
             from testcontainers.community.postgres import PostgresContainer
         except ImportError:
             from testcontainers.postgres import PostgresContainer  # type: ignore[no-redef]
-        with PostgresContainer("postgres:16", driver=None) as container:
+        server = PostgresContainer("postgres:16", driver=None)
+        with server.with_command(f"postgres -c max_connections={CONNECTIONS}") as container:
             yield container.get_connection_url()
         return
-    with own_postgres() as server:
+    with own_postgres(options=f"-c max_connections={CONNECTIONS}") as server:
         yield server.url
 
 
-# Two workers side by side (D300), each test's pools and the processes an e2e test starts:
-# more than PostgreSQL's default 100 at once.
+# The run's shared PostgreSQL: two workers side by side (D300), each test's pools and the
+# processes an e2e test starts are more than PostgreSQL's default 100 at once. A server of a
+# test's own keeps the default (the README's recipe is tested on it).
 CONNECTIONS = 400
 
 
 @contextlib.contextmanager
-def own_postgres(workdir: Path | None = None) -> Iterator[localservers.PostgresServer]:
+def own_postgres(
+    workdir: Path | None = None, options: str = ""
+) -> Iterator[localservers.PostgresServer]:
     """A PostgreSQL of the caller's own, never the shared one: default settings (fsync off
-    only for speed), its cluster in ``workdir`` or in a temporary directory; stopped and its
-    files removed afterwards."""
+    only for speed) and any ``options`` (``-c name=value``), its cluster in ``workdir`` or in
+    a temporary directory; stopped and its files removed afterwards."""
     temporary = workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="fl-own-pg-")) if workdir is None else workdir
-    server = localservers.start_postgres(
-        workdir, fast=True, options=f"-c max_connections={CONNECTIONS}"
-    )
+    server = localservers.start_postgres(workdir, fast=True, options=options)
     try:
         yield server
     finally:
