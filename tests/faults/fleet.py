@@ -41,8 +41,40 @@ SECONDS_BETWEEN_KILLS = 1.7  # a reader lives about 5 s between two kills of it
 KAFKA_TENANT = "tenant-faults"
 
 
+class Processes:
+    """The service's processes by name, each logging to a file of its own under ``logs``:
+    killed with -9, stopped, and their logs' tails for a failure's message."""
+
+    processes: dict[str, subprocess.Popen[bytes]]
+    logs: Path
+
+    def kill9(self, role: str) -> None:
+        process = self.processes[role]
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+
+    def exited(self) -> dict[str, int | None]:
+        """Processes that ended by themselves (a supervised process never should)."""
+        return {role: p.poll() for role, p in self.processes.items() if p.poll() is not None}
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes.values():
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    def tail(self) -> str:
+        return "\n".join(
+            f"--- {log.name} ---\n{log.read_text()[-3000:]}" for log in sorted(self.logs.glob("*"))
+        )
+
+
 @dataclass
-class Fleet:
+class Fleet(Processes):
     """Each process of the service on its own, started, killed and restarted by role."""
 
     env: dict[str, str]
@@ -67,15 +99,6 @@ class Fleet:
                     stdout=out,
                     stderr=subprocess.STDOUT,
                 )
-
-    def kill9(self, role: str) -> None:
-        process = self.processes[role]
-        process.send_signal(signal.SIGKILL)
-        process.wait(10)
-
-    def exited(self) -> dict[str, int | None]:
-        """Processes that ended by themselves (a supervised process never should)."""
-        return {role: p.poll() for role, p in self.processes.items() if p.poll() is not None}
 
     async def wait_for_api(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -112,21 +135,6 @@ class Fleet:
         while (status := self.status()).returncode != 0 and time.monotonic() < deadline:
             await asyncio.sleep(2)
         assert status.returncode == 0, status.stdout + status.stderr
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-    def tail(self) -> str:
-        return "\n".join(
-            f"--- {log.name} ---\n{log.read_text()[-3000:]}" for log in sorted(self.logs.glob("*"))
-        )
 
 
 @contextlib.contextmanager

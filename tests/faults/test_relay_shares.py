@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from contracts import topics
 from services.processes.bootstrap import Runtime
-from tests.faults.fleet import KILLS, ROOT
+from tests.faults.fleet import KILLS, ROOT, Processes
 from tests.integration.test_relay import record
 
 pytestmark = pytest.mark.timeout(300)
@@ -35,7 +34,7 @@ SHARES = ("1/2", "2/2")
 SECONDS_BETWEEN_KILLS = 1.5
 
 
-class Shares:
+class Shares(Processes):
     """A relay process per share, started, killed and restarted by share."""
 
     def __init__(self, runtime: Runtime, logs: Path) -> None:
@@ -63,29 +62,6 @@ class Shares:
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
-
-    def kill9(self, share: str) -> None:
-        process = self.processes[share]
-        process.send_signal(signal.SIGKILL)
-        process.wait(10)
-
-    def exited(self) -> dict[str, int | None]:
-        return {s: p.poll() for s, p in self.processes.items() if p.poll() is not None}
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-    def tail(self) -> str:
-        return "\n".join(
-            f"--- {log.name} ---\n{log.read_text()[-3000:]}" for log in sorted(self.logs.glob("*"))
-        )
 
 
 async def recorded_over(runtime: Runtime, total: int, seconds: float) -> list[str]:
