@@ -606,7 +606,7 @@ def part_http(bench: Bench) -> list[dict[str, Any]]:
             "commands/s",
             LIBRARY_BATCH,
             base,
-            Target(0.5, of="ratio"),  # issue 43's raised goals, as every target below
+            Target(0.5, of="ratio"),  # the goals held to (docs/benchmarks.md)
         ),
         row("  same, absolute", single["commands_per_s"], "commands/s", target=Target(2000)),
         row(
@@ -1027,7 +1027,7 @@ def part_privacy(bench: Bench) -> list[dict[str, Any]]:
             "commands/s",
             interleaving,
             bus["baseline"],
-            Target(0.9, of="ratio"),  # issue 43: sealing costs at most 10 %
+            Target(0.9, of="ratio"),  # sealing may cost at most 10 % (D292)
             ratio=bus["ratio"],
         ),
         row(
@@ -1079,7 +1079,7 @@ def part_audit(bench: Bench) -> list[dict[str, Any]]:
                 "commands/s",
                 "the same, no audit",
                 plain["events_per_s"],
-                Target(0.95, of="ratio"),  # issue 43: the audit costs at most 5 %
+                Target(0.95, of="ratio"),  # the audit may cost at most 5 % (D283)
             )
         )
     http_rows, details["http"] = http_audit_runs(bench)
@@ -1122,7 +1122,7 @@ def http_audit_runs(bench: Bench) -> tuple[list[dict[str, Any]], dict[str, Any]]
                 "commands/s",
                 "the same API, no audit",
                 plain["events_per_s"],
-                Target(0.95, of="ratio"),  # issue 43: the audit costs at most 5 %
+                Target(0.95, of="ratio"),  # the audit may cost at most 5 % (D283)
             )
         )
         rows.append(

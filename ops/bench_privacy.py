@@ -38,7 +38,7 @@ from services.feedback.handlers import request_digest  # noqa: E402
 from services.store.event_store import EventStore  # noqa: E402
 from services.store.opening import open_store  # noqa: E402
 
-Measure = Callable[[int], dict[str, Any]]  # round number → a measurement with events_per_s
+Measure = Callable[[int], dict[str, Any]]  # a turn (0, 1, …) → its figures
 
 
 def interleaved(plain: Measure, sealed: Measure, rounds: int = 3) -> dict[str, Any]:
