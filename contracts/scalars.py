@@ -57,6 +57,10 @@ def no_nul(text: str) -> str:
 
 def is_blank(text: str) -> bool:
     """Only whitespace and invisible format characters (category Cf), or nothing at all."""
+    first = text[:1]
+    if first and first.isprintable() and not first.isspace():
+        # Neither space nor Cf (Cf is never printable): the usual text, answered at once.
+        return False
     return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
 
 

@@ -1,6 +1,8 @@
 """The scalar types every door reads with (``contracts.scalars``), as pure rules; and what the
 store already holds is read back as it was accepted, whatever the door checks now."""
 
+import sys
+import unicodedata
 from typing import Any
 
 import pytest
@@ -43,6 +45,18 @@ def test_whitespace_and_zero_width_characters_alone_are_blank(text: str) -> None
 def test_a_visible_character_is_not_blank(text: str) -> None:
     assert not is_blank(text)
     assert not refused(Name, text)
+
+
+def test_blank_is_exactly_whitespace_and_format_characters_whatever_comes_first() -> None:
+    """The answer at the first character is the rule's: every character alone, before a
+    visible one and after one."""
+    for char in map(chr, range(sys.maxunicode + 1)):
+        blank = char.isspace() or unicodedata.category(char) == "Cf"
+        assert (is_blank(char), is_blank(char + "a"), is_blank("a" + char)) == (
+            blank,
+            False,
+            False,
+        ), repr(char)
 
 
 @pytest.mark.parametrize(
