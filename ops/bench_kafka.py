@@ -12,7 +12,8 @@ compares.
   feedback and receipt in the store. Both with their CPU per command. Baseline: one plain aiokafka
   consumer of a fresh group reading the same topic and decoding each JSON value, nothing stored
   (one process, not N: the ratio of the N-process figure compares N processes with one).
-- Relay (part ``relay``): FeedbackRecorded events already in the store (not timed), published by
+- Relay (part ``relay``): FeedbackRecorded events already in the store (not timed; the table
+  analysed after, as autovacuum would have, decisions D321), published by
   the real relay on the real follower (read the log, decode, map to CloudEvents, idempotent
   producer with ``acks=all``, position moved after every acknowledgement), events/s from its start
   until its position reaches the head, and this process's CPU per event over that time (the relay
