@@ -161,3 +161,15 @@ def test_a_draft_sealed_in_the_json_form_before_opens_to_its_values() -> None:
     assert vars(store.mapper.to_domain_event(replace(written, state=BEFORE_D222))) == vars(
         drafted()
     )
+
+
+def test_a_batch_stores_each_event_as_it_is_stored_alone_with_its_keys_held_or_not() -> None:
+    """Sealed first with the keys the process holds; a batch that names someone whose key it
+    does not hold yet makes the batch's keys first and is sealed again (decisions D220, D301)."""
+    held = fixed_store()
+    for event in (recorded, drafted, defined):
+        held.mapper.to_stored_event(event())  # every key of the batch held from here on
+    batch = held.mapper.to_stored_events([recorded(), drafted(), defined()])  # type: ignore[attr-defined]
+    assert [stored.state for stored in batch] == [stored for _, stored in STORED.values()]
+    fresh = fixed_store().mapper.to_stored_events([recorded(), drafted(), defined()])  # type: ignore[attr-defined]
+    assert [stored.state for stored in fresh] == [stored for _, stored in STORED.values()]
