@@ -1,8 +1,8 @@
 """HMAC-SHA256 under one key with the key's two padded states hashed once: the fast twin of
 ``hmac.new(key, message, hashlib.sha256).digest()``.
 
-Every sealed field's nonce is an HMAC of its place under the data key (decisions D42), on the
-path of every command that seals one. ``hmac.new`` pads the key and hashes both pads at each
+Every sealed field's nonce is an HMAC of its place under the data key (decisions D42, D301),
+on the path of every command that seals one. ``hmac.new`` pads the key and hashes both pads at each
 call; ``hmac_sha256_under(key)`` answers a function that copies the two hashes it made once
 and feeds them the message, which is HMAC as RFC 2104 defines it, at about half the cost. The
 plain path is ``hmac.new``; ``tests/unit/test_fast_paths.py`` holds the two equal for any key

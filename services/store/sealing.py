@@ -47,7 +47,7 @@ from services.store.sealing_boxes import (
     place,
 )
 
-# What the contexts declare and read with, imported from here (decisions D42).
+# What the contexts declare and read with, imported from here (decisions D42, D302).
 from services.store.sealing_personal import EACH as EACH
 from services.store.sealing_personal import Personal as Personal
 from services.store.sealing_personal import month_of as month_of

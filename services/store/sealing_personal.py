@@ -1,5 +1,6 @@
 """What of an event is personal: the declaration an event class makes (decisions D42), which
-``services.store.sealing`` seals and opens. Imported from there by the contexts."""
+``services.store.sealing`` seals and opens. The contexts import it from there (decisions
+D302)."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
