@@ -170,11 +170,12 @@ class SealingMapper(Mapper[UUID]):
         key = self._key_of(state, declared, key_for) if declared.seals else None
         if key is not None:
             sealer = self._sealer(key.key_id, key.key)
+            encode = self.transcoder.encode
             person = state.get(declared.person) if declared.person is not None else None
             for path in declared.whole_fields:  # no walk for a field sealed whole (D301)
                 value = state.get(path)
                 if value is not None:
-                    state[path] = self._seal(sealer, at, path, value)
+                    state[path] = sealer.sealed(at + path.encode(), value, encode)
             for path in declared.inner_fields:
                 _replace(state, path, partial(self._seal, sealer, at))
             for path in declared.naming:

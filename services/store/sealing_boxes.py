@@ -51,7 +51,9 @@ class Sealer:
                 plain = TEXT + value.encode()
             except UnicodeEncodeError:  # a lone surrogate: the JSON form escapes it
                 plain = encode({"v": value})
-            return {SEALED: self.stored_id, BOX: self.box(at, plain)}
+            nonce = self.nonce_of(at)[:NONCE]  # as ``box``, one call less on every command
+            box = b2a_base64(nonce + self.cipher.encrypt(nonce, plain, at), newline=False)
+            return {SEALED: self.stored_id, BOX: box.decode()}
         stored: dict[str, Any] = {SEALED: self.stored_id, BOX: self.box(at, encode({"v": value}))}
         if type(value) is list:
             stored[LENGTH] = len(value)  # an erased list keeps its length: counts stay
