@@ -51,6 +51,7 @@ from services.store.sealing_boxes import (
 from services.store.sealing_personal import EACH as EACH
 from services.store.sealing_personal import Personal as Personal
 from services.store.sealing_personal import month_of as month_of
+from services.store.sealing_personal import owners_of, replace_at
 from services.store.sealing_personal import personal_of as personal_of
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class SealingMapper(Mapper[UUID]):
             pass
         owners = [
             owner for event, personal in pairs if personal is not None
-            for owner in _owners(event, personal)
+            for owner in owners_of(event, personal)
         ]  # fmt: skip
         if owners:
             self.keys.make(owners)
@@ -177,7 +178,7 @@ class SealingMapper(Mapper[UUID]):
                 if value is not None:
                     state[path] = sealer.sealed(at + path.encode(), value, encode)
             for path in declared.inner_fields:
-                _replace(state, path, partial(self._seal, sealer, at))
+                replace_at(state, path, partial(self._seal, sealer, at))
             for path in declared.naming:
                 value = state.get(path)
                 if type(person) is str and person and type(value) is str and person in value:
@@ -186,7 +187,7 @@ class SealingMapper(Mapper[UUID]):
             tenant = state.get("tenant_id")
             if isinstance(tenant, str):
                 for path in declared.names:
-                    _replace(state, path, partial(self._seal_names, key_for, tenant, at))
+                    replace_at(state, path, partial(self._seal_names, key_for, tenant, at))
         return state
 
     def _seal_names(self, key_for: KeyFor, tenant: str, at: bytes, path: str, value: Any) -> Any:
@@ -339,52 +340,6 @@ def stored_events(mapper: Mapper[UUID], events: list[Any]) -> list[StoredEvent]:
     if isinstance(mapper, SealingMapper):
         return mapper.to_stored_events(events)
     return [mapper.to_stored_event(event) for event in events]
-
-
-def _owners(event: Any, declared: Personal) -> list[tuple[str, str, str]]:
-    """The keys (tenant, person, scope) sealing ``event`` will ask for, where they can be told
-    from its fields alone: the person's, and those of the people a field names. Others (a key
-    bound to an aggregate) are asked for as before, one at a time."""
-    state = vars(event)
-    tenant = state.get("tenant_id")
-    if not isinstance(tenant, str):
-        return []
-    owners = []
-    if declared.person is not None and declared.seals:
-        person = state.get(declared.person)
-        if person is not None:
-            scope = month_of(state["timestamp"]) if declared.dated else ""
-            owners.append((tenant, str(person), scope))
-    for path in declared.names:
-        value = state.get(path)
-        for name in value if type(value) is list else [value]:
-            if type(name) is str and name:
-                owners.append((tenant, name, ""))
-    return owners
-
-
-def _replace(state: dict[str, Any], path: str, seal: Callable[[str, Any], Any]) -> None:
-    """``seal(place's path, value)`` in place of the value at ``path``: a field, a key
-    of a dict field (``facts.thread``), or a key of each record of a list (``threads[].text``,
-    each item at a place of its own)."""
-    field, _, inner = path.partition(".")
-    if field.endswith(EACH):
-        name = field.removesuffix(EACH)
-        items = state.get(name)
-        if type(items) is list:
-            state[name] = [
-                {**item, inner: seal(f"{name}[{index}].{inner}", item[inner])}
-                if type(item) is dict and item.get(inner) is not None
-                else item
-                for index, item in enumerate(items)
-            ]
-        return
-    value = state.get(field)
-    if inner:
-        if type(value) is dict and value.get(inner) is not None:
-            state[field] = {**value, inner: seal(path, value[inner])}
-    elif value is not None:
-        state[field] = seal(path, value)
 
 
 def place_of(stored_event: StoredEvent) -> tuple[UUID, int]:

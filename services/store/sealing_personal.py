@@ -1,11 +1,13 @@
 """What of an event is personal: the declaration an event class makes (decisions D42), which
-``services.store.sealing`` seals and opens. The contexts import it from there (decisions
-D302)."""
+``services.store.sealing`` seals and opens, and where it points in an event's state: whose
+keys an event needs (``owners_of``), the value at a declared path (``replace_at``). The
+contexts import the declaration from ``services.store.sealing`` (decisions D302)."""
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import Any
 
 EACH = "[]"  # ``threads[].text``: the key ``text`` of each record of the list ``threads``
 
@@ -80,3 +82,49 @@ def personal_of(cls: type) -> Personal | None:
 
 def month_of(at: datetime) -> str:
     return f"{at.year:04d}-{at.month:02d}"
+
+
+def owners_of(event: Any, declared: Personal) -> list[tuple[str, str, str]]:
+    """The keys (tenant, person, scope) sealing ``event`` will ask for, where they can be told
+    from its fields alone: the person's, and those of the people a field names. Others (a key
+    bound to an aggregate) are asked for as before, one at a time."""
+    state = vars(event)
+    tenant = state.get("tenant_id")
+    if not isinstance(tenant, str):
+        return []
+    owners = []
+    if declared.person is not None and declared.seals:
+        person = state.get(declared.person)
+        if person is not None:
+            scope = month_of(state["timestamp"]) if declared.dated else ""
+            owners.append((tenant, str(person), scope))
+    for path in declared.names:
+        value = state.get(path)
+        for name in value if type(value) is list else [value]:
+            if type(name) is str and name:
+                owners.append((tenant, name, ""))
+    return owners
+
+
+def replace_at(state: dict[str, Any], path: str, seal: Callable[[str, Any], Any]) -> None:
+    """``seal(place's path, value)`` in place of the value at ``path``: a field, a key
+    of a dict field (``facts.thread``), or a key of each record of a list (``threads[].text``,
+    each item at a place of its own)."""
+    field, _, inner = path.partition(".")
+    if field.endswith(EACH):
+        name = field.removesuffix(EACH)
+        items = state.get(name)
+        if type(items) is list:
+            state[name] = [
+                {**item, inner: seal(f"{name}[{index}].{inner}", item[inner])}
+                if type(item) is dict and item.get(inner) is not None
+                else item
+                for index, item in enumerate(items)
+            ]
+        return
+    value = state.get(field)
+    if inner:
+        if type(value) is dict and value.get(inner) is not None:
+            state[field] = {**value, inner: seal(path, value[inner])}
+    elif value is not None:
+        state[field] = seal(path, value)
