@@ -171,6 +171,11 @@ class DataKeys:
         self.make([(tenant_id, person, scope)])
         return self._by_owner[(tenant_id, person, scope)]
 
+    def held_key(self, tenant_id: str, person: str, scope: str) -> DataKey | None:
+        """The person's key of this scope if this process holds it: no query, nothing made."""
+        self._fresh()
+        return self._by_owner.get((tenant_id, person, scope))
+
     def make(self, owners: Iterable[tuple[str, str, str]]) -> None:
         """The keys of these owners (tenant, person, scope) that are not there yet, made in
         one statement and one commit: a batch of commands by new people waits on one commit,

@@ -36,6 +36,9 @@ class MemoryDataKeys(DataKeys):
             self._by_key_id[key.key_id] = key
         return self._keys[owner]
 
+    def held_key(self, tenant_id: str, person: str, scope: str) -> DataKey | None:
+        return self._keys.get((tenant_id, person, scope))
+
     def bind(self, aggregate_id: UUID, key_id: UUID) -> None:
         self._bindings.setdefault(aggregate_id, key_id)
 

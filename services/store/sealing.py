@@ -13,29 +13,19 @@ authentication tag refuses it: a character changed, a box moved from another eve
 erasure but an incident (decisions D142): ``BrokenSeal`` is raised, so the reader that meets
 it parks the event with that reason and ``/readyz`` says so, and nothing reads it as erased.
 
-A sealed field is stored as ``{"sealed": "<key id>", "box": "<base64 nonce + AES-GCM>"}``
-(with a list's length, or the shape of a value that is no text, so that an erased value keeps
-its type and a list its count).
-The nonce is derived from the key and the field's place (aggregate, version, field): the same
-event is always stored as the same bytes (a repeated command, the bus's fast twin of an
-aggregate's ``_create``), and a place holds one value under one key. The place is also the
-associated data, so a box moved to another event does not open.
+What is personal is declared in ``services.store.sealing_personal`` (the contexts import it
+from here); a sealed field is stored as a box (``services.store.sealing_boxes``: the key's id,
+the nonce and the AES-GCM ciphertext, derived from the field's place so that the same event is
+always stored as the same bytes and a box moved to another event does not open).
 """
 
-import base64
-import binascii
-import hashlib
-import hmac
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
-from functools import cached_property, partial
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 from uuid import UUID
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import (
     Mapper,
@@ -46,85 +36,44 @@ from eventsourcing.persistence import (
 from eventsourcing.utils import get_topic, resolve_topic
 
 from services.store.data_keys import DataKey, DataKeys
+from services.store.sealing_boxes import (
+    BOX,
+    ITEMS,
+    LENGTH,
+    SEALED,
+    SHAPE,
+    Sealer,
+    opened_text,
+    place,
+)
+
+# What the contexts declare and read with, imported from here (decisions D42, D302).
+from services.store.sealing_personal import EACH as EACH
+from services.store.sealing_personal import Personal as Personal
+from services.store.sealing_personal import month_of as month_of
+from services.store.sealing_personal import owners_of, replace_at
+from services.store.sealing_personal import personal_of as personal_of
 
 log = logging.getLogger(__name__)
 
 ERASED = "[erased]"
-SEALED = "sealed"
-BOX = "box"
-LENGTH = "n"  # a sealed list's length
-SHAPE = "shape"  # what a sealed value that is no text or list erases to
-ITEMS = "items"  # a sealed list of records: each record's keys, so that it erases to records
-EACH = "[]"  # ``threads[].text``: the key ``text`` of each record of the list ``threads``
-_NONCE = 12
-# A box's plain text: a text value as its UTF-8 after this byte (decisions D222); any other
-# value, and every box sealed before, as the JSON ``{"v": value}``, which never begins so.
-TEXT = b"\x00"
-# Ciphers kept by the mapper, one per key it opened with (decisions D222): past this many the
-# cache is emptied and refilled by use; an erasure empties it too (``DataKeys.generation``).
+# Keys kept by the mapper as ``Sealer``s, one per key it sealed or opened with (decisions
+# D222, D301): past this many the cache is emptied and refilled by use; an erasure empties it
+# too (``DataKeys.generation``).
 OPENERS_MAX = 10_000
 
 
-@dataclass(frozen=True)
-class Personal:
-    """What of an event is personal, and whose key seals it.
+KeyFor = Callable[[str, str, str], DataKey]  # (tenant, person, scope) → their key
 
-    ``text``: fields a person wrote (``"facts.expected"`` names a key inside a dict field,
-    ``"threads[].text"`` that key of each record of a list field).
-    ``identity``: fields that name the person. ``person``: the field holding the person (their
-    key, in the event's tenant); without it, the key the aggregate named by ``of`` (a field
-    holding an aggregate id; by default this event's own aggregate) was sealed under.
-    ``binds``: later events of this aggregate, which name no person, use this event's key
-    (a report's hand-over uses its draft's; a case lifted from a report, and its patches, the
-    report's).
-    ``dated``: the key is the person's key of the event's month, which a tenant's retention
-    destroys (decisions D45); otherwise their key kept until they are erased.
-    ``names``: fields that name someone other than the event's person (a reviewer, a
-    maintainer, an addressee), each with the role an export shows in its place (decisions
-    D130, D136): each is sealed under the key of the person it names (a list, each item under
-    its own), so that erasing that person erases their id here too. Needs ``tenant_id`` on
-    the event; an event without one (written before it had one) keeps the names plain.
-    ``naming``: fields sealed under the person's key when their value holds the person's id
-    (a feedback's subject ref that begins with its giver's id), read as an identity; a value
-    that does not hold it (a run's id, made by the runtime) names nobody and stays plain, so
-    counts and joins by it stay (decisions D137)."""
 
-    text: tuple[str, ...] = ()
-    identity: tuple[str, ...] = ()
-    person: str | None = None
-    of: str | None = None
-    binds: bool = False
-    dated: bool = False
-    names: Mapping[str, str] = field(default_factory=dict)
-    naming: tuple[str, ...] = ()
-
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return self.text + self.identity
-
-    @cached_property  # asked for every event read (decisions D222)
-    def every_field(self) -> tuple[str, ...]:
-        """Every field declared personal, whoever's key seals it."""
-        return self.fields + tuple(self.names) + self.naming
-
-    def is_identity(self, path: str) -> bool:
-        """Read as an identity: erased to ``erased:<key>``, distinct people stay distinct."""
-        return path in self.identity or path in self.names or path in self.naming
+class NotHeld(Exception):
+    """A key this process does not hold yet: the batch's people's keys are made first."""
 
 
 class BrokenSeal(Exception):
     """A sealed field whose key exists but whose box does not open: tampered with or
     corrupted, never erased (decisions D142). The event cannot be read; its reader parks it
     with this reason (``services.followers.parking``), which ``/readyz`` counts apart."""
-
-
-def personal_of(cls: type) -> Personal | None:
-    declared = getattr(cls, "personal", None)
-    return declared if isinstance(declared, Personal) else None
-
-
-def month_of(at: datetime) -> str:
-    return f"{at.year:04d}-{at.month:02d}"
 
 
 def is_sealed(value: Any) -> bool:
@@ -137,10 +86,11 @@ class SealingMapper(Mapper[UUID]):
     def __init__(self, transcoder: Transcoder, keys: DataKeys) -> None:
         super().__init__(transcoder)
         self.keys = keys
-        self._ciphers: dict[UUID, AESGCM] = {}
-        # A stored key id's text → its id and cipher, or None once the key is destroyed:
-        # valid for one ``keys.generation`` (decisions D221, D222).
-        self._openers: dict[str, tuple[UUID, AESGCM] | None] = {}
+        # A key's id → the key as boxes are sealed and opened with it (decisions D301).
+        self._sealers: dict[UUID, Sealer] = {}
+        # A stored key id's text → the key, or None once it is destroyed: valid for one
+        # ``keys.generation`` (decisions D221, D222).
+        self._openers: dict[str, Sealer | None] = {}
         self._generation = keys.generation
         # Boxes decrypted so far: how a test tells a reader that never reads the words from
         # one that does (decisions D290).
@@ -148,62 +98,63 @@ class SealingMapper(Mapper[UUID]):
 
     def to_stored_events(self, events: Iterable[DomainEventProtocol[UUID]]) -> list[StoredEvent]:
         """Every event as ``to_stored_event`` stores it, the keys of their people not yet
-        made made first, in one commit (decisions D220)."""
+        made made first, in one commit (decisions D220). Sealed first with the keys this
+        process holds (a person's every command after their first, decisions D301); only a
+        batch that needs a key not held looks for its people's keys and makes them."""
         events = list(events)
-        self.keys.make(owner for event in events for owner in self._owners(event))
-        return [self.to_stored_event(event) for event in events]
-
-    @staticmethod
-    def _owners(event: Any) -> Iterable[tuple[str, str, str]]:
-        """The keys (tenant, person, scope) sealing ``event`` will ask for, where they can be
-        told from its fields alone: the person's, and those of the people a field names. Others
-        (a key bound to an aggregate) are asked for as before, one at a time."""
-        declared = personal_of(type(event))
-        if declared is None:
-            return
-        state = vars(event)
-        tenant = state.get("tenant_id")
-        if not isinstance(tenant, str):
-            return
-        if declared.person is not None and (declared.fields or declared.naming):
-            person = state.get(declared.person)
-            if person is not None:
-                yield tenant, str(person), month_of(state["timestamp"]) if declared.dated else ""
-        for path in declared.names:
-            value = state.get(path)
-            for name in value if type(value) is list else [value]:
-                if type(name) is str and name:
-                    yield tenant, name, ""
+        declared = [personal_of(type(event)) for event in events]
+        pairs = list(zip(events, declared, strict=True))
+        try:
+            return [self._stored(event, personal, self._held) for event, personal in pairs]
+        except NotHeld:
+            pass
+        owners = [
+            owner for event, personal in pairs if personal is not None
+            for owner in owners_of(event, personal)
+        ]  # fmt: skip
+        if owners:
+            self.keys.make(owners)
+        return [self._stored(event, personal, self.keys.key_for) for event, personal in pairs]
 
     # Writing ---------------------------------------------------------------------------
 
     def to_stored_event(self, domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
-        declared = personal_of(type(domain_event))
+        return self._stored(domain_event, personal_of(type(domain_event)), self.keys.key_for)
+
+    def _held(self, tenant_id: str, person: str, scope: str) -> DataKey:
+        key = self.keys.held_key(tenant_id, person, scope)
+        if key is None:
+            raise NotHeld
+        return key
+
+    def _stored(
+        self, event: DomainEventProtocol[UUID], declared: Personal | None, key_for: KeyFor
+    ) -> StoredEvent:
         if declared is None:
-            return super().to_stored_event(domain_event)
+            return super().to_stored_event(event)
         # The library's own steps (no compressor or cipher: ``open_store`` refuses them), on
         # the state with its personal fields sealed.
-        state = self._sealed_state(domain_event, declared)
+        state = self._sealed_state(event, declared, key_for)
         originator_id = state.pop("originator_id")
         originator_version = state.pop("originator_version")
-        class_version = getattr(type(domain_event), "class_version", 1)
+        class_version = getattr(type(event), "class_version", 1)
         if class_version > 1:
             state["class_version"] = class_version
         return StoredEvent(
             originator_id=originator_id,
             originator_version=originator_version,
-            topic=get_topic(type(domain_event)),
+            topic=get_topic(type(event)),
             state=self.transcoder.encode(state),
         )
 
-    def _key_of(self, state: dict[str, Any], declared: Personal) -> DataKey | None:
+    def _key_of(self, state: dict[str, Any], declared: Personal, key_for: KeyFor) -> DataKey | None:
         aggregate = state["originator_id"]
         if declared.person is not None:
             person = state[declared.person]
             if person is None:
                 return None
             scope = month_of(state["timestamp"]) if declared.dated else ""
-            key = self.keys.key_for(state["tenant_id"], str(person), scope)
+            key = key_for(state["tenant_id"], str(person), scope)
             if declared.binds:
                 self.keys.bind(aggregate, key.key_id)
             return key
@@ -213,78 +164,46 @@ class SealingMapper(Mapper[UUID]):
             self.keys.bind(aggregate, bound.key_id)
         return bound
 
-    def _sealed_state(self, event: Any, declared: Personal) -> dict[str, Any]:
+    def _sealed_state(self, event: Any, declared: Personal, key_for: KeyFor) -> dict[str, Any]:
         state = dict(vars(event))
-        place = (state["originator_id"], state["originator_version"])
+        at = place(state["originator_id"], state["originator_version"])
         # Nobody's key: an aggregate from before sealing, or one erased.
-        key = self._key_of(state, declared) if declared.fields or declared.naming else None
+        key = self._key_of(state, declared, key_for) if declared.seals else None
         if key is not None:
+            sealer = self._sealer(key.key_id, key.key)
+            encode = self.transcoder.encode
             person = state.get(declared.person) if declared.person is not None else None
-            for path in declared.fields:
-                self._replace(state, path, partial(self._seal, key, place))
+            for path in declared.whole_fields:  # no walk for a field sealed whole (D301)
+                value = state.get(path)
+                if value is not None:
+                    state[path] = sealer.sealed(at + path.encode(), value, encode)
+            for path in declared.inner_fields:
+                replace_at(state, path, partial(self._seal, sealer, at))
             for path in declared.naming:
                 value = state.get(path)
                 if type(person) is str and person and type(value) is str and person in value:
-                    state[path] = self._seal(key, place, path, value)  # D137
-        tenant = state.get("tenant_id")
-        if isinstance(tenant, str):
-            for path in declared.names:
-                self._replace(state, path, partial(self._seal_names, tenant, place))
+                    state[path] = self._seal(sealer, at, path, value)  # D137
+        if declared.names:
+            tenant = state.get("tenant_id")
+            if isinstance(tenant, str):
+                for path in declared.names:
+                    replace_at(state, path, partial(self._seal_names, key_for, tenant, at))
         return state
 
-    @staticmethod
-    def _replace(state: dict[str, Any], path: str, seal: Callable[[str, Any], Any]) -> None:
-        """``seal(place's path, value)`` in place of the value at ``path``: a field, a key
-        of a dict field (``facts.thread``), or a key of each record of a list (``threads[].text``,
-        each item at a place of its own)."""
-        field, _, inner = path.partition(".")
-        if field.endswith(EACH):
-            name = field.removesuffix(EACH)
-            items = state.get(name)
-            if type(items) is list:
-                state[name] = [
-                    {**item, inner: seal(f"{name}[{index}].{inner}", item[inner])}
-                    if type(item) is dict and item.get(inner) is not None
-                    else item
-                    for index, item in enumerate(items)
-                ]
-            return
-        value = state.get(field)
-        if inner:
-            if type(value) is dict and value.get(inner) is not None:
-                state[field] = {**value, inner: seal(path, value[inner])}
-        elif value is not None:
-            state[field] = seal(path, value)
-
-    def _seal_names(self, tenant: str, place: tuple[UUID, int], path: str, value: Any) -> Any:
+    def _seal_names(self, key_for: KeyFor, tenant: str, at: bytes, path: str, value: Any) -> Any:
         """A name under the named person's own key; a list's names each under their own."""
         if type(value) is list:
             return [
-                self._seal_names(tenant, place, f"{path}[{index}]", item)
+                self._seal_names(key_for, tenant, at, f"{path}[{index}]", item)
                 for index, item in enumerate(value)
             ]
         if type(value) is not str or not value:
             return value  # no name: nobody's key
-        return self._seal(self.keys.key_for(tenant, value, ""), place, path, value)
+        key = key_for(tenant, value, "")
+        return self._seal(self._sealer(key.key_id, key.key), at, path, value)
 
-    def _seal(self, key: DataKey, place: tuple[UUID, int], path: str, value: Any) -> Any:
-        plain = _plain_text(value) if type(value) is str else None
-        if plain is None:
-            plain = self.transcoder.encode({"v": value})
-        at = _place(place, path)
-        nonce = hmac.new(key.key, at, hashlib.sha256).digest()[:_NONCE]
-        box = self._cipher(key.key_id, key.key).encrypt(nonce, plain, at)
-        sealed: dict[str, Any] = {
-            SEALED: str(key.key_id),
-            BOX: base64.b64encode(nonce + box).decode(),
-        }
-        if type(value) is list:
-            sealed[LENGTH] = len(value)  # an erased list keeps its length: counts stay
-            if value and all(type(item) is dict for item in value):
-                sealed[ITEMS] = [sorted(item) for item in value]  # records erase to records
-        elif type(value) is not str:
-            sealed[SHAPE] = "dict" if type(value) is dict else "other"
-        return sealed
+    def _seal(self, sealer: Sealer, at: bytes, path: str, value: Any) -> Any:
+        return sealer.sealed(at + path.encode(), value, self.transcoder.encode)
 
     # Reading ---------------------------------------------------------------------------
 
@@ -360,18 +279,14 @@ class SealingMapper(Mapper[UUID]):
     ) -> Any:
         opener = self._opener(sealed[SEALED])
         if opener is not None:
-            key_id, cipher = opener
             try:
-                raw = binascii.a2b_base64(sealed[BOX], strict_mode=True)
-                plain = cipher.decrypt(raw[:_NONCE], raw[_NONCE:], _place(place, path))
+                plain = opener.opened(sealed[BOX], _at(place, path))
                 self.opened += 1
             except (InvalidTag, ValueError, TypeError):  # not base64 (binascii.Error), not text
                 # The key is there, so this is no erasure: the box was changed, or is another
                 # place's. Neither its words nor "[erased]" is read (decisions D142).
-                raise broken_seal(place, path, key_id) from None
-            if plain[:1] == TEXT:
-                return plain[1:].decode()
-            return self.transcoder.decode(plain)["v"]
+                raise broken_seal(place, path, opener.key_id) from None
+            return opened_text(plain, self.transcoder.decode)
         key_id = UUID(sealed[SEALED])
         if identity:
             return f"erased:{key_id.hex[:12]}"
@@ -381,29 +296,30 @@ class SealingMapper(Mapper[UUID]):
             return [ERASED] * int(sealed[LENGTH])
         return {"dict": {}, "other": None}.get(sealed.get(SHAPE, ""), ERASED)
 
-    def _opener(self, stored_key_id: str) -> tuple[UUID, AESGCM] | None:
-        """The key a box names, with its cipher; None once it is destroyed. Cached by the id's
-        text until this process forgets any key (decisions D221, D222)."""
+    def _opener(self, stored_key_id: str) -> Sealer | None:
+        """The key a box names; None once it is destroyed. Cached by the id's text until this
+        process forgets any key (decisions D221, D222)."""
         generation = self.keys.current_generation()
         if generation != self._generation or len(self._openers) >= OPENERS_MAX:
             self._openers.clear()
-            self._ciphers.clear()
+            self._sealers.clear()
             self._generation = generation
         if stored_key_id in self._openers:
             return self._openers[stored_key_id]
         key_id = UUID(stored_key_id)
         key = self.keys.key(key_id)
-        opener = None if key is None else (key_id, self._cipher(key_id, key))
+        opener = None if key is None else self._sealer(key_id, key)
         self._openers[stored_key_id] = opener
         return opener
 
-    def _cipher(self, key_id: UUID, key: bytes) -> AESGCM:
-        cipher = self._ciphers.get(key_id)
-        if cipher is None:
-            if len(self._ciphers) >= OPENERS_MAX:
-                self._ciphers.clear()
-            cipher = self._ciphers[key_id] = AESGCM(key)
-        return cipher
+    def _sealer(self, key_id: UUID, key: bytes) -> Sealer:
+        """The key as boxes are sealed and opened with it, made once (decisions D301)."""
+        sealer = self._sealers.get(key_id)
+        if sealer is None:
+            if len(self._sealers) >= OPENERS_MAX:
+                self._sealers.clear()
+            sealer = self._sealers[key_id] = Sealer(key_id, key)
+        return sealer
 
 
 def broken_seal(place: tuple[UUID, int], path: str, key_id: UUID) -> BrokenSeal:
@@ -416,15 +332,6 @@ def broken_seal(place: tuple[UUID, int], path: str, key_id: UUID) -> BrokenSeal:
 def opened_key(value: Any) -> UUID | None:
     """The key a stored field was sealed under, or None if it is not sealed."""
     return UUID(value[SEALED]) if is_sealed(value) else None
-
-
-def _plain_text(value: str) -> bytes | None:
-    """A text's plain form in a box, or None for one UTF-8 cannot hold (a lone surrogate:
-    the JSON form escapes it)."""
-    try:
-        return TEXT + value.encode()
-    except UnicodeEncodeError:
-        return None
 
 
 def stored_events(mapper: Mapper[UUID], events: list[Any]) -> list[StoredEvent]:
@@ -440,8 +347,9 @@ def place_of(stored_event: StoredEvent) -> tuple[UUID, int]:
     return _as_uuid(stored_event.originator_id) or UUID(int=0), stored_event.originator_version
 
 
-def _place(place: tuple[UUID, int], path: str) -> bytes:
-    return place[0].bytes + place[1].to_bytes(8, "big", signed=True) + path.encode()
+def _at(where: tuple[UUID, int], path: str) -> bytes:
+    """A field's place: its box's nonce's and associated data's."""
+    return place(*where) + path.encode()
 
 
 def _as_uuid(value: Any) -> UUID | None:

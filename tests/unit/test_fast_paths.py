@@ -1,6 +1,8 @@
 """The store's fenced fast twins, each held to its plain path: ``frozen_from_fields`` to the
-class's own constructor, ``uuid5_in`` to ``uuid.uuid5``."""
+class's own constructor, ``uuid5_in`` to ``uuid.uuid5``, ``hmac_sha256_under`` to ``hmac.new``."""
 
+import hashlib
+import hmac
 from dataclasses import fields
 from typing import Any
 from uuid import UUID, uuid5
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from services.bus.command_bus import RECEIPT_TOPIC, Receipt
 from services.store.fast_frozen import frozen_from_fields
+from services.store.fast_hmac import hmac_sha256_under
 from services.store.fast_uuid5 import uuid5_in
 
 
@@ -70,3 +73,13 @@ def test_a_name_based_id_is_the_uuid5_of_its_name(namespace: UUID, name: str) ->
             uuid5_in(namespace)(name)
         return
     assert uuid5_in(namespace)(name) == expected
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=100), st.lists(st.binary(max_size=200), min_size=1, max_size=3))
+def test_an_hmac_under_a_key_is_the_one_hmac_new_makes(key: bytes, messages: list[bytes]) -> None:
+    """Any key (shorter, as long as or longer than a block) and messages, each in turn with the
+    same function: the digest ``hmac.new`` makes."""
+    digest = hmac_sha256_under(key)
+    for message in messages:
+        assert digest(message) == hmac.new(key, message, hashlib.sha256).digest()

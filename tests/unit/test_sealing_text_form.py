@@ -1,6 +1,7 @@
 """How a sealed text is kept in its box (decisions D222), in memory: as its UTF-8 after a
-zero byte; a box sealed before, in the JSON form, still opens; a text UTF-8 cannot hold keeps
-the JSON form; the mapper's cached cipher is dropped once the key is destroyed."""
+zero byte, a list as JSON; a text UTF-8 cannot hold is refused as the plain mapper refuses it;
+the mapper's cached key is dropped once the key is destroyed. A box sealed before in the JSON
+form, byte for byte: ``tests/unit/test_sealing_stored_form.py``."""
 
 import base64
 import json
@@ -8,11 +9,12 @@ from datetime import UTC, datetime
 from uuid import uuid4
 
 import pytest
+from eventsourcing.persistence import Mapper
 
 from services.reports.domain import Report
-from services.store import sealing
 from services.store.event_store import EventStore
 from services.store.sealing import ERASED
+from services.store.sealing_boxes import place
 
 pytestmark = pytest.mark.unit
 
@@ -36,8 +38,8 @@ def boxed(events: EventStore, event: Report.Drafted, state: bytes, field: str) -
     opener = events.mapper._opener(sealed["sealed"])  # type: ignore[attr-defined]
     assert opener is not None
     raw = base64.b64decode(sealed["box"])
-    place = sealing._place((event.originator_id, event.originator_version), field)
-    return bytes(opener[1].decrypt(raw[:12], raw[12:], place))
+    at = place(event.originator_id, event.originator_version) + field.encode()
+    return bytes(opener.cipher.decrypt(raw[:12], raw[12:], at))
 
 
 def test_a_text_is_sealed_as_its_utf8_and_a_list_as_json() -> None:
@@ -50,20 +52,18 @@ def test_a_text_is_sealed_as_its_utf8_and_a_list_as_json() -> None:
     assert (back.message, back.context) == ("ünïcode words", ["a", "b"])  # type: ignore[attr-defined]
 
 
-def test_a_box_sealed_in_the_json_form_before_still_opens(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_text_utf8_cannot_hold_is_refused_as_the_plain_mapper_refuses_it() -> None:
+    """A lone surrogate: sealed, it takes the JSON form, whose encoder refuses it as the
+    library's mapper refuses the same event unsealed; nothing is stored half-sealed."""
     events = store()
-    monkeypatch.setattr(sealing, "_plain_text", lambda value: None)  # as sealed before D222
-    stored = events.mapper.to_stored_event(drafted("pat", "old words"))
-    monkeypatch.undo()
-    assert events.mapper.to_domain_event(stored).message == "old words"  # type: ignore[attr-defined]
+    event = drafted("pat", "lone \ud800 surrogate")
+    with pytest.raises(UnicodeEncodeError):
+        Mapper(events.mapper.transcoder).to_stored_event(event)
+    with pytest.raises(UnicodeEncodeError):
+        events.mapper.to_stored_event(event)
 
 
-def test_a_text_utf8_cannot_hold_keeps_the_json_form() -> None:
-    assert sealing._plain_text("lone \ud800 surrogate") is None
-    assert sealing._plain_text("fine") == b"\x00fine"
-
-
-def test_the_cached_cipher_is_dropped_once_the_key_is_destroyed() -> None:
+def test_the_cached_key_is_dropped_once_the_key_is_destroyed() -> None:
     events = store()
     stored = events.mapper.to_stored_event(drafted("pat", "pat's words"))
     assert events.mapper.to_domain_event(stored).message == "pat's words"  # type: ignore[attr-defined]
