@@ -19,7 +19,6 @@ one caller's decision: its items that ended alike are one row naming how many th
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from contracts.errors import DomainError
 from services.bus.asking import Asking
+from services.bus.audit_rows import COLUMNS, Heads, copy_data, row
 from services.bus.decisions import Outcome
 from services.bus.units import Decided, Unit
 
@@ -71,10 +71,6 @@ DO $$ BEGIN
     END IF;
 END $$;
 """
-COLUMNS = (
-    "tenant_id", "actor", "roles", "service", "at", "command", "command_id", "aggregates",
-    "result", "reason", "door", "items",
-)  # fmt: skip
 FLUSH_SECONDS = 0.25
 # Rows kept while PostgreSQL cannot take them; past this, the oldest are dropped (and said).
 BOUND = 100_000
@@ -106,21 +102,16 @@ def one_decision(unit: Unit) -> bool:
     return unit.batch and unit.tracking is None and len(unit.commands) > 1
 
 
-@functools.lru_cache(maxsize=1024)
-def listed(roles: frozenset[str] | None) -> tuple[str, ...]:
-    """A caller's roles as the row holds them, sorted; worked out once per set of roles,
-    not once per row on the event loop."""
-    return tuple(sorted(roles or ()))
-
-
 @dataclass
 class AuditTrail:
-    """Collects each answered batch's rows on the event loop and writes them in the background."""
+    """Collects each answered batch's rows on the event loop, each row written out as the
+    COPY reads it (``services.bus.audit_rows``), and writes them in the background."""
 
     pool: asyncpg.Pool
-    _rows: list[tuple[Any, ...]] = field(default_factory=list)
+    _rows: list[bytes] = field(default_factory=list)
     _writer: asyncio.Task[None] | None = None
     _writing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _heads: Heads = field(default_factory=Heads)
 
     def record(self, batch: Iterable[Unit], decided: Iterable[Decided] = ()) -> None:
         """The rows of a batch whose callers have their answers (``decided``: what was
@@ -133,7 +124,7 @@ class AuditTrail:
                 ids = [a.id for a in decision.aggregates]
                 ids += [e.originator_id for e in decision.created]
                 touched[(id(unit), index)] = ids
-        rows = self._rows
+        rows, heads = self._rows, self._heads
         for unit in batch:
             key = id(unit)
             merged: dict[tuple[Any, ...], list[Any]] | None = {} if one_decision(unit) else None
@@ -144,27 +135,22 @@ class AuditTrail:
                 ids = touched.get((key, index)) or named_ids(issued.command)
                 name = type(issued.command).__name__
                 if merged is None:
-                    rows.append(
-                        (
-                            issued.tenant_id, issued.actor, listed(issued.roles), issued.service,
-                            issued.at, name, issued.command_id, ids, outcome, reason,
-                            issued.door, 1,
-                        )
+                    head = heads(
+                        (issued.tenant_id, issued.actor, issued.roles, issued.service, name,
+                         outcome, reason, issued.door, 1)
                     )  # fmt: skip
+                    rows.append(row(head, issued.at, issued.command_id, ids))
                     continue
-                same = (issued.tenant_id, issued.actor, issued.roles, issued.service, issued.at,
-                        name, outcome, reason, issued.door)  # fmt: skip
-                if (row := merged.get(same)) is None:
-                    merged[same] = [
-                        issued.tenant_id, issued.actor, listed(issued.roles), issued.service,
-                        issued.at, name, issued.command_id, list(ids), outcome, reason,
-                        issued.door, 1,
-                    ]  # fmt: skip
+                same = (issued.tenant_id, issued.actor, issued.roles, issued.service, name,
+                        outcome, reason, issued.door, issued.at)  # fmt: skip
+                if (items := merged.get(same)) is None:
+                    merged[same] = [issued.command_id, list(ids), 1]
                 else:
-                    row[7] += ids
-                    row[11] += 1
+                    items[1] += ids
+                    items[2] += 1
             if merged:
-                rows += (tuple(row) for row in merged.values())
+                for same, (command_id, ids, count) in merged.items():
+                    rows.append(row(heads((*same[:-1], count)), same[-1], command_id, ids))
         self._written_soon()
 
     def refused(self, asked: Asking, at: datetime) -> None:
@@ -176,12 +162,12 @@ class AuditTrail:
         if caller is None or not asked.refused_here():
             return
         asked.audited = True
-        self._rows.append(
-            (
-                caller.tenant_id, caller.actor, listed(caller.roles), caller.service, at,
-                asked.asked, "", [], "refused", asked.refusal or "not-permitted", asked.door, 1,
-            )
+        reason = asked.refusal or "not-permitted"
+        head = self._heads(
+            (caller.tenant_id, caller.actor, caller.roles, caller.service, asked.asked,
+             "refused", reason, asked.door, 1)
         )  # fmt: skip
+        self._rows.append(row(head, at, "", []))
         self._written_soon()
 
     def granted(
@@ -195,12 +181,11 @@ class AuditTrail:
         if caller is None:
             return
         asked.audited = True
-        self._rows.append(
-            (
-                caller.tenant_id, caller.actor, listed(caller.roles), caller.service, at,
-                what or asked.asked, decision_id, [], "applied", None, asked.door, 1,
-            )
+        head = self._heads(
+            (caller.tenant_id, caller.actor, caller.roles, caller.service, what or asked.asked,
+             "applied", None, asked.door, 1)
         )  # fmt: skip
+        self._rows.append(row(head, at, decision_id, []))
         self._written_soon()
 
     def _written_soon(self) -> None:
@@ -222,7 +207,9 @@ class AuditTrail:
             while self._rows:
                 rows, self._rows = self._rows, []
                 try:
-                    await self.pool.copy_records_to_table(TABLE, records=rows, columns=COLUMNS)
+                    await self.pool.copy_to_table(
+                        TABLE, source=copy_data(rows), columns=COLUMNS, format="binary"
+                    )
                 except asyncio.CancelledError:
                     self._rows[:0] = rows  # the closing flush writes them
                     raise
