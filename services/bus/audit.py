@@ -124,34 +124,38 @@ class AuditTrail:
                 ids = [a.id for a in decision.aggregates]
                 ids += [e.originator_id for e in decision.created]
                 touched[(id(unit), index)] = ids
-        rows, heads = self._rows, self._heads
+        rows, kept, make = self._rows, self._heads.kept, self._heads.make
         for unit in batch:
             key = id(unit)
-            merged: dict[tuple[Any, ...], list[Any]] | None = {} if one_decision(unit) else None
+            if one_decision(unit):
+                self._merged(unit, touched)
+                continue
             for index, (issued, result) in enumerate(zip(unit.commands, unit.results, strict=True)):
                 outcome, reason = ended(result)
                 # What a decision touched names its aggregates; a refused command touched
                 # none, and is filed under the ids it names (the aggregate it was about).
                 ids = touched.get((key, index)) or named_ids(issued.command)
-                name = type(issued.command).__name__
-                if merged is None:
-                    head = heads(
-                        (issued.tenant_id, issued.actor, issued.roles, issued.service, name,
-                         outcome, reason, issued.door, 1)
-                    )  # fmt: skip
-                    rows.append(row(head, issued.at, issued.command_id, ids))
-                    continue
-                same = (issued.tenant_id, issued.actor, issued.roles, issued.service, name,
-                        outcome, reason, issued.door, issued.at)  # fmt: skip
-                if (items := merged.get(same)) is None:
-                    merged[same] = [issued.command_id, list(ids), 1]
-                else:
-                    items[1] += ids
-                    items[2] += 1
-            if merged:
-                for same, (command_id, ids, count) in merged.items():
-                    rows.append(row(heads((*same[:-1], count)), same[-1], command_id, ids))
+                head = (issued.tenant_id, issued.actor, issued.roles, issued.service,
+                        type(issued.command).__name__, outcome, reason, issued.door, 1)  # fmt: skip
+                rows.append(row(kept.get(head) or make(head), issued.at, issued.command_id, ids))
         self._written_soon()
+
+    def _merged(self, unit: Unit, touched: dict[tuple[int, int], list[UUID]]) -> None:
+        """One caller's batch: a row per outcome, naming its items and their aggregates."""
+        merged: dict[tuple[Any, ...], list[Any]] = {}
+        for index, (issued, result) in enumerate(zip(unit.commands, unit.results, strict=True)):
+            outcome, reason = ended(result)
+            ids = touched.get((id(unit), index)) or named_ids(issued.command)
+            name = type(issued.command).__name__
+            same = (issued.tenant_id, issued.actor, issued.roles, issued.service, name,
+                    outcome, reason, issued.door, issued.at)  # fmt: skip
+            if (items := merged.get(same)) is None:
+                merged[same] = [issued.command_id, list(ids), 1]
+            else:
+                items[1] += ids
+                items[2] += 1
+        for same, (command_id, ids, count) in merged.items():
+            self._rows.append(row(self._heads.make((*same[:-1], count)), same[-1], command_id, ids))
 
     def refused(self, asked: Asking, at: datetime) -> None:
         """The row of a refusal decided at a door before any command reached the bus
@@ -163,7 +167,7 @@ class AuditTrail:
             return
         asked.audited = True
         reason = asked.refusal or "not-permitted"
-        head = self._heads(
+        head = self._heads.make(
             (caller.tenant_id, caller.actor, caller.roles, caller.service, asked.asked,
              "refused", reason, asked.door, 1)
         )  # fmt: skip
@@ -181,7 +185,7 @@ class AuditTrail:
         if caller is None:
             return
         asked.audited = True
-        head = self._heads(
+        head = self._heads.make(
             (caller.tenant_id, caller.actor, caller.roles, caller.service, what or asked.asked,
              "applied", None, asked.door, 1)
         )  # fmt: skip

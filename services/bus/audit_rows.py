@@ -33,6 +33,7 @@ _NULL = _INT32.pack(-1)
 _BOOL = (b"\x00\x00\x00\x01\x00", b"\x00\x00\x00\x01\x01")
 _ITEMS = struct.Struct("!ii")  # length 4, the integer
 _AT = struct.Struct("!iq")  # length 8, microseconds since 2000-01-01 UTC
+_AT_TEXT = struct.Struct("!iqi")  # a time, then the length of the text after it
 _PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _EMPTY_UUIDS = struct.pack("!iiiI", 12, 0, 0, UUID_OID)  # no dimensions
 _UUIDS_HEAD = struct.Struct("!iiiIii")  # length, one dimension, no nulls, oid, size, from 1
@@ -101,14 +102,13 @@ Head = tuple[str, str, frozenset[str] | None, bool, str, str, str | None, str | 
 
 
 class Heads:
-    """The encoded head of a row (its field count, then who and what), made once per head."""
+    """The encoded head of a row (its field count, then who and what), made once per head:
+    ``heads.kept.get(head) or heads.make(head)``."""
 
     def __init__(self) -> None:
-        self._kept: dict[Head, bytes] = {}
+        self.kept: dict[Head, bytes] = {}
 
-    def __call__(self, head: Head) -> bytes:
-        if (data := self._kept.get(head)) is not None:
-            return data
+    def make(self, head: Head) -> bytes:
         tenant_id, actor, roles, service, command, result, reason, door, items = head
         data = b"".join(
             (
@@ -117,15 +117,26 @@ class Heads:
                 text_cell(result), text_cell(reason), text_cell(door), _ITEMS.pack(4, items),
             )
         )  # fmt: skip
-        if len(self._kept) >= HEADS_KEPT:
-            self._kept.clear()
-        self._kept[head] = data
+        if len(self.kept) >= HEADS_KEPT:
+            self.kept.clear()
+        self.kept[head] = data
         return data
 
 
 def row(head: bytes, at: datetime, command_id: str, aggregates: list[UUID]) -> bytes:
-    """One row: its head (``Heads``), then the cells it has of its own."""
-    return head + at_cell(at) + text_cell(command_id) + uuids_cell(aggregates)
+    """One row: its head (``Heads``), then the cells it has of its own (when, as
+    ``at_cell``; the command id; the aggregates), in as few steps as a row can take: it is
+    made for every decision, on the event loop."""
+    if at.tzinfo is None:
+        at = at.astimezone(UTC)
+    try:
+        command = command_id.encode()
+    except UnicodeEncodeError:
+        command = text_bytes(command_id)
+    if b"\x00" in command:
+        command = text_bytes(command_id)
+    ids = _ONE_UUID + aggregates[0].bytes if len(aggregates) == 1 else uuids_cell(aggregates)
+    return head + _AT_TEXT.pack(8, (at - _PG_EPOCH) // _MICROSECOND, len(command)) + command + ids
 
 
 async def copy_data(rows: list[bytes]) -> AsyncIterator[bytes]:

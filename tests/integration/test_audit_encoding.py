@@ -6,6 +6,7 @@ surrogate) never fails the COPY of the rows beside it."""
 
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import asyncpg
 
@@ -25,7 +26,7 @@ ROWS = [
 ]  # fmt: skip
 
 
-def asyncpg_record(values: tuple) -> tuple:
+def asyncpg_record(values: tuple[Any, ...]) -> tuple[Any, ...]:
     """The same row in the order of ``COLUMNS``, as ``copy_records_to_table`` takes it."""
     *head, at, command_id, aggregates = values
     roles = tuple(sorted(head[2] or ()))
@@ -38,7 +39,7 @@ async def test_rows_read_back_as_asyncpgs_codecs_write_them(database_url: str) -
         await ensure_table(conn)
         await conn.execute(f"CREATE TABLE written_by_asyncpg (LIKE {TABLE} INCLUDING DEFAULTS)")
         heads = Heads()
-        encoded = [row(heads(tuple(values[:9])), *values[9:]) for values in ROWS]  # type: ignore[arg-type]
+        encoded = [row(heads.make(tuple(values[:9])), *values[9:]) for values in ROWS]  # type: ignore[arg-type]
         trail = AuditTrail(conn)  # type: ignore[arg-type]
         trail._rows = encoded
         await trail.flush()
@@ -63,9 +64,9 @@ async def test_text_postgresql_refuses_is_replaced_not_a_failed_copy(database_ur
         heads = Heads()
         trail = AuditTrail(conn)  # type: ignore[arg-type]
         trail._rows = [
-            row(heads(("t", "nul\x00actor", None, False, "C", "applied", None, None, 1)), AT,
+            row(heads.make(("t", "nul\x00actor", None, False, "C", "applied", None, None, 1)), AT,
                 "key\ud800", []),
-            row(heads(("t", "ann", None, False, "C", "applied", None, None, 1)), AT, "c", []),
+            row(heads.make(("t", "ann", None, False, "C", "applied", None, None, 1)), AT, "c", []),
         ]  # fmt: skip
         await trail.flush()
         found = await conn.fetch(f"SELECT actor, command_id FROM {TABLE} ORDER BY id")
