@@ -14,7 +14,9 @@ A refusal decided at a door before any command exists (a missing scope or role, 
 the gRPC method's own check) is a row of the same table, by ``refused`` (decisions D110):
 every decision, at every door, is one row, and each row names its door. A batch request is
 one caller's decision: its items that ended alike are one row naming how many they are
-(``items``) and each item's aggregate (decisions D281).
+(``items``) and each item's aggregate (decisions D281). Each row is written out as the COPY
+reads it when it is recorded, who and what decided encoded once (``services.bus.audit_rows``,
+decisions D310).
 """
 
 import asyncio
@@ -105,7 +107,8 @@ def one_decision(unit: Unit) -> bool:
 @dataclass
 class AuditTrail:
     """Collects each answered batch's rows on the event loop, each row written out as the
-    COPY reads it (``services.bus.audit_rows``), and writes them in the background."""
+    COPY reads it (``services.bus.audit_rows``, decisions D310), and writes them in the
+    background."""
 
     pool: asyncpg.Pool
     _rows: list[bytes] = field(default_factory=list)
@@ -118,20 +121,29 @@ class AuditTrail:
         decided of it, for the aggregates each decision touched). One caller's batch through
         one door (``one_decision``) is a row per outcome, naming how many items it stands for
         (decisions D281); every other command is a row of its own."""
+        # Written for the single command's path first: it runs for every decision, on the
+        # event loop (decisions D310).
         touched: dict[tuple[int, int], list[UUID]] = {}
         for unit, index, decision in decided:
             if unit is not None:
-                ids = [a.id for a in decision.aggregates]
-                ids += [e.originator_id for e in decision.created]
+                aggregates, created = decision.aggregates, decision.created
+                if not aggregates and len(created) == 1:
+                    ids = [created[0].originator_id]
+                else:
+                    ids = [a.id for a in aggregates] + [e.originator_id for e in created]
                 touched[(id(unit), index)] = ids
         rows, kept, make = self._rows, self._heads.kept, self._heads.make
         for unit in batch:
-            key = id(unit)
-            if one_decision(unit):
+            if unit.batch and one_decision(unit):
                 self._merged(unit, touched)
                 continue
-            for index, (issued, result) in enumerate(zip(unit.commands, unit.results, strict=True)):
-                outcome, reason = ended(result)
+            key, results = id(unit), unit.results
+            for index, issued in enumerate(unit.commands):
+                result = results[index]
+                if type(result) is Outcome and not result.already_applied:
+                    outcome, reason = "applied", None
+                else:
+                    outcome, reason = ended(result)
                 # What a decision touched names its aggregates; a refused command touched
                 # none, and is filed under the ids it names (the aggregate it was about).
                 ids = touched.get((key, index)) or named_ids(issued.command)
