@@ -8,8 +8,8 @@ tenant, the actor, the roles, whether a service; what was decided: the command, 
 the reason, the door, how many items), so that part of a row is encoded once and kept
 (``Heads``), and only what each row has of its own (when, the command id, the aggregates)
 is encoded per row. The format is PostgreSQL's (the "Binary Format" of COPY, each value as
-its type's ``*_send`` writes it); ``tests/integration/test_audit_rows.py`` reads back every
-column written this way.
+its type's ``*_send`` writes it); ``tests/integration/test_audit_encoding.py`` reads every
+column back against the same values written by asyncpg's own codecs.
 """
 
 import functools
@@ -47,7 +47,8 @@ HEADS_KEPT = 10_000
 
 def text_bytes(value: str) -> bytes:
     """``value`` as PostgreSQL's text takes it: UTF-8, with what it refuses (a NUL, a lone
-    surrogate) replaced by U+FFFD, so that no row can fail the COPY of every other one."""
+    surrogate) replaced by U+FFFD (a surrogate by ``?``), so that no row can fail the COPY of
+    every other one (decisions D311)."""
     try:
         data = value.encode()
     except UnicodeEncodeError:
