@@ -14,12 +14,13 @@ A refusal decided at a door before any command exists (a missing scope or role, 
 the gRPC method's own check) is a row of the same table, by ``refused`` (decisions D110):
 every decision, at every door, is one row, and each row names its door. A batch request is
 one caller's decision: its items that ended alike are one row naming how many they are
-(``items``) and each item's aggregate (decisions D281).
+(``items``) and each item's aggregate (decisions D281). Each row is written out as the COPY
+reads it when it is recorded, who and what decided encoded once (``services.bus.audit_rows``,
+decisions D310).
 """
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from contracts.errors import DomainError
 from services.bus.asking import Asking
+from services.bus.audit_rows import COLUMNS, Heads, copy_data, row
 from services.bus.decisions import Outcome
 from services.bus.units import Decided, Unit
 
@@ -71,10 +73,6 @@ DO $$ BEGIN
     END IF;
 END $$;
 """
-COLUMNS = (
-    "tenant_id", "actor", "roles", "service", "at", "command", "command_id", "aggregates",
-    "result", "reason", "door", "items",
-)  # fmt: skip
 FLUSH_SECONDS = 0.25
 # Rows kept while PostgreSQL cannot take them; past this, the oldest are dropped (and said).
 BOUND = 100_000
@@ -106,66 +104,70 @@ def one_decision(unit: Unit) -> bool:
     return unit.batch and unit.tracking is None and len(unit.commands) > 1
 
 
-@functools.lru_cache(maxsize=1024)
-def listed(roles: frozenset[str] | None) -> tuple[str, ...]:
-    """A caller's roles as the row holds them, sorted; worked out once per set of roles,
-    not once per row on the event loop."""
-    return tuple(sorted(roles or ()))
-
-
 @dataclass
 class AuditTrail:
-    """Collects each answered batch's rows on the event loop and writes them in the background."""
+    """Collects each answered batch's rows on the event loop, each row written out as the
+    COPY reads it (``services.bus.audit_rows``, decisions D310), and writes them in the
+    background."""
 
     pool: asyncpg.Pool
-    _rows: list[tuple[Any, ...]] = field(default_factory=list)
+    _rows: list[bytes] = field(default_factory=list)
     _writer: asyncio.Task[None] | None = None
     _writing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _heads: Heads = field(default_factory=Heads)
 
     def record(self, batch: Iterable[Unit], decided: Iterable[Decided] = ()) -> None:
         """The rows of a batch whose callers have their answers (``decided``: what was
         decided of it, for the aggregates each decision touched). One caller's batch through
         one door (``one_decision``) is a row per outcome, naming how many items it stands for
         (decisions D281); every other command is a row of its own."""
+        # Written for the single command's path first: it runs for every decision, on the
+        # event loop (decisions D310).
         touched: dict[tuple[int, int], list[UUID]] = {}
         for unit, index, decision in decided:
             if unit is not None:
-                ids = [a.id for a in decision.aggregates]
-                ids += [e.originator_id for e in decision.created]
+                aggregates, created = decision.aggregates, decision.created
+                if not aggregates and len(created) == 1:
+                    ids = [created[0].originator_id]
+                else:
+                    ids = [a.id for a in aggregates] + [e.originator_id for e in created]
                 touched[(id(unit), index)] = ids
-        rows = self._rows
+        rows, kept, make = self._rows, self._heads.kept, self._heads.make
         for unit in batch:
-            key = id(unit)
-            merged: dict[tuple[Any, ...], list[Any]] | None = {} if one_decision(unit) else None
-            for index, (issued, result) in enumerate(zip(unit.commands, unit.results, strict=True)):
-                outcome, reason = ended(result)
+            if unit.batch and one_decision(unit):
+                self._merged(unit, touched)
+                continue
+            key, results = id(unit), unit.results
+            for index, issued in enumerate(unit.commands):
+                result = results[index]
+                if type(result) is Outcome and not result.already_applied:
+                    outcome, reason = "applied", None
+                else:
+                    outcome, reason = ended(result)
                 # What a decision touched names its aggregates; a refused command touched
                 # none, and is filed under the ids it names (the aggregate it was about).
                 ids = touched.get((key, index)) or named_ids(issued.command)
-                name = type(issued.command).__name__
-                if merged is None:
-                    rows.append(
-                        (
-                            issued.tenant_id, issued.actor, listed(issued.roles), issued.service,
-                            issued.at, name, issued.command_id, ids, outcome, reason,
-                            issued.door, 1,
-                        )
-                    )  # fmt: skip
-                    continue
-                same = (issued.tenant_id, issued.actor, issued.roles, issued.service, issued.at,
-                        name, outcome, reason, issued.door)  # fmt: skip
-                if (row := merged.get(same)) is None:
-                    merged[same] = [
-                        issued.tenant_id, issued.actor, listed(issued.roles), issued.service,
-                        issued.at, name, issued.command_id, list(ids), outcome, reason,
-                        issued.door, 1,
-                    ]  # fmt: skip
-                else:
-                    row[7] += ids
-                    row[11] += 1
-            if merged:
-                rows += (tuple(row) for row in merged.values())
+                head = (issued.tenant_id, issued.actor, issued.roles, issued.service,
+                        type(issued.command).__name__, outcome, reason, issued.door, 1)  # fmt: skip
+                rows.append(row(kept.get(head) or make(head), issued.at, issued.command_id, ids))
         self._written_soon()
+
+    def _merged(self, unit: Unit, touched: dict[tuple[int, int], list[UUID]]) -> None:
+        """One caller's batch: a row per outcome, naming its items and their aggregates."""
+        merged: dict[tuple[Any, ...], list[Any]] = {}
+        for index, (issued, result) in enumerate(zip(unit.commands, unit.results, strict=True)):
+            outcome, reason = ended(result)
+            ids = touched.get((id(unit), index)) or named_ids(issued.command)
+            name = type(issued.command).__name__
+            same = (issued.tenant_id, issued.actor, issued.roles, issued.service, name,
+                    outcome, reason, issued.door, issued.at)  # fmt: skip
+            if (items := merged.get(same)) is None:
+                merged[same] = [issued.command_id, list(ids), 1]
+            else:
+                items[1] += ids
+                items[2] += 1
+        for same, (command_id, ids, count) in merged.items():
+            self._rows.append(row(self._heads.make((*same[:-1], count)), same[-1], command_id, ids))
 
     def refused(self, asked: Asking, at: datetime) -> None:
         """The row of a refusal decided at a door before any command reached the bus
@@ -176,12 +178,12 @@ class AuditTrail:
         if caller is None or not asked.refused_here():
             return
         asked.audited = True
-        self._rows.append(
-            (
-                caller.tenant_id, caller.actor, listed(caller.roles), caller.service, at,
-                asked.asked, "", [], "refused", asked.refusal or "not-permitted", asked.door, 1,
-            )
+        reason = asked.refusal or "not-permitted"
+        head = self._heads.make(
+            (caller.tenant_id, caller.actor, caller.roles, caller.service, asked.asked,
+             "refused", reason, asked.door, 1)
         )  # fmt: skip
+        self._rows.append(row(head, at, "", []))
         self._written_soon()
 
     def granted(
@@ -195,12 +197,11 @@ class AuditTrail:
         if caller is None:
             return
         asked.audited = True
-        self._rows.append(
-            (
-                caller.tenant_id, caller.actor, listed(caller.roles), caller.service, at,
-                what or asked.asked, decision_id, [], "applied", None, asked.door, 1,
-            )
+        head = self._heads.make(
+            (caller.tenant_id, caller.actor, caller.roles, caller.service, what or asked.asked,
+             "applied", None, asked.door, 1)
         )  # fmt: skip
+        self._rows.append(row(head, at, decision_id, []))
         self._written_soon()
 
     def _written_soon(self) -> None:
@@ -222,7 +223,9 @@ class AuditTrail:
             while self._rows:
                 rows, self._rows = self._rows, []
                 try:
-                    await self.pool.copy_records_to_table(TABLE, records=rows, columns=COLUMNS)
+                    await self.pool.copy_to_table(
+                        TABLE, source=copy_data(rows), columns=COLUMNS, format="binary"
+                    )
                 except asyncio.CancelledError:
                     self._rows[:0] = rows  # the closing flush writes them
                     raise

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from eventsourcing.persistence import Tracking
 
 from contracts.feedback import RecordFeedback
-from services.bus.audit import listed, one_decision
+from services.bus.audit import one_decision
+from services.bus.audit_rows import listed
 from services.bus.issued import Issued
 from services.bus.units import Unit
 
