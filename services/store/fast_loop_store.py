@@ -24,6 +24,13 @@ from services.store.event_store import EventStore
 from services.store.existing import EXISTING_ON_LOOP
 
 
+async def nothing_to_reset(conn: asyncpg.Connection) -> None:
+    """A connection given back needs no reset: its two statements leave nothing in the session
+    (the append's lock and ``lock_timeout`` are its transaction's). asyncpg's own reset is a
+    round trip on every release (advisory locks, cursors, listeners, settings), paid by every
+    command (D303)."""
+
+
 class LoopStore:
     """Its connections are its own (``open``): the writes of a process never wait for a
     connection behind its reads (a read with ``minPosition`` holds one while it waits)."""
@@ -32,7 +39,10 @@ class LoopStore:
     async def open(cls, database_url: str, store: EventStore, size: int = 2) -> "LoopStore":
         # Two: a batch's lookup while the batch before it appends. None kept open: a process
         # that sends no command (a projector, the relay) never holds one.
-        return cls(await asyncpg.create_pool(database_url, min_size=0, max_size=size), store)
+        pool = await asyncpg.create_pool(
+            database_url, min_size=0, max_size=size, reset=nothing_to_reset
+        )
+        return cls(pool, store)
 
     def __init__(self, pool: asyncpg.Pool, store: EventStore) -> None:
         recorder = store.recorder
