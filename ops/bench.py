@@ -87,7 +87,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import localservers  # noqa: E402
 from bench_audit import audit_runs  # noqa: E402
-from bench_console import load_demo, measure_pages  # noqa: E402
+from bench_console import load_demo, measure_comparison, measure_pages, standin  # noqa: E402
 from bench_inbox import REVIEWER, measure_inbox  # noqa: E402
 from bench_inbox import TENANT as INBOX_TENANT  # noqa: E402
 from bench_inbox import fill as fill_inbox  # noqa: E402
@@ -200,15 +200,20 @@ class Served(NamedTuple):
 
 
 def start_api(
-    url: str, keys: str, out: Path, workers: int | None = None, program: list[str] | None = None
+    url: str,
+    keys: str,
+    out: Path,
+    workers: int | None = None,
+    program: list[str] | None = None,
+    settings: dict[str, str] | None = None,
 ) -> Served:
     """``feedbackloop api`` with its default (production) server settings; ``workers``
     overrides its default of one worker process per core. Also each worker's metrics URL.
     ``program``: another command line serving the same way (part ``audit``: the API without
-    its audit, ``ops/bench_unaudited_api.py``)."""
+    its audit, ``ops/bench_unaudited_api.py``); ``settings``: more of its environment."""
     port, count = localservers.free_port(), workers or os.cpu_count() or 1
     metrics = free_ports(count)  # worker k serves them on the first free port of these
-    env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys}
+    env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys} | (settings or {})
     env |= {"FEEDBACKLOOP_HOST": "127.0.0.1", "FEEDBACKLOOP_PORT": str(port)}
     env["FEEDBACKLOOP_METRICS_PORT"] = str(metrics)
     env["FEEDBACKLOOP_LOG_LEVEL"] = "WARNING"  # no access-log line per request
@@ -1171,15 +1176,17 @@ def part_console(bench: Bench) -> list[dict[str, Any]]:
     data = Path(tempfile.mkdtemp(prefix="fl-bench-demo-"))
     try:
         people = load_demo(bench.url, data, bench.out / "demo.log")
-        # One worker: the pages are opened one after the other, by one client at a time.
         keys = (data / "demo-api-keys.json").read_text()
-        api = start_api(bench.url, keys, bench.out, workers=1)
     finally:
         shutil.rmtree(data, ignore_errors=True)
-    try:
-        pages = measure_pages(api.base, people, repeats)
-    finally:
-        stop_process(api.process)
+    with standin() as agent:  # a comparison runs its conversations
+        # One worker: the pages are opened one after the other, by one client at a time.
+        api = start_api(bench.url, keys, bench.out, workers=1, settings=agent)
+        try:
+            pages = measure_pages(api.base, people, repeats)
+            pages.append(measure_comparison(api.base, people, repeats))
+        finally:
+            stop_process(api.process)
     bench.details |= {"console_pages": pages}
     return [
         figure

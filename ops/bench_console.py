@@ -5,20 +5,26 @@ The fresh database is filled by ``feedbackloop demo`` (a subprocess, as a newcom
 navigation (``services.console.pages.PAGES``, so a page added there is measured without a
 change here) is opened by the first demo person whose roles the page names, signed in through
 the sign-in form as a browser is; the first link from the page to a page under its own path
-(an Inbox item) is measured too. Every GET of a page alternates with a GET of the API's JSON
-behind the same data as the same person (or ``/healthz`` where no route is named here), so
-both see the machine in the same state and their ratio is what the console adds on top of the
-read. Decisions D97.
+(an Inbox item) is measured too, and a comparison's page (``measure_comparison``: the demo
+holds none, so one is started first, against the demo's stand-in agent). Every GET of a page
+alternates with a GET of the API's JSON behind the same data as the same person (or
+``/healthz`` where no route is named here), so both see the machine in the same state and
+their ratio is what the console adds on top of the read. Decisions D97.
 
     python ops/bench.py --parts console
 """
 
+import asyncio
 import json
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +32,9 @@ from typing import Any
 import httpx
 
 from services.console.pages import PAGES
+from services.processes.demo.cast import AGENTS
+from services.processes.demo.loading import standin_agent
+from services.processes.demo.standin_script import SCRIPT
 
 # The API's JSON behind a page: (its list, its item by the last segment of the page's link).
 # A page not named here, or a route that does not answer, is measured against GET /healthz,
@@ -164,3 +173,52 @@ def measure_pages(base: str, people: list[Person], repeats: int) -> list[dict[st
             for client in pair:
                 client.close()
     return measured
+
+
+@contextmanager
+def standin() -> Iterator[dict[str, str]]:
+    """The demo's stand-in agent over real HTTP, served from a thread of its own while the
+    block runs: the settings that point the API at it."""
+    ready: queue.Queue[str] = queue.Queue()
+    stop = threading.Event()
+
+    async def serve() -> None:
+        async with standin_agent() as url:
+            ready.put(url)
+            while not stop.is_set():
+                await asyncio.sleep(0.05)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        model = str(SCRIPT["modelName"])
+        yield {"FEEDBACKLOOP_AGENT_URL": ready.get(timeout=30), "FEEDBACKLOOP_AGENT_MODEL": model}
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+def measure_comparison(base: str, people: list[Person], repeats: int) -> dict[str, Any]:
+    """The page of a comparison (the billing agent's confirmed cases, three conversations a
+    case and side, the stand-in's model on both), started by the agent's maintainer through
+    the API as the CI gate starts one, against ``GET /factory/evals/comparisons/{id}``."""
+    agent = AGENTS[1]
+    [person] = [p for p in people if p.subject == agent.maintainer.subject]
+    bearer = {"Authorization": f"Bearer {person.key}"}
+    with httpx.Client(base_url=base, timeout=300, headers=bearer) as api:
+        body = {"agent": agent.path, "candidate": {"model": str(SCRIPT["modelName"])}}
+        started = api.post("/factory/evals/comparisons", json=body)
+        if started.status_code != 201:
+            raise RuntimeError(f"the comparison answered {started.status_code}: {started.text}")
+        view = started.json()
+        found = view["comparisonId"]
+        if not view["cases"] or view["notCompared"] == len(view["cases"]):
+            raise RuntimeError(f"the comparison compared no case: {started.text[:500]}")
+        path, api_path = f"/eval-cases/comparisons/{found}", f"/factory/evals/comparisons/{found}"
+        console = signed_in(base, person.key)
+        try:
+            measured = timed_pair(console, api, path, api_path, repeats)
+        finally:
+            console.close()
+    shown = {key: view[key] for key in ("regressed", "fixed", "unchanged", "notCompared")}
+    return {"page": "a comparison", "person": person.subject, "cases": shown, **measured}
