@@ -32,8 +32,7 @@ _INT32 = struct.Struct("!i")
 _NULL = _INT32.pack(-1)
 _BOOL = (b"\x00\x00\x00\x01\x00", b"\x00\x00\x00\x01\x01")
 _ITEMS = struct.Struct("!ii")  # length 4, the integer
-_AT = struct.Struct("!iq")  # length 8, microseconds since 2000-01-01 UTC
-_AT_TEXT = struct.Struct("!iqi")  # a time, then the length of the text after it
+_AT_TEXT = struct.Struct("!iqi")  # length 8, microseconds since 2000-01-01 UTC; a text's length
 _PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 _EMPTY_UUIDS = struct.pack("!iiiI", 12, 0, 0, UUID_OID)  # no dimensions
 _UUIDS_HEAD = struct.Struct("!iiiIii")  # length, one dimension, no nulls, oid, size, from 1
@@ -73,23 +72,13 @@ def texts_cell(values: Iterable[str]) -> bytes:
 
 
 def uuids_cell(ids: list[UUID]) -> bytes:
-    """A ``uuid[]``."""
-    if len(ids) == 1:  # a single command's row
-        return _ONE_UUID + ids[0].bytes
+    """A ``uuid[]`` (a single command's one id is written by ``row`` itself)."""
     if not ids:
         return _EMPTY_UUIDS
     cell = _UUID_CELL
     return _UUIDS_HEAD.pack(20 + 20 * len(ids), 1, 0, UUID_OID, len(ids), 1) + b"".join(
         [cell + id.bytes for id in ids]
     )
-
-
-def at_cell(at: datetime) -> bytes:
-    """A ``timestamptz``: a time without a zone is the machine's local time, as asyncpg
-    (and Python's ``astimezone``) take it."""
-    if at.tzinfo is None:
-        at = at.astimezone(UTC)
-    return _AT.pack(8, (at - _PG_EPOCH) // _MICROSECOND)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -125,10 +114,10 @@ class Heads:
 
 
 def row(head: bytes, at: datetime, command_id: str, aggregates: list[UUID]) -> bytes:
-    """One row: its head (``Heads``), then the cells it has of its own (when, as
-    ``at_cell``; the command id; the aggregates), in as few steps as a row can take: it is
+    """One row: its head (``Heads``), then the cells it has of its own (when, a
+    ``timestamptz``; the command id; the aggregates), in as few steps as a row can take: it is
     made for every decision, on the event loop."""
-    if at.tzinfo is None:
+    if at.tzinfo is None:  # the machine's local time, as asyncpg and ``astimezone`` take it
         at = at.astimezone(UTC)
     try:
         command = command_id.encode()
