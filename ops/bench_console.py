@@ -53,6 +53,7 @@ API_BEHIND: dict[str, tuple[str, str | None]] = {
     "audit": ("/factory/audit", None),
 }
 HEALTH = "/healthz"
+STANDIN_MODEL = str(SCRIPT["modelName"])  # the model the demo's stand-in agent answers as
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 
 
@@ -191,8 +192,8 @@ def standin() -> Iterator[dict[str, str]]:
     thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
     thread.start()
     try:
-        model = str(SCRIPT["modelName"])
-        yield {"FEEDBACKLOOP_AGENT_URL": ready.get(timeout=30), "FEEDBACKLOOP_AGENT_MODEL": model}
+        url = ready.get(timeout=30)
+        yield {"FEEDBACKLOOP_AGENT_URL": url, "FEEDBACKLOOP_AGENT_MODEL": STANDIN_MODEL}
     finally:
         stop.set()
         thread.join(10)
@@ -206,7 +207,7 @@ def measure_comparison(base: str, people: list[Person], repeats: int) -> dict[st
     [person] = [p for p in people if p.subject == agent.maintainer.subject]
     bearer = {"Authorization": f"Bearer {person.key}"}
     with httpx.Client(base_url=base, timeout=300, headers=bearer) as api:
-        body = {"agent": agent.path, "candidate": {"model": str(SCRIPT["modelName"])}}
+        body = {"agent": agent.path, "candidate": {"model": STANDIN_MODEL}}
         started = api.post("/factory/evals/comparisons", json=body)
         if started.status_code != 201:
             raise RuntimeError(f"the comparison answered {started.status_code}: {started.text}")

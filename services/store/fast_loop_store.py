@@ -25,10 +25,11 @@ from services.store.existing import EXISTING_ON_LOOP
 
 
 async def nothing_to_reset(conn: asyncpg.Connection) -> None:
-    """A connection given back needs no reset: its two statements leave nothing in the session
-    (the append's lock and ``lock_timeout`` are its transaction's). asyncpg's own reset is a
-    round trip on every release (advisory locks, cursors, listeners, settings), paid by every
-    command (D303)."""
+    """A connection given back needs no reset query: its two statements leave nothing in the
+    session (the append's lock and ``lock_timeout`` are its transaction's). asyncpg still rolls
+    back a transaction left open and drops listeners before it calls this; what is skipped is
+    its reset query (advisory locks, cursors, settings), a round trip paid by every command
+    (D303)."""
 
 
 class LoopStore:
