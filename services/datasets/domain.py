@@ -11,44 +11,16 @@
 Decisions are pure: ids, instants and who acts come in with the call.
 """
 
-from dataclasses import dataclass
 from datetime import datetime
-from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
 from contracts.datasets import DEFAULT_SCORING_RULE, dataset_target, harvested_dataset
 from contracts.errors import Conflict, NotFound, NotPermitted
 from contracts.neighbours import ArtifactValidated, RunCompleted
+from services.datasets.ids import dataset_key, harvested_run_id, validation_id
+from services.datasets.versions import Version, immutable
 from services.store.sealing import Personal
-
-DATASETS_NAMESPACE = UUID("b7d2a6c4-3f1e-5a9b-8c07-1e2d3f4a5b6c")
-
-
-def harvested_run_id(tenant_id: str, run_id: str) -> UUID:
-    return uuid5(DATASETS_NAMESPACE, f"{tenant_id}/run/{run_id}")
-
-
-def validation_id(tenant_id: str, validated: ArtifactValidated) -> UUID:
-    key = "/".join(
-        (
-            validated.artifact_ref,
-            validated.validator,
-            validated.run_id or "",
-            validated.validated_at.isoformat(),
-        )
-    )
-    return uuid5(DATASETS_NAMESPACE, f"{tenant_id}/validation/{key}")
-
-
-def dataset_key(tenant_id: str, dataset_id: str) -> UUID:
-    return uuid5(DATASETS_NAMESPACE, f"{tenant_id}/dataset/{dataset_id}")
-
-
-def shared_dataset_id(source_tenant: str, dataset_id: str) -> str:
-    """The copy's id in the receiving tenant: opaque, so it names neither the source tenant
-    nor its dataset (anonymisation, C17)."""
-    return "shared:" + uuid5(DATASETS_NAMESPACE, f"{source_tenant}/{dataset_id}").hex[:16]
 
 
 class HarvestedRun(Aggregate):
@@ -131,16 +103,6 @@ class Validation(Aggregate):
             findings=validated.findings,
             validated_at=validated.validated_at,
         )
-
-
-@dataclass(frozen=True)
-class Version:
-    version: int
-    snapshot_ref: str
-    task_count: int
-    classification: str
-    published_at: datetime
-    request_key: str | None
 
 
 class Dataset(Aggregate):
@@ -374,13 +336,3 @@ class Dataset(Aggregate):
         timestamp: datetime,
     ) -> None:  # fmt: skip
         self.shares[(version, to_tenant)] = to_dataset_id
-
-
-def immutable(dataset_id: str, version: int) -> Conflict:
-    """SPEC C15: the one refusal of any change to a published version."""
-    return Conflict(
-        f"version {version} of {dataset_id} is published and never changes",
-        reason="version-immutable",
-        datasetId=dataset_id,
-        version=version,
-    )

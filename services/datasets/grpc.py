@@ -39,7 +39,8 @@ from contracts.learning_pb2 import DatasetSnapshot, GetDatasetSnapshotRequest
 from contracts.scalars import DatasetVersion
 from services.bus.asking import Asking, asking, refused_as
 from services.bus.audit import AuditTrail
-from services.datasets.domain import Dataset, dataset_key
+from services.datasets.domain import Dataset
+from services.datasets.ids import dataset_key
 from services.edge.auth import KeyRing
 from services.edge.door_audit import noted
 from services.edge.problems import Unauthorized

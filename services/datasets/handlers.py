@@ -22,16 +22,9 @@ from services.datasets.commands import (
     RemoveTask,
     ShareCopy,
 )
-from services.datasets.domain import (
-    Dataset,
-    HarvestedRun,
-    Validation,
-    Version,
-    dataset_key,
-    harvested_run_id,
-    shared_dataset_id,
-    validation_id,
-)
+from services.datasets.domain import Dataset, HarvestedRun, Validation
+from services.datasets.ids import dataset_key, harvested_run_id, shared_dataset_id, validation_id
+from services.datasets.versions import Version
 from services.store.event_store import EventStore
 
 

@@ -1,22 +1,20 @@
-"""Read routes of one dataset beyond the list and its versions' bytes (``api.py``): its tasks
-as a snapshot taken now would hold them, and its consent and share state (SPEC C14, C17).
-Both are the datasets read model's, filtered by the caller's tenant (C16)."""
+"""Read routes of one dataset beyond the list (``api.py``) and its versions' bytes
+(``versions_api.py``): its tasks as a snapshot taken now would hold them, and its consent
+and share state (SPEC C14, C17). Both are the datasets read model's, filtered by the caller's
+tenant (C16)."""
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends
 
-from contracts.datasets import DatasetId, DatasetSharing, TaskPage
+from contracts.datasets import DatasetSharing, TaskPage
 from projections.datasets import dataset_sharing, task_page
-from services.datasets.domain import dataset_key
+from services.datasets.ids import dataset_key
+from services.datasets.route_parameters import READ, READ_MODEL, DatasetIdPath
 from services.edge.auth import Principal
 from services.edge.http import Http
 from services.edge.parameters import PAGE, Before, Limit, MinPosition
 from services.edge.problems import READ_ERRORS
-
-READ = "factory.evaluation.read"
-READ_MODEL = "datasets"
-DatasetIdPath = Annotated[DatasetId, Path(alias="datasetId")]
 
 
 def dataset_read_routes(http: Http) -> APIRouter:

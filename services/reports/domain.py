@@ -15,7 +15,7 @@ before the facts were stored.
 
 from datetime import datetime
 from typing import Any
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
@@ -25,17 +25,9 @@ from contracts.report_facts import ReportFacts, block_of, facts_of
 from contracts.report_kinds import canonical_kind, parse_kind
 from contracts.reports import DraftReport
 from contracts.trace_links import check_trace_links, trace_fields
+from services.reports.review_moves import check_review_move
 from services.reports.routing import addressee_text, is_agent_owner_kind, should_hand_over
 from services.store.sealing import Personal
-
-REPORT_NAMESPACE = UUID("0c9e6f2a-6d41-5c7b-a1d3-9b8e7f605a42")
-
-# The moves a reviewer may make (W32): anything else is refused, naming both states.
-REVIEW_MOVES = {("New", "Triaged"), ("Triaged", "Resolved"), ("Triaged", "WontFix")}
-
-
-def report_id_for(tenant_id: str, command_key: str) -> UUID:
-    return uuid5(REPORT_NAMESPACE, f"{tenant_id}/{command_key}")
 
 
 class Report(Aggregate):
@@ -340,11 +332,7 @@ class Report(Aggregate):
         link: str | None = None,
         reason: str | None = None,
     ) -> None:
-        if (self.status, status) not in REVIEW_MOVES:
-            raise InvalidTransition(
-                f"a report cannot move from {self.status} to {status}",
-                **{"from": self.status, "to": status},
-            )
+        check_review_move(self.status, status)  # W32
         if status == "Triaged":
             self._triaged(timestamp=at, reviewed_by=reviewed_by, tenant_id=self.tenant_id)
             return

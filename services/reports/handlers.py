@@ -21,7 +21,8 @@ from services.bus.decisions import Decision
 from services.bus.issued import Issued
 from services.permissions.agent_register import maintainers_of
 from services.permissions.rules import not_own
-from services.reports.domain import Report, report_id_for
+from services.reports.domain import Report
+from services.reports.report_ids import report_id_for
 from services.reports.routing import REGISTERED_MAINTAINERS
 from services.reports.wrong_answer import compose_report
 from services.store.event_store import EventStore

@@ -5,7 +5,7 @@ and the same after a rebuild."""
 import httpx
 
 from projections.datasets import Datasets, dataset_sharing
-from services.datasets.domain import dataset_key
+from services.datasets.ids import dataset_key
 from services.processes.bootstrap import Runtime
 from services.projecting.rebuild import rebuild
 from tests.conftest import Keys

@@ -15,9 +15,11 @@ from contracts.neighbours import ArtifactValidated, RunCompleted
 from projections.datasets import Datasets, dataset_tasks
 from services.bus.decisions import Outcome
 from services.bus.issued import Issued
-from services.datasets.domain import Dataset, HarvestedRun, harvested_run_id
+from services.datasets.domain import Dataset, HarvestedRun
+from services.datasets.ids import harvested_run_id
 from services.followers.waiting import wait_for_position
-from services.processes.bootstrap import Runtime, read_models
+from services.processes.bootstrap import Runtime
+from services.processes.contexts import read_models
 from services.processes.read_model_gauges import refresh
 from services.projecting.live import ProjectionRunner
 from services.projecting.rebuild import rebuild

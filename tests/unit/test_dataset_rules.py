@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from contracts.errors import Conflict, NotFound, NotPermitted
 from contracts.neighbours import RunCompleted
 from projections.dataset_tasks import Check, Correction, Curated, Run, compose, expected_outcome
-from services.datasets.domain import Dataset, HarvestedRun, shared_dataset_id
+from services.datasets.domain import Dataset, HarvestedRun
+from services.datasets.ids import shared_dataset_id
 from services.datasets.tasks import anonymised, artifact_refs_of, canonical, snapshot_document
 
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from contracts.datasets import RecordShareConsent
 from contracts.errors import DomainError, Refused
 from services.console.console import Console, Visitor
-from services.datasets.api import person
 from services.datasets.commands import GrantShareConsent
+from services.datasets.curation_api import person
 from services.datasets.degrading import ArtifactStoreUnavailable, keep
 from services.datasets.snapshots import snapshot_of
 from services.edge.problems import status_of

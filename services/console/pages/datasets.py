@@ -27,7 +27,7 @@ from services.console.console import Console, Visitor
 from services.console.page import Page
 from services.console.pages.dataset_actions import checked, dataset_action_routes
 from services.datasets.degrading import SNAPSHOT_MEDIA_TYPE
-from services.datasets.domain import dataset_key
+from services.datasets.ids import dataset_key
 from services.permissions.rules import OPERATOR, READ_ALL
 from services.store.artifacts import get_artifact
 
