@@ -26,7 +26,7 @@ FIELD = "minPosition"
 
 async def ensure_position_key(pool: Any) -> bytes:
     """The key that seals positions, made once per database (every replica reads the same).
-    Call it at start under the start-up DDL lock (services/processes/bootstrap.py)."""
+    Call it at start under the start-up DDL lock (services/processes/opening.py)."""
     await pool.execute(
         f"CREATE TABLE IF NOT EXISTS {KEYS_TABLE} (name text PRIMARY KEY, key bytea NOT NULL)"
     )

@@ -3,13 +3,17 @@
 Every process (``feedbackloop serve | api | projector | relay | inbound``) opens a Runtime and
 runs the parts it is for. What each bounded context brings is in its declaration
 (``services.processes.contexts``); this module only starts it.
+
+The Runtime's parts that start readers and tasks live beside it, each in its own module:
+readers of the log (``log_readers``), Kafka in and out (``kafka_readers``), the readers that
+post outside (``posting_readers``), and the tasks that keep gauges and keys current
+(``refreshers``). The HTTP server's lifespan is ``http_lifespan.serving``.
 """
 
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,62 +26,46 @@ from services.console.sessions import SessionSeal
 from services.datasets.grpc import Learning, serve_grpc
 from services.declaration import Given
 from services.digests.builder import DigestBuilder
-from services.digests.intake import TriageIntake
-from services.digests.tracker import GitHubTracker
 from services.edge.auth import KeyRing
 from services.edge.http import Http
 from services.edge.key_refresh import KeyRefresher
 from services.edge.positions import PositionSeal
 from services.edge.tokens import TokenVerifier
 from services.edge.widget_tokens import WidgetTokens, widget_key
-from services.followers.follower import Follower
-from services.followers.reader import Reader
 from services.followers.standing import ReaderHealth
 from services.followers.status import ReaderStatus
 from services.followers.supervisor import Supervisor
-from services.kafka.admin import ensure_topics
-from services.kafka.divergence import Divergence
 from services.kafka.inbound import InboundConsumer
-from services.kafka.relay import Relay
-from services.kafka.shares import Share
 from services.nightly.runner import NightlyRunner
 from services.observing.metrics import show_tenant_ids
-from services.owners.outbox import AgentWebhookOutbox
-from services.owners.sender import NAME as SENDER
-from services.owners.sender import AgentWebhookSender, SenderSettings
-from services.permissions.sources import SourceRoles
 from services.processes import scheduled
 from services.processes.console_settings import console_settings
-from services.processes.contexts import SUBSCRIPTIONS, read_models
 from services.processes.embedded import start_embedded_postgres
 from services.processes.health import instance_incidents, readiness_body
 from services.processes.http_app import http_app
-from services.processes.metrics_port import Served
+from services.processes.kafka_readers import KafkaReaders
+from services.processes.log_readers import LogReaders
 from services.processes.opening import load_keys, open_parts
+from services.processes.posting_readers import PostingReaders
 from services.processes.process_health import INBOUND, process_health
-from services.processes.published import PUBLICATIONS, TOPICS
-from services.processes.read_model_gauges import keep_refreshed
+from services.processes.refreshers import Refreshers
 from services.processes.reloadable import ReloadableEnviron
 from services.processes.roles import SERVE, Role
 from services.processes.settings import Settings
 from services.processes.waiting import until_reachable
-from services.processes.webhooks import webhook_readers
-from services.projecting.live import ProjectionReader
 from services.scheduling.orders import BuildDigest, PlanNight
 from services.scheduling.scheduler import NAME as SCHEDULER
 from services.scheduling.scheduler import Scheduler
 from services.store.event_store import EventStore
 from services.store.fast_loop_store import LoopStore
 
-__all__ = ["Runtime", "read_models", "serving"]
+__all__ = ["Runtime"]
 
 log = logging.getLogger("feedbackloop")
-GAUGES = "metrics-gauges"  # the supervised task that refreshes the read-model gauges
-KEYS = "keys"  # the supervised task that keeps the key ring at the store's keys and grants
 
 
 @dataclass
-class Runtime:
+class Runtime(KafkaReaders, PostingReaders, Refreshers, LogReaders):
     settings: Settings
     database_url: str
     store: EventStore
@@ -172,17 +160,6 @@ class Runtime:
             environ=self.reloadable() if environ is None else environ,
         )  # fmt: skip
 
-    def metrics_served(self, served: Served | None) -> int | None:
-        """Metrics are served (``serve_metrics``, before the process connected, or None when
-        off): keep the read-model gauges refreshed there, and stop serving when closed. The
-        counts of things that stand are read from the read models, whichever process changed
-        them (SPEC C49, C50). Answers the port."""
-        if served is None:
-            return None
-        self.served_metrics_port, self.unserve_metrics = served
-        self.supervisor.start(GAUGES, lambda: keep_refreshed(self.pool, self.stop))
-        return self.served_metrics_port
-
     async def start_grpc(self, port: int | None = None) -> int | None:
         """gRPC ``Learning`` beside the API (SPEC C22); answers its port, or None when off."""
         port = self.settings.grpc_port if port is None else port
@@ -192,126 +169,6 @@ class Runtime:
         learning = Learning(self.store, self.pool, self.keys, self.tokens, self.bus.audit)
         self.grpc_server, bound = await serve_grpc(learning, self.settings.grpc_host, port)
         return bound
-
-    def follow(self, reader: Reader) -> Follower:
-        """Run a reader of the log on the follower, supervised."""
-        follower = Follower(self.store, self.pool, reader)
-        self.readers[reader.name] = follower.status
-        self.supervisor.start(reader.name, lambda: follower.run(self.stop))
-        return follower
-
-    def start_projections(self, only: list[str] | None = None) -> None:
-        for projection in read_models():
-            if only and projection.name not in only:
-                continue
-            self.follow(ProjectionReader(projection))
-            log.info("projection %s: running", projection.name)
-
-    async def start_relay(self) -> Relay | None:
-        """The relay of this process's share of the log (FEEDBACKLOOP_RELAY_SHARE)."""
-        if not self.settings.kafka_bootstrap_servers:
-            log.warning("relay: off (no KAFKA_BOOTSTRAP_SERVERS): events stay in the store")
-            return None
-        share = Share.parse(self.settings.relay_share)
-        relay = Relay(
-            self.settings.kafka_bootstrap_servers,
-            PUBLICATIONS,
-            source=self.settings.cloudevents_source,
-            topic_prefix=self.settings.topic_prefix,
-            prepare=self.ensure_topics,
-            divergence=self.divergence(),
-            share=share,
-        )
-        self.follow(relay)
-        return relay
-
-    def divergence(self, reader: str | None = None) -> Divergence:
-        """The relay's topics compared with the store (decisions D49), from where ``reader``
-        stands (by default the relay of FEEDBACKLOOP_RELAY_SHARE)."""
-        assert self.settings.kafka_bootstrap_servers
-        reader = reader or Share.parse(self.settings.relay_share).name
-        topics = [self.settings.topic_prefix + p.topic for p in PUBLICATIONS]
-        return Divergence(
-            self.settings.kafka_bootstrap_servers, topics, self.store, self.pool, reader=reader
-        )
-
-    async def ensure_topics(self) -> None:
-        assert self.settings.kafka_bootstrap_servers
-        await ensure_topics(
-            self.settings.kafka_bootstrap_servers,
-            tuple(self.settings.topic_prefix + name for name in TOPICS),
-            self.settings.topic_partitions,
-            self.settings.topic_replication_factor,
-        )
-
-    def start_handover_webhook(self) -> Reader | None:
-        """The hand-over webhook's readers (the weekly digest's posts take the same route,
-        SPEC W123), when one is configured; answers the hand-overs' reader."""
-        readers = webhook_readers(self.settings, self.store, self.bus)
-        for reader in readers:
-            self.follow(reader)
-        return readers[0] if readers else None
-
-    def start_agent_webhooks(self) -> AgentWebhookOutbox:
-        """Agents' webhooks (decisions D194, D195): the outbox follows the log, the sender
-        posts its due rows; both supervised, in every process that delivers webhooks."""
-        outbox = AgentWebhookOutbox(self.pool, self.settings.cloudevents_source)
-        self.follow(outbox)
-        sender = AgentWebhookSender(
-            self.pool,
-            SenderSettings(
-                max_attempts=self.settings.agent_webhook_max_attempts,
-                backoff_seconds=self.settings.agent_webhook_backoff_seconds,
-                max_backoff_seconds=self.settings.agent_webhook_max_backoff_seconds,
-            ),
-        )
-        self.supervisor.start(SENDER, lambda: sender.run(self.stop))
-        return outbox
-
-    def triage_intake(self) -> TriageIntake:
-        """The triage intake of the weekly digest, with each tenant's tracker (decisions D66)."""
-        trackers = {
-            tenant: GitHubTracker(tracker.url, tracker.token.get_secret_value())
-            for tenant, tracker in self.settings.trackers.items()
-        }
-        return TriageIntake(
-            self.store, self.bus, trackers,
-            backoff_seconds=self.settings.tracker_backoff_seconds,
-            max_backoff_seconds=self.settings.tracker_max_backoff_seconds,
-        )  # fmt: skip
-
-    def start_intake(self) -> Reader | None:
-        """The triage intake, when a tracker is configured (none: the digest's posts go to
-        Kafka and the webhook only, and the log says so)."""
-        if not self.settings.trackers:
-            log.info("triage intake: no tracker configured (FEEDBACKLOOP_TRACKERS)")
-            return None
-        intake = self.triage_intake()
-        self.follow(intake)
-        log.info("triage intake: trackers of %d tenant(s)", len(self.settings.trackers))
-        return intake
-
-    def inbound_consumer(self) -> InboundConsumer:
-        return InboundConsumer(
-            self.bus,
-            self.store,
-            self.pool,
-            SUBSCRIPTIONS,
-            bootstrap=self.settings.kafka_bootstrap_servers or "localhost:9092",
-            group_id=self.settings.inbound_group_id,
-            topic_prefix=self.settings.topic_prefix,
-            prepare=self.ensure_topics,
-            sources=SourceRoles(self.settings.kafka_source_roles),
-        )
-
-    async def start_inbound(self) -> InboundConsumer | None:
-        if not self.settings.kafka_bootstrap_servers:
-            log.warning("inbound: off (no KAFKA_BOOTSTRAP_SERVERS): commands come over HTTP only")
-            return None
-        consumer = self.inbound_consumer()
-        self.supervisor.start(INBOUND, lambda: consumer.run(self.stop))
-        self.consumer = consumer
-        return consumer
 
     def nightly_runner(self, environ: Mapping[str, str] | None = None) -> NightlyRunner:
         runner: NightlyRunner = scheduled.carried_out_by(self.given(environ), PlanNight)
@@ -349,19 +206,6 @@ class Runtime:
         report = await self.health(only=self.running())
         return readiness_body(report, await instance_incidents(self.pool))
 
-    async def start_key_refresher(self) -> KeyRefresher:
-        """The store's keys and grants in ``keys`` before the first request, and again
-        whenever they change (decisions D29)."""
-        refresher = self.key_refresher()
-        await refresher.refresh()
-        self.supervisor.start(KEYS, lambda: refresher.run(self.stop))
-        return refresher
-
-    def key_refresher(self) -> KeyRefresher:
-        if self.refresher is None:
-            self.refresher = KeyRefresher(self.pool, self.keys)
-        return self.refresher
-
     def app(self, lifespan: Any = None) -> FastAPI:
         wait = self.settings.read_wait_seconds
         refresher = None if self.pool is None else self.key_refresher()
@@ -378,27 +222,3 @@ class Runtime:
         app, self.untrace = http_app(http, self.given(), self.readiness, lifespan)
         install_console(app, http, self.sessions, console_settings(self.settings, self.dev_key))
         return app
-
-
-@asynccontextmanager
-async def serving(runtime: Runtime, everything: bool) -> AsyncIterator[None]:
-    """The HTTP server's lifespan. With ``everything``, one process runs it all: API, read
-    models, hand-over webhook, relay and inbound consumers. The runtime is closed here, at
-    the server's shutdown, because uvicorn re-raises SIGTERM once it has shut down."""
-    broker = None
-    try:
-        await runtime.start_key_refresher()
-        await runtime.start_grpc()  # the API's processes answer gRPC too (SPEC C22)
-        if everything:
-            runtime.start_projections()
-            runtime.start_handover_webhook()
-            runtime.start_agent_webhooks()
-            runtime.start_intake()
-            await runtime.start_relay()
-            broker = await runtime.start_inbound()
-            runtime.start_scheduler()
-        yield
-    finally:
-        if broker is not None:
-            await broker.stop()
-        await runtime.close()

@@ -13,9 +13,10 @@ import uvicorn
 
 from services.processes import roles
 from services.processes.api_worker import WORKERS_VARIABLE
-from services.processes.bootstrap import Runtime, serving
+from services.processes.bootstrap import Runtime
 from services.processes.dev_key import show_dev_key
 from services.processes.http_answer_writes import OneWriteHttpTools
+from services.processes.http_lifespan import serving
 from services.processes.lifetime import process_settings, run_process
 
 # How long a worker may leave the supervisor's ping unanswered before it is killed as hung and

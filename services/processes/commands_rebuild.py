@@ -9,7 +9,8 @@ import typer
 from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from services.processes import roles
-from services.processes.bootstrap import Runtime, read_models
+from services.processes.bootstrap import Runtime
+from services.processes.contexts import read_models
 from services.processes.lifetime import console, process_settings, run_command
 
 # From this many events a rebuild loads feedback in worker processes, one per core: each

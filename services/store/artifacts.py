@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS artifacts (
 
 async def ensure_table(conn: asyncpg.Connection | PoolConnectionProxy) -> None:
     """Idempotent; call it at start under the start-up DDL lock
-    (services/processes/bootstrap.py)."""
+    (services/processes/opening.py)."""
     await conn.execute(DDL)
 
 

@@ -10,7 +10,7 @@ import asyncpg
 import httpx
 import pytest
 
-from services.processes.bootstrap import read_models
+from services.processes.contexts import read_models
 from tests.conftest import Keys
 from tests.e2e.conftest import ROOT, Service, auth
 

@@ -9,7 +9,8 @@ import httpx
 
 from services.followers.parked import list_parked
 from services.followers.waiting import wait_for_position
-from services.processes.bootstrap import Runtime, read_models
+from services.processes.bootstrap import Runtime
+from services.processes.contexts import read_models
 
 CE = {"Content-Type": "application/cloudevents+json"}
 TOML = {"Content-Type": "application/toml"}

@@ -11,7 +11,7 @@ from eventsourcing.persistence import OperationalError as LibraryOperationalErro
 
 from services.followers.transient import is_transient, postgresql_away
 from services.processes import roles
-from services.processes.bootstrap import read_models
+from services.processes.contexts import read_models
 from services.processes.metrics_port import metrics_port
 from services.processes.settings import Settings
 from tests.servers import ROOT
