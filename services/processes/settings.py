@@ -24,7 +24,7 @@ from services.edge.token_claims import TRUSTED_ISSUERS, TrustedIssuer
 from services.edge.tokens import TokenVerifier
 from services.kafka.shares import Share
 from services.permissions.sources import DEFAULT_SOURCE_ROLES
-from services.store.data_keys import MasterKeys
+from services.store.master_keys import MasterKeys
 
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]
 # One agent's pass rates by the check they bound (SPEC W66); a name that is not one is refused,

@@ -36,8 +36,8 @@ from services.projecting.live import topics_of
 from services.projecting.shared import REBUILD_PAGE, Shared
 from services.projecting.staged import Handed, staged_topics, staging_of
 from services.projecting.timestamps import quick_timestamps
-from services.store.data_keys import MasterKeys
 from services.store.event_store import EventStore
+from services.store.master_keys import MasterKeys
 from services.store.opening import open_store
 
 log = logging.getLogger(__name__)

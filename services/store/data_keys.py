@@ -2,10 +2,11 @@
 
 Envelope encryption (decisions D42): each person of a tenant has data keys of their own
 (AES-256-GCM), kept in ``feedbackloop_data_keys`` wrapped by a master key (AES key wrap,
-RFC 3394) that only the settings hold. A key has a scope: ``""`` for what is kept as long as
-the person is not erased, or a month (``2026-12``) for text a tenant's retention may erase
-(decisions D45). Destroying a key row is erasure: every value sealed under it becomes
-unreadable, in the log and in every copy of the log, while the events themselves stay.
+RFC 3394) that only the settings hold (``services.store.master_keys``). A key has a scope:
+``""`` for what is kept as long as the person is not erased, or a month (``2026-12``) for
+text a tenant's retention may erase (decisions D45). Destroying a key row is erasure: every
+value sealed under it becomes unreadable, in the log and in every copy of the log, while the
+events themselves stay.
 
 ``feedbackloop_data_key_bindings`` says which key an aggregate's later events are sealed
 under (a report's hand-over names no person: its draft did). Ids only, nothing personal.
@@ -17,7 +18,6 @@ every other process learns of an erasure before it decodes the next page of the 
 is cached from a key (the mapper's ciphers) is dropped with it.
 """
 
-import hashlib
 import os
 import threading
 import time
@@ -26,16 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
-from cryptography.hazmat.primitives.keywrap import aes_key_unwrap, aes_key_wrap
+from cryptography.hazmat.primitives.keywrap import aes_key_wrap
 from psycopg.rows import tuple_row
+
+from services.store.master_keys import MasterKeys, master_id
 
 KEYS_TABLE = "feedbackloop_data_keys"
 BINDINGS_TABLE = "feedbackloop_data_key_bindings"
 ERASURES_TABLE = "feedbackloop_data_key_erasures"
 CACHE_SECONDS = 1.0  # decisions D221: 5 s before
-# Used when the settings name no master key: fine for development and tests, never for data
-# that matters (docs/privacy.md says how to set one).
-DEVELOPMENT_MASTER_KEY = hashlib.sha256(b"feedbackloop development master key").digest()
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS {KEYS_TABLE} (
@@ -59,32 +58,6 @@ CREATE TABLE IF NOT EXISTS {ERASURES_TABLE} (
     erased_at timestamptz NOT NULL DEFAULT now()
 );
 """
-
-
-def master_id(master: bytes) -> str:
-    """A master key's name in the table: enough to know which wrapped a key, nothing more."""
-    return hashlib.sha256(b"master:" + master).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class MasterKeys:
-    """The master keys from the settings: the first wraps new keys, every one unwraps."""
-
-    keys: tuple[bytes, ...] = (DEVELOPMENT_MASTER_KEY,)
-
-    def __post_init__(self) -> None:
-        if not self.keys or any(len(k) not in (16, 24, 32) for k in self.keys):
-            raise ValueError("a master key is 16, 24 or 32 bytes")
-
-    @property
-    def current(self) -> bytes:
-        return self.keys[0]
-
-    def unwrap(self, master: str, wrapped: bytes) -> bytes:
-        for key in self.keys:
-            if master_id(key) == master:
-                return aes_key_unwrap(key, wrapped)
-        raise LookupError(f"no master key {master} in the settings (rotated away too early?)")
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ from pydantic import BaseModel
 
 from contracts.neighbours import RunCompleted
 from contracts.scalars import STORED
-from services.store.data_keys import DataKeys, MasterKeys
+from services.store.data_keys import DataKeys
 from services.store.fast_event_json import FastJSONTranscoder
+from services.store.master_keys import MasterKeys
 from services.store.memory_data_keys import MemoryDataKeys
 from services.store.sealing import SealingMapper
 

@@ -18,7 +18,8 @@ from uuid import UUID
 from cryptography.hazmat.primitives.keywrap import InvalidUnwrap, aes_key_unwrap
 from psycopg.rows import tuple_row
 
-from services.store.data_keys import DEVELOPMENT_MASTER_KEY, KEYS_TABLE, MasterKeys, master_id
+from services.store.data_keys import KEYS_TABLE
+from services.store.master_keys import DEVELOPMENT_MASTER_KEY, MasterKeys, master_id
 
 SHOWN = 5  # data key ids named in the refusal; the rest counted
 

@@ -6,7 +6,8 @@ import os
 from collections.abc import Iterable
 from uuid import UUID, uuid4
 
-from services.store.data_keys import DataKey, DataKeys, MasterKeys
+from services.store.data_keys import DataKey, DataKeys
+from services.store.master_keys import MasterKeys
 
 
 class MemoryDataKeys(DataKeys):

@@ -9,8 +9,8 @@ from eventsourcing.utils import get_topic
 
 from services.store.appending import ensure_append_function
 from services.store.columns_recorder import ColumnsRecorder
-from services.store.data_keys import MasterKeys
 from services.store.event_store import EventStore
+from services.store.master_keys import MasterKeys
 from services.store.master_keys_check import check_master_keys
 from services.store.owners import ensure_tenants_table
 

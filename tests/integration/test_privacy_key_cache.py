@@ -15,9 +15,10 @@ from uuid import uuid4
 import pytest
 
 from services.reports.domain import Report
-from services.store.data_keys import KEYS_TABLE, MasterKeys
+from services.store.data_keys import KEYS_TABLE
 from services.store.event_store import EVENTS_TABLE, EventStore
 from services.store.log_reading import read_log
+from services.store.master_keys import MasterKeys
 from services.store.opening import open_store
 from services.store.sealing import ERASED, BrokenSeal, is_sealed, month_of
 
@@ -63,7 +64,7 @@ def test_an_erasure_reaches_another_store_s_next_page_at_once(database_url: str)
 
 READER = """
 import sys
-from services.store.data_keys import MasterKeys
+from services.store.master_keys import MasterKeys
 from services.store.opening import open_store
 from tests.integration.test_privacy_key_cache import messages
 store = open_store(sys.argv[1], MasterKeys())

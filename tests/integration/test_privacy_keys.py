@@ -8,7 +8,7 @@ from uuid import uuid4
 import pytest
 
 from services.reports.domain import Report
-from services.store.data_keys import MasterKeys, master_id
+from services.store.master_keys import MasterKeys, master_id
 from services.store.master_keys_check import MasterKeysRefused
 from services.store.opening import open_store
 

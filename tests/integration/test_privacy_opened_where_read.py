@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from services.followers.decoding import read_page
-from services.store.data_keys import MasterKeys
+from services.store.master_keys import MasterKeys
 from services.store.opening import open_store
 from services.store.sealing import ERASED, SealingMapper
 from tests.integration.test_privacy_key_cache import drafted, written

@@ -27,8 +27,8 @@ from services.processes.health import SEALS
 from services.processes.lifetime import lived
 from services.projecting.rebuild import rebuild_many
 from services.projecting.swapping import RebuildParked
-from services.store.data_keys import master_id
 from services.store.event_store import EVENTS_TABLE
+from services.store.master_keys import master_id
 from services.store.master_keys_check import MasterKeysRefused
 from services.store.sealing import ERASED, BrokenSeal, is_sealed
 from tests.conftest import Keys, client_for, settings_for

@@ -19,8 +19,9 @@ import pytest
 from services.feedback.domain import Feedback
 from services.queues.domain import ReviewQueue
 from services.reports.domain import Report
-from services.store.data_keys import DataKey, MasterKeys
+from services.store.data_keys import DataKey
 from services.store.event_store import EventStore
+from services.store.master_keys import MasterKeys
 from services.store.memory_data_keys import MemoryDataKeys
 from services.store.sealing import ERASED, SealingMapper
 
