@@ -2,8 +2,9 @@
 answer and a route that drifts from its model fails instead of publishing an
 undeclared shape. Answers are read by other people's code: every field is declared, none is
 added on the way out (``extra="forbid"``). Each model a route answers carries its examples
-(``contracts/answer_examples.py``), so the document shows a real answer for every success and
-a test holds model, example and document together.
+(the story of ``contracts/example_story.py``, told context by context in the ``*_examples``
+modules beside it), so the document shows a real answer for every success and a test holds
+model, example and document together.
 """
 
 from typing import Annotated, Any, Literal
@@ -11,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict, JsonValue
 
-from contracts import answer_examples as examples
+from contracts import feedback_examples, privacy_examples, report_examples
 from contracts.reports import Category, Kind, ReviewStatus
 
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
@@ -20,7 +21,7 @@ Position = Annotated[
     Field(
         description="An opaque token of your tenant: pass it as `minPosition` to read your "
         "write. Not a number, not comparable.",
-        examples=[examples.FEEDBACK_WRITTEN["position"]],
+        examples=[feedback_examples.FEEDBACK_WRITTEN["position"]],
     ),
 ]
 Cursor = Annotated[
@@ -44,7 +45,7 @@ def shown_as(*answers: JsonDict) -> ConfigDict:
 
 
 class FeedbackWritten(Answer):
-    model_config = shown_as(examples.FEEDBACK_WRITTEN)
+    model_config = shown_as(feedback_examples.FEEDBACK_WRITTEN)
 
     feedback_id: str = Field(alias="feedbackId", json_schema_extra={"format": "uuid"})
     position: Position
@@ -71,7 +72,7 @@ class FeedbackItem(Answer):
 
 
 class FeedbackPage(Answer):
-    model_config = shown_as(examples.FEEDBACK_PAGE)
+    model_config = shown_as(feedback_examples.FEEDBACK_PAGE)
 
     items: list[FeedbackItem]
     next: Cursor
@@ -108,14 +109,14 @@ class FeedbackItemRefused(Answer):
 class FeedbackBatchWritten(Answer):
     """Each item's result, in the order sent; ``position`` reflects every item recorded."""
 
-    model_config = shown_as(examples.FEEDBACK_BATCH_WRITTEN)
+    model_config = shown_as(feedback_examples.FEEDBACK_BATCH_WRITTEN)
 
     items: list[FeedbackItemWritten | FeedbackItemRefused]
     position: Position | None = Field(description="null when no item was recorded")
 
 
 class ReportWritten(Answer):
-    model_config = shown_as(examples.IDEA_DRAFTED, examples.REPORT_TRIAGED)
+    model_config = shown_as(report_examples.IDEA_DRAFTED, report_examples.REPORT_TRIAGED)
 
     report_id: str = Field(alias="reportId", json_schema_extra={"format": "uuid"})
     status: str = Field(description="Draft, HandedOver, New, Triaged, Resolved or WontFix.")
@@ -124,14 +125,14 @@ class ReportWritten(Answer):
 
 
 class WrongAnswerDrafted(ReportWritten):
-    model_config = shown_as(examples.WRONG_ANSWER_DRAFTED)
+    model_config = shown_as(report_examples.WRONG_ANSWER_DRAFTED)
 
     kind: Kind | None = Field(description="What the evidence check and the account decided.")
     extra_context: str | None = Field(alias="extraContext", description="The labelled block.")
 
 
 class ReportSubmitted(ReportWritten):
-    model_config = shown_as(examples.REPORT_SUBMITTED)
+    model_config = shown_as(report_examples.REPORT_SUBMITTED)
 
     handed_over: bool = Field(alias="handedOver")
 
@@ -174,7 +175,7 @@ class ReportStep(Answer):
 
 
 class ReportView(Answer):
-    model_config = shown_as(examples.INBOX_ITEM)
+    model_config = shown_as(report_examples.INBOX_ITEM)
 
     report_id: str = Field(alias="reportId")
     tenant_id: str = Field(alias="tenantId")
@@ -227,14 +228,14 @@ class Annotations(Answer):
 class ReportDetail(ReportView):
     """One report, with every step of its lifecycle, oldest first, and its annotations."""
 
-    model_config = shown_as(examples.REPORT_VIEW)
+    model_config = shown_as(report_examples.REPORT_VIEW)
 
     lifecycle: list[ReportStep]
     annotations: Annotations
 
 
 class InboxPage(Answer):
-    model_config = shown_as(examples.INBOX_PAGE)
+    model_config = shown_as(report_examples.INBOX_PAGE)
 
     items: list[ReportView]
     next: Cursor
@@ -243,7 +244,7 @@ class InboxPage(Answer):
 class MyReportsPage(Answer):
     """The caller's own reports with their outcome (``GET /factory/reports/mine``)."""
 
-    model_config = shown_as(examples.INBOX_PAGE)
+    model_config = shown_as(report_examples.INBOX_PAGE)
 
     items: list[ReportView]
     next: Cursor
@@ -253,7 +254,7 @@ ReviewStatusAnswer = ReviewStatus
 
 
 class ArtifactStored(Answer):
-    model_config = shown_as(examples.ARTIFACT_STORED)
+    model_config = shown_as(feedback_examples.ARTIFACT_STORED)
 
     ref: str
     bytes: int
@@ -263,7 +264,7 @@ class PersonErasure(Answer):
     """A person erased (decisions D43): how many data keys were destroyed, how many of the
     log's events were theirs, how many of their artifacts were deleted."""
 
-    model_config = shown_as(examples.PERSON_ERASURE)
+    model_config = shown_as(privacy_examples.PERSON_ERASURE)
 
     erasure_id: str = Field(alias="erasureId")
     keys_destroyed: int = Field(alias="keysDestroyed")
@@ -276,10 +277,29 @@ class PersonExport(Answer):
     """Everything held about a person (decisions D46): their events, decoded, in log order,
     and the artifacts they reference."""
 
-    model_config = shown_as(examples.PERSON_EXPORT)
+    model_config = shown_as(privacy_examples.PERSON_EXPORT)
 
     tenant_id: str = Field(alias="tenantId")
     person: str
     exported_at: str = Field(alias="exportedAt")
     events: list[dict[str, Any]]
     artifacts: list[dict[str, Any]]
+
+
+EVENT_APPLIED: JsonDict = {
+    "type": "factory.runs.v1.RunCompleted",
+    "applied": True,
+    "position": feedback_examples.FEEDBACK_WRITTEN["position"],
+}
+
+
+class EventApplied(Answer):
+    """``POST /factory/events``: the event's type and whether this request applied it."""
+
+    model_config = shown_as(EVENT_APPLIED)
+
+    type: str
+    applied: bool = Field(
+        description="False when its source + id was applied before in this tenant."
+    )
+    position: Position

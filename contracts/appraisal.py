@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, StringConstraints
 
-from contracts import answer_examples as examples
+from contracts import example_story as examples
+from contracts import feedback_examples
 from contracts.answers import Answer, Position, Timestamp, shown_as
 from contracts.feedback import Contract
 
@@ -25,7 +26,7 @@ class WriteCharter(Contract):
 
 # ---- Answers of the API ---------------------------------------------------------------------
 
-POSITION = examples.FEEDBACK_WRITTEN["position"]
+POSITION = feedback_examples.FEEDBACK_WRITTEN["position"]
 EXAMPLE_RUN = "5d0c9a4e-1f7b-4c53-8e21-6a9b3f0d7c18"
 READING: JsonDict = {
     "kind": "request_closure",

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from contracts import answer_examples as examples
+from contracts import feedback_examples as examples
 from contracts.answers import Answer, Position, shown_as
 from contracts.feedback import Contract
 from contracts.runtime_facts import OwnerOutcomeFields

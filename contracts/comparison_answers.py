@@ -7,20 +7,21 @@ from typing import Literal
 from pydantic import Field
 from pydantic.config import JsonDict
 
-from contracts import answer_examples as story
+from contracts import eval_examples
+from contracts import example_story as story
 from contracts.answers import Answer, Timestamp, shown_as
 from contracts.eval_answers import ThreadView
 
 COMPARISON_ID = "5f0e8a52-3c1d-4b7e-9a60-2d4c8e1f7b39"
 CANDIDATE = "claude-haiku-4-5"
 _REGRESSED = {
-    **story.THREAD_2,
+    **eval_examples.THREAD_2,
     "index": 1,
     "link": f"/factory/evals/comparisons/{COMPARISON_ID}",
     "modelName": CANDIDATE,
     "text": "You charge CHF 120 per hour.",
     "toolCalls": [],
-    "score": {**story.THREAD_2["score"], "looked": False, "correct": False},  # type: ignore[dict-item]
+    "score": {**eval_examples.THREAD_2["score"], "looked": False, "correct": False},  # type: ignore[dict-item]
 }
 COMPARISON: JsonDict = {
     "comparisonId": COMPARISON_ID,
@@ -55,7 +56,7 @@ COMPARISON: JsonDict = {
             "conversations": [
                 {
                     "index": 1,
-                    "baseline": story.THREAD_1,
+                    "baseline": eval_examples.THREAD_1,
                     "candidate": _REGRESSED,
                     "differs": ["text", "toolCalls", "score"],
                 }

@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from contracts import answer_examples as examples
+from contracts import digest_examples as examples
 from contracts.answers import Answer, Cursor, shown_as
 from contracts.feedback import Contract
 from contracts.runners import Runner

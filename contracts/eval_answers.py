@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from contracts import answer_examples as examples
+from contracts import eval_examples as examples
 from contracts.answers import Answer, Cursor, Order, Position, Timestamp, shown_as
 from contracts.runners import Runner
 

@@ -10,7 +10,7 @@ from uuid import UUID
 
 from pydantic import Field
 
-from contracts import answer_examples as examples
+from contracts import night_examples as examples
 from contracts.answers import Answer, Cursor, Order, Timestamp, shown_as
 from contracts.feedback import Contract
 

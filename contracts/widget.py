@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from contracts import answer_examples as examples
+from contracts import example_story as examples
 from contracts.answers import Answer, shown_as
 from contracts.feedback import RATING_MAX, RATING_MIN, Contract, SubjectKind
 from contracts.scalars import NotBlank, Ref

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
-from contracts.datasets import DatasetList
+from contracts.dataset_answers import DatasetList
 from projections.datasets import list_datasets
 from services.datasets.consent import ConsentService
 from services.datasets.curation_api import curation_routes

@@ -5,7 +5,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
 
-from contracts.datasets import CurateTask, TaskWritten
+from contracts.dataset_answers import TaskWritten
+from contracts.datasets import CurateTask
 from contracts.errors import NotPermitted
 from services.datasets.commands import AddTask, RemoveTask
 from services.datasets.route_parameters import RUN, DatasetIdPath

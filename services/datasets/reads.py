@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
-from contracts.datasets import DatasetSharing, TaskPage
+from contracts.dataset_answers import DatasetSharing, TaskPage
 from projections.datasets import dataset_sharing, task_page
 from services.datasets.ids import dataset_key
 from services.datasets.route_parameters import READ, READ_MODEL, DatasetIdPath

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from contracts.datasets import ConsentWritten, RecordShareConsent, ShareVersion, VersionShared
+from contracts.dataset_answers import ConsentWritten, VersionShared
+from contracts.datasets import RecordShareConsent, ShareVersion
 from contracts.errors import NotPermitted
 from services.datasets.commands import GrantShareConsent, ShareCopy
 from services.datasets.consent import ConsentService, ConsentUnavailable

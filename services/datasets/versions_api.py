@@ -9,7 +9,8 @@ from typing import Annotated, Any
 from eventsourcing.application import AggregateNotFoundError
 from fastapi import APIRouter, Depends, Request, Response
 
-from contracts.datasets import SnapshotDataset, SnapshotDocument, VersionPublished
+from contracts.dataset_answers import SnapshotDocument, VersionPublished
+from contracts.datasets import SnapshotDataset
 from contracts.errors import NotFound
 from services.bus.issued import Issued
 from services.datasets.degrading import (

@@ -21,13 +21,11 @@ from contracts.learning import (
     DecideProposalCommand,
     PickUpProposal,
     ProposalKind,
-    ProposalList,
     ProposalState,
-    ProposalView,
-    ProposalWritten,
     RecordRelease,
     RecordReleaseCommand,
 )
+from contracts.learning_answers import ProposalList, ProposalView, ProposalWritten
 from projections.appraisal_queries import charter_line_ids
 from projections.learning_proposals import ProposalKey, get_proposal, list_proposals
 from services.bus.decisions import Outcome

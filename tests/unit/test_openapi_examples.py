@@ -22,8 +22,18 @@ import jsonschema_rs
 import pytest
 from pydantic import BaseModel
 
-from contracts import answer_examples as story
-from contracts import answers, digests, nights, topics
+from contracts import (
+    answers,
+    digest_examples,
+    digests,
+    eval_examples,
+    feedback_examples,
+    night_examples,
+    nights,
+    report_examples,
+    topics,
+)
+from contracts import example_story as story
 from contracts.nights import NightLine
 from contracts.reports import ComposeWrongAnswer
 from contracts.runners import RunnerKey
@@ -159,12 +169,12 @@ def test_each_example_conforms_to_the_schema_the_document_publishes(
 def test_a_broken_example_would_be_caught(document: dict[str, Any]) -> None:
     """The schema checks above can fail: a time without its offset, an id that is no UUID."""
     check = validator(document, {"$ref": SCHEMAS + "FeedbackPage"})
-    assert check.is_valid(story.FEEDBACK_PAGE)
-    (item, *_) = story.FEEDBACK_PAGE["items"]
-    broken = {**story.FEEDBACK_PAGE, "items": [{**item, "givenAt": "30.11.2026 08:14"}]}
+    assert check.is_valid(feedback_examples.FEEDBACK_PAGE)
+    (item, *_) = feedback_examples.FEEDBACK_PAGE["items"]
+    broken = {**feedback_examples.FEEDBACK_PAGE, "items": [{**item, "givenAt": "30.11.2026 08:14"}]}
     assert not check.is_valid(broken)
     written = validator(document, {"$ref": SCHEMAS + "FeedbackWritten"})
-    assert not written.is_valid({**story.FEEDBACK_WRITTEN, "feedbackId": "feedback-1"})
+    assert not written.is_valid({**feedback_examples.FEEDBACK_WRITTEN, "feedbackId": "feedback-1"})
 
 
 def values(example: Any, key: str = "") -> Iterator[tuple[str, Any]]:
@@ -210,7 +220,11 @@ def test_the_story_s_ids_agree_across_answers() -> None:
     """A thread's link and ref name its case and run; a case names the report it was lifted
     from; a run's summary is what its threads' scores sum to; a list shows the same report and
     case as the single reads (SPEC W42, W43)."""
-    runs = [story.RUN_RECORDED, story.CASE_WITH_RUNS["lastRun"], *story.CASE_WITH_RUNS["runs"]]
+    runs = [
+        eval_examples.RUN_RECORDED,
+        eval_examples.CASE_WITH_RUNS["lastRun"],
+        *eval_examples.CASE_WITH_RUNS["runs"],
+    ]
     for run in runs:
         for thread in run["threads"]:
             assert thread["link"] == (
@@ -219,21 +233,23 @@ def test_the_story_s_ids_agree_across_answers() -> None:
             )
             assert thread["threadRef"].startswith(f"{story.CASE_REF}/_Thread/{run['runId']}/")
     assert case_ref(story.AGENT, uuid.UUID(story.CASE_ID)) == story.CASE_REF
-    scores = [ThreadScore(**thread["score"]) for thread in story.THREADS]
+    scores = [ThreadScore(**thread["score"]) for thread in eval_examples.THREADS]
     summary = asdict(summarize(scores))  # SPEC §3.7: the pass rule, W65–W67
-    assert {**summary, "reasons": list(summary["reasons"])} == story.SUMMARY
-    assert story.CASE_WITH_RUNS["source"] == story.REPORT_ID
-    assert story.WRONG_ANSWER_DRAFTED["reportId"] == story.REPORT_VIEW["reportId"]
-    assert story.THREAD_RECORD["link"] == story.THREAD_1["link"]
-    (inbox_item,) = story.INBOX_PAGE["items"]
-    detail_only = {k: story.REPORT_VIEW[k] for k in ("lifecycle", "annotations")}
+    assert {**summary, "reasons": list(summary["reasons"])} == eval_examples.SUMMARY
+    assert eval_examples.CASE_WITH_RUNS["source"] == story.REPORT_ID
+    assert (
+        report_examples.WRONG_ANSWER_DRAFTED["reportId"] == report_examples.REPORT_VIEW["reportId"]
+    )
+    assert eval_examples.THREAD_RECORD["link"] == eval_examples.THREAD_1["link"]
+    (inbox_item,) = report_examples.INBOX_PAGE["items"]
+    detail_only = {k: report_examples.REPORT_VIEW[k] for k in ("lifecycle", "annotations")}
     assert {**inbox_item, "position": None, **detail_only} == {
-        **story.REPORT_VIEW,
+        **report_examples.REPORT_VIEW,
         "position": None,
     }
-    (listed,) = story.CASE_LIST["items"]
+    (listed,) = eval_examples.CASE_LIST["items"]
     same = ("caseId", "ref", "source", "agent", "mustGround", "mustAssert", "confirmedBy")
-    assert {k: listed[k] for k in same} == {k: story.CASE_WITH_RUNS[k] for k in same}
+    assert {k: listed[k] for k in same} == {k: eval_examples.CASE_WITH_RUNS[k] for k in same}
 
 
 # What Alice's chat client sent for the wrong-answer report in the story.
@@ -259,18 +275,18 @@ def test_the_story_s_labelled_block_is_the_one_the_service_composes() -> None:
     """SPEC W04–W13: the block, kind and category in the examples are what the composer
     writes for the story's facts today, so a change to the block shows up here."""
     block, draft = compose_report(ComposeWrongAnswer.model_validate(STORY_FACTS))
-    assert draft.extra_context == story.LABELLED_BLOCK
-    assert block.kind == story.WRONG_ANSWER_DRAFTED["kind"]
-    assert draft.category == story.WRONG_ANSWER_DRAFTED["category"]
-    assert draft.message == story.REPORT_VIEW["message"]
+    assert draft.extra_context == report_examples.LABELLED_BLOCK
+    assert block.kind == report_examples.WRONG_ANSWER_DRAFTED["kind"]
+    assert draft.category == report_examples.WRONG_ANSWER_DRAFTED["category"]
+    assert draft.message == report_examples.REPORT_VIEW["message"]
 
 
 def test_nights_and_digests_answer_with_examples_of_their_own() -> None:
     """The contexts that declare their answers beside their commands are found too."""
     names = {model.__name__ for model in answer_models()}
     assert {"NightList", "NightView", "DigestList", "DigestView"} <= names
-    assert examples_of(nights.NightView) == [story.NIGHT_VIEW]
-    assert examples_of(digests.DigestView) == [story.DIGEST_VIEW]
+    assert examples_of(nights.NightView) == [night_examples.NIGHT_VIEW]
+    assert examples_of(digests.DigestView) == [digest_examples.DIGEST_VIEW]
 
 
 class StoryCases:
@@ -295,7 +311,7 @@ class StoryCases:
     ) -> dict[str, Any]:
         assert request["submitter"] == story.REPORTER  # W101: as the confirmer
         link = f"/factory/evals/cases/{story.CASE_ID}/runs/{run_id}/threads/{index}"
-        return {**story.THREAD_1, "index": index, "link": link}
+        return {**eval_examples.THREAD_1, "index": index, "link": link}
 
     def recorded(self, case: Any, *, threads: list[dict[str, Any]], **_: Any) -> Any:
         scores = [ThreadScore(**thread["score"]) for thread in threads]
@@ -317,7 +333,7 @@ def story_night_settings() -> NightlySettings:
         {
             "FEEDBACKLOOP_EVALS_NIGHTLY_ENABLED": "true",
             "FEEDBACKLOOP_EVALS_NIGHTLY_MODEL": story.MODEL,
-            "FEEDBACKLOOP_MODEL_CATALOGUE": story.NIGHT_INPUTS["catalogue"],
+            "FEEDBACKLOOP_MODEL_CATALOGUE": night_examples.NIGHT_INPUTS["catalogue"],
         }
     )
 
@@ -326,9 +342,9 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
     """SPEC W87–W91, W101: the inputs, selection, run id, line (as ``NightlyRunner`` writes
     it, driven with our own stand-ins for the agent and the bus), counts and status of the
     night in the examples are what the code makes of Alice's confirmed case today."""
-    view: Any = story.NIGHT_VIEW
+    view: Any = night_examples.NIGHT_VIEW
     settings = story_night_settings()
-    assert settings.inputs() == story.NIGHT_INPUTS
+    assert settings.inputs() == night_examples.NIGHT_INPUTS
     planned_at = datetime.fromisoformat(view["plannedAt"])
     assert planned_at.hour == settings.start_hour_utc  # W83
     alice = Candidate(
@@ -336,7 +352,7 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
         story.CASE_REF,
         story.REPORTER,
         None,
-        datetime.fromisoformat(story.RUN["recordedAt"]),
+        datetime.fromisoformat(eval_examples.RUN["recordedAt"]),
     )
     plan = plan_night(
         [alice], settings, Catalogue({story.MODEL: EU}), agent_configured=True, now=planned_at
@@ -345,7 +361,7 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
     assert (plan.lines, plan.note) == ([], view["note"])
     night = Night.plan(
         tenant_id=story.TENANT,
-        date=story.NIGHT_DATE,
+        date=night_examples.NIGHT_DATE,
         inputs=settings.inputs(),
         selected=view["selected"],
         lines=[],
@@ -353,9 +369,11 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
         at=planned_at,
     )
     assert night.ref == view["ref"]
-    assert str(night_run_id(story.NIGHT_DATE, alice.case_id)) == story.NIGHT_RUN_ID
+    assert (
+        str(night_run_id(night_examples.NIGHT_DATE, alice.case_id)) == night_examples.NIGHT_RUN_ID
+    )
 
-    line_at = datetime.fromisoformat(story.NIGHT_LINE["at"])
+    line_at = datetime.fromisoformat(night_examples.NIGHT_LINE["at"])
     # Alice maintains the story's agent in the register (decisions D103), on the library's
     # in-memory store.
     store = EventStore(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
@@ -375,7 +393,7 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
     )
     line = await runner._run_case(story.TENANT, night, night.selected[0])
     assert NightLine.model_validate(line).model_dump(mode="json", by_alias=True) == (
-        story.NIGHT_LINE
+        night_examples.NIGHT_LINE
     )
     assert len(bus.issued) == view["conversations"] + 1  # each conversation, then the run
 
@@ -389,7 +407,7 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
     ]
     assert shown_lines == view["lines"]
     row = {
-        "date": date.fromisoformat(story.NIGHT_DATE),
+        "date": date.fromisoformat(night_examples.NIGHT_DATE),
         "status": night.status,
         "selected": json.dumps(night.selected),
         "lines": json.dumps(night.lines),
@@ -398,38 +416,44 @@ async def test_the_story_s_night_is_the_one_the_runner_plans_and_writes() -> Non
         "position": 0,
     }
     shown = summary_json(row)  # the read model's own shaping
-    assert {**shown, "position": None} == {**story.NIGHT_LIST["items"][0], "position": None}
+    assert {**shown, "position": None} == {
+        **night_examples.NIGHT_LIST["items"][0],
+        "position": None,
+    }
 
 
 def test_the_story_s_digest_is_the_one_the_builder_builds_and_posts() -> None:
     """SPEC W115–W126, W129–W130: the week's tables are the pure build of Alice's report and
     case, the digest's id and identities what the aggregate names, and the coach's post (with
     the twelve previous item ids) what the digest posts, as the relay publishes it."""
-    submitted = datetime.fromisoformat(story.REPORT_VIEW["submittedAt"])
-    assert week_of(submitted) == story.WEEK
+    submitted = datetime.fromisoformat(report_examples.REPORT_VIEW["submittedAt"])
+    assert week_of(submitted) == digest_examples.WEEK
     report = ReportFact(
         uuid.UUID(story.REPORT_ID), submitted, "not-found", story.AGENT, story.MODEL
     )
     # After the night of 2026-11-28 the case's last run passed (W120).
     night = {RunnerKey("night", story.REPORTER): True}  # the night ran as the confirmer (W58)
     case = CaseFact(story.CASE_REF, story.AGENT, uuid.UUID(story.REPORT_ID), night)
-    tables = build(story.WEEK, [report], [case], bound=PAGE_BOUND)
-    assert tables.model_dump(mode="json", by_alias=True) == story.DIGEST_TABLES
-    assert str(digest_id_for(story.TENANT, story.WEEK)) == story.DIGEST_ID
+    tables = build(digest_examples.WEEK, [report], [case], bound=PAGE_BOUND)
+    assert tables.model_dump(mode="json", by_alias=True) == digest_examples.DIGEST_TABLES
+    assert str(digest_id_for(story.TENANT, digest_examples.WEEK)) == digest_examples.DIGEST_ID
 
-    built_at = datetime.fromisoformat(story.DIGEST_BUILT_AT)
-    assert due_at(story.WEEK) <= built_at  # W106: read once the week is over
-    view: Any = story.DIGEST_VIEW
+    built_at = datetime.fromisoformat(digest_examples.DIGEST_BUILT_AT)
+    assert due_at(digest_examples.WEEK) <= built_at  # W106: read once the week is over
+    view: Any = digest_examples.DIGEST_VIEW
     posted = view["posted"]
     assert posted["routes"] == [f"kafka:{topics.DIGEST_POSTED}"]
     digest = Digest.build(
-        digest_id=uuid.UUID(story.DIGEST_ID), tenant_id=story.TENANT, tables=tables, at=built_at
+        digest_id=uuid.UUID(digest_examples.DIGEST_ID),
+        tenant_id=story.TENANT,
+        tables=tables,
+        at=built_at,
     )
     digest.post(
-        instance=story.INSTANCE,
-        url=digest_url(story.WEEK),
+        instance=digest_examples.INSTANCE,
+        url=digest_url(digest_examples.WEEK),
         routes=posted["routes"],
-        at=datetime.fromisoformat(story.DIGEST_POSTED_AT),
+        at=datetime.fromisoformat(digest_examples.DIGEST_POSTED_AT),
         appraise=reports_only_line,
     )
     events = digest.collect_events()
@@ -438,5 +462,5 @@ def test_the_story_s_digest_is_the_one_the_builder_builds_and_posts() -> None:
     assert stamp.identities == posted["identities"]
     assert stamp.note == posted["note"]
     published = digest_posted(agent_posted).model_dump(mode="json", by_alias=True)
-    assert published == story.DIGEST_POSTED
+    assert published == digest_examples.DIGEST_POSTED
     assert len(published["previousItems"]) == 12  # W130

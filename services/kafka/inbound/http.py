@@ -24,7 +24,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.security import HTTPAuthorizationCredentials
 
-from contracts.datasets import EventApplied
+from contracts.answers import EventApplied
 from contracts.envelope import MAX_MESSAGE_BYTES
 from contracts.errors import NotPermitted, Refused
 from services.edge.auth import Principal
