@@ -21,7 +21,7 @@ import httpx
 import psycopg
 from bench_api import Served, start_api, stop_process
 from bench_figures import Bench, Target, bracketing, console, row
-from bench_kafka import HEAD, TENANT, body, feedback_bus
+from bench_kafka import HEAD, TENANT, body, callers, feedback_bus
 from bench_library import save_timed
 from bench_measures import latency_ms, machine_busy
 from bench_processes import cpu_seconds, process_tree_rss
@@ -178,13 +178,7 @@ async def drive_bus(
             )
             latencies.append(time.perf_counter() - t0)
 
-    t0 = time.perf_counter()
-    try:
-        await asyncio.gather(*(worker() for _ in range(clients)))
-    finally:
-        await bus.aclose()
-        await loop_store.close()
-    seconds = time.perf_counter() - t0
+    seconds = await callers(bus, loop_store, worker, clients)
     return {
         "commands": total,
         "coroutines": clients,

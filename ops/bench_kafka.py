@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,20 @@ async def feedback_bus(store: EventStore, url: str) -> tuple[CommandBus, LoopSto
         alone=commands.alone,
     )
     return bus, loop_store
+
+
+async def callers(
+    bus: CommandBus, loop_store: LoopStore, call: Callable[[], Awaitable[None]], clients: int
+) -> float:
+    """Seconds for ``clients`` callers running ``call`` at once; the bus and its loop store
+    closed after."""
+    t0 = time.perf_counter()
+    try:
+        await asyncio.gather(*(call() for _ in range(clients)))
+    finally:
+        await bus.aclose()
+        await loop_store.close()
+    return time.perf_counter() - t0
 
 
 def command_event(n: int, run: str) -> bytes:

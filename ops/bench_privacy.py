@@ -11,10 +11,8 @@ rebuild's figure rebuilds two logs of the same feedback, one written through the
 mapper and one through the plain mapper, each in a database of its own (``two_logs``).
 """
 
-import asyncio
 import itertools
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -28,7 +26,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
-from bench_kafka import TENANT, body, feedback_bus  # noqa: E402
+from bench_kafka import TENANT, body, callers, feedback_bus  # noqa: E402
 from eventsourcing.persistence import Mapper  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402
@@ -75,13 +73,7 @@ async def drive_people(
             actor = f"person-{n % people}"
             await bus.execute(Issued(command, TENANT, actor, str(uuid.uuid4()), datetime.now(UTC)))
 
-    t0 = time.perf_counter()
-    try:
-        await asyncio.gather(*(worker() for _ in range(clients)))
-    finally:
-        await bus.aclose()
-        await loop_store.close()
-    seconds = time.perf_counter() - t0
+    seconds = await callers(bus, loop_store, worker, clients)
     return {
         "events": total,
         "seconds": round(seconds, 3),
