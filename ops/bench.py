@@ -21,7 +21,7 @@ core count and the git commit, and printed as a table.
 - Kafka ingest (part ``kafka``): RecordFeedback CloudEvents already on a topic of ``--partitions``
   (the service's default), applied exactly once by the real inbound consumer; baseline a plain
   aiokafka consumer reading the same topic.
-- The relay (part ``relay``) against a plain aiokafka producer (``ops/bench_kafka.py``). Kafka is
+- The relay (part ``relay``) against a plain aiokafka producer (``ops/bench_relay.py``). Kafka is
   started here unless BENCH_KAFKA_BOOTSTRAP_SERVERS names a broker.
 - Rebuild (part ``log``): ``feedbackloop rebuild`` of every read model from 1,000,000 events, run
   as a subprocess (with its default worker processes, one per core). Baseline: reading the
@@ -40,7 +40,7 @@ core count and the git commit, and printed as a table.
 
 Parts are functions ``(Bench) -> list[Row]`` in ``PARTS``; another module adds its own with
 ``PARTS[name] = part``. PostgreSQL runs durably (fsync and synchronous_commit on): started here
-with ``ops/localservers.start_postgres(fast=False)``, unless BENCH_DATABASE_URL names a
+with ``ops/local_postgres.start_postgres(fast=False)``, unless BENCH_DATABASE_URL names a
 server; each part gets a fresh database, dropped afterwards. Timings are recorded, never
 asserted.
 
@@ -67,19 +67,20 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
-import localservers  # noqa: E402
+import local_kafka  # noqa: E402
+import local_postgres  # noqa: E402
 from bench_audit_part import part_audit  # noqa: E402
 from bench_console_part import part_console  # noqa: E402
 from bench_figures import Bench, Part, console  # noqa: E402
 from bench_http import part_http  # noqa: E402
 from bench_inbox_part import part_inbox  # noqa: E402
-from bench_kafka_part import part_kafka  # noqa: E402
+from bench_kafka import part_kafka  # noqa: E402
 from bench_log import part_log  # noqa: E402
 from bench_measures import peak_rss_mb  # noqa: E402
 from bench_memory import part_memory  # noqa: E402
 from bench_privacy_part import part_privacy  # noqa: E402
 from bench_proposals_part import part_proposals  # noqa: E402
-from bench_relay_part import part_relay  # noqa: E402
+from bench_relay import part_relay  # noqa: E402
 from bench_sql import sql  # noqa: E402
 from bench_visible import part_visible  # noqa: E402
 
@@ -265,12 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not (server_url := os.environ.get("BENCH_DATABASE_URL", "")):
             workdir = Path(tempfile.mkdtemp(prefix="fl-bench-pg-"))
-            server = localservers.start_postgres(workdir, fast=False)
+            server = local_postgres.start_postgres(workdir, fast=False)
             server_url, args.pg_pid = server.url, server.pid
         args.kafka = os.environ.get("BENCH_KAFKA_BOOTSTRAP_SERVERS", "")
         if {"kafka", "relay", "memory"} & set(args.parts) and not args.kafka:
             workdir = workdir or Path(tempfile.mkdtemp(prefix="fl-bench-pg-"))
-            kafka = localservers.start_kafka(workdir / "kafka")
+            kafka = local_kafka.start_kafka(workdir / "kafka")
             args.kafka = kafka.bootstrap
         # The service's processes keep start-up out of the collector; so does this one, where
         # the baselines and the in-process figures (Kafka, relay) run.

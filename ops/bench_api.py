@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import httpx
-import localservers
+import local_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def free_ports(count: int) -> int:
     """The first of ``count`` loopback ports in a row that were free a moment ago."""
     while True:
-        first = localservers.free_port()
+        first = local_processes.free_port()
         with contextlib.ExitStack() as held:
             try:
                 for port in range(first, first + count):
@@ -50,7 +50,7 @@ def start_api(
     overrides its default of one worker process per core. Also each worker's metrics URL.
     ``program``: another command line serving the same way (part ``audit``: the API without
     its audit, ``ops/bench_unaudited_api.py``); ``settings``: more of its environment."""
-    port, count = localservers.free_port(), workers or os.cpu_count() or 1
+    port, count = local_processes.free_port(), workers or os.cpu_count() or 1
     metrics = free_ports(count)  # worker k serves them on the first free port of these
     env = os.environ | {"DATABASE_URL": url, "FEEDBACKLOOP_API_KEYS": keys} | (settings or {})
     env |= {"FEEDBACKLOOP_HOST": "127.0.0.1", "FEEDBACKLOOP_PORT": str(port)}
@@ -74,7 +74,7 @@ def start_api(
             pass
         time.sleep(0.2)
     stop_process(process)
-    log_tail = localservers._tail(out / "api.log", 15)
+    log_tail = local_processes._tail(out / "api.log", 15)
     raise RuntimeError(f"feedbackloop api did not come up; {out / 'api.log'} ends:\n{log_tail}")
 
 

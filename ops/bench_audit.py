@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
-from bench_kafka import TENANT, body, feedback_bus
+from bench_feedback import TENANT, body, feedback_bus
 
 from contracts.feedback import RecordFeedback
 from services.bus.audit import AuditTrail, ensure_table

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import psycopg
 from bench_api import Served, start_api, stop_process
+from bench_feedback import HEAD, TENANT, body, callers, feedback_bus
 from bench_figures import Bench, Target, bracketing, console, row
-from bench_kafka import HEAD, TENANT, body, callers, feedback_bus
 from bench_library import save_timed
 from bench_measures import latency_ms, machine_busy
 from bench_processes import cpu_seconds, process_tree_rss

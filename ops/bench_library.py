@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from bench_kafka import TENANT, body
+from bench_feedback import TENANT, body
 from bench_sql import append_transactions
 
 from contracts.feedback import RecordFeedback

@@ -26,7 +26,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
-from bench_kafka import TENANT, body, callers, feedback_bus  # noqa: E402
+from bench_feedback import TENANT, body, callers, feedback_bus  # noqa: E402
 from eventsourcing.persistence import Mapper  # noqa: E402
 
 from contracts.feedback import RecordFeedback  # noqa: E402

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import uvloop
 from bench_api import start_api, stop_process
+from bench_feedback import TENANT, body
 from bench_figures import Bench, Target, console, row
-from bench_kafka import TENANT, body
 from bench_measures import latency_ms
 from bench_wrk import wrk
 

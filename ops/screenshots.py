@@ -32,7 +32,7 @@ from playwright.async_api import Browser, Page, ViewportSize, async_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
-import localservers  # noqa: E402
+import local_processes  # noqa: E402
 from bench_console import Person, detail_link, load_demo, reader_of  # noqa: E402
 
 from services.console.pages import PAGES  # noqa: E402
@@ -41,7 +41,7 @@ README_SIZE: ViewportSize = {"width": 1200, "height": 760}
 
 
 def serve(env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = localservers.free_port()
+    port = local_processes.free_port()
     env = env | {"FEEDBACKLOOP_PORT": str(port), "FEEDBACKLOOP_HOST": "127.0.0.1"}
     env |= {"FEEDBACKLOOP_METRICS_PORT": "0", "FEEDBACKLOOP_LOG_LEVEL": "WARNING"}
     command = [str(Path(sys.executable).parent / "feedbackloop"), "serve"]

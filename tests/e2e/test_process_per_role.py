@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from services.processes import roles
-from tests.servers import ROOT, localservers, own_postgres
+from tests.servers import ROOT, local_processes, own_postgres
 
 FEEDBACKLOOP = ROOT / ".venv" / "bin" / "feedbackloop"
 ROLES = ("api", "projector", "relay", "inbound", "scheduler")
@@ -49,7 +49,7 @@ def default_postgres() -> Iterator[str]:
 def free_ports(count: int) -> int:
     """The first of ``count`` consecutive loopback ports free a moment ago."""
     for _ in range(100):
-        first = localservers.free_port()
+        first = local_processes.free_port()
         with contextlib.ExitStack() as held:
             try:
                 for port in range(first, first + count):
@@ -188,7 +188,7 @@ async def test_the_readme_recipe_twice_side_by_side_on_a_default_postgresql(
                 first.start(role)
             for role in ROLES:  # the same on the same host, on ports of its own
                 metrics = free_ports(API_WORKERS if role == "api" else 1)
-                api_port = localservers.free_port() if role == "api" else None
+                api_port = local_processes.free_port() if role == "api" else None
                 second.start(role, api_port=api_port, metrics=metrics)
             everyone = first.processes + second.processes
             async with httpx.AsyncClient(timeout=2) as http:

@@ -31,7 +31,7 @@ import pytest
 from tests.conftest import Keys
 from tests.e2e.conftest import ROOT, auth, free_port, wait_until_healthy
 from tests.kafka_peer import consume
-from tests.servers import delete_topics, localservers
+from tests.servers import delete_topics, local_postgres
 
 LOAD_BEFORE_BACKUP, LOAD_AFTER_BACKUP = 4.0, 20.0  # seconds of load
 BACK_BY = timedelta(seconds=10)  # the restore's target: this long before the load ended
@@ -87,7 +87,7 @@ def serve(env: dict[str, str], log: Path) -> "subprocess.Popen[bytes]":
         )
 
 
-def crash(server: localservers.PostgresServer) -> None:
+def crash(server: local_postgres.PostgresServer) -> None:
     """The server lost: stopped as by a crash, its data directory gone."""
     subprocess.run(
         server._cmd("pg_ctl", "-D", server.data_dir, "-m", "immediate", "stop"),
@@ -151,7 +151,9 @@ async def test_a_point_in_time_restore_serves_again_with_read_models_and_relay_c
         wal = base / "wal"
         wal.mkdir()
         shutil.chown(wal, "postgres", "postgres") if os.geteuid() == 0 else None
-        primary = localservers.start_postgres(base / "primary", fast=False, options=archiving(wal))
+        primary = local_postgres.start_postgres(
+            base / "primary", fast=False, options=archiving(wal)
+        )
         restored = None
         try:
             restored = await drill(primary, base, tmp_path, wal, kafka_bootstrap, keys, prefix)
@@ -163,14 +165,14 @@ async def test_a_point_in_time_restore_serves_again_with_read_models_and_relay_c
 
 
 async def drill(
-    primary: localservers.PostgresServer,
+    primary: local_postgres.PostgresServer,
     base: Path,
     kept: Path,
     wal: Path,
     kafka: str,
     keys: Keys,
     prefix: str,
-) -> localservers.PostgresServer:
+) -> local_postgres.PostgresServer:
     env = {
         **os.environ,
         "DATABASE_URL": primary.url,
@@ -217,7 +219,7 @@ async def drill(
     )  # fmt: skip
     assert prepared.returncode == 0, prepared.stderr
     stages = {"prepared": time.monotonic() - started}
-    restored = localservers.start_postgres(base / "restored", fast=False)
+    restored = local_postgres.start_postgres(base / "restored", fast=False)
     await until(lambda: promoted(restored.url), "recovery finished")
     stages["postgres_promoted"] = time.monotonic() - started
     env = {**env, "DATABASE_URL": restored.url}

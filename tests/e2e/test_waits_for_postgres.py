@@ -14,14 +14,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import ROOT, localservers, own_postgres
+from tests.servers import ROOT, local_postgres, local_processes, own_postgres
 
 FEEDBACKLOOP = ROOT / ".venv" / "bin" / "feedbackloop"
 WAITING = 'feedbackloop_start_waiting{dependency="postgresql"}'
 
 
 @pytest.fixture
-def stopped_postgres(tmp_path: Path) -> Iterator[tuple[Path, localservers.PostgresServer]]:
+def stopped_postgres(tmp_path: Path) -> Iterator[tuple[Path, local_postgres.PostgresServer]]:
     """A PostgreSQL of the test's own, initialised and then stopped (its data kept, to be
     started again from its directory)."""
     workdir = tmp_path / "postgres"
@@ -45,7 +45,7 @@ async def metric(http: httpx.AsyncClient, port: int, name: str) -> float | None:
 
 
 async def test_a_process_started_while_postgresql_is_down_comes_up_once_it_is_back(
-    stopped_postgres: tuple[Path, localservers.PostgresServer], tmp_path: Path
+    stopped_postgres: tuple[Path, local_postgres.PostgresServer], tmp_path: Path
 ) -> None:
     workdir, server = stopped_postgres
     env = {
@@ -54,7 +54,7 @@ async def test_a_process_started_while_postgresql_is_down_comes_up_once_it_is_ba
         "FEEDBACKLOOP_READER_MAX_SILENCE_SECONDS": "10",
     }
     env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
-    api_port, api_metrics, projector_metrics = (localservers.free_port() for _ in range(3))
+    api_port, api_metrics, projector_metrics = (local_processes.free_port() for _ in range(3))
     started = {
         "api": ([str(FEEDBACKLOOP), "api", "--workers", "1", "--port", str(api_port)], api_metrics),
         "projector": ([str(FEEDBACKLOOP), "projector"], projector_metrics),
@@ -82,7 +82,7 @@ async def test_a_process_started_while_postgresql_is_down_comes_up_once_it_is_ba
                     await asyncio.sleep(0.2)
             assert all(p.poll() is None for p in processes.values()), tails()
 
-            await asyncio.to_thread(localservers.start_postgres, workdir, port=server.port)
+            await asyncio.to_thread(local_postgres.start_postgres, workdir, port=server.port)
 
             deadline = time.monotonic() + 90
             while True:  # the API ready, and the projector's readers following
@@ -124,8 +124,8 @@ async def test_a_process_waiting_for_postgresql_stops_when_asked(
     that never completes)."""
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgresql://postgres@127.0.0.1:{localservers.free_port()}/postgres",
-        "FEEDBACKLOOP_PORT": str(localservers.free_port()),
+        "DATABASE_URL": f"postgresql://postgres@127.0.0.1:{local_processes.free_port()}/postgres",
+        "FEEDBACKLOOP_PORT": str(local_processes.free_port()),
         "FEEDBACKLOOP_METRICS_PORT": "0",
     }
     log = tmp_path / "process.log"

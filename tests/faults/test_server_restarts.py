@@ -21,13 +21,14 @@ from tests.faults.fleet import COMMANDS, RESTARTS, ROLES, Load, running_fleet
 
 pytestmark = pytest.mark.timeout(1200)
 SECONDS_BETWEEN_RESTARTS = 8.0
-localservers = servers.localservers
+local_kafka = servers.local_kafka
+local_postgres = servers.local_postgres
 
 
 @pytest.fixture(scope="module")
-def own_postgres() -> Iterator[localservers.PostgresServer]:
+def own_postgres() -> Iterator[local_postgres.PostgresServer]:
     workdir = Path(tempfile.mkdtemp(prefix="fl-fault-pg-"))
-    server = localservers.start_postgres(workdir, fast=False)  # durable: commits survive
+    server = local_postgres.start_postgres(workdir, fast=False)  # durable: commits survive
     try:
         yield server
     finally:
@@ -40,13 +41,13 @@ class Broker:
 
     def __init__(self) -> None:
         self.workdir = Path(tempfile.mkdtemp(prefix="fl-fault-kafka-"))
-        self.server = localservers.start_kafka(self.workdir)
+        self.server = local_kafka.start_kafka(self.workdir)
         self.bootstrap = self.server.bootstrap
 
     def restart(self, down_for: float) -> None:
         self.server.stop(remove_data=False)
         time.sleep(down_for)
-        self.server = localservers.start_kafka(self.workdir, keep_data=True)
+        self.server = local_kafka.start_kafka(self.workdir, keep_data=True)
         assert self.server.bootstrap == self.bootstrap
 
     def close(self) -> None:
@@ -63,7 +64,7 @@ def own_broker() -> Iterator[Broker]:
         broker.close()
 
 
-async def fresh_database(server: localservers.PostgresServer) -> str:
+async def fresh_database(server: local_postgres.PostgresServer) -> str:
     name = f"f_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(server.url)
     try:
@@ -88,7 +89,7 @@ async def under_load(load: Load, fault: Callable[[], None], restarts: int) -> No
 
 
 async def test_postgres_restarted_immediately_under_load(
-    own_postgres: localservers.PostgresServer,
+    own_postgres: local_postgres.PostgresServer,
     kafka_bootstrap: str,
     keys: Keys,
     tmp_path: Path,

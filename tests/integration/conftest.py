@@ -7,11 +7,11 @@ import pytest
 
 from tests import servers
 from tests.integration.access_keys import access_runtime, admins  # noqa: F401  (fixtures)
-from tests.servers import localservers
+from tests.servers import local_postgres
 
 
 @pytest.fixture
-async def own_postgres() -> AsyncIterator[localservers.PostgresServer]:
+async def own_postgres() -> AsyncIterator[local_postgres.PostgresServer]:
     """A PostgreSQL of the test's own, with default settings, to stop or to reconfigure
     (never the shared one); started and stopped off the event loop."""
     started = servers.own_postgres()

@@ -17,7 +17,7 @@ from services.processes.read_model_gauges import refresh
 from services.processes.settings import Settings
 from tests.conftest import Keys, settings_for
 from tests.integration.test_follower import Recorder, broken_reader
-from tests.servers import ROOT, localservers
+from tests.servers import ROOT, local_postgres
 
 
 def readyz_client(runtime: Runtime) -> httpx.AsyncClient:
@@ -120,7 +120,7 @@ async def test_a_reader_of_this_process_that_stopped_makes_readyz_503(runtime: R
 
 
 async def test_readyz_answers_503_without_the_database(
-    own_postgres: localservers.PostgresServer, keys: Keys
+    own_postgres: local_postgres.PostgresServer, keys: Keys
 ) -> None:
     settings: Settings = settings_for(own_postgres.url, keys)
     runtime = await Runtime.open(settings)

@@ -14,13 +14,13 @@ from prometheus_client import REGISTRY
 from services.processes import roles
 from services.processes.bootstrap import Runtime
 from tests.conftest import Keys, settings_for
-from tests.servers import ROOT, localservers
+from tests.servers import ROOT, local_postgres, local_processes
 
 WAITING = ("feedbackloop_start_waiting", {"dependency": "postgresql"})
 
 
 async def test_a_process_out_of_connections_at_start_waits_for_one_then_starts(
-    own_postgres: localservers.PostgresServer, keys: Keys, caplog: pytest.LogCaptureFixture
+    own_postgres: local_postgres.PostgresServer, keys: Keys, caplog: pytest.LogCaptureFixture
 ) -> None:
     admin = await asyncpg.connect(own_postgres.url)
     try:
@@ -51,7 +51,7 @@ async def test_a_process_out_of_connections_at_start_waits_for_one_then_starts(
 
 async def test_an_operators_command_does_not_wait_for_postgresql(keys: Keys) -> None:
     """``feedbackloop status`` and the like say at once that PostgreSQL cannot be reached."""
-    unreachable = f"postgresql://postgres@127.0.0.1:{localservers.free_port()}/postgres"
+    unreachable = f"postgresql://postgres@127.0.0.1:{local_processes.free_port()}/postgres"
     with pytest.raises(ConnectionRefusedError):
         await Runtime.open(settings_for(unreachable, keys), roles.OPERATOR)
     for command in (["status"], ["parked", "list"]):

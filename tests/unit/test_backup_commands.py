@@ -162,12 +162,12 @@ def test_the_shipped_wal_settings_are_one_and_bound_pg_wal_as_the_privacy_page_s
     command = compose["services"]["postgres"]["command"]
     given = dict(part.split("=", 1) for part in command[2::2])
     assert given == SHIPPED_WAL
-    spec = importlib.util.spec_from_file_location("localservers", root / "ops/localservers.py")
+    spec = importlib.util.spec_from_file_location("local_postgres", root / "ops/local_postgres.py")
     assert spec is not None
     assert spec.loader is not None
-    localservers = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(localservers)
-    assert localservers.BOUNDED_WAL == SHIPPED_WAL
+    local_postgres = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(local_postgres)
+    assert local_postgres.BOUNDED_WAL == SHIPPED_WAL
     minutes = math.ceil(pg_wal_bound(SHIPPED_WAL).total_seconds() / 60)
     privacy = (root / "docs/privacy.md").read_text()
     assert f"**{minutes} minutes** after the erasure" in privacy

@@ -1,5 +1,5 @@
 """The Docker path's broker is the local path's: Apache Kafka of the version ops/kafka/pom.xml
-pins, configured as ops/localservers.py configures it. No Docker engine is needed to check it."""
+pins, configured as ops/local_kafka.py configures it. No Docker engine is needed to check it."""
 
 import re
 
@@ -22,7 +22,7 @@ def test_the_docker_path_runs_the_kafka_version_the_local_path_runs() -> None:
 def test_the_container_broker_is_configured_as_the_local_one() -> None:
     local = dict(
         line.split("=", 1)
-        for line in servers.localservers._kafka_properties(ROOT, 1, 2).splitlines()
+        for line in servers.local_kafka._kafka_properties(ROOT, 1, 2).splitlines()
     )
     container = {
         name.removeprefix("KAFKA_").lower().replace("_", "."): value
