@@ -19,7 +19,7 @@ from services.edge.problems import READ_ERRORS
 
 def dataset_read_routes(http: Http) -> APIRouter:
     """Under the datasets router's prefix, ``/factory/evaluation/datasets``."""
-    router = APIRouter(tags=["datasets"])
+    router = APIRouter()  # under the datasets router, which names their tag
 
     @router.get("/{datasetId:path}/tasks", response_model=TaskPage, responses=READ_ERRORS)
     async def tasks(

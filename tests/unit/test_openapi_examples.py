@@ -110,6 +110,18 @@ def model_named(name: str) -> type[answers.Answer]:
     return model
 
 
+def test_each_operation_names_each_of_its_tags_once(document: dict[str, Any]) -> None:
+    """A tag given by a router and again by the router it is included in is listed twice,
+    and an API browser then shows the operation twice under the same heading."""
+    repeated = [
+        f"{method.upper()} {path}: {operation['tags']}"
+        for path, methods in document["paths"].items()
+        for method, operation in methods.items()
+        if len(set(operation.get("tags", []))) != len(operation.get("tags", []))
+    ]
+    assert repeated == []
+
+
 def test_every_success_with_a_json_body_shows_an_example(document: dict[str, Any]) -> None:
     successes = dict(json_successes(document))
     assert len(successes) >= 20  # every operation's 2xx answers, replays included
