@@ -47,8 +47,8 @@ def version_routes(http: Http, events: EventStore) -> APIRouter:
 
     @router.post("/{datasetId:path}/snapshot", status_code=201, response_model=VersionPublished,
                  responses={200: {"model": VersionPublished, "description": "A replay"},
-                            503: {"description": "The artifact store failed, or the consent "
-                                  "service could not answer; nothing shared (C53)"},
+                            503: {"description": "The artifact store failed; nothing "
+                                  "published (C53)"},
                             **WRITE_ERRORS},
                  openapi_extra=body(SnapshotDataset, {"version": 1}))  # fmt: skip
     async def snapshot(
