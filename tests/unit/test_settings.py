@@ -10,7 +10,7 @@ from pydantic_settings import SettingsError
 
 from services.edge.auth import SCOPES, KeyRing, new_key
 from services.evals.scoring import Thresholds
-from services.processes.bootstrap import load_keys
+from services.processes.opening import load_keys
 from services.processes.settings import Settings
 
 
