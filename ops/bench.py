@@ -69,17 +69,17 @@ sys.path[:0] = [str(ROOT), str(ROOT / "ops")]
 
 import local_kafka  # noqa: E402
 import local_postgres  # noqa: E402
-from bench_audit_part import part_audit  # noqa: E402
-from bench_console_part import part_console  # noqa: E402
+from bench_audit import part_audit  # noqa: E402
+from bench_console import part_console  # noqa: E402
 from bench_figures import Bench, Part, console  # noqa: E402
 from bench_http import part_http  # noqa: E402
-from bench_inbox_part import part_inbox  # noqa: E402
+from bench_inbox import part_inbox  # noqa: E402
 from bench_kafka import part_kafka  # noqa: E402
 from bench_log import part_log  # noqa: E402
 from bench_measures import peak_rss_mb  # noqa: E402
 from bench_memory import part_memory  # noqa: E402
-from bench_privacy_part import part_privacy  # noqa: E402
-from bench_proposals_part import part_proposals  # noqa: E402
+from bench_privacy import part_privacy  # noqa: E402
+from bench_proposals import part_proposals  # noqa: E402
 from bench_relay import part_relay  # noqa: E402
 from bench_sql import sql  # noqa: E402
 from bench_visible import part_visible  # noqa: E402

@@ -19,8 +19,10 @@ import json
 import os
 import queue
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from bench_api import start_api, stop_process
+from bench_figures import Bench, Target, console, row
 
 from services.console.pages import PAGES
 from services.processes.demo.cast import AGENTS
@@ -223,3 +227,41 @@ def measure_comparison(base: str, people: list[Person], repeats: int) -> dict[st
             console.close()
     shown = {key: view[key] for key in ("regressed", "fixed", "unchanged", "notCompared")}
     return {"page": "a comparison", "person": person.subject, "cases": shown, **measured}
+
+
+def part_console(bench: Bench) -> list[dict[str, Any]]:
+    """10. Every page of the console's navigation, and the first item each lists, with the
+    demo's data (``ops/bench_console.py``): p95 at most 300 ms, beside the API's JSON of the
+    same data as the same person, measured alternately with it."""
+    repeats = bench.args.page_repeats
+    console.print(f"[bold]10.[/] the console: `feedbackloop demo`, then {repeats} GETs a page …")
+    data = Path(tempfile.mkdtemp(prefix="fl-bench-demo-"))
+    try:
+        people = load_demo(bench.url, data, bench.out / "demo.log")
+        keys = (data / "demo-api-keys.json").read_text()
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    with standin() as agent:  # a comparison runs its conversations
+        # One worker: the pages are opened one after the other, by one client at a time.
+        api = start_api(bench.url, keys, bench.out, workers=1, settings=agent)
+        try:
+            pages = measure_pages(api.base, people, repeats)
+            pages.append(measure_comparison(api.base, people, repeats))
+        finally:
+            stop_process(api.process)
+    bench.details |= {"console_pages": pages}
+    return [
+        figure
+        for page in pages
+        for figure in (
+            row(
+                f"Console: {page['page']} ({page['person']}), p95",
+                page["page_ms"]["p95"],
+                "ms",
+                f"API GET {page['api']}",
+                page["api_ms"]["p95"],
+                Target(300, at_most=True),
+            ),
+            row("  p50", page["page_ms"]["p50"], "ms", "the API's p50", page["api_ms"]["p50"]),
+        )
+    ]

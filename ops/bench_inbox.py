@@ -14,6 +14,7 @@ JSON of the same query and cursor. Decisions D98.
 
 import asyncio
 import html
+import json
 import re
 import time
 import uuid
@@ -21,7 +22,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from bench_api import start_api, stop_process
 from bench_console import signed_in, timed_pair
+from bench_figures import Bench, Target, console, row
 
 from contracts.reports import (
     ComposeWrongAnswer,
@@ -31,6 +34,7 @@ from contracts.reports import (
     SubmitReport,
 )
 from services.bus.issued import Issued
+from services.edge.auth import SCOPES, new_key
 from services.processes.bootstrap import Runtime
 from services.processes.demo.loading import caught_up
 from services.processes.settings import Settings
@@ -157,3 +161,30 @@ def measure_inbox(base: str, key: str, repeats: int, count: int) -> list[dict[st
 
 def fill(url: str, count: int) -> dict[str, Any]:
     return asyncio.run(fill_inbox(url, count))
+
+
+def part_inbox(bench: Bench) -> list[dict[str, Any]]:
+    """11. The console's Inbox with ``--inbox-reports`` reports in one tenant
+    (``ops/bench_inbox.py``): the first page, a filtered one and one deep in the cursor chain,
+    each beside the API's JSON of the same query and cursor."""
+    count, repeats = bench.args.inbox_reports, bench.args.page_repeats
+    console.print(f"[bold]11.[/] the Inbox: {count:,} reports through the bus, then the pages …")
+    filled = fill(bench.url, count)
+    key, entry = new_key(TENANT, REVIEWER, list(SCOPES), roles=["Reviewer"])
+    api = start_api(bench.url, json.dumps([entry]), bench.out, workers=1)
+    try:
+        pages = measure_inbox(api.base, key, repeats, count)
+    finally:
+        stop_process(api.process)
+    bench.details |= {"inbox_filled": filled, "inbox_pages": pages}
+    return [
+        row(
+            f"Console Inbox, {count:,} reports: {page['page']}, p95",
+            page["page_ms"]["p95"],
+            "ms",
+            "API GET /factory/reports/inbox, same query",
+            page["api_ms"]["p95"],
+            Target(300, at_most=True),
+        )
+        for page in pages
+    ]

@@ -22,6 +22,8 @@ import uuid
 from datetime import UTC, date, datetime
 from typing import Any
 
+from bench_figures import Bench, Target, console, row
+
 from projections.evidence_clusters import SCHEMA
 from services.edge.auth import new_key
 from services.followers.waiting import wait_for_position
@@ -144,3 +146,23 @@ async def bench_proposals(
         return [await timed_runs(runtime, size, ready, repeats) for size in sizes]
     finally:
         await runtime.close()
+
+
+def part_proposals(bench: Bench) -> list[dict[str, Any]]:
+    """8. The daily proposal run with 10,000 and with ``--evidence`` evidence events behind it
+    (``ops/bench_proposals.py``): flat means at most 50 % more."""
+    sizes = (10_000, bench.args.evidence)
+    console.print(f"[bold]8.[/] the proposal run with {sizes[0]:,} and {sizes[1]:,} evidence …")
+    small, large = asyncio.run(bench_proposals(bench.url, sizes))
+    bench.details |= {"proposal_runs": [small, large]}
+    ready = small["ready_clusters"]
+    return [
+        row(
+            f"Proposal run, {ready} ready clusters, {sizes[1]:,} evidence events behind it",
+            round(large["median_s"] * 1000, 1),
+            "ms",
+            f"same, {sizes[0]:,} evidence events",
+            round(small["median_s"] * 1000, 1),
+            Target(1.5, of="ratio", at_most=True),
+        ),
+    ]
