@@ -30,6 +30,11 @@ from services.reports.routing import addressee_text, is_agent_owner_kind, should
 from services.store.sealing import Personal
 
 
+def received(status_code: int | None) -> bool:
+    """Whether a webhook's receiver took a delivery: it answered 2xx."""
+    return status_code is not None and 200 <= status_code < 300
+
+
 class Report(Aggregate):
     class Drafted(Aggregate.Created):
         class_version = 2  # v2 stores the block's facts; v1 held only the text
@@ -454,13 +459,13 @@ class Report(Aggregate):
         timestamp: datetime,
     ) -> None:
         self.notice_attempts = attempt
-        self.notice_settled = final or (status_code is not None and 200 <= status_code < 300)
+        self.notice_settled = final or received(status_code)
 
     def record_delivery(
         self, *, at: datetime, status_code: int | None, error: str | None, final: bool
     ) -> None:
         """One webhook delivery attempt of a hand-over; ``final`` ends the retries."""
-        delivered = status_code is not None and 200 <= status_code < 300
+        delivered = received(status_code)
         self._delivery_attempted(
             timestamp=at, attempt=self.delivery_attempts + 1, status_code=status_code, error=error
         )
@@ -472,7 +477,7 @@ class Report(Aggregate):
         self, attempt: int, status_code: int | None, error: str | None, timestamp: datetime
     ) -> None:
         self.delivery_attempts = attempt
-        self.delivery_settled = status_code is not None and 200 <= status_code < 300
+        self.delivery_settled = received(status_code)
 
     @event(HandOverDeliveryFailed)
     def _delivery_failed(self, attempts: int, error: str | None, timestamp: datetime) -> None:
