@@ -44,7 +44,6 @@ from services.processes.embedded import start_embedded_postgres
 from services.processes.health import instance_incidents, readiness_body
 from services.processes.http_app import http_app
 from services.processes.kafka_readers import KafkaReaders
-from services.processes.log_readers import LogReaders
 from services.processes.opening import load_keys, open_parts
 from services.processes.posting_readers import PostingReaders
 from services.processes.process_health import INBOUND, process_health
@@ -65,7 +64,7 @@ log = logging.getLogger("feedbackloop")
 
 
 @dataclass
-class Runtime(KafkaReaders, PostingReaders, Refreshers, LogReaders):
+class Runtime(KafkaReaders, PostingReaders, Refreshers):
     settings: Settings
     database_url: str
     store: EventStore
