@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "ops"))
 
 import local_kafka  # noqa: E402
 import local_postgres  # noqa: E402
+import local_processes  # noqa: E402, F401  (free_port, which tests import from here)
 
 
 def docker_engine_answers() -> bool:
